@@ -1,0 +1,63 @@
+// bootstrap.js runs first in every context, before any job code. It removes
+// what V8 exposes beyond ECMAScript, installs the job's host functions and
+// returns the helpers the engine needs, captured before user code can
+// tamper with built-ins.
+(function (hostSync, hostAsync, functions) {
+  "use strict";
+  const global = globalThis;
+  const stringify = JSON.stringify;
+  const ErrorCtor = Error;
+  const then = Promise.prototype.then;
+  const apply = Reflect.apply;
+  const defineProperty = Object.defineProperty;
+  const StringCtor = String;
+
+  delete global.console;
+
+  const unwrap = (envelope) => {
+    if (envelope.ok) return envelope.value;
+    const e = new ErrorCtor(envelope.message);
+    if (envelope.name) e.name = envelope.name;
+    throw e;
+  };
+
+  for (const f of functions) {
+    const name = f.name;
+    const fn = f.async
+      ? function (...args) { return apply(then, hostAsync(name, stringify(args)), [unwrap]); }
+      : function (...args) { return unwrap(hostSync(name, stringify(args))); };
+    const parts = name.split(".");
+    const leaf = parts.pop();
+    let target = global;
+    for (const p of parts) {
+      if (target[p] === null || (typeof target[p] !== "object" && typeof target[p] !== "function")) target[p] = {};
+      target = target[p];
+    }
+    defineProperty(fn, "name", { value: leaf });
+    target[leaf] = fn;
+  }
+
+  const serialize = (value) => {
+    const s = stringify(value);
+    return s === undefined ? "null" : s;
+  };
+
+  const describe = (reason) => {
+    let name = "", message = "", stack = "";
+    try {
+      if (reason !== null && typeof reason === "object") {
+        name = StringCtor(reason.name ?? "");
+        message = StringCtor(reason.message ?? "");
+        stack = typeof reason.stack === "string" ? reason.stack : "";
+        if (!message && !stack) message = stringify(reason) ?? StringCtor(reason);
+      } else {
+        message = StringCtor(reason);
+      }
+    } catch (e) {
+      message = "unprintable error value";
+    }
+    return stringify({ name, message, stack });
+  };
+
+  return [serialize, describe];
+})

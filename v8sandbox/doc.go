@@ -1,0 +1,27 @@
+// Package v8sandbox runs untrusted JavaScript in V8 isolates under hard
+// limits.
+//
+// A [Pool] owns a fixed number of workers. Each worker is one goroutine locked
+// to its own OS thread that owns one warm isolate; every [Job] gets a fresh
+// context on that isolate, so no state survives from one run to the next.
+// Isolates are recycled after a configurable number of runs and after any
+// run that was terminated.
+//
+// A job is plain data: JavaScript source, the names of the host functions it
+// may call and its [Limits]. Host functions are named calls with JSON
+// arguments and JSON results, served by a [Host]; the engine never hands V8
+// values to Go code outside this package. That keeps a job runnable in another
+// process unchanged.
+//
+// Limits:
+//   - a wall-clock deadline enforced with TerminateExecution, re-issued until
+//     the run returns (an interrupt sent while no JavaScript runs is lost);
+//   - an old-generation heap cap per isolate (a near-heap-limit callback that
+//     terminates the script instead of letting V8 abort the process);
+//   - an ArrayBuffer memory cap (a counting allocator: allocation beyond the
+//     cap is a catchable RangeError);
+//   - a cap on the size of the serialized result.
+//
+// Only ECMAScript built-ins and the job's host functions are visible to a
+// script: no console, timers, require, process, fetch or WebAssembly.
+package v8sandbox

@@ -1,0 +1,59 @@
+package v8sandbox
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies why a run failed.
+type Code string
+
+// Error codes returned by the engine.
+const (
+	// CodeEval is a syntax error, an uncaught exception or a rejected main promise.
+	CodeEval Code = "EVAL_ERROR"
+	// CodeTimeout means the wall-clock limit was reached.
+	CodeTimeout Code = "TIMEOUT"
+	// CodeHeapLimit means the isolate ran out of its heap allowance.
+	CodeHeapLimit Code = "HEAP_LIMIT"
+	// CodeOutputLimit means the run produced more output than allowed.
+	CodeOutputLimit Code = "OUTPUT_LIMIT"
+	// CodeCancelled means the caller's context was cancelled.
+	CodeCancelled Code = "CANCELLED"
+	// CodeInternal is a failure of the engine or of a host function.
+	CodeInternal Code = "INTERNAL"
+)
+
+// Error is the typed error of a failed run. It is plain data so it can cross
+// a process boundary as JSON.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	// Stack is the JavaScript stack trace, when there is one.
+	Stack string `json:"stack,omitempty"`
+	// Line and Column locate the error in the job's source (1-based), when known.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the code of err if it is (or wraps) an *Error, else CodeInternal.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// CodeSandboxCrashed means the sandbox worker process running the job died.
+const CodeSandboxCrashed Code = "SANDBOX_CRASHED"

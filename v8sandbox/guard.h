@@ -1,0 +1,41 @@
+// guard.h declares the small C interface of guard.cc: per-isolate heap and
+// ArrayBuffer limits that rogchap.com/v8go does not expose.
+#ifndef ISOGATE_GUARD_H
+#define ISOGATE_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct isogate_heap isogate_heap;
+typedef struct isogate_budget isogate_budget;
+
+// isogate_install_allocator swaps v8go's default ArrayBuffer allocator for a
+// counting one. Call once, after the first isolate was created and disposed.
+void isogate_install_allocator(void);
+
+// isogate_budget_new returns a budget that lives for the whole process.
+isogate_budget* isogate_budget_new(void);
+// isogate_budget_bind makes b the budget charged for ArrayBuffer allocations
+// made on the calling OS thread.
+void isogate_budget_bind(isogate_budget* b);
+void isogate_budget_set_limit(isogate_budget* b, int64_t limit_bytes);
+int64_t isogate_budget_used(isogate_budget* b);
+
+// isogate_heap_install caps the old generation of iso at limit_bytes and
+// terminates execution when the cap is reached.
+isogate_heap* isogate_heap_install(void* iso, size_t limit_bytes);
+int isogate_heap_hit(isogate_heap* h);
+void isogate_heap_free(isogate_heap* h);
+
+// isogate_disallow_atomics_wait makes Atomics.wait throw instead of blocking.
+void isogate_disallow_atomics_wait(void* iso);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,84 @@
+package v8sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Job is one script run. It is plain data: everything a run needs besides
+// the [Host] that serves its host functions.
+type Job struct {
+	// Source is the JavaScript to run as a classic script.
+	Source string `json:"source"`
+	// Origin names the script in stack traces; default "main.js".
+	Origin string `json:"origin,omitempty"`
+	// Prelude is trusted JavaScript run in the same context before Source,
+	// for example to wrap raw host functions into a friendlier API.
+	Prelude string `json:"prelude,omitempty"`
+	// Functions are the host functions installed as globals before the
+	// prelude runs. A dotted name ("api.fetch") creates nested objects.
+	Functions []Function `json:"functions,omitempty"`
+	// AwaitResult makes the engine await Source's completion value when it
+	// is a promise and return it, JSON-serialized, in [Result].Value.
+	AwaitResult bool `json:"await_result,omitempty"`
+	// Limits bound the run; zero fields take the pool's defaults.
+	Limits Limits `json:"limits"`
+}
+
+// Function declares a host function visible to the script.
+//
+// The script calls it with any arguments; they reach [Host.Call] as a JSON
+// array. A sync function returns the host's JSON result directly (or throws
+// its error); an async one returns a Promise settled on the worker's event
+// loop, so many calls can be in flight at once.
+type Function struct {
+	Name  string `json:"name"`
+	Async bool   `json:"async,omitempty"`
+}
+
+// Limits bound one run. Zero values mean "use the pool default".
+type Limits struct {
+	// Timeout is the wall-clock limit of the run.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// HeapMB caps the isolate's old-generation heap.
+	HeapMB int `json:"heap_mb,omitempty"`
+	// ArrayBufferMB caps memory held by ArrayBuffers (outside the JS heap).
+	ArrayBufferMB int `json:"array_buffer_mb,omitempty"`
+	// MaxResultBytes caps the size of the serialized result.
+	MaxResultBytes int `json:"max_result_bytes,omitempty"`
+}
+
+// Result is the outcome of a successful run.
+type Result struct {
+	// Value is the JSON of the awaited completion value (AwaitResult only);
+	// undefined becomes null.
+	Value json.RawMessage `json:"value,omitempty"`
+	// HostCalls counts host function calls made by the run.
+	HostCalls int `json:"host_calls"`
+	// Duration is the wall time of the run on its worker.
+	Duration time.Duration `json:"duration"`
+}
+
+// Host serves the host functions of a job.
+//
+// Call receives the function's name and its arguments as a JSON array and
+// returns a JSON result (nil means undefined). A returned *Error ends the
+// whole run with that error (for example OUTPUT_LIMIT); any other error is
+// thrown into the script as an Error with the same message. A panic is
+// recovered and ends the run with CodeInternal.
+//
+// Sync functions are called on the worker's thread and should be quick;
+// async ones run on their own goroutine and must honour ctx, which ends with
+// the run.
+type Host interface {
+	Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// HostFunc adapts a function to the [Host] interface.
+type HostFunc func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+
+// Call implements [Host].
+func (f HostFunc) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	return f(ctx, name, args)
+}

@@ -1,0 +1,164 @@
+package v8sandbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Default limits applied to zero fields of a job's [Limits].
+const (
+	DefaultWorkers        = 8
+	DefaultRecycleAfter   = 500
+	DefaultTimeout        = 30 * time.Second
+	DefaultHeapMB         = 50
+	DefaultArrayBufferMB  = 64
+	DefaultMaxResultBytes = 16 << 20
+)
+
+// Options configure a [Pool].
+type Options struct {
+	// Workers is the number of pinned workers (isolates); default 8.
+	Workers int
+	// RecycleAfter is how many runs an isolate serves before it is
+	// replaced; default 500.
+	RecycleAfter int
+	// Defaults fill the zero fields of each job's limits.
+	Defaults Limits
+	// Logger receives worker lifecycle events; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Pool runs jobs on a fixed set of pinned V8 workers. It is safe for
+// concurrent use.
+type Pool struct {
+	opts     Options
+	logger   *slog.Logger
+	slots    chan struct{}
+	requests chan *request
+	quit     chan struct{}
+	stopped  chan struct{}
+}
+
+type request struct {
+	ctx   context.Context
+	job   Job
+	host  Host
+	reply chan response
+}
+
+type response struct {
+	result Result
+	err    error
+}
+
+// NewPool starts a pool of pinned workers. Isolates are created lazily, on
+// each worker's first job.
+func NewPool(opts Options) *Pool {
+	initV8()
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.RecycleAfter <= 0 {
+		opts.RecycleAfter = DefaultRecycleAfter
+	}
+	opts.Defaults = opts.Defaults.withDefaults(Limits{
+		Timeout:        DefaultTimeout,
+		HeapMB:         DefaultHeapMB,
+		ArrayBufferMB:  DefaultArrayBufferMB,
+		MaxResultBytes: DefaultMaxResultBytes,
+	})
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	p := &Pool{
+		opts:     opts,
+		logger:   logger.With("component", "v8sandbox"),
+		slots:    make(chan struct{}, opts.Workers),
+		requests: make(chan *request),
+		quit:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+	}
+	done := make(chan struct{}, opts.Workers)
+	for i := range opts.Workers {
+		go func() {
+			newWorker(p, i).loop()
+			done <- struct{}{}
+		}()
+	}
+	go func() {
+		for range opts.Workers {
+			<-done
+		}
+		close(p.stopped)
+	}()
+	return p
+}
+
+// Workers reports the number of workers in the pool.
+func (p *Pool) Workers() int { return p.opts.Workers }
+
+// Run runs job on a free worker, waiting for one while ctx allows. Host
+// function calls are served by host (nil when the job declares none).
+//
+// The error, when not nil, is always an *Error.
+func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
+	job.Limits = job.Limits.withDefaults(p.opts.Defaults)
+	if job.Origin == "" {
+		job.Origin = "main.js"
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return Result{}, contextError(ctx, "waiting for a free sandbox worker")
+	case <-p.quit:
+		return Result{}, Errorf(CodeInternal, "sandbox pool is closed")
+	}
+	defer func() { <-p.slots }()
+
+	req := &request{ctx: ctx, job: job, host: host, reply: make(chan response, 1)}
+	select {
+	case p.requests <- req:
+	case <-p.quit:
+		return Result{}, Errorf(CodeInternal, "sandbox pool is closed")
+	}
+	resp := <-req.reply
+	return resp.result, resp.err
+}
+
+// Close stops the workers after their current runs and disposes their
+// isolates. Runs submitted afterwards fail with CodeInternal.
+func (p *Pool) Close() {
+	select {
+	case <-p.quit:
+	default:
+		close(p.quit)
+	}
+	<-p.stopped
+}
+
+// contextError maps a finished context to CANCELLED or TIMEOUT.
+func contextError(ctx context.Context, doing string) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return Errorf(CodeTimeout, "deadline exceeded while %s", doing)
+	}
+	return Errorf(CodeCancelled, "cancelled while %s", doing)
+}
+
+func (l Limits) withDefaults(d Limits) Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.HeapMB <= 0 {
+		l.HeapMB = d.HeapMB
+	}
+	if l.ArrayBufferMB <= 0 {
+		l.ArrayBufferMB = d.ArrayBufferMB
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = d.MaxResultBytes
+	}
+	return l
+}

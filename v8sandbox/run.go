@@ -1,0 +1,428 @@
+package v8sandbox
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	v8 "rogchap.com/v8go"
+)
+
+//go:embed bootstrap.js
+var bootstrapJS string
+
+// terminateEvery is how often an expired run's termination is re-issued:
+// TerminateExecution sent while no JavaScript runs is lost.
+const terminateEvery = 2 * time.Millisecond
+
+// run is one job's execution on a worker.
+type run struct {
+	w      *worker
+	req    *request
+	job    Job
+	ctx    context.Context // ends at the deadline or when the caller cancels
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	v8ctx     *v8.Context
+	serialize *v8.Function
+	describe  *v8.Function
+
+	completions chan completion
+	inflight    int
+	hostCalls   int
+	fatal       *Error // set by a host function that ends the run
+	stopped     bool   // the run ended by termination of any kind
+}
+
+// completion is an async host call's outcome, delivered to the worker.
+type completion struct {
+	resolver *v8.PromiseResolver
+	envelope string
+	fatal    *Error
+}
+
+func newRun(w *worker, req *request) *run {
+	ctx, cancel := context.WithTimeout(req.ctx, req.job.Limits.Timeout)
+	return &run{
+		w: w, req: req, job: req.job, ctx: ctx, cancel: cancel,
+		done:        make(chan struct{}),
+		completions: make(chan completion),
+	}
+}
+
+// terminated reports whether the run was cut short, leaving the isolate in
+// a state that is not worth reusing.
+func (r *run) terminated() bool { return r.stopped || r.w.heap.hit() }
+
+// execute runs the job and always leaves the isolate idle: the watchdog has
+// exited and the context is closed when it returns.
+func (r *run) execute() (Result, error) {
+	start := time.Now()
+	watchdogExited := make(chan struct{})
+	go r.watchdog(watchdogExited)
+	r.w.current = r
+	defer func() {
+		r.w.current = nil
+		r.cancel()
+		close(r.done)
+		<-watchdogExited
+	}()
+
+	r.v8ctx = v8.NewContext(r.w.iso)
+	defer r.v8ctx.Close()
+
+	value, err := r.evaluate()
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Value: value, HostCalls: r.hostCalls, Duration: time.Since(start)}, nil
+}
+
+// watchdog terminates the script once the run's context ends, and keeps
+// re-issuing the termination until the run returns.
+func (r *run) watchdog(exited chan<- struct{}) {
+	defer close(exited)
+	select {
+	case <-r.done:
+		return
+	case <-r.ctx.Done():
+	}
+	ticker := time.NewTicker(terminateEvery)
+	defer ticker.Stop()
+	for {
+		r.w.iso.TerminateExecution()
+		select {
+		case <-r.done:
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// stopError reports why the run must stop, or nil. It is checked after
+// every call into V8 because termination can be silent (for example inside
+// a microtask checkpoint).
+func (r *run) stopError() *Error {
+	var e *Error
+	switch {
+	case r.w.heap.hit():
+		e = Errorf(CodeHeapLimit, "JavaScript heap limit of %d MB exceeded", r.job.Limits.HeapMB)
+	case r.fatal != nil:
+		e = r.fatal
+	case r.ctx.Err() != nil:
+		if errors.Is(r.req.ctx.Err(), context.Canceled) {
+			e = Errorf(CodeCancelled, "execution cancelled by the caller")
+		} else {
+			e = Errorf(CodeTimeout, "execution exceeded %d ms", r.job.Limits.Timeout.Milliseconds())
+		}
+	default:
+		return nil
+	}
+	r.stopped = true
+	return e
+}
+
+// check turns a V8 error into the run's error, preferring a stop reason.
+func (r *run) check(err error, what string) error {
+	if stop := r.stopError(); stop != nil {
+		return stop
+	}
+	if err == nil {
+		return nil
+	}
+	return r.scriptError(err, what)
+}
+
+func (r *run) evaluate() (json.RawMessage, error) {
+	if err := r.bootstrap(); err != nil {
+		return nil, err
+	}
+	if r.job.Prelude != "" {
+		if _, err := r.v8ctx.RunScript(r.job.Prelude, "isogate:prelude.js"); err != nil {
+			if stop := r.stopError(); stop != nil {
+				return nil, stop
+			}
+			return nil, Errorf(CodeInternal, "prelude failed: %v", err)
+		}
+	}
+	value, err := r.v8ctx.RunScript(r.job.Source, r.job.Origin)
+	if err := r.check(err, "script"); err != nil {
+		return nil, err
+	}
+	if r.job.AwaitResult && value.IsPromise() {
+		promise, err := value.AsPromise()
+		if err != nil {
+			return nil, Errorf(CodeInternal, "completion value: %v", err)
+		}
+		if value, err = r.await(promise); err != nil {
+			return nil, err
+		}
+	} else if err := r.drain(); err != nil {
+		return nil, err
+	}
+	if !r.job.AwaitResult {
+		return nil, nil
+	}
+	return r.serializeResult(value)
+}
+
+// bootstrap installs the job's host functions and captures the helpers.
+func (r *run) bootstrap() error {
+	ctx := r.v8ctx
+	fnValue, err := ctx.RunScript(bootstrapJS, "isogate:bootstrap.js")
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	fn, err := fnValue.AsFunction()
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	functions := r.job.Functions
+	if functions == nil {
+		functions = []Function{}
+	}
+	specJSON, err := json.Marshal(functions)
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	specs, err := v8.JSONParse(ctx, string(specJSON))
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	helpers, err := fn.Call(v8.Undefined(r.w.iso), r.w.syncFn.GetFunction(ctx), r.w.asyncFn.GetFunction(ctx), specs)
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	obj := helpers.Object()
+	if r.serialize, err = helperAt(obj, 0); err != nil {
+		return err
+	}
+	r.describe, err = helperAt(obj, 1)
+	return err
+}
+
+func helperAt(obj *v8.Object, i uint32) (*v8.Function, error) {
+	v, err := obj.GetIdx(i)
+	if err != nil {
+		return nil, Errorf(CodeInternal, "bootstrap helper %d: %v", i, err)
+	}
+	fn, err := v.AsFunction()
+	if err != nil {
+		return nil, Errorf(CodeInternal, "bootstrap helper %d: %v", i, err)
+	}
+	return fn, nil
+}
+
+// await runs the event loop until promise settles.
+func (r *run) await(promise *v8.Promise) (*v8.Value, error) {
+	for {
+		r.v8ctx.PerformMicrotaskCheckpoint()
+		if err := r.check(nil, ""); err != nil {
+			return nil, err
+		}
+		switch promise.State() {
+		case v8.Fulfilled:
+			return promise.Result(), nil
+		case v8.Rejected:
+			return nil, r.rejection(promise.Result())
+		}
+		if r.inflight == 0 {
+			return nil, &Error{Code: CodeEval, Message: "the main promise can never settle: " +
+				"it waits for something that will never happen (no host call is in flight)"}
+		}
+		if err := r.waitCompletion(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// drain runs the event loop until no host call is in flight.
+func (r *run) drain() error {
+	for {
+		r.v8ctx.PerformMicrotaskCheckpoint()
+		if err := r.check(nil, ""); err != nil {
+			return err
+		}
+		if r.inflight == 0 {
+			return nil
+		}
+		if err := r.waitCompletion(); err != nil {
+			return err
+		}
+	}
+}
+
+// waitCompletion settles the next finished async host call.
+func (r *run) waitCompletion() error {
+	select {
+	case c := <-r.completions:
+		r.inflight--
+		if c.fatal != nil {
+			r.fatal = c.fatal
+			return r.stopError()
+		}
+		value, err := v8.JSONParse(r.v8ctx, c.envelope)
+		if err != nil {
+			return Errorf(CodeInternal, "host result is not JSON: %v", err)
+		}
+		c.resolver.Resolve(value)
+		return nil
+	case <-r.ctx.Done():
+		return r.stopError()
+	}
+}
+
+func (r *run) serializeResult(value *v8.Value) (json.RawMessage, error) {
+	out, err := r.serialize.Call(v8.Undefined(r.w.iso), value)
+	if err := r.check(err, "serializing the result"); err != nil {
+		return nil, err
+	}
+	s := out.String()
+	if len(s) > r.job.Limits.MaxResultBytes {
+		return nil, Errorf(CodeOutputLimit, "result of %d bytes exceeds the limit of %d bytes",
+			len(s), r.job.Limits.MaxResultBytes)
+	}
+	return json.RawMessage(s), nil
+}
+
+// rejection describes a rejected main promise as an EVAL_ERROR.
+func (r *run) rejection(reason *v8.Value) error {
+	out, err := r.describe.Call(v8.Undefined(r.w.iso), reason)
+	if err := r.check(err, "describing the error"); err != nil {
+		return err
+	}
+	var d struct{ Name, Message, Stack string }
+	if err := json.Unmarshal([]byte(out.String()), &d); err != nil {
+		return Errorf(CodeInternal, "describing the error: %v", err)
+	}
+	e := &Error{Code: CodeEval, Message: d.Message, Stack: d.Stack}
+	if d.Name != "" {
+		e.Message = d.Name + ": " + d.Message
+	}
+	e.Line, e.Column = r.locate(d.Stack)
+	return e
+}
+
+// scriptError turns an exception thrown out of V8 into an EVAL_ERROR.
+func (r *run) scriptError(err error, what string) error {
+	var jsErr *v8.JSError
+	if !errors.As(err, &jsErr) {
+		return Errorf(CodeInternal, "%s: %v", what, err)
+	}
+	e := &Error{Code: CodeEval, Message: jsErr.Message, Stack: jsErr.StackTrace}
+	e.Line, e.Column = r.locate(jsErr.Location + "\n" + jsErr.StackTrace)
+	return e
+}
+
+// locate finds the first "origin:line:column" in text.
+func (r *run) locate(text string) (line, column int) {
+	re := regexp.MustCompile(regexp.QuoteMeta(r.job.Origin) + `:(\d+):(\d+)`)
+	m := re.FindStringSubmatch(text)
+	if m == nil {
+		return 0, 0
+	}
+	line, _ = strconv.Atoi(m[1])
+	column, _ = strconv.Atoi(m[2])
+	return line, column
+}
+
+// callSync serves a sync host function on the worker thread.
+func (r *run) callSync(info *v8.FunctionCallbackInfo) *v8.Value {
+	name, args := callArgs(info)
+	r.hostCalls++
+	if r.ctx.Err() != nil || r.fatal != nil {
+		r.w.iso.TerminateExecution()
+		return nil
+	}
+	envelope, fatal := r.invoke(name, args)
+	if fatal != nil {
+		r.fatal = fatal
+		r.w.iso.TerminateExecution()
+		return nil
+	}
+	value, err := v8.JSONParse(info.Context(), envelope)
+	if err != nil {
+		r.fatal = Errorf(CodeInternal, "host function %q returned invalid JSON: %v", name, err)
+		r.w.iso.TerminateExecution()
+		return nil
+	}
+	return value
+}
+
+// callAsync starts an async host call and returns its promise.
+func (r *run) callAsync(info *v8.FunctionCallbackInfo) *v8.Value {
+	name, args := callArgs(info)
+	r.hostCalls++
+	resolver, err := v8.NewPromiseResolver(info.Context())
+	if err != nil {
+		r.fatal = Errorf(CodeInternal, "creating a promise: %v", err)
+		r.w.iso.TerminateExecution()
+		return nil
+	}
+	r.inflight++
+	go func() {
+		envelope, fatal := r.invoke(name, args)
+		select {
+		case r.completions <- completion{resolver: resolver, envelope: envelope, fatal: fatal}:
+		case <-r.done:
+		}
+	}()
+	return resolver.GetPromise().Value
+}
+
+func callArgs(info *v8.FunctionCallbackInfo) (name, args string) {
+	a := info.Args()
+	if len(a) < 2 {
+		return "", "[]"
+	}
+	return a[0].String(), a[1].String()
+}
+
+// invoke calls the host and wraps the outcome in the envelope the bootstrap
+// unwraps: {"ok":true,"value":…} or {"ok":false,"message":…}. A fatal
+// error ends the run instead.
+func (r *run) invoke(name, args string) (envelope string, fatal *Error) {
+	if r.req.host == nil {
+		return errorEnvelope(fmt.Sprintf("no host serves function %q", name)), nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			fatal = Errorf(CodeInternal, "host function %q panicked: %v", name, p)
+		}
+	}()
+	result, err := r.req.host.Call(r.ctx, name, json.RawMessage(args))
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return "", e
+		}
+		return errorEnvelope(err.Error()), nil
+	}
+	if len(result) == 0 {
+		return `{"ok":true}`, nil
+	}
+	if !json.Valid(result) {
+		return "", Errorf(CodeInternal, "host function %q returned invalid JSON", name)
+	}
+	var b strings.Builder
+	b.Grow(len(result) + 20)
+	b.WriteString(`{"ok":true,"value":`)
+	b.Write(result)
+	b.WriteByte('}')
+	return b.String(), nil
+}
+
+func errorEnvelope(message string) string {
+	b, _ := json.Marshal(struct {
+		OK      bool   `json:"ok"`
+		Message string `json:"message"`
+	}{false, message})
+	return string(b)
+}
