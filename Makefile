@@ -1,0 +1,48 @@
+# isogate — build, test, run and benchmark.
+#
+#   make run    installs the example backends, builds, serves HTTP on 127.0.0.1:8787
+#   make test   installs what the tests need, then vet + gofmt check + all tests (-race)
+#   make bench  runs the benchmarks and writes bench/RESULTS.md
+
+GO      ?= go
+BIN     := bin/isogate
+ADDR    ?= 127.0.0.1:8787
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+NPM_OK  := examples/node_modules/.isogate-installed
+
+.PHONY: all build deps test vet fmt-check run bench clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/isogate
+
+# The example backends (pinned in examples/package-lock.json) are real MCP
+# servers used by `make run` and by the tests.
+deps: $(NPM_OK)
+	$(GO) mod download
+
+$(NPM_OK): examples/package.json examples/package-lock.json
+	npm ci --prefix examples --no-audit --no-fund --loglevel=error
+	touch $@
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l cmd v8sandbox gateway config bench 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+test: deps vet fmt-check
+	$(GO) test -race -count=1 -timeout 8m ./...
+
+run: deps build
+	@echo "isogate: serving MCP over streamable HTTP at http://$(ADDR)/mcp"
+	@echo 'client config: {"mcpServers": {"isogate": {"type": "http", "url": "http://$(ADDR)/mcp"}}}'
+	./$(BIN) serve --config examples/isogate.yaml --http $(ADDR)
+
+bench: deps
+	$(GO) run ./bench/cmd/benchreport -out bench/RESULTS.md
+
+clean:
+	rm -rf bin

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestJsrunBinary(t *testing.T) {
+	cases := []struct {
+		name, stdin      string
+		stdout, errorOut string
+		code             int
+	}{
+		{"echo", `{"source":"emit(read_input())","input":"hello","limits":{"output_kb":4}}`,
+			`{"output":"hello"}` + "\n", "", 0},
+		{"output limit", `{"source":"emit('a'.repeat(1500))","input":"","limits":{"output_kb":1}}`,
+			`{"output":"` + strings.Repeat("a", 1024) + `"}` + "\n", `{"code":"OUTPUT_LIMIT","message":"output exceeded 1 KB"}` + "\n", 5},
+		{"timeout", `{"source":"for(;;){}","input":"","limits":{"wall_ms":100}}`,
+			"", `{"code":"TIMEOUT","message":"execution exceeded 100 ms"}` + "\n", 4},
+		{"eval error", `{"source":"throw new Error('nope')","input":""}`,
+			"", `{"code":"EVAL_ERROR","message":"Error: nope"}` + "\n", 3},
+		{"invalid", `{"source":"1"}`,
+			"", `{"code":"INVALID_REQUEST","message":"\"input\" (string) is required"}` + "\n", 2},
+		{"heap", `{"source":"const a=[]; for(;;) a.push([1,2,3])","input":"","limits":{"wall_ms":20000,"heap_mb":16}}`,
+			"", `{"code":"HEAP_LIMIT","message":"JavaScript heap limit of 16 MB exceeded"}` + "\n", 6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := runBinary(t, c.stdin, "jsrun")
+			if stdout != c.stdout || stderr != c.errorOut || code != c.code {
+				t.Fatalf("got exit %d\nstdout %q\nstderr %q\nwant exit %d\nstdout %q\nstderr %q",
+					code, stdout, stderr, c.code, c.stdout, c.errorOut)
+			}
+		})
+	}
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for name := range commands {
+		_, stderr, code := runBinary(t, "", name, "--help")
+		if code != 0 || !strings.Contains(stderr, "Usage: isogate "+name) {
+			t.Errorf("%s --help: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+}
