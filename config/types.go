@@ -1,0 +1,338 @@
+package config
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is the complete configuration of the gateway.
+//
+// The koanf tags give the key of each field in the configuration file.
+type Config struct {
+	// Server configures how the gateway itself is served.
+	Server ServerConfig `koanf:"server"`
+	// Backends are the upstream MCP servers, keyed by name. Each Backend's
+	// Name equals its key.
+	Backends map[string]Backend `koanf:"backends"`
+	// Sandbox configures the code sandbox.
+	Sandbox SandboxConfig `koanf:"sandbox"`
+	// RunCode configures the run_code tool and the APIs it offers.
+	RunCode RunCodeConfig `koanf:"run_code"`
+
+	// Source is the configuration file that was loaded, or "" if none was.
+	Source string `koanf:"-"`
+}
+
+// ServerConfig configures how the gateway is served to its client.
+type ServerConfig struct {
+	// HTTP is the listen address for streamable HTTP, such as
+	// "127.0.0.1:8787". Empty means serve on stdin/stdout.
+	HTTP string `koanf:"http"`
+	// AuthToken is the bearer token HTTP clients must present; empty means
+	// none. ${VAR} references are expanded.
+	AuthToken string `koanf:"auth_token"`
+	// LogLevel is one of "debug", "info", "warn", "error". Default "info".
+	LogLevel string `koanf:"log_level"`
+	// LogFormat is "text" or "json". Default "text".
+	LogFormat string `koanf:"log_format"`
+	// CacheDir is where the gateway keeps cached data. Default
+	// $XDG_CACHE_HOME/isogate, falling back to ~/.cache/isogate.
+	CacheDir string `koanf:"cache_dir"`
+}
+
+// SlogLevel returns LogLevel as a slog.Level; unknown levels map to Info.
+func (s ServerConfig) SlogLevel() slog.Level {
+	switch s.LogLevel {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}
+
+// Transport is how the gateway talks to a backend.
+type Transport string
+
+// The transports a backend may use.
+const (
+	// TransportStdio runs Command and speaks MCP over its stdin/stdout.
+	TransportStdio Transport = "stdio"
+	// TransportStreamableHTTP connects to URL with MCP streamable HTTP.
+	TransportStreamableHTTP Transport = "streamable-http"
+	// TransportSSE connects to URL with the legacy HTTP+SSE transport.
+	TransportSSE Transport = "sse"
+)
+
+// Backend is one upstream MCP server.
+type Backend struct {
+	// Name is the backend's key in the backends map. It is non-empty and
+	// has no dots or whitespace, so "<name>.<tool>" names a tool uniquely.
+	Name string `koanf:"-"`
+	// Transport is how to reach the backend. When not configured it is
+	// TransportStdio if Command is set and TransportStreamableHTTP if URL is.
+	Transport Transport `koanf:"transport"`
+
+	// Command is the program to run (stdio only). ${VAR} is expanded.
+	Command string `koanf:"command"`
+	// Args are the program's arguments (stdio only). ${VAR} is expanded.
+	Args []string `koanf:"args"`
+	// Env holds extra environment variables for the program (stdio only).
+	// ${VAR} is expanded in values.
+	Env map[string]string `koanf:"env"`
+	// Cwd is the program's working directory (stdio only). A relative
+	// path is taken relative to the configuration file's directory.
+	Cwd string `koanf:"cwd"`
+
+	// URL is the endpoint of an HTTP backend. ${VAR} is expanded.
+	URL string `koanf:"url"`
+	// Headers are sent with every HTTP request to the backend. ${VAR} is
+	// expanded in values.
+	Headers map[string]string `koanf:"headers"`
+
+	// Timeout bounds each tool call. Default 30s.
+	Timeout time.Duration `koanf:"timeout"`
+	// MaxConcurrentCalls bounds calls in flight to this backend. Default 8.
+	MaxConcurrentCalls int `koanf:"max_concurrent_calls"`
+	// Tags are free-form labels for selecting backends.
+	Tags []string `koanf:"tags"`
+	// Disabled backends are configured but not started.
+	Disabled bool `koanf:"disabled"`
+}
+
+// Remote reports whether the backend is reached over HTTP rather than run as
+// a local process.
+func (b Backend) Remote() bool {
+	return b.Transport == TransportStreamableHTTP || b.Transport == TransportSSE
+}
+
+// HasTag reports whether tag is one of the backend's tags.
+func (b Backend) HasTag(tag string) bool {
+	return slices.Contains(b.Tags, tag)
+}
+
+// Environ returns base (in os.Environ form, "KEY=value") with the backend's
+// Env applied on top: entries of base whose key is in Env are replaced, and
+// Env's remaining entries are appended in key order. base is not modified.
+func (b Backend) Environ(base []string) []string {
+	out := make([]string, 0, len(base)+len(b.Env))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := b.Env[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range sortedKeys(b.Env) {
+		out = append(out, k+"="+b.Env[k])
+	}
+	return out
+}
+
+// Isolation is how sandboxed code is isolated from the gateway.
+type Isolation string
+
+// The isolation modes of the sandbox.
+const (
+	// IsolationProcess runs code in a separate process.
+	IsolationProcess Isolation = "process"
+	// IsolationThread runs code in the gateway process.
+	IsolationThread Isolation = "thread"
+)
+
+// SandboxConfig configures the code sandbox.
+type SandboxConfig struct {
+	// Isolation is "process" (default) or "thread".
+	Isolation Isolation `koanf:"isolation"`
+	// Timeout bounds one run of code. Default 30s.
+	Timeout time.Duration `koanf:"timeout"`
+	// MaxHeapMB bounds the heap of one run, in MiB (8 to 4096). Default 50.
+	MaxHeapMB int `koanf:"max_heap_mb"`
+	// MaxConcurrent bounds runs in flight. Default 8.
+	MaxConcurrent int `koanf:"max_concurrent"`
+	// MaxOutputSize bounds the output of one run, in bytes. Default 200000.
+	MaxOutputSize int `koanf:"max_output_size"`
+	// Output configures how results are shaped for the client.
+	Output OutputConfig `koanf:"output"`
+}
+
+// OutputConfig configures how sandbox results are shaped for the client.
+type OutputConfig struct {
+	// IntentFilter enables filtering large results by the caller's stated
+	// intent. Default true.
+	IntentFilter bool `koanf:"intent_filter"`
+	// IntentMinBytes is the result size from which the intent filter
+	// applies. Default 5000.
+	IntentMinBytes int `koanf:"intent_min_bytes"`
+	// AutoChunk enables splitting large results into chunks. Default true.
+	AutoChunk bool `koanf:"auto_chunk"`
+	// ChunkThreshold is the result size, in bytes, from which results are
+	// chunked. Default 10240.
+	ChunkThreshold int `koanf:"chunk_threshold"`
+	// Truncate enables truncating results that are still too large.
+	// Default true.
+	Truncate bool `koanf:"truncate"`
+	// Footer enables a footer telling how a result was shaped. Default true.
+	Footer bool `koanf:"footer"`
+	// ResultTTL is how long full results stay retrievable. Default 15m.
+	ResultTTL time.Duration `koanf:"result_ttl"`
+	// ResultStoreBytes bounds the total bytes kept for retrievable results.
+	// Default 64 MiB.
+	ResultStoreBytes int64 `koanf:"result_store_bytes"`
+}
+
+// RunCodeConfig configures the run_code tool.
+type RunCodeConfig struct {
+	// Enabled offers the run_code tool. Default true.
+	Enabled bool `koanf:"enabled"`
+	// Fetch configures api.fetch inside the sandbox.
+	Fetch FetchConfig `koanf:"fetch"`
+	// Weather configures the weather API inside the sandbox.
+	Weather WeatherConfig `koanf:"weather"`
+}
+
+// FetchConfig configures api.fetch inside the sandbox.
+type FetchConfig struct {
+	// AllowHosts are the host names code may fetch from, such as
+	// "api.github.com" or "*.example.com" (lower-cased when loaded). Empty
+	// means api.fetch is not offered.
+	AllowHosts []string `koanf:"allow_hosts"`
+	// AllowPrivate allows private, loopback and link-local targets.
+	AllowPrivate bool `koanf:"allow_private"`
+}
+
+// WeatherConfig configures the weather API inside the sandbox.
+type WeatherConfig struct {
+	// Enabled offers the weather API. Default false.
+	Enabled bool `koanf:"enabled"`
+	// BaseURL is the Open-Meteo compatible endpoint. Default
+	// "https://api.open-meteo.com".
+	BaseURL string `koanf:"base_url"`
+}
+
+// Defaults that callers may want to refer to; see Default for all of them.
+const (
+	// DefaultBackendTimeout is the default of Backend.Timeout.
+	DefaultBackendTimeout = 30 * time.Second
+	// DefaultMaxConcurrentCalls is the default of Backend.MaxConcurrentCalls.
+	DefaultMaxConcurrentCalls = 8
+	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.
+	DefaultWeatherBaseURL = "https://api.open-meteo.com"
+)
+
+// Default returns the configuration used when nothing is configured: no
+// backends and every setting at its default. CacheDir is derived from the
+// process environment.
+func Default() *Config {
+	return defaults(os.LookupEnv)
+}
+
+func defaults(lookup func(string) (string, bool)) *Config {
+	return &Config{
+		Server: ServerConfig{
+			LogLevel:  "info",
+			LogFormat: "text",
+			CacheDir:  defaultCacheDir(lookup),
+		},
+		Backends: map[string]Backend{},
+		Sandbox: SandboxConfig{
+			Isolation:     IsolationProcess,
+			Timeout:       30 * time.Second,
+			MaxHeapMB:     50,
+			MaxConcurrent: 8,
+			MaxOutputSize: 200000,
+			Output: OutputConfig{
+				IntentFilter:     true,
+				IntentMinBytes:   5000,
+				AutoChunk:        true,
+				ChunkThreshold:   10240,
+				Truncate:         true,
+				Footer:           true,
+				ResultTTL:        15 * time.Minute,
+				ResultStoreBytes: 64 << 20,
+			},
+		},
+		RunCode: RunCodeConfig{
+			Enabled: true,
+			Weather: WeatherConfig{BaseURL: DefaultWeatherBaseURL},
+		},
+	}
+}
+
+// defaultBackend is the starting point of every configured backend.
+func defaultBackend() Backend {
+	return Backend{
+		Timeout:            DefaultBackendTimeout,
+		MaxConcurrentCalls: DefaultMaxConcurrentCalls,
+	}
+}
+
+// BackendNames returns the names of all backends, disabled ones included,
+// sorted.
+func (c *Config) BackendNames() []string {
+	return sortedKeys(c.Backends)
+}
+
+// EnabledBackends returns the backends that are not disabled, sorted by name.
+func (c *Config) EnabledBackends() []Backend {
+	var out []Backend
+	for _, name := range sortedKeys(c.Backends) {
+		if b := c.Backends[name]; !b.Disabled {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// DefaultPath returns the default configuration file,
+// $XDG_CONFIG_HOME/isogate/isogate.yaml, falling back to
+// ~/.config/isogate/isogate.yaml. It returns "" if neither XDG_CONFIG_HOME
+// nor the home directory is known.
+func DefaultPath() string {
+	return defaultPath(os.LookupEnv)
+}
+
+func defaultPath(lookup func(string) (string, bool)) string {
+	dir := xdgDir(lookup, "XDG_CONFIG_HOME", ".config")
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "isogate", "isogate.yaml")
+}
+
+func defaultCacheDir(lookup func(string) (string, bool)) string {
+	dir := xdgDir(lookup, "XDG_CACHE_HOME", ".cache")
+	if dir == "" {
+		return filepath.Join(os.TempDir(), "isogate")
+	}
+	return filepath.Join(dir, "isogate")
+}
+
+// xdgDir returns $xdgVar if it is an absolute path (as the XDG base
+// directory spec requires), else <home>/fallback, else "".
+func xdgDir(lookup func(string) (string, bool), xdgVar, fallback string) string {
+	if v, ok := lookup(xdgVar); ok && filepath.IsAbs(v) {
+		return v
+	}
+	for _, h := range []string{"HOME", "USERPROFILE"} {
+		if home, ok := lookup(h); ok && home != "" {
+			return filepath.Join(home, fallback)
+		}
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,291 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// ValidationError is the error Load and Validate return for problems with
+// the content of a configuration. It holds every problem found, not just
+// the first.
+type ValidationError struct {
+	// File is the configuration file the problems are in, or "" if no
+	// file was loaded.
+	File string
+	// Problems are the problems found, ordered by key.
+	Problems []Problem
+}
+
+// Error lists the problems one per line, each prefixed with the file name
+// (or "config" when there is no file).
+func (e *ValidationError) Error() string {
+	prefix := e.File
+	if prefix == "" {
+		prefix = "config"
+	}
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(prefix)
+		b.WriteString(": ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Problem is one thing wrong with a configuration.
+type Problem struct {
+	// Key is the full key path of the offending value, such as
+	// "backends.fs.transport" or "backends.fs.args[2]"; "" if the problem
+	// is not about one key.
+	Key string
+	// Message says what is wrong and what is expected, such as
+	// `must be one of stdio, streamable-http, sse (got "stdoi")`.
+	Message string
+
+	keyInMessage bool // Message already names Key
+}
+
+// String formats the problem as "key: message".
+func (p Problem) String() string {
+	if p.Key == "" || p.keyInMessage {
+		return p.Message
+	}
+	return p.Key + ": " + p.Message
+}
+
+// Validate checks a configuration, such as one built in code, and returns a
+// *ValidationError listing every problem, or nil. A backend without a
+// Transport is checked as Load would derive it. Load validates what it
+// returns, so its result need not be validated again.
+func (c *Config) Validate() error {
+	col := newCollector()
+	col.validate(c, nil)
+	return col.err(c.Source)
+}
+
+// err returns the collected problems as a *ValidationError, or nil.
+func (c *collector) err(file string) error {
+	if len(c.problems) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(c.problems, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
+	return &ValidationError{File: file, Problems: c.problems}
+}
+
+// validate checks values and their combinations. skip holds keys whose
+// value already has a problem (an unset variable), not to be reported twice.
+func (c *collector) validate(cfg *Config, skip map[string]bool) {
+	c.validateServer(&cfg.Server)
+	for _, name := range sortedKeys(cfg.Backends) {
+		c.validateBackend(joinKey("backends", name), name, cfg.Backends[name], skip)
+	}
+	c.validateSandbox(&cfg.Sandbox)
+	c.validateRunCode(&cfg.RunCode)
+}
+
+func (c *collector) validateServer(s *ServerConfig) {
+	if s.HTTP != "" {
+		_, port, err := net.SplitHostPort(s.HTTP)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			c.add("server.http", fmt.Sprintf(`expected a listen address host:port such as "127.0.0.1:8787" or ":8787", got %q`, s.HTTP))
+		}
+	}
+	c.oneOf("server.log_level", s.LogLevel, "debug", "info", "warn", "error")
+	c.oneOf("server.log_format", s.LogFormat, "text", "json")
+	if strings.ContainsAny(s.AuthToken, "\r\n") {
+		c.add("server.auth_token", "must not contain line breaks")
+	}
+}
+
+func (c *collector) validateBackend(key, name string, b Backend, skip map[string]bool) {
+	switch {
+	case name == "":
+		c.add(key, "backend name must not be empty")
+	case strings.Contains(name, "."):
+		c.add(key, `backend name must not contain "." (it separates backend and tool in tool names)`)
+	case strings.IndexFunc(name, unicode.IsSpace) >= 0:
+		c.add(key, "backend name must not contain whitespace")
+	case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		c.add(key, "backend name must not contain control characters")
+	}
+
+	t := b.Transport
+	if t == "" {
+		t = deriveTransport(b)
+		switch {
+		case b.Command != "" && b.URL != "":
+			c.add(key, "set either command (stdio transport) or url (streamable-http or sse transport), not both")
+		case t == "":
+			c.add(key, "needs command (stdio transport) or url (streamable-http or sse transport)")
+		}
+	}
+	switch t {
+	case "":
+		// Reported above.
+	case TransportStdio:
+		if b.Command == "" && !skip[key+".command"] {
+			c.add(key, "stdio transport needs command")
+		}
+		if b.URL != "" {
+			c.add(key+".url", "not used by the stdio transport (set transport to streamable-http or sse, or remove url)")
+		}
+		if len(b.Headers) > 0 {
+			c.add(key+".headers", "not used by the stdio transport")
+		}
+	case TransportStreamableHTTP, TransportSSE:
+		switch {
+		case skip[key+".url"]:
+		case b.URL == "":
+			c.add(key, string(t)+" transport needs url")
+		default:
+			c.checkURL(key+".url", b.URL)
+		}
+		for field, set := range map[string]bool{
+			"command": b.Command != "",
+			"args":    len(b.Args) > 0,
+			"env":     len(b.Env) > 0,
+			"cwd":     b.Cwd != "",
+		} {
+			if set {
+				c.add(key+"."+field, "only used by the stdio transport")
+			}
+		}
+	default:
+		c.add(key+".transport", fmt.Sprintf("must be one of stdio, streamable-http, sse (got %q)", t))
+	}
+
+	c.positiveDuration(key+".timeout", b.Timeout)
+	c.atLeast(key+".max_concurrent_calls", int64(b.MaxConcurrentCalls), 1)
+	for _, k := range sortedKeys(b.Env) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			c.add(joinKey(key+".env", k), `not a valid environment variable name (must be non-empty, without "=")`)
+		}
+	}
+	for _, k := range sortedKeys(b.Headers) {
+		if !validHeaderName(k) {
+			c.add(joinKey(key+".headers", k), "not a valid HTTP header name")
+		} else if strings.ContainsAny(b.Headers[k], "\r\n") {
+			c.add(joinKey(key+".headers", k), "header value must not contain line breaks")
+		}
+	}
+	for i, tag := range b.Tags {
+		if strings.TrimSpace(tag) == "" {
+			c.add(indexKey(key+".tags", i), "tag must not be empty")
+		}
+	}
+}
+
+// deriveTransport returns the transport a backend without one uses: stdio
+// with a command, streamable-http with a url, "" if that is ambiguous.
+func deriveTransport(b Backend) Transport {
+	switch {
+	case b.Command != "" && b.URL != "":
+		return ""
+	case b.Command != "":
+		return TransportStdio
+	case b.URL != "":
+		return TransportStreamableHTTP
+	}
+	return ""
+}
+
+func (c *collector) validateSandbox(s *SandboxConfig) {
+	c.oneOf("sandbox.isolation", string(s.Isolation), string(IsolationProcess), string(IsolationThread))
+	c.positiveDuration("sandbox.timeout", s.Timeout)
+	c.between("sandbox.max_heap_mb", int64(s.MaxHeapMB), 8, 4096)
+	c.atLeast("sandbox.max_concurrent", int64(s.MaxConcurrent), 1)
+	c.atLeast("sandbox.max_output_size", int64(s.MaxOutputSize), 1)
+	o := &s.Output
+	c.atLeast("sandbox.output.intent_min_bytes", int64(o.IntentMinBytes), 0)
+	c.atLeast("sandbox.output.chunk_threshold", int64(o.ChunkThreshold), 1)
+	c.positiveDuration("sandbox.output.result_ttl", o.ResultTTL)
+	c.atLeast("sandbox.output.result_store_bytes", o.ResultStoreBytes, 1)
+}
+
+func (c *collector) validateRunCode(r *RunCodeConfig) {
+	for i, h := range r.Fetch.AllowHosts {
+		if !validHostPattern(h) {
+			c.add(indexKey("run_code.fetch.allow_hosts", i),
+				fmt.Sprintf(`expected a host name such as "api.github.com" or "*.example.com", got %q`, h))
+		}
+	}
+	switch {
+	case r.Weather.BaseURL != "":
+		c.checkURL("run_code.weather.base_url", r.Weather.BaseURL)
+	case r.Weather.Enabled:
+		c.add("run_code.weather.base_url", "must be set when run_code.weather.enabled is true")
+	}
+}
+
+func (c *collector) oneOf(key, v string, allowed ...string) {
+	if !slices.Contains(allowed, v) {
+		c.add(key, fmt.Sprintf("must be one of %s (got %q)", strings.Join(allowed, ", "), v))
+	}
+}
+
+func (c *collector) between(key string, v, lo, hi int64) {
+	if v < lo || v > hi {
+		c.add(key, fmt.Sprintf("must be between %d and %d (got %d)", lo, hi, v))
+	}
+}
+
+func (c *collector) atLeast(key string, v, lo int64) {
+	if v < lo {
+		c.add(key, fmt.Sprintf("must be at least %d (got %d)", lo, v))
+	}
+}
+
+func (c *collector) positiveDuration(key string, d time.Duration) {
+	if d <= 0 {
+		c.add(key, fmt.Sprintf("must be a positive duration such as \"30s\" (got %s)", d))
+	}
+}
+
+func (c *collector) checkURL(key, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.add(key, fmt.Sprintf(`expected an http or https URL such as "https://example.com/mcp", got %q`, raw))
+	}
+}
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110, 5.6.2).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r > unicode.MaxASCII || !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// validHostPattern accepts "host", "host:port", "*.host" and IP literals,
+// and rejects URLs, paths and whitespace.
+func validHostPattern(h string) bool {
+	if h == "" || strings.ContainsAny(h, "/?#@ \t\r\n") {
+		return false
+	}
+	h = strings.TrimPrefix(h, "*.")
+	if strings.Contains(h, "*") {
+		return false
+	}
+	if host, port, err := net.SplitHostPort(h); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+		h = host
+	}
+	return h != ""
+}
