@@ -82,3 +82,13 @@ type HostFunc func(ctx context.Context, name string, args json.RawMessage) (json
 func (f HostFunc) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	return f(ctx, name, args)
 }
+
+// Runner runs jobs. [*Pool] runs them on threads of this process; a
+// process-isolated runner implements the same interface.
+type Runner interface {
+	// Run runs job, serving its host functions with host. A non-nil error
+	// is always an *Error.
+	Run(ctx context.Context, job Job, host Host) (Result, error)
+	// Close stops the runner and releases its isolates.
+	Close()
+}

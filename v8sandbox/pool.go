@@ -162,3 +162,5 @@ func (l Limits) withDefaults(d Limits) Limits {
 	}
 	return l
 }
+
+var _ Runner = (*Pool)(nil)
