@@ -1,0 +1,236 @@
+package codemode
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+func TestTiers_FastPathsSkipV8AndMatchV8(t *testing.T) {
+	f := newFixture(t, Options{})
+	direct := f.ok(t, `{"tool": "everything.get-sum", "arguments": {"a": 2, "b": 3}}`)
+	simple := f.ok(t, "const r = await everything.get_sum({a: 2, b: 3,})\nreturn r")
+	bracket := f.ok(t, `return await everything["get-sum"]({'a': 2, "b": 3})`)
+	if n := f.runner.runs.Load(); n != 0 {
+		t.Fatalf("tiers 1-2 started V8 %d times", n)
+	}
+	if direct.Tier != TierDirect || simple.Tier != TierSimpleCall || bracket.Tier != TierSimpleCall {
+		t.Fatalf("tiers = %s %s %s", direct.Tier, simple.Tier, bracket.Tier)
+	}
+	v8 := f.ok(t, "const args = {a: 2, b: 3};\nconst r = await everything.get_sum(args);\nreturn r;")
+	if v8.Tier != TierV8 || f.runner.runs.Load() != 1 {
+		t.Fatalf("tier %s, runs %d", v8.Tier, f.runner.runs.Load())
+	}
+	for _, r := range []Response{direct, simple, bracket} {
+		if r.Text != v8.Text {
+			t.Fatalf("fast tier text %q differs from V8's %q", r.Text, v8.Text)
+		}
+	}
+	if v8.Text != `"The sum of 2 and 3 is 5."` {
+		t.Fatalf("text = %q", v8.Text)
+	}
+	// Structured content with characters JSON encoders disagree on.
+	a := f.ok(t, `return await everything.add({a: 1.5, b: 1e21})`)
+	b := f.ok(t, `const x = {a: 1.5, b: 1e21}; return await everything.add(x)`)
+	if a.Text != b.Text || !strings.Contains(a.Text, "<&>\u2028") {
+		t.Fatalf("structured: fast %q vs V8 %q", a.Text, b.Text)
+	}
+}
+
+func TestIntrospection(t *testing.T) {
+	f := newFixture(t, Options{})
+	fast := f.ok(t, `return __interfaces`)
+	slow := f.ok(t, `const i = __interfaces; return i`)
+	if fast.Text != slow.Text || !strings.Contains(fast.Text, `"get-sum"`) || !strings.Contains(fast.Text, "Returns the sum") {
+		t.Fatalf("__interfaces: fast %d bytes, V8 %d bytes\n%s", len(fast.Text), len(slow.Text), fast.Text[:200])
+	}
+	one := f.ok(t, `return __getToolInterface("everything.get-sum")`)
+	bare := f.ok(t, `const n = "get-sum"; return __getToolInterface(n)`)
+	if one.Text != bare.Text || !strings.Contains(one.Text, `"input_schema"`) {
+		t.Fatalf("__getToolInterface: %s vs %s", one.Text, bare.Text)
+	}
+	f.fails(t, `return __getToolInterface("everything.get-summ")`, `did you mean "everything.get-sum"`)
+}
+
+func TestBridgeNamesAndMirrors(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.ok(t, `return [
+		globalThis["my-backend"] === my_backend,
+		typeof globalThis.everything["get-sum"],
+		everything.get_sum === everything["get-sum"],
+		everything.get_sum.name,
+		typeof require, typeof process, typeof fetch,
+	]`)
+	want := "[\n  true,\n  \"function\",\n  true,\n  \"get_sum\",\n  \"function\",\n  \"undefined\",\n  \"undefined\"\n]"
+	if r.Text != want {
+		t.Fatalf("got %s", r.Text)
+	}
+	f.fails(t, `require("fs")`, `require("fs") is not available`)
+	echo := f.ok(t, `const m = "hi"; return await my_backend.echo({message: m})`)
+	if !strings.Contains(echo.Text, `"message": "hi"`) {
+		t.Fatal(echo.Text)
+	}
+}
+
+func TestTypeScriptAndModuleForms(t *testing.T) {
+	f := newFixture(t, Options{})
+	cases := map[string]string{
+		"interfaces and generics": `interface Sum { total: number }
+function first<T>(xs: T[]): T { return xs[0]; }
+const r: string = await everything.get_sum({a: 1, b: 1}) as string;
+const s: Sum = { total: Number(r.match(/is (\d+)/)![1]) };
+return first<Sum>([s]).total;`,
+		"top-level await and return": `const x = await Promise.resolve(2);
+if (x > 1) return x;
+return 0;`,
+		"export default": `export default async function () { return 2 }`,
+		"export main":    `export async function main() { const v: number = 2; return v }`,
+	}
+	for name, code := range cases {
+		t.Run(name, func(t *testing.T) {
+			if r := f.ok(t, code); r.Text != "2" {
+				t.Fatalf("got %s", r.Text)
+			}
+		})
+	}
+}
+
+func TestPromiseAllRunsCallsConcurrently(t *testing.T) {
+	f := newFixture(t, Options{})
+	var progress []int
+	r := f.engine.Execute(context.Background(), Request{
+		Code:       `const rs = await Promise.all([1,2,3,4,5].map(() => everything.slow({}))); return rs.length`,
+		OnToolCall: func(done int, tool string) { progress = append(progress, done) },
+	})
+	if r.IsError || r.Text != "5" {
+		t.Fatalf("%v %s", r.IsError, r.Text)
+	}
+	if f.peak.Load() != 5 {
+		t.Fatalf("peak concurrent backend calls = %d, want 5", f.peak.Load())
+	}
+	if len(progress) != 5 || progress[4] != 5 {
+		t.Fatalf("progress = %v", progress)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.fails(t, "const a = 1;\nconst b = 2;\nthrow new Error('bad ' + (a + b));", "Error: bad 3", "(line 3,", "program.js:3:")
+	if r.Code != v8sandbox.CodeEval {
+		t.Fatalf("code %s", r.Code)
+	}
+	f.fails(t, "const x = 1;\nconst = 2;", "SyntaxError", "line 2")
+	// A backend isError rejects the promise: catchable.
+	caught := f.ok(t, `try { await everything.fail({}) } catch (e) { return "caught: " + e.message }`)
+	if caught.Text != `"caught: everything.fail failed: quota exceeded"` {
+		t.Fatalf("got %s", caught.Text)
+	}
+	// Uncaught, in each tier.
+	for _, code := range []string{`{"tool":"everything.fail"}`, `return await everything.fail({})`, `const x = await everything.fail({}); return x`} {
+		f.fails(t, code, "everything.fail failed: quota exceeded")
+	}
+	// Images become descriptors, several blocks an array.
+	img := f.ok(t, `return await everything.tiny_image({})`)
+	if !strings.Contains(img.Text, `"mimeType": "image/png"`) || !strings.Contains(img.Text, `"size": 68`) || !strings.Contains(img.Text, `"an image:"`) {
+		t.Fatalf("image: %s", img.Text)
+	}
+}
+
+func TestConsoleCapture(t *testing.T) {
+	f := newFixture(t, Options{ConsoleLines: 3})
+	r := f.ok(t, `console.log("a", 1, {b: [2]}); console.warn("careful"); console.error(new Error("e1")); console.info("x"); console.debug("y"); return 1`)
+	if len(r.Console) != 4 || r.Console[0] != `a 1 {"b":[2]}` || r.Console[1] != "[warn] careful" ||
+		!strings.HasPrefix(r.Console[2], "[error] Error: e1") || r.Console[3] != "[console: 2 more lines dropped after the first 3]" {
+		t.Fatalf("console = %q", r.Console)
+	}
+	if !strings.Contains(r.Text, "[console]\na 1") {
+		t.Fatalf("text lacks console: %s", r.Text)
+	}
+	failed := f.fails(t, `console.log("before"); throw new Error("after")`, "Error: after", "before")
+	if len(failed.Console) != 1 {
+		t.Fatalf("console on failure = %q", failed.Console)
+	}
+}
+
+func TestErrorHints(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.fails(t, `const everything = await everything.get_sum({a: 1, b: 2}); return everything`,
+		"`everything` is a backend", "everythingResult")
+	f.fails(t, `return await everythin.get_sum({a: 1, b: 2})`, "did you mean `everything`")
+	f.fails(t, `return await search_tools({query: "sum"})`, "`search_tools` is an MCP tool of the gateway")
+	f.fails(t, `return await get_sum({a: 1, b: 2})`, "`get_sum` may be a tool; call it as everything.get_sum({...})")
+	f.fails(t, `return await everything.get_summ({a: 1, b: 2})`, "did you mean `everything.get_sum`")
+	// A backend that cannot be reached.
+	down := newFixture(t, Options{})
+	down.engine.opts.Caller = sessionCaller{}
+	down.fails(t, `const r = await everything.get_sum({a: 1, b: 2}); return r`, "isogate://backend/everything")
+}
+
+func TestOutputPipeline(t *testing.T) {
+	f := newFixture(t, Options{MaxOutputSize: 3000})
+	// Auto-chunk: a uniform array collapses, the full result stays retrievable.
+	r := f.ok(t, `const items = await everything.items({n: 200}); return items`)
+	if !r.Shaped.Chunked || r.Shaped.StoredID == "" || !strings.Contains(r.Text, "isogate://result/"+r.Shaped.StoredID) {
+		t.Fatalf("not chunked: %s", r.Text)
+	}
+	full, ok := f.store.Get("", r.Shaped.StoredID)
+	if !ok || !strings.Contains(full, "Issue number 200") {
+		t.Fatalf("full result not retrievable")
+	}
+	if part, err := f.store.GetPath("", r.Shaped.StoredID, "199/title"); err != nil || !strings.Contains(part, "Issue number 200") {
+		t.Fatalf("path: %q %v", part, err)
+	}
+	if !strings.Contains(r.Text, "[Output: ") {
+		t.Fatalf("no footer: %s", r.Text)
+	}
+	// Intent filter keeps the matching sections.
+	ri := f.engine.Execute(context.Background(), Request{Intent: "17",
+		Code: `const items = await everything.items({n: 60}); return items.map(i => i.title + " is " + i.state + ": " + i.body)`})
+	if ri.IsError || !ri.Shaped.Filtered || !strings.Contains(ri.Text, "Issue number 17 is") || strings.Contains(ri.Text, "Issue number 16 is") {
+		t.Fatalf("intent filter: %s", ri.Text)
+	}
+	// Truncation keeps head and tail.
+	rt := f.ok(t, `return Array.from({length: 2000}, (_, i) => "line " + i).join("\n")`)
+	if !rt.Shaped.Truncated || !strings.Contains(rt.Text, "line 0") || !strings.Contains(rt.Text, "line 1999") || len(rt.Text) > 3000 {
+		t.Fatalf("truncation: %d bytes", len(rt.Text))
+	}
+	// Stages can be turned off.
+	plain := newFixture(t, Options{MaxOutputSize: 1 << 20, Output: output.Options{IntentMinBytes: 1}})
+	rp := plain.ok(t, `return await everything.items({n: 200})`)
+	if rp.Shaped.Chunked || rp.Shaped.Truncated || strings.Contains(rp.Text, "[Output:") {
+		t.Fatalf("stages ran while disabled")
+	}
+	snap := f.stats.Snapshot()
+	if snap.BytesProcessed <= snap.BytesReturned || snap.ToolCalls != 2 || snap.Runs["v8"] != 2 || snap.Runs["simple"] != 1 {
+		t.Fatalf("stats not fed: %+v", snap)
+	}
+}
+
+func TestLimitsMidChain(t *testing.T) {
+	f := newFixture(t, Options{Timeout: 300 * time.Millisecond, HeapMB: 32})
+	r := f.fails(t, `await everything.get_sum({a: 1, b: 2}); console.log("spinning"); for (;;) {}`, "TIMEOUT", "execution exceeded 300 ms", "spinning")
+	if r.Code != v8sandbox.CodeTimeout {
+		t.Fatal(r.Code)
+	}
+	f.engine.opts.Timeout = 20 * time.Second
+	r = f.fails(t, `await everything.get_sum({a: 1, b: 2}); const a = []; for (;;) a.push({x: [1, 2, 3]})`, "HEAP_LIMIT")
+	if r.Code != v8sandbox.CodeHeapLimit {
+		t.Fatal(r.Code)
+	}
+	if ok := f.ok(t, `const v = await everything.get_sum({a: 1, b: 2}); return v`); !strings.Contains(ok.Text, "3") {
+		t.Fatal(ok.Text)
+	}
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	f := newFixture(t, Options{MaxConcurrent: 1, Timeout: 400 * time.Millisecond})
+	done := make(chan Response)
+	go func() { done <- f.engine.Execute(context.Background(), Request{Code: `for(;;){}`, Timeout: 2 * time.Second}) }()
+	time.Sleep(100 * time.Millisecond)
+	f.fails(t, `const x = 1; return x`, "concurrency limit reached")
+	<-done
+}

@@ -1,0 +1,178 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/stats"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// sharedPool is the V8 pool of this package's tests.
+var sharedPool = sync.OnceValue(func() *v8sandbox.Pool { return v8sandbox.NewPool(v8sandbox.Options{Workers: 4}) })
+
+// countingRunner counts the runs that reach V8.
+type countingRunner struct {
+	v8sandbox.Runner
+	runs atomic.Int32
+}
+
+func (c *countingRunner) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) (v8sandbox.Result, error) {
+	c.runs.Add(1)
+	return c.Runner.Run(ctx, job, host)
+}
+
+// sessionCaller calls tools through a real MCP client session per backend.
+type sessionCaller map[string]*mcp.ClientSession
+
+func (s sessionCaller) CallTool(ctx context.Context, backend, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	cs, ok := s[backend]
+	if !ok {
+		return nil, fmt.Errorf("backend %q is not connected", backend)
+	}
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+}
+
+// fixture is an engine wired to real in-process MCP backends.
+type fixture struct {
+	engine  *Engine
+	runner  *countingRunner
+	store   *output.Store
+	stats   *stats.Counters
+	catalog *catalog.Catalog
+	peak    atomic.Int32
+}
+
+type sumArgs struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type itemsArgs struct {
+	N int `json:"n"`
+}
+
+// newFixture starts backends "everything" (tools with hyphens) and
+// "my-backend", and an engine over them.
+func newFixture(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	f := &fixture{store: output.NewStore(time.Minute, 1<<20), stats: stats.New(), catalog: catalog.New()}
+	var inflight atomic.Int32
+
+	everything := mcp.NewServer(&mcp.Implementation{Name: "everything"}, nil)
+	mcp.AddTool(everything, &mcp.Tool{Name: "get-sum", Description: "Returns the sum of two numbers."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sumArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("The sum of %v and %v is %v.", in.A, in.B, in.A+in.B)}}}, nil, nil
+		})
+	mcp.AddTool(everything, &mcp.Tool{Name: "add", Description: "Adds two numbers, structured."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sumArgs) (*mcp.CallToolResult, map[string]any, error) {
+			return nil, map[string]any{"sum": in.A + in.B, "note": "<&>\u2028"}, nil
+		})
+	mcp.AddTool(everything, &mcp.Tool{Name: "fail", Description: "Always fails."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "quota exceeded"}}}, nil, nil
+		})
+	mcp.AddTool(everything, &mcp.Tool{Name: "slow", Description: "Waits 100 ms, counting concurrent calls."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			n := inflight.Add(1)
+			defer inflight.Add(-1)
+			for p := f.peak.Load(); n > p && !f.peak.CompareAndSwap(p, n); p = f.peak.Load() {
+			}
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil, nil
+		})
+	mcp.AddTool(everything, &mcp.Tool{Name: "items", Description: "Returns n issue records."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in itemsArgs) (*mcp.CallToolResult, any, error) {
+			items := make([]map[string]any, in.N)
+			for i := range items {
+				items[i] = map[string]any{"id": i + 1, "title": fmt.Sprintf("Issue number %d", i+1), "state": []string{"open", "closed"}[i%2],
+					"body": strings.Repeat("lorem ipsum ", 10)}
+			}
+			b, _ := json.Marshal(items)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+	mcp.AddTool(everything, &mcp.Tool{Name: "tiny-image", Description: "Returns an image."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "an image:"}, &mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 68)}}}, nil, nil
+		})
+	other := mcp.NewServer(&mcp.Implementation{Name: "other"}, nil)
+	mcp.AddTool(other, &mcp.Tool{Name: "echo", Description: "Echoes the message."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(in)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+
+	caller := sessionCaller{}
+	for name, srv := range map[string]*mcp.Server{"everything": everything, "my-backend": other} {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+		cs, err := client.Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close(); ss.Close() })
+		caller[name] = cs
+		list, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.catalog.SetBackend(name, nil, list.Tools)
+	}
+	f.runner = &countingRunner{Runner: sharedPool()}
+	opts.Runner, opts.Caller, opts.Catalog = f.runner, caller, FromCatalog(f.catalog)
+	opts.Store, opts.Stats = f.store, f.stats
+	if opts.Output == (output.Options{}) {
+		opts.Output = output.DefaultOptions()
+	}
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.engine = e
+	return f
+}
+
+func (f *fixture) exec(t *testing.T, code string) Response {
+	t.Helper()
+	return f.engine.Execute(context.Background(), Request{Code: code})
+}
+
+func (f *fixture) ok(t *testing.T, code string) Response {
+	t.Helper()
+	r := f.exec(t, code)
+	if r.IsError {
+		t.Fatalf("code %q failed: %s", code, r.Text)
+	}
+	return r
+}
+
+func (f *fixture) fails(t *testing.T, code string, wants ...string) Response {
+	t.Helper()
+	r := f.exec(t, code)
+	if !r.IsError {
+		t.Fatalf("code %q succeeded: %s", code, r.Text)
+	}
+	for _, w := range wants {
+		if !strings.Contains(r.Text, w) {
+			t.Fatalf("code %q: error text lacks %q:\n%s", code, w, r.Text)
+		}
+	}
+	return r
+}

@@ -1,0 +1,206 @@
+package codemode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolError is a backend tool call that returned isError: true.
+type ToolError struct {
+	Tool    string
+	Message string
+}
+
+func (e *ToolError) Error() string { return fmt.Sprintf("%s failed: %s", e.Tool, e.Message) }
+
+// ToolValue converts a backend tool result into the JSON value a program
+// sees: structuredContent when present; else the content blocks, text parsed
+// as JSON when it is JSON, several blocks as an array, and images, audio and
+// blobs as small descriptors (never base64). The JSON is canonical, so every
+// tier renders the same bytes for the same result.
+func ToolValue(tool string, res *mcp.CallToolResult) (json.RawMessage, error) {
+	if res == nil {
+		return json.RawMessage("null"), nil
+	}
+	if res.IsError {
+		return nil, &ToolError{Tool: tool, Message: contentText(res.Content)}
+	}
+	if res.StructuredContent != nil {
+		raw, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encoding structured content: %w", tool, err)
+		}
+		return canonicalJSON(raw)
+	}
+	values := make([]json.RawMessage, 0, len(res.Content))
+	for _, c := range res.Content {
+		v, err := blockValue(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tool, err)
+		}
+		values = append(values, v)
+	}
+	switch len(values) {
+	case 0:
+		return json.RawMessage("null"), nil
+	case 1:
+		return values[0], nil
+	}
+	return canonicalJSON(mustMarshal(values))
+}
+
+func blockValue(c mcp.Content) (json.RawMessage, error) {
+	switch b := c.(type) {
+	case *mcp.TextContent:
+		if t := strings.TrimSpace(b.Text); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+			return canonicalJSON([]byte(t))
+		}
+		return canonicalJSON(mustMarshal(b.Text))
+	case *mcp.ImageContent:
+		return canonicalJSON(mustMarshal(map[string]any{"type": "image", "mimeType": b.MIMEType, "size": len(b.Data)}))
+	case *mcp.AudioContent:
+		return canonicalJSON(mustMarshal(map[string]any{"type": "audio", "mimeType": b.MIMEType, "size": len(b.Data)}))
+	case *mcp.ResourceLink:
+		return canonicalJSON(mustMarshal(map[string]any{"type": "resource_link", "uri": b.URI, "name": b.Name, "mimeType": b.MIMEType}))
+	case *mcp.EmbeddedResource:
+		d := map[string]any{"type": "resource"}
+		if r := b.Resource; r != nil {
+			d["uri"], d["mimeType"] = r.URI, r.MIMEType
+			if r.Blob != nil {
+				d["size"] = len(r.Blob)
+			} else {
+				d["text"] = r.Text
+			}
+		}
+		return canonicalJSON(mustMarshal(d))
+	}
+	return canonicalJSON(mustMarshal(map[string]any{"type": fmt.Sprintf("%T", c)}))
+}
+
+// contentText joins the text blocks of a result, for error messages.
+func contentText(content []mcp.Content) string {
+	var parts []string
+	for _, c := range content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return "the tool reported an error without a message"
+	}
+	return strings.Join(parts, "\n")
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("codemode: marshal %T: %v", v, err))
+	}
+	return b
+}
+
+// canonicalJSON re-encodes JSON the way V8's JSON.stringify would print it
+// after JSON.parse: compact, numbers as float64 in ECMAScript format,
+// strings with only the escapes JSON requires, key order kept.
+func canonicalJSON(raw []byte) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	out.Grow(len(raw))
+	if err := canonicalValue(dec, &out); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("invalid JSON: trailing data")
+	}
+	return out.Bytes(), nil
+}
+
+func canonicalValue(dec *json.Decoder, out *bytes.Buffer) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		open, close := byte(t), byte(']')
+		if t == '{' {
+			close = '}'
+		}
+		out.WriteByte(open)
+		for first := true; dec.More(); first = false {
+			if !first {
+				out.WriteByte(',')
+			}
+			if open == '{' {
+				key, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				writeString(out, key.(string))
+				out.WriteByte(':')
+			}
+			if err := canonicalValue(dec, out); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return err
+		}
+		out.WriteByte(close)
+	case string:
+		writeString(out, t)
+	case json.Number:
+		f, err := t.Float64()
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(f) // encoding/json formats floats as ECMAScript does
+		if err != nil {
+			return err
+		}
+		out.Write(b)
+	case bool:
+		out.WriteString(fmt.Sprint(t))
+	case nil:
+		out.WriteString("null")
+	}
+	return nil
+}
+
+// writeString quotes s as JSON.stringify does: only '"', '\\' and control
+// characters are escaped (short forms where they exist, else \u00XX).
+func writeString(out *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	out.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			out.WriteString(`\"`)
+		case r == '\\':
+			out.WriteString(`\\`)
+		case r == '\b':
+			out.WriteString(`\b`)
+		case r == '\f':
+			out.WriteString(`\f`)
+		case r == '\n':
+			out.WriteString(`\n`)
+		case r == '\r':
+			out.WriteString(`\r`)
+		case r == '\t':
+			out.WriteString(`\t`)
+		case r < 0x20:
+			out.WriteString(`\u00`)
+			out.WriteByte(hex[r>>4])
+			out.WriteByte(hex[r&0xf])
+		default:
+			out.WriteRune(r)
+		}
+	}
+	out.WriteByte('"')
+}

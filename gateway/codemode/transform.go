@@ -1,0 +1,142 @@
+package codemode
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+	"github.com/go-sourcemap/sourcemap"
+)
+
+// mainName is the global the wrapped program is assigned to.
+const mainName = "__isogate_main"
+
+// origin names the user's program in stack traces.
+const origin = "program.js"
+
+// program is user code turned into a script for the engine.
+type program struct {
+	js      string
+	mapping *sourcemap.Consumer
+	// lineShift is how many lines the wrapper added before the user's code.
+	lineShift int
+}
+
+// exportsMain matches code that exports its entry point itself.
+var exportsMain = regexp.MustCompile(`(?m)^\s*export\s+(default\b|(async\s+)?function\s*\*?\s*main\b|(const|let|var)\s+main\b)`)
+
+// compile strips TypeScript types and wraps code so that top-level return
+// and await work. Code that exports a default or a main function is used
+// as a module: its export is called (or returned when it is not a function).
+func compile(code string) (*program, error) {
+	var input string
+	var format api.Format
+	shift := 0
+	if exportsMain.MatchString(code) {
+		input, format = code, api.FormatCommonJS
+	} else {
+		// Wrap first, then transform: esbuild rejects a top-level return.
+		input = "globalThis." + mainName + " = async function main() {\n" + code + "\n};"
+		format, shift = api.FormatDefault, 1
+	}
+	res := api.Transform(input, api.TransformOptions{
+		Loader:     api.LoaderTS,
+		Target:     api.ES2022,
+		Format:     format,
+		Sourcemap:  api.SourceMapExternal,
+		Sourcefile: origin,
+		Charset:    api.CharsetUTF8,
+	})
+	if len(res.Errors) > 0 {
+		return nil, compileError(res.Errors, shift)
+	}
+	p := &program{lineShift: shift}
+	if m, err := sourcemap.Parse(origin+".map", res.Map); err == nil {
+		p.mapping = m
+	}
+	js := string(res.Code)
+	if format == api.FormatCommonJS {
+		p.js = "(() => {\nconst module = { exports: {} }; const exports = module.exports;\n" + js +
+			"\nconst m = module.exports; const entry = m.default !== undefined ? m.default : m.main;\n" +
+			"return typeof entry === \"function\" ? entry() : entry;\n})()"
+		p.lineShift = -2 // two lines precede the transformed code
+	} else {
+		p.js = js + "\n;globalThis." + mainName + "()"
+	}
+	return p, nil
+}
+
+// CompileError is a syntax error in the user's program.
+type CompileError struct {
+	Message      string
+	Line, Column int
+	LineText     string
+}
+
+func (e *CompileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("SyntaxError: %s (line %d, column %d)", e.Message, e.Line, e.Column)
+	}
+	return "SyntaxError: " + e.Message
+}
+
+func compileError(msgs []api.Message, shift int) error {
+	m := msgs[0]
+	e := &CompileError{Message: m.Text}
+	if m.Location != nil {
+		e.Line = m.Location.Line - shift
+		e.Column = m.Location.Column + 1
+		e.LineText = m.Location.LineText
+	}
+	return e
+}
+
+// position maps a line/column of the engine's script (1-based) to the
+// user's code, or returns ok=false when it has no counterpart there.
+func (p *program) position(line, column int) (int, int, bool) {
+	if p == nil || line <= 0 {
+		return 0, 0, false
+	}
+	if p.lineShift < 0 { // module wrapper: the transformed code starts later
+		line += p.lineShift
+	}
+	if p.mapping == nil {
+		return 0, 0, false
+	}
+	_, _, l, c, ok := p.mapping.Source(line, max(column-1, 0))
+	if !ok {
+		return 0, 0, false
+	}
+	if p.lineShift > 0 {
+		l -= p.lineShift
+	}
+	if l <= 0 {
+		return 0, 0, false
+	}
+	return l, c + 1, true
+}
+
+var stackPosition = regexp.MustCompile(regexp.QuoteMeta(origin) + `:(\d+):(\d+)`)
+
+// mapStack rewrites "program.js:L:C" positions in a stack trace to the
+// user's lines; frames of the wrapper itself are dropped.
+func (p *program) mapStack(stack string) string {
+	var out []string
+	for _, line := range strings.Split(stack, "\n") {
+		m := stackPosition.FindStringSubmatchIndex(line)
+		if m == nil {
+			out = append(out, line)
+			continue
+		}
+		l, _ := strconv.Atoi(line[m[2]:m[3]])
+		c, _ := strconv.Atoi(line[m[4]:m[5]])
+		ul, uc, ok := p.position(l, c)
+		if !ok {
+			continue
+		}
+		out = append(out, line[:m[0]]+fmt.Sprintf("%s:%d:%d", origin, ul, uc)+line[m[1]:])
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,33 @@
+package stats
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestCounters(t *testing.T) {
+	var c Counters
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if i%5 == 0 {
+				err = errors.New("boom")
+			}
+			c.ToolCall("b.t", 100, time.Millisecond, err)
+			c.Run("v8", 1000, 250, false)
+		}()
+	}
+	wg.Wait()
+	s := c.Snapshot()
+	if s.ToolCalls != 10 || len(s.Tools) != 1 || s.Tools[0].Errors != 2 || s.Tools[0].BytesOut != 1000 {
+		t.Fatalf("tools: %+v", s)
+	}
+	if s.Runs["v8"] != 10 || s.BytesProcessed != 10000 || s.BytesReturned != 2500 || s.ReductionPct != 75 {
+		t.Fatalf("runs: %+v", s)
+	}
+}
