@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
@@ -157,6 +158,9 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 // fast serves tiers 1 and 2, or returns nil when the code needs V8.
 func (e *Engine) fast(ctx context.Context, req Request, tools []Tool) *Response {
 	plan := fastpath.Classify(req.Code)
+	if !plan.Returns && (plan.Kind == fastpath.KindInterfaces || plan.Kind == fastpath.KindToolInterface) {
+		return &Response{Tier: TierSimpleCall, Value: json.RawMessage("null")} // evaluated, not returned
+	}
 	switch plan.Kind {
 	case fastpath.KindInterfaces:
 		return &Response{Tier: TierSimpleCall, Value: mustCanonical(mustMarshal(interfaces(tools)))}
@@ -175,7 +179,11 @@ func (e *Engine) fast(ctx context.Context, req Request, tools []Tool) *Response 
 	case fastpath.KindSimpleCall:
 		for _, t := range tools {
 			if (plan.Backend == t.BackendIdent || plan.Backend == t.Backend) && (plan.Tool == t.NameIdent || plan.Tool == t.Name) {
-				return e.dispatch(ctx, TierSimpleCall, t, plan.Arguments, req, tools)
+				resp := e.dispatch(ctx, TierSimpleCall, t, plan.Arguments, req, tools)
+				if !plan.Returns && !resp.IsError {
+					resp.Value = json.RawMessage("null") // the call ran; the program returns undefined
+				}
+				return resp
 			}
 		}
 	}
@@ -272,6 +280,9 @@ func (e *Engine) finish(req Request, resp *Response) {
 	processed := len(resp.Text)
 	if !resp.IsError {
 		raw := renderValue(resp.Value)
+		if raw == "null" && !reReturn.MatchString(req.Code) {
+			raw += "\n(The program returned nothing: end it with `return <value>` to get a result.)"
+		}
 		opts := e.opts.Output
 		opts.MaxOutputSize = e.opts.MaxOutputSize
 		if req.MaxOutputSize > 0 {
@@ -301,6 +312,8 @@ func renderValue(v json.RawMessage) string {
 	}
 	return b.String()
 }
+
+var reReturn = regexp.MustCompile(`\breturn\b|\bexport\b`)
 
 func mustCanonical(raw []byte) json.RawMessage {
 	v, err := canonicalJSON(raw)

@@ -234,3 +234,17 @@ func TestConcurrencyLimit(t *testing.T) {
 	f.fails(t, `const x = 1; return x`, "concurrency limit reached")
 	<-done
 }
+
+func TestBareCallsReturnWhatV8Returns(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, code := range []string{`await everything.get_sum({a: 1, b: 2})`, `everything.get_sum({a: 1, b: 2});`, `__interfaces`} {
+		fast := f.ok(t, code)
+		slow := f.ok(t, "const unused = 0;\n"+code)
+		if fast.Tier == TierV8 || slow.Tier != TierV8 {
+			t.Fatalf("tiers %s %s", fast.Tier, slow.Tier)
+		}
+		if fast.Text != slow.Text || !strings.HasPrefix(fast.Text, "null\n(The program returned nothing") {
+			t.Fatalf("%q: fast %q, V8 %q", code, fast.Text, slow.Text)
+		}
+	}
+}

@@ -1,0 +1,367 @@
+package output
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// jkind is the JSON type of a jval.
+type jkind uint8
+
+const (
+	kNull jkind = iota
+	kBool
+	kNumber
+	kString
+	kArray
+	kObject
+)
+
+// String returns the JSON type name used in summaries.
+func (k jkind) String() string {
+	switch k {
+	case kNull:
+		return "null"
+	case kBool:
+		return "boolean"
+	case kNumber:
+		return "number"
+	case kString:
+		return "string"
+	case kArray:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+// jval is an order-preserving JSON tree. encoding/json's map decoding loses
+// key order, which matters when an agent reads a summary or a filtered
+// document, so the pipeline parses into this instead.
+type jval struct {
+	kind jkind
+	s    string   // string value, number literal, or "true"/"false"
+	keys []string // object keys in document order (parallel to vals)
+	vals []*jval  // object values or array items
+	size int      // length in bytes of the compact encoding
+}
+
+// parseJSON parses s when it is a JSON object or array (surrounding
+// whitespace allowed). Scalars and invalid JSON report false: the pipeline
+// only restructures containers.
+//
+// json.Valid checks the syntax (including its nesting limit) first; the
+// tree is then built by a small scanner that can trust the syntax. That is
+// several times faster than json.Decoder.Token, which matters for the
+// multi-megabyte results the pipeline exists to shrink.
+func parseJSON(s string) (*jval, bool) {
+	t := strings.Trim(s, jsonSpace)
+	if t == "" || (t[0] != '{' && t[0] != '[') {
+		return nil, false
+	}
+	if !json.Valid([]byte(t)) {
+		return nil, false
+	}
+	p := parser{s: t}
+	return p.value(), true
+}
+
+// jsonSpace is the whitespace JSON allows around values.
+const jsonSpace = " \t\r\n"
+
+// parser builds a jval tree from text already known to be valid JSON.
+type parser struct {
+	s string
+	i int
+}
+
+func (p *parser) skipSpace() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() *jval {
+	p.skipSpace()
+	switch p.s[p.i] {
+	case '{':
+		p.i++
+		v := &jval{kind: kObject}
+		p.skipSpace()
+		if p.s[p.i] == '}' {
+			p.i++
+		} else {
+			for {
+				p.skipSpace()
+				k := p.str()
+				p.skipSpace()
+				p.i++ // ':'
+				v.keys = append(v.keys, k)
+				v.vals = append(v.vals, p.value())
+				p.skipSpace()
+				c := p.s[p.i]
+				p.i++ // ',' or '}'
+				if c == '}' {
+					break
+				}
+			}
+		}
+		v.resize()
+		return v
+	case '[':
+		p.i++
+		v := &jval{kind: kArray}
+		p.skipSpace()
+		if p.s[p.i] == ']' {
+			p.i++
+		} else {
+			for {
+				v.vals = append(v.vals, p.value())
+				p.skipSpace()
+				c := p.s[p.i]
+				p.i++ // ',' or ']'
+				if c == ']' {
+					break
+				}
+			}
+		}
+		v.resize()
+		return v
+	case '"':
+		s := p.str()
+		return &jval{kind: kString, s: s, size: jsonStringLen(s)}
+	case 't':
+		p.i += len("true")
+		return &jval{kind: kBool, s: "true", size: 4}
+	case 'f':
+		p.i += len("false")
+		return &jval{kind: kBool, s: "false", size: 5}
+	case 'n':
+		p.i += len("null")
+		return &jval{kind: kNull, size: 4}
+	default:
+		start := p.i
+		for p.i < len(p.s) && strings.IndexByte("+-0123456789.eE", p.s[p.i]) >= 0 {
+			p.i++
+		}
+		return &jval{kind: kNumber, s: p.s[start:p.i], size: p.i - start}
+	}
+}
+
+// str reads the string literal at p.i and returns its value. Literals
+// without escapes are sliced from the input; others (and invalid UTF-8,
+// which encoding/json replaces with U+FFFD) go through encoding/json.
+func (p *parser) str() string {
+	start := p.i + 1
+	j, escaped := start, false
+	for p.s[j] != '"' {
+		if p.s[j] == '\\' {
+			escaped = true
+			j++
+		}
+		j++
+	}
+	p.i = j + 1
+	lit := p.s[start:j]
+	if !escaped && utf8.ValidString(lit) {
+		return lit
+	}
+	var out string
+	json.Unmarshal([]byte(p.s[start-1:j+1]), &out) // valid by json.Valid
+	return out
+}
+
+// resize recomputes v.size from its children's sizes (containers only).
+func (v *jval) resize() {
+	switch v.kind {
+	case kArray:
+		n := 2
+		for i, c := range v.vals {
+			if i > 0 {
+				n++
+			}
+			n += c.size
+		}
+		v.size = n
+	case kObject:
+		n := 2
+		for i, c := range v.vals {
+			if i > 0 {
+				n++
+			}
+			n += jsonStringLen(v.keys[i]) + 1 + c.size
+		}
+		v.size = n
+	}
+}
+
+func (v *jval) isContainer() bool { return v.kind == kArray || v.kind == kObject }
+
+// compact returns the compact encoding of v. Strings longer than clip bytes
+// (clip > 0) are shortened and end in "…(+N bytes)".
+func (v *jval) compact(clip int) string {
+	return string(v.appendCompact(nil, clip))
+}
+
+func (v *jval) appendCompact(b []byte, clip int) []byte {
+	switch v.kind {
+	case kNull:
+		return append(b, "null"...)
+	case kBool, kNumber:
+		return append(b, v.s...)
+	case kString:
+		return appendJSONString(b, v.s, clip)
+	case kArray:
+		b = append(b, '[')
+		for i, c := range v.vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = c.appendCompact(b, clip)
+		}
+		return append(b, ']')
+	default:
+		b = append(b, '{')
+		for i, c := range v.vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, v.keys[i], 0)
+			b = append(b, ':')
+			b = c.appendCompact(b, clip)
+		}
+		return append(b, '}')
+	}
+}
+
+// appendIndent appends v pretty-printed with two-space indentation, the
+// same layout as json.MarshalIndent(v, "", "  ").
+func (v *jval) appendIndent(b []byte, depth int) []byte {
+	nl := func(b []byte, d int) []byte {
+		b = append(b, '\n')
+		for range d {
+			b = append(b, "  "...)
+		}
+		return b
+	}
+	switch v.kind {
+	case kArray:
+		if len(v.vals) == 0 {
+			return append(b, "[]"...)
+		}
+		b = append(b, '[')
+		for i, c := range v.vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = nl(b, depth+1)
+			b = c.appendIndent(b, depth+1)
+		}
+		b = nl(b, depth)
+		return append(b, ']')
+	case kObject:
+		if len(v.vals) == 0 {
+			return append(b, "{}"...)
+		}
+		b = append(b, '{')
+		for i, c := range v.vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = nl(b, depth+1)
+			b = appendJSONString(b, v.keys[i], 0)
+			b = append(b, ": "...)
+			b = c.appendIndent(b, depth+1)
+		}
+		b = nl(b, depth)
+		return append(b, '}')
+	default:
+		return v.appendCompact(b, 0)
+	}
+}
+
+// pretty returns v pretty-printed with two-space indentation.
+func (v *jval) pretty() string { return string(v.appendIndent(nil, 0)) }
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string literal. Only the characters
+// JSON requires are escaped (no HTML escaping). When clip > 0 and s is longer
+// than clip bytes, s is cut at a rune boundary and "…(+N bytes)" is appended
+// inside the quotes.
+func appendJSONString(b []byte, s string, clip int) []byte {
+	suffix := ""
+	if clip > 0 && len(s) > clip {
+		cut := runeCut(s, clip)
+		suffix = "…(+" + strconv.Itoa(len(s)-cut) + " bytes)"
+		s = s[:cut]
+	}
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	b = append(b, suffix...)
+	return append(b, '"')
+}
+
+// jsonStringLen is len(appendJSONString(nil, s, 0)) without allocating.
+func jsonStringLen(s string) int {
+	n := 2 + len(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n++
+		case c < 0x20:
+			n += 5
+		}
+	}
+	return n
+}
+
+// runeCut returns the largest index <= n that does not split a UTF-8
+// sequence of s (n is clamped to [0, len(s)]).
+func runeCut(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	if n <= 0 {
+		return 0
+	}
+	i := n
+	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if !utf8.RuneStart(s[i]) { // invalid UTF-8: no start byte nearby
+		return n
+	}
+	return i
+}

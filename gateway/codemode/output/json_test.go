@@ -1,0 +1,91 @@
+package output
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestJSONTreeRoundTrip(t *testing.T) {
+	in := ` {"z":1,"a":[true,null,"q\"\\\n\t\u0001<>&\u00e9\ud83d\ude00"],"m":{"k":-1.5e+10,"e":{}, "l":[ ]}} `
+	v, ok := parseJSON(in)
+	if !ok {
+		t.Fatal("parse failed")
+	}
+	compact := v.compact(0)
+	if want := `{"z":1,"a":[true,null,"q\"\\\n\t\u0001<>&é😀"],"m":{"k":-1.5e+10,"e":{},"l":[]}}`; compact != want {
+		t.Fatalf("compact = %s, want %s", compact, want)
+	}
+	if v.size != len(compact) {
+		t.Fatalf("size %d, compact length %d", v.size, len(compact))
+	}
+	if got := parseOrFail(t, `{"b":[1,{"c":[]}],"a":{}}`).pretty(); got != "{\n  \"b\": [\n    1,\n    {\n      \"c\": []\n    }\n  ],\n  \"a\": {}\n}" {
+		t.Fatalf("pretty layout:\n%s", got)
+	}
+	for _, notContainer := range []string{`"str"`, `12`, `null`, ``, `  `, `[1,`, `{"a":1} x`, `{"a":1}{}`} {
+		if _, ok := parseJSON(notContainer); ok {
+			t.Errorf("parseJSON(%q) succeeded", notContainer)
+		}
+	}
+}
+
+func TestJSONStringClip(t *testing.T) {
+	got := string(appendJSONString(nil, strings.Repeat("日", 10), 7))
+	if want := `"日日…(+24 bytes)"`; got != want {
+		t.Fatalf("clip = %s, want %s", got, want)
+	}
+}
+
+func parseOrFail(t *testing.T, s string) *jval {
+	t.Helper()
+	v, ok := parseJSON(s)
+	if !ok {
+		t.Fatalf("parse %s failed", s)
+	}
+	return v
+}
+
+// FuzzParseJSON checks the tree parser against encoding/json: it accepts
+// exactly the valid JSON containers, and both its compact and pretty
+// encodings decode to the same value as the input.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":null}]}`, `[ "x\u00e9\n", -0.5e3, true ]`, `{"":{}, "k":"\ud800"}`, "[\"\xff\"]", `[1,]`, "[]\f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := parseJSON(s)
+		t0 := strings.Trim(s, " \t\r\n")
+		isContainer := t0 != "" && (t0[0] == '{' || t0[0] == '[')
+		if want := isContainer && json.Valid([]byte(s)); ok != want {
+			t.Fatalf("parseJSON ok = %v, want %v", ok, want)
+		}
+		if !ok {
+			return
+		}
+		var want any
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatal(err)
+		}
+		for _, enc := range []string{v.compact(0), v.pretty()} {
+			var got any
+			if err := json.Unmarshal([]byte(enc), &got); err != nil {
+				t.Fatalf("re-encoding %q is invalid: %v", enc, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("re-encoding %q decodes to %v, input to %v", enc, got, want)
+			}
+		}
+		if c := v.compact(0); v.size != len(c) {
+			t.Fatalf("size %d, compact length %d", v.size, len(c))
+		}
+	})
+}
+
+func BenchmarkParseJSON(b *testing.B) {
+	raw := jsonArray(30000, issue) // ~9MB
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		parseJSON(raw)
+	}
+}
