@@ -229,7 +229,9 @@ func TestLimitsMidChain(t *testing.T) {
 func TestConcurrencyLimit(t *testing.T) {
 	f := newFixture(t, Options{MaxConcurrent: 1, Timeout: 400 * time.Millisecond})
 	done := make(chan Response)
-	go func() { done <- f.engine.Execute(context.Background(), Request{Code: `for(;;){}`, Timeout: 2 * time.Second}) }()
+	go func() {
+		done <- f.engine.Execute(context.Background(), Request{Code: `for(;;){}`, Timeout: 2 * time.Second})
+	}()
 	time.Sleep(100 * time.Millisecond)
 	f.fails(t, `const x = 1; return x`, "concurrency limit reached")
 	<-done

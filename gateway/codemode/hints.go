@@ -88,7 +88,7 @@ func newNameIndex(tools []Tool) *nameIndex {
 	return idx
 }
 
-func (n *nameIndex) backend(name string) string   { return n.byName[name] }
+func (n *nameIndex) backend(name string) string      { return n.byName[name] }
 func (n *nameIndex) toolOwners(name string) []string { return n.owners[name] }
 
 // closest returns the candidate nearest to name (edit distance ≤ 2, or a
