@@ -126,7 +126,7 @@ type Request struct {
 
 // Response is the outcome of a request.
 type Response struct {
-	Text    string   // what the agent receives
+	Text    string   // the shaped result, or the error message with hints
 	IsError bool     // the program failed
 	Console []string // captured console lines
 	Tier    Tier
@@ -293,12 +293,18 @@ func (e *Engine) finish(req Request, resp *Response) {
 		resp.Text = resp.Shaped.Text
 		processed = resp.Shaped.ProcessedBytes
 	}
-	if len(resp.Console) > 0 {
-		resp.Text += "\n\n[console]\n" + strings.Join(resp.Console, "\n")
-	}
 	if e.opts.Stats != nil {
-		e.opts.Stats.Run(string(resp.Tier), processed, len(resp.Text), resp.IsError)
+		e.opts.Stats.Run(string(resp.Tier), processed, len(resp.Render()), resp.IsError)
 	}
+}
+
+// Render is the text an agent receives: the result (or error) followed by
+// the captured console lines.
+func (r Response) Render() string {
+	if len(r.Console) == 0 {
+		return r.Text
+	}
+	return r.Text + "\n\n[console]\n" + strings.Join(r.Console, "\n")
 }
 
 // renderValue pretty-prints a JSON value for the agent.

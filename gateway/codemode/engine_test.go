@@ -147,10 +147,10 @@ func TestConsoleCapture(t *testing.T) {
 		!strings.HasPrefix(r.Console[2], "[error] Error: e1") || r.Console[3] != "[console: 2 more lines dropped after the first 3]" {
 		t.Fatalf("console = %q", r.Console)
 	}
-	if !strings.Contains(r.Text, "[console]\na 1") {
+	if !strings.Contains(r.Render(), "[console]\na 1") {
 		t.Fatalf("text lacks console: %s", r.Text)
 	}
-	failed := f.fails(t, `console.log("before"); throw new Error("after")`, "Error: after", "before")
+	failed := f.fails(t, `console.log("before"); throw new Error("after")`, "Error: after")
 	if len(failed.Console) != 1 {
 		t.Fatalf("console on failure = %q", failed.Console)
 	}
@@ -212,7 +212,10 @@ func TestOutputPipeline(t *testing.T) {
 
 func TestLimitsMidChain(t *testing.T) {
 	f := newFixture(t, Options{Timeout: 300 * time.Millisecond, HeapMB: 32})
-	r := f.fails(t, `await everything.get_sum({a: 1, b: 2}); console.log("spinning"); for (;;) {}`, "TIMEOUT", "execution exceeded 300 ms", "spinning")
+	r := f.fails(t, `await everything.get_sum({a: 1, b: 2}); console.log("spinning"); for (;;) {}`, "TIMEOUT", "execution exceeded 300 ms")
+	if !strings.Contains(r.Render(), "[console]\nspinning") {
+		t.Fatalf("console lost on timeout: %q", r.Render())
+	}
 	if r.Code != v8sandbox.CodeTimeout {
 		t.Fatal(r.Code)
 	}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway/codemode"
+)
+
+func init() {
+	register(&command{
+		name: "exec",
+		args: "(-e CODE | FILE | -)",
+		summary: "Run a call_tool_chain program from the terminal: the result on stdout, console lines on stderr, " +
+			"a one-line JSON error and a non-zero exit on failure.",
+		flags: func(fs *pflag.FlagSet) {
+			config.RegisterFlags(fs)
+			fs.StringP("eval", "e", "", "program text")
+			fs.String("intent", "", "what you are looking for (filters large outputs)")
+			fs.Duration("timeout", 0, "run timeout (default sandbox.timeout)")
+			fs.Duration("wait", 10*time.Second, "how long to wait for backends to connect")
+		},
+		run: runExec,
+	})
+}
+
+func runExec(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string) int {
+	code, err := programText(env, fs, args)
+	if err != nil {
+		return execFail(env, "INVALID_REQUEST", err.Error(), 2)
+	}
+	cfg, ok := loadConfig(env, fs)
+	if !ok {
+		return 2
+	}
+	g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
+	if !ok {
+		return 1
+	}
+	defer g.Close()
+	wait, _ := fs.GetDuration("wait")
+	waitForBackends(ctx, g, wait)
+	intent, _ := fs.GetString("intent")
+	timeout, _ := fs.GetDuration("timeout")
+	resp := g.Engine().Execute(ctx, codemode.Request{Code: code, Intent: intent, Timeout: timeout})
+	for _, line := range resp.Console {
+		fmt.Fprintln(env.stderr, line)
+	}
+	if resp.IsError {
+		return execFail(env, string(resp.Code), resp.Text, 1)
+	}
+	fmt.Fprintln(env.stdout, resp.Text)
+	return 0
+}
+
+// programText reads the program from -e, a file, or stdin ("-").
+func programText(env *cliEnv, fs *pflag.FlagSet, args []string) (string, error) {
+	if e, _ := fs.GetString("eval"); e != "" {
+		if len(args) > 0 {
+			return "", fmt.Errorf("give the program either with -e or as FILE, not both")
+		}
+		return e, nil
+	}
+	if len(args) != 1 {
+		return "", fmt.Errorf("usage: isogate exec (-e CODE | FILE | -)")
+	}
+	var b []byte
+	var err error
+	if args[0] == "-" {
+		b, err = io.ReadAll(env.stdin)
+	} else {
+		b, err = os.ReadFile(args[0])
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading program: %w", err)
+	}
+	return string(b), nil
+}
+
+func execFail(env *cliEnv, code, message string, exit int) int {
+	b, _ := json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{code, message})
+	fmt.Fprintln(env.stderr, string(b))
+	return exit
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway"
+)
+
+// loadConfig loads the configuration named by the command's flags.
+func loadConfig(env *cliEnv, fs *pflag.FlagSet) (*config.Config, bool) {
+	cfg, err := config.Load(config.LoadOptions{Flags: fs})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
+		return nil, false
+	}
+	return cfg, true
+}
+
+// startGateway builds and starts a gateway, logging to stderr.
+func startGateway(ctx context.Context, env *cliEnv, cfg *config.Config, logger *slog.Logger) (*gateway.Gateway, bool) {
+	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Version: version, Tools: extraTools(cfg, logger)})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
+		return nil, false
+	}
+	if err := g.Start(ctx); err != nil {
+		g.Close()
+		fmt.Fprintf(env.stderr, "isogate: starting backends: %v\n", err)
+		return nil, false
+	}
+	return g, true
+}
+
+// waitForBackends gives backends a moment to connect for one-shot commands.
+func waitForBackends(ctx context.Context, g *gateway.Gateway, d time.Duration) {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	_ = g.Backends().WaitHealthy(wctx)
+}
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "Serve the gateway over MCP: stdio by default, streamable HTTP with --http ADDR (at /mcp).",
+		flags:   config.RegisterFlags,
+		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, _ []string) int {
+			cfg, ok := loadConfig(env, fs)
+			if !ok {
+				return 2
+			}
+			logger := newLogger(cfg.Server, env.stderr)
+			g, ok := startGateway(ctx, env, cfg, logger)
+			if !ok {
+				return 1
+			}
+			defer g.Close()
+			if cfg.Server.HTTP == "" {
+				logger.Info("serving MCP over stdio", "backends", len(cfg.EnabledBackends()))
+				if err := g.ServeStdio(ctx); err != nil && ctx.Err() == nil {
+					logger.Error("stdio server stopped", "err", err)
+					return 1
+				}
+				return 0
+			}
+			ln, err := g.Listen(cfg.Server.HTTP)
+			if err != nil {
+				fmt.Fprintf(env.stderr, "isogate: %v\n", err)
+				return 2
+			}
+			logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp",
+				"auth", cfg.Server.AuthToken != "", "backends", len(cfg.EnabledBackends()))
+			if err := g.ServeHTTP(ctx, ln); err != nil {
+				logger.Error("HTTP server stopped", "err", err)
+				return 1
+			}
+			return 0
+		},
+	})
+	register(&command{
+		name:    "tools",
+		args:    "[QUERY]",
+		summary: "Search the tool catalogue from the terminal (all tools without a query).",
+		flags: func(fs *pflag.FlagSet) {
+			config.RegisterFlags(fs)
+			fs.Int("limit", 10, "maximum number of results")
+			fs.Duration("wait", 5*time.Second, "how long to wait for backends to connect (the cache answers at once)")
+		},
+		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string) int {
+			cfg, ok := loadConfig(env, fs)
+			if !ok {
+				return 2
+			}
+			g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
+			if !ok {
+				return 1
+			}
+			defer g.Close()
+			wait, _ := fs.GetDuration("wait")
+			waitForBackends(ctx, g, wait)
+			limit, _ := fs.GetInt("limit")
+			query := joinArgs(args)
+			fmt.Fprint(env.stdout, searchText(g, query, limit))
+			return 0
+		},
+	})
+	register(&command{
+		name:    "backends",
+		summary: "Connect to every configured backend and print its status.",
+		flags: func(fs *pflag.FlagSet) {
+			config.RegisterFlags(fs)
+			fs.Duration("wait", 10*time.Second, "how long to wait for backends to connect")
+		},
+		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, _ []string) int {
+			cfg, ok := loadConfig(env, fs)
+			if !ok {
+				return 2
+			}
+			g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
+			if !ok {
+				return 1
+			}
+			defer g.Close()
+			wait, _ := fs.GetDuration("wait")
+			waitForBackends(ctx, g, wait)
+			code := 0
+			fmt.Fprintf(env.stdout, "%-20s %-16s %-10s %6s  %s\n", "BACKEND", "TRANSPORT", "STATE", "TOOLS", "LAST ERROR")
+			for _, st := range g.Backends().Status() {
+				fmt.Fprintf(env.stdout, "%-20s %-16s %-10s %6d  %s\n", st.Name, st.Transport, st.State, st.ToolCount, st.LastError)
+				if st.State.String() != "healthy" {
+					code = 1
+				}
+			}
+			return code
+		},
+	})
+}
+
+// quiet raises the log level of one-shot commands to warnings unless the
+// user asked for more.
+func quiet(s config.ServerConfig) config.ServerConfig {
+	if s.LogLevel == "" || s.LogLevel == "info" {
+		s.LogLevel = "warn"
+	}
+	return s
+}

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// everythingServer returns the path of the real server-everything installed
+// by `make deps` (npm ci in examples/).
+func everythingServer(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../examples/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("server-everything is not installed (run make deps): %v", err)
+		}
+		t.Skip("server-everything is not installed; run make deps")
+	}
+	return p
+}
+
+// writeConfig writes a gateway config with the real server-everything.
+func writeConfig(t *testing.T, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`server:
+  cache_dir: %s
+  log_level: debug
+backends:
+  everything:
+    command: node
+    args: [%q, stdio]
+    tags: [demo]
+sandbox:
+  isolation: thread
+  timeout: 10s
+%s`, filepath.Join(dir, "cache"), everythingServer(t), extra)
+	path := filepath.Join(dir, "isogate.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func connectStdio(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to isogate serve: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), res.IsError
+}
+
+// waitForTool polls search_tools until the backend's tools are listed.
+func waitForTool(t *testing.T, cs *mcp.ClientSession, query, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		text, _ := callText(t, cs, "search_tools", map[string]any{"query": query})
+		if strings.Contains(text, want) {
+			return text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("search %q never found %q; last answer:\n%s", query, want, text)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// exercise runs the discovery workflow and reads every resource.
+func exercise(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	ctx := context.Background()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"search_tools", "tool_info", "list_tools_meta", "call_tool_chain"} {
+		if !strings.Contains(strings.Join(names, ","), want) {
+			t.Fatalf("meta-tool %s missing from %v", want, names)
+		}
+	}
+	if len(names) > 6 {
+		t.Fatalf("backend tools leaked into the gateway's tool list: %v", names)
+	}
+	search := waitForTool(t, cs, "sum", "everything.get-sum")
+	if first := strings.SplitN(search, "\n", 3); len(first) < 2 || !strings.HasPrefix(first[1], "everything.get-sum") {
+		t.Fatalf("get-sum is not the first hit:\n%s", search)
+	}
+	info, isErr := callText(t, cs, "tool_info", map[string]any{"tool_name": "everything.get-sum"})
+	if isErr || !strings.Contains(info, "a: number") {
+		t.Fatalf("tool_info:\n%s", info)
+	}
+	list, _ := callText(t, cs, "list_tools_meta", map[string]any{"page_size": 5})
+	var page struct {
+		Tools      []string `json:"tools"`
+		NextCursor string   `json:"next_cursor"`
+	}
+	if err := json.Unmarshal([]byte(list), &page); err != nil || len(page.Tools) != 5 || page.NextCursor == "" {
+		t.Fatalf("list_tools_meta: %s", list)
+	}
+	sum, isErr := callText(t, cs, "call_tool_chain", map[string]any{"code": `const r = await everything.get_sum({a: 40, b: 2}); return r`})
+	if isErr || !strings.Contains(sum, "42") {
+		t.Fatalf("call_tool_chain: %s", sum)
+	}
+	for _, uri := range []string{"isogate://backends", "isogate://backend/everything", "isogate://stats", "isogate://tools"} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(res.Contents) == 0 || res.Contents[0].Text == "" {
+			t.Fatalf("reading %s: %v", uri, err)
+		}
+		text := res.Contents[0].Text
+		switch uri {
+		case "isogate://backends":
+			if !strings.Contains(text, `"state": "healthy"`) {
+				t.Fatalf("%s: %s", uri, text)
+			}
+		case "isogate://stats":
+			if !strings.Contains(text, `"everything.get-sum"`) || !strings.Contains(text, `"bytes_returned"`) {
+				t.Fatalf("%s does not count the call: %s", uri, text)
+			}
+		case "isogate://tools":
+			if !strings.Contains(text, "everything.get-sum") {
+				t.Fatalf("%s: %s", uri, text)
+			}
+		}
+	}
+}
+
+func TestServeStdio(t *testing.T) {
+	cs := connectStdio(t, "serve", "--config", writeConfig(t, ""))
+	exercise(t, cs)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startHTTP runs `isogate serve --http` and waits until it answers.
+func startHTTP(t *testing.T, cfg string, env ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "serve", "--config", cfg, "--http", addr)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			t.Log(sc.Text())
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			t.Error("isogate did not stop on SIGTERM")
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return "http://" + addr + "/mcp"
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("isogate serve --http never answered: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func connectHTTP(t *testing.T, url, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport}
+	if token != "" {
+		hc.Transport = bearer{token, http.DefaultTransport}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+func TestServeHTTP(t *testing.T) {
+	url := startHTTP(t, writeConfig(t, ""))
+	cs, err := connectHTTP(t, url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exercise(t, cs)
+}
+
+func TestServeHTTPWithToken(t *testing.T) {
+	url := startHTTP(t, writeConfig(t, ""), "ISOGATE_SERVER__AUTH_TOKEN=s3cret")
+	if _, err := connectHTTP(t, url, ""); err == nil {
+		t.Fatal("connected without the token")
+	}
+	if _, err := connectHTTP(t, url, "wrong"); err == nil {
+		t.Fatal("connected with a wrong token")
+	}
+	cs, err := connectHTTP(t, url, "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exercise(t, cs)
+}
+
+func TestServeRefusesPublicBindWithoutToken(t *testing.T) {
+	_, stderr, code := runBinary(t, "", "serve", "--config", writeConfig(t, ""), "--http", "0.0.0.0:0")
+	if code == 0 || !strings.Contains(stderr, "non-loopback address without server.auth_token") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestServeClaudeStyleConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "claude_desktop_config.json")
+	body := fmt.Sprintf(`{"mcpServers": {"everything": {"command": "node", "args": [%q, "stdio"]}}}`, everythingServer(t))
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs := connectStdio(t, "serve", "--config", path)
+	waitForTool(t, cs, "echo", "everything.echo")
+}
+
+func TestConfigErrorsArePrecise(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(path, []byte("sandbox:\n  timout: 3s\nbackends:\n  x:\n    transport: stdoi\n"), 0o600)
+	_, stderr, code := runBinary(t, "", "backends", "--config", path)
+	for _, want := range []string{`bad.yaml: unknown key "sandbox.timout" (did you mean "sandbox.timeout"?)`, "backends.x.transport"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != 2 {
+		t.Fatalf("exit %d", code)
+	}
+}

@@ -1,0 +1,269 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport names accepted in [Spec.Transport].
+const (
+	TransportStdio          = "stdio"
+	TransportStreamableHTTP = "streamable-http"
+	TransportSSE            = "sse"
+	TransportCustom         = "custom"
+)
+
+// Defaults applied by [NewManager] to zero-valued fields.
+const (
+	DefaultTimeout            = 30 * time.Second
+	DefaultMaxConcurrentCalls = 8
+	DefaultHealthInterval     = 30 * time.Second
+	DefaultHealthTimeout      = 10 * time.Second
+	DefaultRestartBackoffBase = 500 * time.Millisecond
+	DefaultRestartBackoffMax  = 30 * time.Second
+	DefaultRestartBudget      = 5
+	DefaultRestartWindow      = 5 * time.Minute
+	DefaultStartWait          = 5 * time.Second
+	DefaultConnectTimeout     = 60 * time.Second
+	DefaultShutdownGrace      = 2 * time.Second
+	// CacheFileName is the name of the tool cache file inside
+	// [Options.CacheDir].
+	CacheFileName = "backend-tools.json"
+)
+
+// A Spec describes one backend MCP server.
+type Spec struct {
+	// Name identifies the backend. It must be non-empty and unique.
+	Name string
+	// Transport is one of "stdio", "streamable-http", "sse" or "custom".
+	Transport string
+
+	// Command, Args, Env and Cwd configure a "stdio" backend. The child's
+	// environment is the gateway's environment plus Env (Env wins).
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// URL and Headers configure "streamable-http" and "sse" backends.
+	// Headers are added to every HTTP request sent to the backend.
+	URL     string
+	Headers map[string]string
+
+	// Timeout bounds each tool call, including the wait for a free
+	// concurrency slot. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxConcurrentCalls limits the number of tool calls in flight to this
+	// backend. Zero means DefaultMaxConcurrentCalls.
+	MaxConcurrentCalls int
+	// Tags are free-form labels, reported in [Status].
+	Tags []string
+
+	// Dial creates the transport of a "custom" backend. It is called for
+	// every (re)connection. Tests use it with mcp.NewInMemoryTransports to
+	// reach in-process servers.
+	Dial func(ctx context.Context) (mcp.Transport, error)
+}
+
+// Validate reports whether the spec is usable.
+func (s *Spec) Validate() error {
+	if s.Name == "" {
+		return errors.New("backend name is empty")
+	}
+	var err error
+	switch s.Transport {
+	case TransportStdio:
+		if s.Command == "" {
+			err = errors.New("stdio transport requires a command")
+		}
+	case TransportStreamableHTTP, TransportSSE:
+		if s.URL == "" {
+			err = fmt.Errorf("%s transport requires a url", s.Transport)
+		} else if u, perr := url.Parse(s.URL); perr != nil {
+			err = fmt.Errorf("invalid url: %w", perr)
+		} else if u.Scheme != "http" && u.Scheme != "https" {
+			err = fmt.Errorf("invalid url %q: scheme must be http or https", s.URL)
+		}
+	case TransportCustom:
+		if s.Dial == nil {
+			err = errors.New("custom transport requires a Dial function")
+		}
+	case "":
+		err = errors.New("transport is empty")
+	default:
+		err = fmt.Errorf("unknown transport %q", s.Transport)
+	}
+	if err != nil {
+		return fmt.Errorf("backend %q: %w", s.Name, err)
+	}
+	return nil
+}
+
+// Options configures a [Manager]. The zero value of every field selects a
+// default.
+type Options struct {
+	// Specs lists the backends to manage.
+	Specs []Spec
+	// CacheDir is the directory of the tool cache file (CacheFileName).
+	// If empty, tool lists are not cached.
+	CacheDir string
+	// Logger receives the manager's logs; every record about a backend has
+	// a "backend" attribute. If nil, slog.Default() is used.
+	Logger *slog.Logger
+
+	// HealthInterval is the period of health pings (DefaultHealthInterval).
+	HealthInterval time.Duration
+	// HealthTimeout bounds a single health ping (DefaultHealthTimeout,
+	// capped at HealthInterval).
+	HealthTimeout time.Duration
+	// ConnectTimeout bounds one connection attempt: start/dial, MCP
+	// initialisation and the initial tools/list (DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+
+	// RestartBackoffBase and RestartBackoffMax bound the exponential delay
+	// between reconnection attempts (DefaultRestartBackoffBase,
+	// DefaultRestartBackoffMax).
+	RestartBackoffBase time.Duration
+	RestartBackoffMax  time.Duration
+	// RestartBudget is the number of restarts allowed per RestartWindow
+	// (DefaultRestartBudget per DefaultRestartWindow). When it is exhausted
+	// the backend stays unhealthy until [Manager.Restart]. A negative budget
+	// means unlimited.
+	RestartBudget int
+	RestartWindow time.Duration
+
+	// StartWait is how long a call to a backend that is starting or
+	// restarting waits for it to become healthy (DefaultStartWait).
+	StartWait time.Duration
+	// ShutdownGrace is how long a stdio backend is given to exit after
+	// SIGTERM before it is SIGKILLed (DefaultShutdownGrace).
+	ShutdownGrace time.Duration
+
+	// StderrLines is the number of stderr lines kept per stdio backend
+	// (DefaultStderrLines).
+	StderrLines int
+
+	// ClientInfo identifies the gateway to backends. If nil,
+	// {Name: "isogate", Version: "dev"} is used.
+	ClientInfo *mcp.Implementation
+
+	// OnToolsChanged, if set, is called with a backend's complete tool list
+	// whenever it becomes known or changes: when cached tools are loaded at
+	// Start, after every (re)connection, and after the backend sends
+	// notifications/tools/list_changed. Calls for one backend are
+	// serialised and always reflect the latest list; calls for different
+	// backends may run concurrently. The callback must not block for long
+	// and must not modify the tools.
+	OnToolsChanged func(backend string, tools []*mcp.Tool)
+	// OnProgress, if set, receives progress notifications sent by backends
+	// (for calls that carried a progress token in their _meta).
+	OnProgress func(backend string, params *mcp.ProgressNotificationParams)
+}
+
+// withDefaults returns a copy of o with zero fields replaced by defaults.
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.HealthInterval, DefaultHealthInterval)
+	def(&o.HealthTimeout, DefaultHealthTimeout)
+	o.HealthTimeout = min(o.HealthTimeout, o.HealthInterval)
+	def(&o.ConnectTimeout, DefaultConnectTimeout)
+	def(&o.RestartBackoffBase, DefaultRestartBackoffBase)
+	def(&o.RestartBackoffMax, DefaultRestartBackoffMax)
+	o.RestartBackoffMax = max(o.RestartBackoffMax, o.RestartBackoffBase)
+	if o.RestartBudget == 0 {
+		o.RestartBudget = DefaultRestartBudget
+	}
+	def(&o.RestartWindow, DefaultRestartWindow)
+	def(&o.StartWait, DefaultStartWait)
+	def(&o.ShutdownGrace, DefaultShutdownGrace)
+	if o.StderrLines <= 0 {
+		o.StderrLines = DefaultStderrLines
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.ClientInfo == nil {
+		o.ClientInfo = &mcp.Implementation{Name: "isogate", Version: "dev"}
+	}
+	return o
+}
+
+// State is the lifecycle state of a backend.
+//
+//	Starting → Healthy ↔ Unhealthy → Stopped
+//
+// A backend is Starting until its first connection succeeds or fails,
+// Healthy while connected and answering pings, Unhealthy while crashed,
+// failing or reconnecting (or permanently, once its restart budget is
+// exhausted), and Stopped after [Manager.Close].
+type State int
+
+// Backend states.
+const (
+	StateStarting State = iota
+	StateHealthy
+	StateUnhealthy
+	StateStopped
+)
+
+// String returns "starting", "healthy", "unhealthy" or "stopped".
+func (s State) String() string {
+	switch s {
+	case StateStarting:
+		return "starting"
+	case StateHealthy:
+		return "healthy"
+	case StateUnhealthy:
+		return "unhealthy"
+	case StateStopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// MarshalText implements encoding.TextMarshaler, so states appear by name
+// in JSON status output.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Status is a point-in-time snapshot of one backend, see [Manager.Status].
+type Status struct {
+	Name      string
+	Transport string
+	Tags      []string
+	State     State
+	// ToolCount is the number of known tools; ToolsCached reports that they
+	// come from the on-disk cache rather than from the live backend.
+	ToolCount   int
+	ToolsCached bool
+	// LastError describes the most recent failure ("" if none since the
+	// last successful connection).
+	LastError string
+	// Restarts counts connection attempts after the first one.
+	Restarts int
+	// PID is the process id of a running stdio backend, otherwise 0.
+	PID int
+	// Stderr holds the last stderr lines of a stdio backend, oldest first.
+	Stderr []string
+	// ConnectedAt is when the current connection was established (zero if
+	// not connected).
+	ConnectedAt time.Time
+	// Calls counts tool calls routed to the backend; Errors counts those
+	// that returned an error (tool results with IsError set are not
+	// counted: they are successful protocol exchanges).
+	Calls  int64
+	Errors int64
+	// InFlight is the number of calls holding a concurrency slot; Queued is
+	// the number waiting for one.
+	InFlight int
+	Queued   int
+}

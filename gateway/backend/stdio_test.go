@@ -1,0 +1,216 @@
+//go:build unix
+
+package backend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// processGone reports whether pid no longer runs. A zombie counts as gone:
+// orphaned grandchildren are reaped by init, which in some containers never
+// happens.
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	if i := bytes.LastIndexByte(data, ')'); i >= 0 {
+		if f := strings.Fields(string(data[i+1:])); len(f) > 0 {
+			return f[0] == "Z" || f[0] == "X"
+		}
+	}
+	return false
+}
+
+func TestStdioEnvCwdAndStderrRing(t *testing.T) {
+	t.Setenv("ISOGATE_INHERITED", "from-gateway")
+	dir := t.TempDir()
+	spec := helperSpec(t, "helper", map[string]string{
+		"ISOGATE_HELPER_VAR":          "from-spec",
+		"ISOGATE_HELPER_STDERR_LINES": "150",
+	})
+	spec.Cwd = dir
+	m := startManager(t, Options{Specs: []Spec{spec}})
+	waitHealthy(t, m)
+
+	res, err := m.CallTool(context.Background(), "helper", "info", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info helperInfo
+	if err := json.Unmarshal([]byte(resultText(t, res)), &info); err != nil {
+		t.Fatal(err)
+	}
+	wantDir, _ := filepath.EvalSymlinks(dir)
+	gotDir, _ := filepath.EvalSymlinks(info.Cwd)
+	st := statusOf(t, m, "helper")
+	if info.Var != "from-spec" || info.Inherited != "from-gateway" || gotDir != wantDir || info.PID != st.PID || info.PPID != os.Getpid() {
+		t.Fatalf("child saw %+v (status pid %d, cwd want %s)", info, st.PID, wantDir)
+	}
+
+	eventually(t, "all stderr lines to arrive", func() bool {
+		s := statusOf(t, m, "helper").Stderr
+		return len(s) > 0 && s[len(s)-1] == "line-150"
+	})
+	lines := statusOf(t, m, "helper").Stderr
+	if len(lines) != 100 || lines[0] != "line-051" || lines[99] != "line-150" {
+		t.Fatalf("stderr ring: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+func TestStdioKilledBackendIsRestarted(t *testing.T) {
+	m := startManager(t, Options{
+		Specs:              []Spec{helperSpec(t, "helper", nil)},
+		RestartBackoffBase: 10 * time.Millisecond,
+		StartWait:          20 * time.Second,
+	})
+	waitHealthy(t, m)
+	pid := statusOf(t, m, "helper").PID
+	if pid == 0 {
+		t.Fatal("no pid for a running stdio backend")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The manager notices the exit (and reaps the child).
+	eventually(t, "the killed child to be reaped", func() bool {
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	})
+	// The next call waits for the restart and succeeds.
+	res, err := m.CallTool(context.Background(), "helper", "echo", map[string]any{"text": "after crash"})
+	if err != nil {
+		t.Fatalf("call after crash: %v\nstatus: %+v", err, m.Status())
+	}
+	if got := resultText(t, res); got != "after crash" {
+		t.Fatalf("echo = %q", got)
+	}
+	st := statusOf(t, m, "helper")
+	if st.Restarts != 1 || st.State != StateHealthy || st.PID == 0 || st.PID == pid {
+		t.Fatalf("status after restart: %+v (old pid %d)", st, pid)
+	}
+}
+
+func TestStdioCloseLeavesNoOrphans(t *testing.T) {
+	// The child ignores SIGTERM, so Close must escalate to SIGKILL; its own
+	// child (a grandchild, also ignoring SIGTERM) must die with the group.
+	m := NewManager(Options{
+		Logger:        testLogger(t),
+		Specs:         []Spec{helperSpec(t, "stubborn", map[string]string{"ISOGATE_HELPER_IGNORE_TERM": "1"})},
+		ShutdownGrace: 300 * time.Millisecond,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	waitHealthy(t, m)
+	pid := statusOf(t, m, "stubborn").PID
+	res, err := m.CallTool(ctx, "stubborn", "spawn", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpid, err := strconv.Atoi(resultText(t, res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(gpid, syscall.SIGKILL) }) // in case the test fails
+	if processGone(pid) || processGone(gpid) {
+		t.Fatal("processes not running before Close")
+	}
+
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("child %d still exists after Close (kill -0: %v)", pid, err)
+	}
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", gpid)); t.Logf("grandchild after close: %s", data)
+	eventually(t, "the grandchild to die", func() bool { return processGone(gpid) })
+	if st := statusOf(t, m, "stubborn"); st.State != StateStopped || st.PID != 0 {
+		t.Fatalf("status after Close: %+v", st)
+	}
+}
+
+func TestStdioCommandNotFound(t *testing.T) {
+	m := startManager(t, Options{
+		Specs:              []Spec{{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/isogate-test-binary"}},
+		RestartBudget:      1,
+		RestartBackoffBase: time.Millisecond,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := m.WaitHealthy(ctx)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "/nonexistent/isogate-test-binary") {
+		t.Fatalf("WaitHealthy = %v", err)
+	}
+}
+
+// TestStdioChildDiesWithGateway kills a gateway process with SIGKILL (so it
+// runs no shutdown code) and checks that its stdio backend dies too. The
+// backend ignores SIGTERM and stdin EOF, so only the parent-death signal can
+// stop it.
+func TestStdioChildDiesWithGateway(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("parent-death signal is Linux-only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := exec.Command(exe)
+	gw.Env = append(os.Environ(), helperEnv+"=gateway")
+	out, err := gw.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Process.Kill(); _ = gw.Wait() })
+
+	lines := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		if s.Scan() {
+			lines <- s.Text()
+		}
+		close(lines)
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(30 * time.Second):
+		t.Fatal("gateway helper did not report its backend")
+	}
+	pid, err := strconv.Atoi(line)
+	if err != nil || pid <= 0 {
+		t.Fatalf("gateway helper said %q", line)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if processGone(pid) {
+		t.Fatal("backend not running")
+	}
+
+	if err := gw.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = gw.Wait()
+	eventually(t, "the orphaned backend to die", func() bool { return processGone(pid) })
+}

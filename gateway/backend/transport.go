@@ -1,0 +1,172 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// newTransport builds the go-sdk transport for one connection attempt. For
+// stdio backends it also fills c.proc and c.stderr.
+func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, error) {
+	s := &b.spec
+	switch s.Transport {
+	case TransportStdio:
+		cmd := exec.Command(s.Command, s.Args...)
+		cmd.Env = mergeEnv(os.Environ(), s.Env)
+		cmd.Dir = s.Cwd
+		c.stderr = &lineWriter{ring: b.ring, log: b.log}
+		cmd.Stderr = c.stderr
+		// If the child exits but a grandchild keeps stderr open, do not let
+		// cmd.Wait (called by the SDK when the connection closes) hang.
+		cmd.WaitDelay = b.opts.ShutdownGrace
+		setProcAttrs(cmd)
+		c.proc = &procHandle{cmd: cmd}
+		b.mu.Lock()
+		b.proc = c.proc
+		b.mu.Unlock()
+		return &stdioTransport{
+			inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: b.opts.ShutdownGrace},
+			proc:  c.proc,
+		}, nil
+	case TransportStreamableHTTP:
+		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers)}, nil
+	case TransportSSE:
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers)}, nil
+	case TransportCustom:
+		t, err := s.Dial(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("dial: %w", err)
+		}
+		if t == nil {
+			return nil, fmt.Errorf("dial: returned a nil transport")
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q", s.Transport)
+}
+
+// mergeEnv returns base plus extra; extra entries come last (in key order)
+// so they override inherited ones (os/exec keeps the last duplicate).
+func mergeEnv(base []string, extra map[string]string) []string {
+	env := slices.Clone(base)
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// stdioTransport wraps mcp.CommandTransport so that the child is forked from
+// the dedicated spawner thread (see proc_linux.go) and so that the process
+// handle learns when the child has started.
+type stdioTransport struct {
+	inner *mcp.CommandTransport
+	proc  *procHandle
+}
+
+// Connect implements mcp.Transport.
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	var (
+		conn mcp.Connection
+		err  error
+	)
+	spawnOnLockedThread(func() { conn, err = t.inner.Connect(ctx) })
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", t.inner.Command.Path, err)
+	}
+	t.proc.markStarted()
+	return conn, nil
+}
+
+// procHandle tracks the child process of a stdio connection and signals it
+// together with its process group.
+type procHandle struct {
+	cmd *exec.Cmd
+
+	mu      sync.Mutex
+	started bool
+	killReq bool // SIGKILL requested before the process started
+}
+
+func (h *procHandle) markStarted() {
+	h.mu.Lock()
+	h.started = true
+	kill := h.killReq
+	h.mu.Unlock()
+	if kill {
+		h.signal(sigKill)
+	}
+}
+
+// pid returns the child's pid, or 0 if it has not started.
+func (h *procHandle) pid() int {
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.started {
+		return 0
+	}
+	return h.cmd.Process.Pid
+}
+
+// signal sends sig to the child's process group and to the child itself
+// (the latter through os.Process, which is immune to pid reuse). A SIGKILL
+// requested before the child has started is delivered as soon as it starts.
+func (h *procHandle) signal(sig os.Signal) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	if !h.started {
+		if sig == sigKill {
+			h.killReq = true
+		}
+		h.mu.Unlock()
+		return
+	}
+	p := h.cmd.Process
+	h.mu.Unlock()
+	_ = killGroup(p.Pid, sig)
+	_ = p.Signal(sig)
+}
+
+// exitStatus describes how the child exited. It must only be called once
+// the connection is done (the SDK has waited for the process by then).
+func (h *procHandle) exitStatus() string {
+	if h == nil || h.cmd.ProcessState == nil {
+		return ""
+	}
+	return h.cmd.ProcessState.String()
+}
+
+// newHTTPClient returns a client that adds headers to every request.
+func newHTTPClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return &http.Client{}
+	}
+	return &http.Client{Transport: &headerRoundTripper{base: http.DefaultTransport, headers: maps.Clone(headers)}}
+}
+
+// headerRoundTripper adds fixed headers to every request.
+type headerRoundTripper struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // RoundTrippers must not modify the request
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}

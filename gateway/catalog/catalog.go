@@ -1,0 +1,344 @@
+package catalog
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Catalog holds the tools of all backends. The zero value is not usable;
+// create one with [New]. All methods are safe for concurrent use.
+type Catalog struct {
+	mu       sync.Mutex // serialises writers
+	backends map[string]*backend
+	version  uint64
+	snap     atomic.Pointer[snapshot]
+}
+
+// Entry is one catalogued tool. Entries are shared and immutable: callers
+// must not modify an Entry or anything it points to.
+type Entry struct {
+	// Name is the canonical "backend.tool" name with the original names.
+	Name string `json:"name"`
+	// Backend is the backend's name as configured.
+	Backend string `json:"backend"`
+	// Tool is the tool's name as reported by the backend.
+	Tool string `json:"tool"`
+	// JSBackend is the backend's sanitized identifier, unique among backends.
+	JSBackend string `json:"jsBackend"`
+	// JSTool is the tool's sanitized identifier, unique within its backend.
+	JSTool string `json:"jsTool"`
+	// JSName is "JSBackend.JSTool", the expression code mode calls.
+	JSName string `json:"jsName"`
+	// Summary is the first sentence of the description (at most 200 runes).
+	Summary string `json:"summary,omitempty"`
+	// Tags are the backend's tags plus the tool's own (from _meta.tags),
+	// sorted and de-duplicated case-insensitively.
+	Tags []string `json:"tags,omitempty"`
+	// Def is a shallow copy of the backend's tool definition whose
+	// InputSchema and OutputSchema have been normalised to json.RawMessage.
+	Def *mcp.Tool `json:"-"`
+
+	td *toolData
+}
+
+// backend is one backend's processed tools, built outside the lock.
+type backend struct {
+	name  string
+	tags  []string
+	tools []*toolData // sorted by name
+}
+
+// toolData is everything derived from one tool definition that does not
+// depend on other backends. It is immutable once built.
+type toolData struct {
+	def        *mcp.Tool
+	name       string
+	jsName     string
+	tags       []string
+	summary    string
+	in, out    *schema
+	inRaw      json.RawMessage
+	outRaw     json.RawMessage
+	params     []Param
+	args       string // TS type of the argument object
+	argsOpt    bool   // the argument object may be omitted
+	result     string // TS type of the structured result
+	example    string // argument literal for the example call
+	fieldToks  [numFields][]token
+	lowerNames [2]string // lower-cased Tool and JSTool, for suggestions
+}
+
+// snapshot is an immutable view of the catalogue published to readers.
+type snapshot struct {
+	version  uint64
+	backends []string // sorted
+	tags     []string // sorted, distinct (case-insensitively)
+	entries  []*Entry // sorted by Name
+	names    []string // entries' Names, for List
+	byName   map[string][]*Entry
+	byJSName map[string][]*Entry
+	byTool   map[string][]*Entry
+	byJSTool map[string][]*Entry
+
+	// The search index is built on first use, so that a burst of
+	// SetBackend calls (e.g. at start-up) does not index every
+	// intermediate snapshot.
+	idxOnce sync.Once
+	idx     *index
+}
+
+// index returns the snapshot's search index, building it on first use.
+func (s *snapshot) index() *index {
+	s.idxOnce.Do(func() { s.idx = buildIndex(s.entries) })
+	return s.idx
+}
+
+// New returns an empty catalogue.
+func New() *Catalog {
+	c := &Catalog{backends: map[string]*backend{}}
+	c.snap.Store(buildSnapshot(nil, 0))
+	return c
+}
+
+// SetBackend replaces all tools of the named backend (adding the backend if
+// it is new). tags label the backend for [SearchOptions.Tag]. Nil tools and
+// tools without a name are skipped; if a backend reports the same name
+// twice, the first definition wins. The catalogue copies what it keeps, but
+// the tools' Meta maps and Annotations are shared: do not modify them later.
+// An empty backend name is ignored. Backend names should not contain '.',
+// which would make "backend.tool" names ambiguous.
+func (c *Catalog) SetBackend(name string, tags []string, tools []*mcp.Tool) {
+	if name == "" {
+		return
+	}
+	b := buildBackend(name, tags, tools)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.backends[name] = b
+	c.publishLocked()
+}
+
+// RemoveBackend removes a backend and its tools. Removing an unknown
+// backend is a no-op.
+func (c *Catalog) RemoveBackend(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.backends[name]; !ok {
+		return
+	}
+	delete(c.backends, name)
+	c.publishLocked()
+}
+
+// Backends returns the names of all backends, sorted.
+func (c *Catalog) Backends() []string { return slices.Clone(c.snap.Load().backends) }
+
+// Tags returns every tag used by a backend or tool, sorted.
+func (c *Catalog) Tags() []string { return slices.Clone(c.snap.Load().tags) }
+
+// Count returns the number of tools in the catalogue.
+func (c *Catalog) Count() int { return len(c.snap.Load().entries) }
+
+// Entries returns all tools sorted by Name. The slice is the caller's; the
+// entries are shared and must not be modified.
+func (c *Catalog) Entries() []*Entry { return slices.Clone(c.snap.Load().entries) }
+
+// Version returns a counter that changes whenever the catalogue changes,
+// for callers that cache derived data (e.g. code-mode bindings).
+func (c *Catalog) Version() uint64 { return c.snap.Load().version }
+
+func (c *Catalog) publishLocked() {
+	c.version++
+	bs := make([]*backend, 0, len(c.backends))
+	for _, b := range c.backends {
+		bs = append(bs, b)
+	}
+	c.snap.Store(buildSnapshot(bs, c.version))
+}
+
+// buildBackend processes one backend's tool list.
+func buildBackend(name string, tags []string, tools []*mcp.Tool) *backend {
+	b := &backend{name: name, tags: normTags(tags)}
+	seen := map[string]bool{}
+	for _, t := range tools {
+		if t == nil || t.Name == "" || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		b.tools = append(b.tools, buildTool(t))
+	}
+	slices.SortFunc(b.tools, func(x, y *toolData) int { return strings.Compare(x.name, y.name) })
+	names := make([]string, len(b.tools))
+	for i, td := range b.tools {
+		names[i] = td.name
+	}
+	ids := assignIdents(names)
+	nameToks := tokenize(name, nil)
+	tagToks := tokenize(strings.Join(b.tags, " "), nil)
+	for _, td := range b.tools {
+		td.jsName = ids[td.name]
+		td.lowerNames = [2]string{strings.ToLower(td.name), strings.ToLower(td.jsName)}
+		td.fieldToks[fieldBackend] = nameToks
+		td.fieldToks[fieldTags] = append(td.fieldToks[fieldTags], tagToks...)
+	}
+	return b
+}
+
+// buildTool derives everything backend-independent from one definition.
+func buildTool(t *mcp.Tool) *toolData {
+	def := *t
+	td := &toolData{def: &def, name: t.Name}
+	td.inRaw = schemaJSON(t.InputSchema)
+	td.outRaw = schemaJSON(t.OutputSchema)
+	if td.inRaw != nil {
+		def.InputSchema = td.inRaw
+	}
+	if td.outRaw != nil {
+		def.OutputSchema = td.outRaw
+	}
+	td.in = parseSchema(td.inRaw)
+	td.out = parseSchema(td.outRaw)
+	td.tags = normTags(metaTags(t.Meta))
+	td.summary = summarize(t.Description)
+	if td.summary == "" {
+		td.summary = summarize(displayTitle(t))
+	}
+	td.params = params(td.in)
+	td.args, td.argsOpt = argsType(td.in)
+	td.result = resultType(td.out)
+	td.example = exampleArgs(td.in)
+
+	td.fieldToks[fieldName] = tokenize(t.Name, nil)
+	td.fieldToks[fieldDesc] = tokenize(displayTitle(t)+" "+t.Description, nil)
+	var pn, pd []token
+	for _, p := range td.params {
+		pn = tokenize(p.Name, pn)
+		pd = tokenize(p.Description, pd)
+	}
+	td.fieldToks[fieldParamName] = pn
+	td.fieldToks[fieldParamDesc] = pd
+	td.fieldToks[fieldTags] = tokenize(strings.Join(td.tags, " "), nil)
+	return td
+}
+
+// schemaJSON marshals a schema given as any Go value (map, json.RawMessage,
+// *jsonschema.Schema, …). It returns nil for absent or unmarshalable schemas.
+func schemaJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return nil
+	}
+	return json.RawMessage(compactJSON(b))
+}
+
+// displayTitle returns the tool's title, falling back to the annotations'.
+func displayTitle(t *mcp.Tool) string {
+	if t.Title != "" {
+		return t.Title
+	}
+	if t.Annotations != nil {
+		return t.Annotations.Title
+	}
+	return ""
+}
+
+// metaTags reads tool-level tags from _meta.tags or, as FastMCP writes
+// them, _meta._fastmcp.tags.
+func metaTags(m mcp.Meta) []string {
+	if m == nil {
+		return nil
+	}
+	v, ok := m["tags"]
+	if !ok {
+		if fm, ok2 := m["_fastmcp"].(map[string]any); ok2 {
+			v = fm["tags"]
+		}
+	}
+	switch v := v.(type) {
+	case []string:
+		return v
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// normTags trims, drops empty and de-duplicates (case-insensitively) tags,
+// returning them sorted.
+func normTags(tags []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if t == "" || seen[strings.ToLower(t)] {
+			continue
+		}
+		seen[strings.ToLower(t)] = true
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// buildSnapshot combines backends into a published view.
+func buildSnapshot(bs []*backend, version uint64) *snapshot {
+	slices.SortFunc(bs, func(x, y *backend) int { return strings.Compare(x.name, y.name) })
+	s := &snapshot{
+		version:  version,
+		byName:   map[string][]*Entry{},
+		byJSName: map[string][]*Entry{},
+		byTool:   map[string][]*Entry{},
+		byJSTool: map[string][]*Entry{},
+	}
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.name
+	}
+	s.backends = names
+	jsb := assignIdents(names)
+	var allTags []string
+	for _, b := range bs {
+		allTags = append(allTags, b.tags...)
+		for _, td := range b.tools {
+			e := &Entry{
+				Name:      b.name + "." + td.name,
+				Backend:   b.name,
+				Tool:      td.name,
+				JSBackend: jsb[b.name],
+				JSTool:    td.jsName,
+				Summary:   td.summary,
+				Tags:      normTags(append(slices.Clone(b.tags), td.tags...)),
+				Def:       td.def,
+				td:        td,
+			}
+			e.JSName = e.JSBackend + "." + e.JSTool
+			allTags = append(allTags, td.tags...)
+			s.entries = append(s.entries, e)
+		}
+	}
+	slices.SortStableFunc(s.entries, func(x, y *Entry) int { return strings.Compare(x.Name, y.Name) })
+	s.names = make([]string, len(s.entries))
+	for i, e := range s.entries {
+		s.names[i] = e.Name
+		s.byName[e.Name] = append(s.byName[e.Name], e)
+		s.byJSName[e.JSName] = append(s.byJSName[e.JSName], e)
+		s.byTool[e.Tool] = append(s.byTool[e.Tool], e)
+		s.byJSTool[e.JSTool] = append(s.byJSTool[e.JSTool], e)
+	}
+	s.tags = normTags(allTags)
+	return s
+}

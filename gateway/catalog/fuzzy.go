@@ -1,0 +1,130 @@
+package catalog
+
+import "strings"
+
+// osaDistance returns the optimal-string-alignment (restricted
+// Damerau-Levenshtein) distance between a and b: insertions, deletions,
+// substitutions and transpositions of adjacent runes each cost 1. It stops
+// early and returns max+1 once the distance is known to exceed max.
+func osaDistance(a, b []rune, max int) int {
+	var buf []int
+	return osaDistanceBuf(a, b, max, &buf)
+}
+
+// osaDistanceBuf is osaDistance with a reusable scratch buffer.
+func osaDistanceBuf(a, b []rune, max int, buf *[]int) int {
+	if d := len(a) - len(b); d > max || -d > max {
+		return max + 1
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) + len(b)
+	}
+	// Three rolling rows: two back (for transpositions), previous, current.
+	w := len(b) + 1
+	if cap(*buf) < 3*w {
+		*buf = make([]int, 3*w)
+	}
+	rows := (*buf)[:3*w]
+	prev2, prev, cur := rows[:w], rows[w:2*w], rows[2*w:]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		if rowMin > max {
+			return max + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	if d := prev[len(b)]; d <= max {
+		return d
+	}
+	return max + 1
+}
+
+// maxEdits is the largest edit distance tolerated when correcting a query
+// term of n runes: none below 3 runes, 1 up to 5, 2 from 6 on.
+func maxEdits(n int) int {
+	switch {
+	case n < 3:
+		return 0
+	case n < 6:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// correction ranks one vocabulary candidate for a misspelt term. Prefix
+// relations (the term extends a vocabulary word, "summ" → "sum", or is the
+// start of one, "temp" → "temperature") rank before plain edits because they
+// are the more likely intent; within a class, smaller length difference or
+// edit distance wins, then the more common term, then alphabetical order.
+type correction struct {
+	id     int32
+	class  int // 0 prefix relation, 1 edit distance
+	cost   int // length difference (class 0) or edit distance (class 1)
+	df     int
+	term   string
+	usable bool
+}
+
+func (c correction) better(o correction) bool {
+	if !o.usable {
+		return c.usable
+	}
+	if c.class != o.class {
+		return c.class < o.class
+	}
+	if c.cost != o.cost {
+		return c.cost < o.cost
+	}
+	if c.df != o.df {
+		return c.df > o.df
+	}
+	return c.term < o.term
+}
+
+// correct finds the vocabulary term closest to the unknown term t, or
+// returns false if none is close enough (see [maxEdits]).
+func (ix *index) correct(t string) (int32, bool) {
+	tr := []rune(t)
+	n := len(tr)
+	maxD := maxEdits(n)
+	if maxD == 0 {
+		return -1, false
+	}
+	var best correction
+	var buf []int
+	for id, v := range ix.vocab {
+		vr := ix.vocabRunes[id]
+		c := correction{id: int32(id), df: len(ix.postings[id]), term: v}
+		switch {
+		case len(vr) >= 3 && 2*len(vr) >= n && strings.HasPrefix(t, v):
+			c.class, c.cost, c.usable = 0, n-len(vr), true
+		case len(vr) > n && strings.HasPrefix(v, t):
+			c.class, c.cost, c.usable = 0, len(vr)-n, true
+		default:
+			if d := osaDistanceBuf(tr, vr, maxD, &buf); d <= maxD {
+				c.class, c.cost, c.usable = 1, d, true
+			}
+		}
+		if c.usable && c.better(best) {
+			best = c
+		}
+	}
+	return best.id, best.usable
+}

@@ -1,0 +1,126 @@
+package catalog
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// reservedWords are names that cannot be used as JavaScript binding
+// identifiers: ECMAScript keywords, future/strict-mode reserved words,
+// literals, and globals whose rebinding is an error or a trap in strict code.
+var reservedWords = map[string]bool{
+	"await": true, "break": true, "case": true, "catch": true, "class": true,
+	"const": true, "continue": true, "debugger": true, "default": true,
+	"delete": true, "do": true, "else": true, "enum": true, "export": true,
+	"extends": true, "false": true, "finally": true, "for": true,
+	"function": true, "if": true, "import": true, "in": true,
+	"instanceof": true, "new": true, "null": true, "return": true,
+	"super": true, "switch": true, "this": true, "throw": true, "true": true,
+	"try": true, "typeof": true, "var": true, "void": true, "while": true,
+	"with": true, "yield": true, "let": true, "static": true,
+	"implements": true, "interface": true, "package": true, "private": true,
+	"protected": true, "public": true, "arguments": true, "eval": true,
+	"undefined": true, "NaN": true, "Infinity": true,
+}
+
+// JSIdent returns a valid JavaScript identifier derived from name: every
+// character that may not appear in an identifier is replaced by '_', a '_' is
+// prepended when the first character may not start one (e.g. a digit), and
+// reserved words get a trailing '_' ("delete" → "delete_"). Unicode letters
+// are kept. The empty string maps to "_".
+//
+// JSIdent is deterministic but not injective ("get-sum" and "get_sum" both
+// map to "get_sum"); the catalogue resolves such collisions with numeric
+// suffixes.
+func JSIdent(name string) string {
+	if name == "" {
+		return "_"
+	}
+	var b strings.Builder
+	b.Grow(len(name) + 1)
+	for i, r := range name {
+		if i == 0 && !isIDStart(r) && isIDPart(r) {
+			b.WriteByte('_')
+		}
+		if isIDPart(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if reservedWords[s] {
+		s += "_"
+	}
+	return s
+}
+
+// isIDStart reports whether r may start a JavaScript identifier
+// (ID_Start, '$' or '_').
+func isIDStart(r rune) bool {
+	return r == '$' || r == '_' || unicode.IsLetter(r) || unicode.Is(unicode.Nl, r)
+}
+
+// isIDPart reports whether r may continue a JavaScript identifier
+// (ID_Continue, '$', ZWNJ, ZWJ).
+func isIDPart(r rune) bool {
+	return isIDStart(r) || unicode.IsDigit(r) ||
+		unicode.In(r, unicode.Mn, unicode.Mc, unicode.Pc) ||
+		r == '\u200c' || r == '\u200d'
+}
+
+// isIdentName reports whether s can be written unquoted as a property key.
+func isIdentName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if (i == 0 && !isIDStart(r)) || !isIDPart(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// propKey renders s as a JS/TS object key, quoting it when necessary.
+func propKey(s string) string {
+	if isIdentName(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// assignIdents maps every name in names to a distinct JS identifier.
+// A name that already is its own identifier keeps it; the others get
+// JSIdent(name), or JSIdent(name)+"_2", "_3", … when that is taken, in
+// sorted order of the original names, so the outcome is deterministic and
+// stable when unrelated names are added.
+func assignIdents(names []string) map[string]string {
+	out := make(map[string]string, len(names))
+	used := make(map[string]bool, len(names))
+	for _, n := range names {
+		if JSIdent(n) == n {
+			out[n] = n
+			used[n] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			sorted = append(sorted, n)
+		}
+	}
+	slices.Sort(sorted)
+	for _, n := range sorted {
+		base := JSIdent(n)
+		id := base
+		for i := 2; used[id]; i++ {
+			id = base + "_" + strconv.Itoa(i)
+		}
+		out[n] = id
+		used[id] = true
+	}
+	return out
+}

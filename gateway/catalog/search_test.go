@@ -1,0 +1,227 @@
+package catalog
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func hitNames(r SearchResult) []string {
+	out := make([]string, len(r.Hits))
+	for i, h := range r.Hits {
+		out[i] = h.Name
+	}
+	return out
+}
+
+func TestSearchSumFindsGetSumFirst(t *testing.T) {
+	c := testCatalog()
+	r := c.Search("sum", SearchOptions{})
+	if len(r.Hits) == 0 || r.Hits[0].Name != "everything.get-sum" {
+		t.Fatalf("hits = %v, want everything.get-sum first", hitNames(r))
+	}
+	if !slices.Contains(hitNames(r), "calc.add") {
+		t.Errorf("hits = %v, want calc.add (description mentions sum) too", hitNames(r))
+	}
+	h := r.Hits[0]
+	if h.Backend != "everything" || h.Tool != "get-sum" {
+		t.Errorf("backend/tool = %q/%q", h.Backend, h.Tool)
+	}
+	if h.Summary != "Returns the sum of two numbers" {
+		t.Errorf("summary = %q", h.Summary)
+	}
+	if want := "await everything.get_sum({ a: 0, b: 0 })"; h.Example != want {
+		t.Errorf("example = %q, want %q", h.Example, want)
+	}
+	if h.Score <= r.Hits[1].Score {
+		t.Errorf("scores not decreasing: %v then %v", h.Score, r.Hits[1].Score)
+	}
+	if !slices.Equal(h.Tags, []string{"demo"}) {
+		t.Errorf("tags = %v", h.Tags)
+	}
+	if len(r.Corrections) != 0 || len(r.Unmatched) != 0 {
+		t.Errorf("corrections %v unmatched %v, want none", r.Corrections, r.Unmatched)
+	}
+}
+
+func TestSearchCorrectsMisspellings(t *testing.T) {
+	c := testCatalog()
+	for _, tc := range []struct{ query, from, to, first string }{
+		{"smu", "smu", "sum", "everything.get-sum"},                         // transposition
+		{"summ", "summ", "sum", "everything.get-sum"},                       // extends "sum"; must not become "summarize"
+		{"enviroment", "enviroment", "environment", "everything.get-env"},   // deletion, long word
+		{"envrionmnet", "envrionmnet", "environment", "everything.get-env"}, // two transpositions
+		{"environ", "environ", "environment", "everything.get-env"},         // prefix completion
+		{"gzi", "gzi", "gzip", "everything.gzip-file-as-resource"},          // short prefix completion
+	} {
+		r := c.Search(tc.query, SearchOptions{})
+		if len(r.Corrections) != 1 || r.Corrections[0] != (Correction{From: tc.from, To: tc.to}) {
+			t.Errorf("%q: corrections = %v, want %s→%s", tc.query, r.Corrections, tc.from, tc.to)
+		}
+		if len(r.Hits) == 0 || r.Hits[0].Name != tc.first {
+			t.Errorf("%q: hits = %v, want %s first", tc.query, hitNames(r), tc.first)
+		}
+		if len(r.Unmatched) != 0 {
+			t.Errorf("%q: unmatched = %v", tc.query, r.Unmatched)
+		}
+	}
+}
+
+func TestSearchDoesNotOvercorrect(t *testing.T) {
+	c := testCatalog()
+	// Four letters allow one edit only; "sxmx" is two away from "sum".
+	for _, q := range []string{"sxmx", "qz", "zzzzzzzz"} {
+		r := c.Search(q, SearchOptions{})
+		if len(r.Hits) != 0 || len(r.Corrections) != 0 {
+			t.Errorf("%q: hits %v corrections %v, want none", q, hitNames(r), r.Corrections)
+		}
+		if !slices.Equal(r.Unmatched, []string{q}) {
+			t.Errorf("%q: unmatched = %v", q, r.Unmatched)
+		}
+	}
+}
+
+func TestSearchReportsUnmatched(t *testing.T) {
+	c := testCatalog()
+	r := c.Search("sum of xylophones and kazoo", SearchOptions{})
+	if len(r.Hits) == 0 || r.Hits[0].Name != "everything.get-sum" {
+		t.Fatalf("hits = %v", hitNames(r))
+	}
+	if !slices.Equal(r.Unmatched, []string{"xylophones", "kazoo"}) {
+		t.Errorf("unmatched = %v, want [xylophones kazoo]", r.Unmatched)
+	}
+	r = c.Search("the of and", SearchOptions{})
+	if len(r.Hits) != 0 || len(r.Unmatched) != 3 {
+		t.Errorf("stopword query: hits %v unmatched %v", hitNames(r), r.Unmatched)
+	}
+}
+
+func TestSearchTagFilter(t *testing.T) {
+	c := testCatalog()
+	r := c.Search("echo", SearchOptions{Tag: "math"})
+	if !slices.Equal(hitNames(r), []string{"calc.echo"}) {
+		t.Errorf("tag math: %v", hitNames(r))
+	}
+	r = c.Search("echo", SearchOptions{Tag: "DEMO"})
+	if !slices.Equal(hitNames(r), []string{"everything.echo"}) {
+		t.Errorf("tag DEMO: %v", hitNames(r))
+	}
+	// Tool-level tag from _meta.tags.
+	r = c.Search("returns", SearchOptions{Tag: "debug"})
+	if !slices.Equal(hitNames(r), []string{"everything.get-env"}) {
+		t.Errorf("tag debug: %v", hitNames(r))
+	}
+	// A word present in the catalogue but not under the tag is unmatched.
+	r = c.Search("sum echo", SearchOptions{Tag: "files"})
+	if len(r.Hits) != 0 || !slices.Equal(r.Unmatched, []string{"sum", "echo"}) {
+		t.Errorf("tag files: hits %v unmatched %v", hitNames(r), r.Unmatched)
+	}
+	r = c.Search("", SearchOptions{Tag: "files"})
+	if want := []string{"fs-server.list_directory", "fs-server.read_file", "fs-server.search_files"}; !slices.Equal(hitNames(r), want) {
+		t.Errorf("empty query, tag files: %v", hitNames(r))
+	}
+	if r = c.Search("echo", SearchOptions{Tag: "nope"}); len(r.Hits) != 0 {
+		t.Errorf("unknown tag: %v", hitNames(r))
+	}
+	if got := c.Tags(); !slices.Equal(got, []string{"debug", "demo", "files", "math"}) {
+		t.Errorf("Tags() = %v", got)
+	}
+}
+
+func TestSearchParameterNames(t *testing.T) {
+	c := testCatalog()
+	for q, want := range map[string]string{
+		"recursive":          "fs-server.list_directory",         // only a parameter name
+		"exclude":            "fs-server.search_files",           // camelCase parameter excludePatterns
+		"include image":      "everything.get-annotated-message", // includeImage
+		"long running":       "everything.trigger-long-running-operation",
+		"tinyImage":          "everything.get-tiny-image", // camelCase query
+		"everything get-sum": "everything.get-sum",
+		"steps":              "everything.trigger-long-running-operation",
+		"structured content": "everything.get-structured-content",
+	} {
+		r := c.Search(q, SearchOptions{})
+		if len(r.Hits) == 0 || r.Hits[0].Name != want {
+			t.Errorf("%q: hits = %v, want %s first", q, hitNames(r), want)
+		}
+	}
+}
+
+func TestSearchNameOutranksDescription(t *testing.T) {
+	c := testCatalog()
+	// "echo" is in both echo tools' names; everything.echo's description
+	// also says "Echoes", so it ranks first; both must beat tools that do
+	// not mention echo at all (there are none).
+	r := c.Search("echo", SearchOptions{})
+	if want := []string{"everything.echo", "calc.echo"}; !slices.Equal(hitNames(r), want) {
+		t.Errorf("hits = %v, want %v", hitNames(r), want)
+	}
+	if r.Total != 2 {
+		t.Errorf("total = %d", r.Total)
+	}
+}
+
+func TestSearchEmptyQueryListsAll(t *testing.T) {
+	c := testCatalog()
+	r := c.Search("  ", SearchOptions{Limit: 3})
+	if r.Total != c.Count() || len(r.Hits) != 3 {
+		t.Fatalf("total %d hits %d, want %d and 3", r.Total, len(r.Hits), c.Count())
+	}
+	if want := []string{"calc.add", "calc.echo", "calc.summarize-text"}; !slices.Equal(hitNames(r), want) {
+		t.Errorf("hits = %v, want %v", hitNames(r), want)
+	}
+}
+
+func TestSearchLimitAndBrief(t *testing.T) {
+	c := testCatalog()
+	r := c.Search("returns", SearchOptions{})
+	if len(r.Hits) > DefaultSearchLimit {
+		t.Errorf("default limit: %d hits", len(r.Hits))
+	}
+	r = c.Search("returns", SearchOptions{Limit: 2, Brief: true})
+	if len(r.Hits) != 2 || r.Total <= 2 {
+		t.Fatalf("limit 2: hits %d total %d", len(r.Hits), r.Total)
+	}
+	for _, h := range r.Hits {
+		if h.Example != "" || h.Tags != nil || h.Summary == "" {
+			t.Errorf("brief hit %+v", h)
+		}
+	}
+	full := c.Search("returns", SearchOptions{Limit: 50})
+	if !slices.Equal(hitNames(r), hitNames(full)[:2]) {
+		t.Errorf("top-2 %v differs from head of full ranking %v", hitNames(r), hitNames(full))
+	}
+}
+
+func TestSearchDeterministicTies(t *testing.T) {
+	c := New()
+	c.SetBackend("b", nil, []*mcp.Tool{{Name: "zeta", Description: "same words"}, {Name: "alpha", Description: "same words"}})
+	r := c.Search("words", SearchOptions{})
+	if want := []string{"b.alpha", "b.zeta"}; !slices.Equal(hitNames(r), want) {
+		t.Errorf("ties: %v, want %v", hitNames(r), want)
+	}
+}
+
+func TestSearchResultText(t *testing.T) {
+	c := testCatalog()
+	txt := c.Search("smu xylophone", SearchOptions{Limit: 1}).Text()
+	for _, want := range []string{
+		"everything.get-sum — Returns the sum of two numbers",
+		"await everything.get_sum({ a: 0, b: 0 })",
+		"Corrected: smu → sum",
+		"No match for: xylophone",
+		"(top 1)",
+	} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("text lacks %q:\n%s", want, txt)
+		}
+	}
+	if txt := c.Search("qqqq", SearchOptions{}).Text(); !strings.HasPrefix(txt, `No tools match "qqqq"`) {
+		t.Errorf("no-hit text:\n%s", txt)
+	}
+	if txt := c.Search("sum", SearchOptions{Brief: true}).Text(); strings.Contains(txt, "await") {
+		t.Errorf("brief text has examples:\n%s", txt)
+	}
+}

@@ -1,0 +1,128 @@
+package catalog
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// token is one indexed or queried word: its stem (the index key) and the
+// lower-cased surface form it came from.
+type token struct {
+	stem, word string
+}
+
+// stopwords are dropped from documents and queries: they carry no meaning
+// for tool search and would otherwise attract fuzzy corrections.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true,
+	"be": true, "by": true, "can": true, "do": true, "for": true,
+	"from": true, "how": true, "i": true, "if": true, "in": true,
+	"into": true, "is": true, "it": true, "its": true, "me": true,
+	"my": true, "of": true, "on": true, "or": true, "so": true,
+	"that": true, "the": true, "their": true, "then": true, "there": true,
+	"this": true, "to": true, "use": true, "was": true, "we": true,
+	"what": true, "when": true, "which": true, "will": true, "with": true,
+	"you": true, "your": true,
+}
+
+// tokenize splits s into words (runs of letters and digits, further split at
+// camelCase boundaries), lower-cases them, drops stopwords and stems them.
+func tokenize(s string, dst []token) []token {
+	splitWords(s, func(w string) {
+		w = strings.ToLower(w)
+		if stopwords[w] {
+			return
+		}
+		dst = append(dst, token{stem: stem(w), word: w})
+	})
+	return dst
+}
+
+// splitWords calls fn for every word of s. Words are maximal runs of letters
+// and digits, split at camelCase boundaries: "getTinyImage" → get, Tiny,
+// Image; "HTTPServer" → HTTP, Server. Separators such as '-', '_' and '.'
+// end a word.
+func splitWords(s string, fn func(string)) {
+	start := -1
+	var prev rune
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			if start >= 0 {
+				fn(s[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start, prev = i, r
+			continue
+		}
+		boundary := unicode.IsLower(prev) && unicode.IsUpper(r)
+		if !boundary && unicode.IsUpper(prev) && unicode.IsUpper(r) {
+			// "HTTPServer": split before the 'S' that starts a capitalised word.
+			if next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):]); unicode.IsLower(next) {
+				boundary = true
+			}
+		}
+		if boundary {
+			fn(s[start:i])
+			start = i
+		}
+		prev = r
+	}
+	if start >= 0 {
+		fn(s[start:])
+	}
+}
+
+// stem reduces an ASCII lower-case word to a crude stem so that plural,
+// -ing and -ed forms meet their base word: numbers → number, entries → entry,
+// created/creating/create → creat, running → run. Words of three letters or
+// fewer and non-ASCII words are returned unchanged. It only has to be
+// consistent between documents and queries, not linguistically exact.
+func stem(w string) string {
+	if len(w) <= 3 || !isASCIILower(w) {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+	case strings.HasSuffix(w, "s"):
+		w = w[:len(w)-1]
+	}
+	switch {
+	case strings.HasSuffix(w, "ing") && len(w) > 5 && hasVowel(w[:len(w)-3]):
+		w = undouble(w[:len(w)-3])
+	case strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed") && len(w) > 4 && hasVowel(w[:len(w)-2]):
+		w = undouble(w[:len(w)-2])
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+func isASCIILower(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
+
+// undouble turns a trailing double consonant into a single one
+// ("runn" → "run"), except for l, s and z ("call", "pass", "buzz").
+func undouble(w string) string {
+	n := len(w)
+	if n >= 2 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}

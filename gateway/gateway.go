@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/stats"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// Options configure a [Gateway] beyond its configuration file.
+type Options struct {
+	// Logger receives the gateway's logs; default slog.Default().
+	Logger *slog.Logger
+	// Version is reported to MCP clients and backends.
+	Version string
+	// Runner overrides the sandbox runner built from the configuration
+	// (tests use it to share one pool).
+	Runner v8sandbox.Runner
+	// ExtraSpecs adds backends that cannot be described in a file, such as
+	// in-process servers (backend.Spec.Dial).
+	ExtraSpecs []backend.Spec
+	// StartWait bounds how long a call to a backend that is still starting
+	// waits for it; default 5s.
+	StartWait time.Duration
+	// Tools, when set, registers more MCP tools on the server (run_code).
+	Tools func(*mcp.Server)
+}
+
+// Gateway is a running isogate: backends, catalogue, engine and MCP server.
+type Gateway struct {
+	cfg      *config.Config
+	opts     Options
+	logger   *slog.Logger
+	manager  *backend.Manager
+	catalog  *catalog.Catalog
+	engine   *codemode.Engine
+	store    *output.Store
+	stats    *stats.Counters
+	runner   v8sandbox.Runner
+	ownsPool bool
+	server   *mcp.Server
+
+	closeOnce sync.Once
+}
+
+// New builds a gateway from cfg. Call Start to connect the backends.
+func New(cfg *config.Config, opts Options) (*Gateway, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	g := &Gateway{cfg: cfg, opts: opts, logger: opts.Logger, catalog: catalog.New(), stats: stats.New()}
+	g.store = output.NewStore(cfg.Sandbox.Output.ResultTTL, int(cfg.Sandbox.Output.ResultStoreBytes))
+
+	specs := backendSpecs(cfg)
+	specs = append(specs, opts.ExtraSpecs...)
+	g.manager = backend.NewManager(backend.Options{
+		Specs:      specs,
+		CacheDir:   cfg.Server.CacheDir,
+		Logger:     g.logger,
+		StartWait:  opts.StartWait,
+		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
+		OnToolsChanged: func(name string, tools []*mcp.Tool) {
+			g.catalog.SetBackend(name, tagsOf(specs, name), tools)
+		},
+	})
+
+	g.runner = opts.Runner
+	if g.runner == nil {
+		r, err := newRunner(cfg, g.logger)
+		if err != nil {
+			return nil, err
+		}
+		g.runner, g.ownsPool = r, true
+	}
+	out := cfg.Sandbox.Output
+	engine, err := codemode.New(codemode.Options{
+		Runner:        g.runner,
+		Catalog:       codemode.FromCatalog(g.catalog),
+		Caller:        managerCaller{g.manager},
+		Timeout:       cfg.Sandbox.Timeout,
+		HeapMB:        cfg.Sandbox.MaxHeapMB,
+		MaxConcurrent: cfg.Sandbox.MaxConcurrent,
+		MaxOutputSize: cfg.Sandbox.MaxOutputSize,
+		Output: output.Options{
+			IntentFilter: out.IntentFilter, IntentMinBytes: out.IntentMinBytes,
+			AutoChunk: out.AutoChunk, ChunkThreshold: out.ChunkThreshold,
+			Truncate: out.Truncate, Footer: out.Footer,
+		},
+		Store:  g.store,
+		Stats:  g.stats,
+		Logger: g.logger,
+	})
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.engine = engine
+	g.server = g.newServer()
+	return g, nil
+}
+
+// newRunner builds the sandbox runner the configuration asks for.
+func newRunner(cfg *config.Config, logger *slog.Logger) (v8sandbox.Runner, error) {
+	limits := v8sandbox.Limits{Timeout: cfg.Sandbox.Timeout, HeapMB: cfg.Sandbox.MaxHeapMB}
+	if cfg.Sandbox.Isolation == config.IsolationProcess {
+		return newProcessRunner(cfg, limits, logger)
+	}
+	return v8sandbox.NewPool(v8sandbox.Options{Workers: cfg.Sandbox.MaxConcurrent, Defaults: limits, Logger: logger}), nil
+}
+
+// Start connects the backends in the background and returns at once; the
+// catalogue is served from the on-disk cache until they connect.
+func (g *Gateway) Start(ctx context.Context) error {
+	return g.manager.Start(ctx)
+}
+
+// Server returns the MCP server.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// Catalog returns the tool catalogue.
+func (g *Gateway) Catalog() *catalog.Catalog { return g.catalog }
+
+// Backends returns the backend manager.
+func (g *Gateway) Backends() *backend.Manager { return g.manager }
+
+// Engine returns the code-mode engine.
+func (g *Gateway) Engine() *codemode.Engine { return g.engine }
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() *stats.Counters { return g.stats }
+
+// Close stops the backends (no orphan processes) and the sandbox.
+func (g *Gateway) Close() error {
+	var err error
+	g.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = g.manager.Close(ctx)
+		if g.ownsPool && g.runner != nil {
+			g.runner.Close()
+		}
+	})
+	return err
+}
+
+// backendSpecs maps the configuration's enabled backends onto the manager's specs.
+func backendSpecs(cfg *config.Config) []backend.Spec {
+	var specs []backend.Spec
+	for _, b := range cfg.EnabledBackends() {
+		specs = append(specs, backend.Spec{
+			Name: b.Name, Transport: string(b.Transport),
+			Command: b.Command, Args: b.Args, Env: b.Env, Cwd: b.Cwd,
+			URL: b.URL, Headers: b.Headers,
+			Timeout: b.Timeout, MaxConcurrentCalls: b.MaxConcurrentCalls, Tags: b.Tags,
+		})
+	}
+	return specs
+}
+
+func tagsOf(specs []backend.Spec, name string) []string {
+	for _, s := range specs {
+		if s.Name == name {
+			return s.Tags
+		}
+	}
+	return nil
+}
+
+// managerCaller adapts the backend manager to code mode's Caller.
+type managerCaller struct{ m *backend.Manager }
+
+func (c managerCaller) CallTool(ctx context.Context, b, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return c.m.Call(ctx, b, &mcp.CallToolParams{Name: tool, Arguments: args})
+}

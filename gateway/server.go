@@ -1,0 +1,227 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/gateway/codemode/output"
+)
+
+// Instructions teach an agent the discovery → call workflow.
+const Instructions = `isogate gives you many backend MCP servers' tools through a few meta-tools.
+
+Workflow:
+1. search_tools {query} finds tools by what they do (BM25 with typo correction). Each hit shows
+   its name (backend.tool) and a ready-to-paste call.
+2. tool_info {tool_name} shows one tool's parameters and TypeScript signature
+   (detail: "full" adds the JSON schemas).
+3. call_tool_chain {code} runs a TypeScript/JavaScript program in which every backend is an
+   object and every tool an async function: ` + "`const r = await github.search_issues({q: \"bug\"}); return r.items.length;`" + `
+   Use loops, Promise.all (calls run concurrently), filtering and mapping; return only what you
+   need. Names with hyphens become underscores (everything.get_sum for everything.get-sum).
+   console.log output is returned too. Set intent to let large outputs be filtered to what matters.
+   A single call can also be sent as {"tool": "backend.tool", "arguments": {...}}.
+4. list_tools_meta pages through every tool name.
+
+Large results are summarised; the full result stays readable as the resource isogate://result/{id}
+(or isogate://result/{id}/path/to/part). Backend health: resource isogate://backends.`
+
+type searchInput struct {
+	Query string `json:"query" jsonschema:"what you want to do, in a few words"`
+	Limit int    `json:"limit,omitempty" jsonschema:"maximum number of tools (default 10)"`
+	Brief *bool  `json:"brief,omitempty" jsonschema:"omit call examples and tags (default true)"`
+	Tag   string `json:"tag,omitempty" jsonschema:"only tools with this tag"`
+}
+
+type toolInfoInput struct {
+	ToolName string `json:"tool_name" jsonschema:"backend.tool, or a tool name that only one backend has"`
+	Detail   string `json:"detail,omitempty" jsonschema:"brief (parameters, default) or full (complete input and output schemas)"`
+}
+
+type listInput struct {
+	Cursor   string `json:"cursor,omitempty" jsonschema:"cursor from the previous page"`
+	PageSize int    `json:"page_size,omitempty" jsonschema:"names per page (default 50)"`
+}
+
+type chainInput struct {
+	Code          string `json:"code" jsonschema:"TypeScript or JavaScript; backends are objects, tools async functions; return the result"`
+	Timeout       int    `json:"timeout,omitempty" jsonschema:"wall-clock limit in milliseconds (default from sandbox.timeout)"`
+	MaxOutputSize int    `json:"max_output_size,omitempty" jsonschema:"maximum bytes returned (default 200000)"`
+	Intent        string `json:"intent,omitempty" jsonschema:"what you are looking for; large outputs are filtered to matching sections"`
+}
+
+func (g *Gateway) newServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "isogate", Version: g.opts.Version}, &mcp.ServerOptions{
+		Instructions: Instructions,
+		Logger:       g.logger,
+	})
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Annotations: readOnly,
+		Description: "Search the tools of every backend by what they do. Returns tool names (backend.tool), one-line summaries and ready-to-paste calls for call_tool_chain."},
+		g.searchTools)
+	mcp.AddTool(s, &mcp.Tool{Name: "tool_info", Annotations: readOnly,
+		Description: "Show one tool's interface: parameters and a TypeScript signature (detail=full adds the JSON schemas)."},
+		g.toolInfo)
+	mcp.AddTool(s, &mcp.Tool{Name: "list_tools_meta", Annotations: readOnly,
+		Description: "List every tool name (backend.tool), sorted, with pagination."},
+		g.listTools)
+	mcp.AddTool(s, &mcp.Tool{Name: "call_tool_chain",
+		Description: "Run a TypeScript/JavaScript program that calls backend tools as async functions " +
+			"(`await backend.tool({...})`), with loops, Promise.all and filtering, and return only its final result. " +
+			"Runs in a V8 sandbox with no filesystem, network or process access. Top-level await and return work; " +
+			"console output is returned. `__interfaces` and `__getToolInterface(name)` describe the tools."},
+		g.callToolChain)
+	if g.opts.Tools != nil {
+		g.opts.Tools(s)
+	}
+	g.addResources(s)
+	return s
+}
+
+func textResult(text string, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+}
+
+func (g *Gateway) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
+	brief := true
+	if in.Brief != nil {
+		brief = *in.Brief
+	}
+	res := g.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
+	return textResult(res.Text(), false), nil, nil
+}
+
+func (g *Gateway) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {
+	info, err := g.catalog.Info(in.ToolName, in.Detail)
+	if err != nil {
+		return textResult(err.Error(), true), nil, nil
+	}
+	return textResult(info.Text(), false), nil, nil
+}
+
+func (g *Gateway) listTools(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
+	names, next, err := g.catalog.List(in.Cursor, in.PageSize)
+	if err != nil {
+		return textResult(err.Error(), true), nil, nil
+	}
+	out := struct {
+		Tools      []string `json:"tools"`
+		Total      int      `json:"total"`
+		NextCursor string   `json:"next_cursor,omitempty"`
+	}{names, g.catalog.Count(), next}
+	if out.Tools == nil {
+		out.Tools = []string{}
+	}
+	b, _ := json.Marshal(out)
+	return textResult(string(b), false), nil, nil
+}
+
+func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
+	creq := codemode.Request{
+		Code:          in.Code,
+		Timeout:       time.Duration(in.Timeout) * time.Millisecond,
+		MaxOutputSize: in.MaxOutputSize,
+		Intent:        in.Intent,
+		Owner:         owner(req.Session),
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		creq.OnToolCall = func(done int, tool string) {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token, Progress: float64(done), Message: "completed " + tool})
+		}
+	}
+	resp := g.engine.Execute(ctx, creq)
+	return textResult(resp.Render(), resp.IsError), nil, nil
+}
+
+// owner scopes stored results to an MCP session.
+func owner(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	return ss.ID()
+}
+
+func (g *Gateway) addResources(s *mcp.Server) {
+	jsonResource := func(uri string, v any) (*mcp.ReadResourceResult, error) {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+	}
+	s.AddResource(&mcp.Resource{URI: "isogate://backends", Name: "backends", MIMEType: "application/json",
+		Description: "Every backend: name, state, tool count, last error."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			type row struct {
+				Name        string `json:"name"`
+				Transport   string `json:"transport"`
+				State       string `json:"state"`
+				ToolCount   int    `json:"tool_count"`
+				ToolsCached bool   `json:"tools_cached"`
+				Restarts    int    `json:"restarts"`
+				LastError   string `json:"last_error,omitempty"`
+			}
+			rows := []row{}
+			for _, st := range g.manager.Status() {
+				rows = append(rows, row{st.Name, st.Transport, st.State.String(), st.ToolCount, st.ToolsCached, st.Restarts, st.LastError})
+			}
+			return jsonResource(req.Params.URI, rows)
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "isogate://backend/{name}", Name: "backend", MIMEType: "application/json",
+		Description: "One backend: status, tools and recent stderr lines."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			name := strings.TrimPrefix(req.Params.URI, "isogate://backend/")
+			for _, st := range g.manager.Status() {
+				if st.Name != name {
+					continue
+				}
+				var tools []string
+				for _, t := range g.manager.Tools()[name] {
+					tools = append(tools, t.Name)
+				}
+				return jsonResource(req.Params.URI, struct {
+					Status any      `json:"status"`
+					Tools  []string `json:"tools"`
+				}{st, tools})
+			}
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		})
+	s.AddResource(&mcp.Resource{URI: "isogate://stats", Name: "stats", MIMEType: "application/json",
+		Description: "Usage: tool calls per tool, code-mode runs per tier, bytes returned vs processed."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return jsonResource(req.Params.URI, g.stats.Snapshot())
+		})
+	s.AddResource(&mcp.Resource{URI: "isogate://tools", Name: "tools", MIMEType: "text/plain",
+		Description: "Compact index of every tool: one line each, name and summary."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: g.catalog.Index()}}}, nil
+		})
+	resultHandler := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		id, path, err := output.ParseResultURI(req.Params.URI)
+		if err != nil {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		var text string
+		if path == "" {
+			var ok bool
+			if text, ok = g.store.Get(owner(req.Session), id); !ok {
+				return nil, fmt.Errorf("%w (results are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.cfg.Sandbox.Output.ResultTTL)
+			}
+		} else if text, err = g.store.GetPath(owner(req.Session), id, path); err != nil {
+			return nil, fmt.Errorf("%s: %w", req.Params.URI, err)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
+	}
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "isogate://result/{id}", Name: "result", MIMEType: "application/json",
+		Description: "The full result of a summarised call_tool_chain output."}, resultHandler)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "isogate://result/{id}/{+path}", Name: "result-part", MIMEType: "application/json",
+		Description: "One part of a stored result, by slash-separated keys and indexes."}, resultHandler)
+}
