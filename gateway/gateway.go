@@ -51,7 +51,8 @@ type Gateway struct {
 	ownsPool bool
 	server   *mcp.Server
 
-	closeOnce sync.Once
+	closeOnce  sync.Once
+	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 }
 
 // New builds a gateway from cfg. Call Start to connect the backends.

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -129,7 +131,7 @@ func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, i
 		Timeout:       time.Duration(in.Timeout) * time.Millisecond,
 		MaxOutputSize: in.MaxOutputSize,
 		Intent:        in.Intent,
-		Owner:         owner(req.Session),
+		Owner:         g.owner(req.Session),
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
 		creq.OnToolCall = func(done int, tool string) {
@@ -141,12 +143,28 @@ func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, i
 	return textResult(resp.Render(), resp.IsError), nil, nil
 }
 
-// owner scopes stored results to an MCP session.
-func owner(ss *mcp.ServerSession) string {
+// owner scopes stored results to an MCP session. Sessions without an ID
+// (stdio, in-memory) get a random one for their lifetime.
+func (g *Gateway) owner(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
-	return ss.ID()
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	if id, ok := g.sessionIDs.Load(ss); ok {
+		return id.(string)
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	id, loaded := g.sessionIDs.LoadOrStore(ss, "local-"+hex.EncodeToString(b))
+	if !loaded {
+		go func() {
+			_ = ss.Wait()
+			g.sessionIDs.Delete(ss)
+		}()
+	}
+	return id.(string)
 }
 
 func (g *Gateway) addResources(s *mcp.Server) {
@@ -212,10 +230,10 @@ func (g *Gateway) addResources(s *mcp.Server) {
 		var text string
 		if path == "" {
 			var ok bool
-			if text, ok = g.store.Get(owner(req.Session), id); !ok {
+			if text, ok = g.store.Get(g.owner(req.Session), id); !ok {
 				return nil, fmt.Errorf("%w (results are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.cfg.Sandbox.Output.ResultTTL)
 			}
-		} else if text, err = g.store.GetPath(owner(req.Session), id, path); err != nil {
+		} else if text, err = g.store.GetPath(g.owner(req.Session), id, path); err != nil {
 			return nil, fmt.Errorf("%s: %w", req.Params.URI, err)
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
