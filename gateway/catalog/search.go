@@ -20,7 +20,7 @@ const (
 )
 
 var fieldWeights = [numFields]float32{
-	fieldName:      0.1,
+	fieldName:      3,
 	fieldBackend:   1,
 	fieldDesc:      1,
 	fieldParamName: 1.5,

@@ -55,6 +55,7 @@ func TestSearchCorrectsMisspellings(t *testing.T) {
 		{"envrionmnet", "envrionmnet", "environment", "everything.get-env"}, // two transpositions
 		{"environ", "environ", "environment", "everything.get-env"},         // prefix completion
 		{"gzi", "gzi", "gzip", "everything.gzip-file-as-resource"},          // short prefix completion
+		{"num", "num", "number", "everything.get-sum"},                      // completion beats the edit "sum"
 	} {
 		r := c.Search(tc.query, SearchOptions{})
 		if len(r.Corrections) != 1 || r.Corrections[0] != (Correction{From: tc.from, To: tc.to}) {
@@ -149,17 +150,32 @@ func TestSearchParameterNames(t *testing.T) {
 	}
 }
 
-func TestSearchNameOutranksDescription(t *testing.T) {
+func TestSearchFieldWeights(t *testing.T) {
 	c := testCatalog()
-	// "echo" is in both echo tools' names; everything.echo's description
-	// also says "Echoes", so it ranks first; both must beat tools that do
-	// not mention echo at all (there are none).
+	// Both echo tools have "echo" in their name; everything.echo's
+	// description also says "Echoes", so it ranks first.
 	r := c.Search("echo", SearchOptions{})
 	if want := []string{"everything.echo", "calc.echo"}; !slices.Equal(hitNames(r), want) {
-		t.Errorf("hits = %v, want %v", hitNames(r), want)
+		t.Errorf("echo: hits = %v, want %v", hitNames(r), want)
 	}
 	if r.Total != 2 {
 		t.Errorf("total = %d", r.Total)
+	}
+	c = New()
+	c.SetBackend("media", nil, []*mcp.Tool{
+		{Name: "convert", Description: "Convert an image to another format.",
+			InputSchema: obj(nil, map[string]any{"wait": str("Seconds before the timeout")})},
+		{Name: "image-resize", Description: "Resize pictures.",
+			InputSchema: obj(nil, map[string]any{"timeout": num("")})},
+		{Name: "probe", Description: "Probe a file; gives up after a timeout."},
+	})
+	// A name match outweighs a description match.
+	if r := c.Search("image", SearchOptions{}); !slices.Equal(hitNames(r), []string{"media.image-resize", "media.convert"}) {
+		t.Errorf("image: hits = %v", hitNames(r))
+	}
+	// Parameter name > description > parameter description.
+	if r := c.Search("timeout", SearchOptions{}); !slices.Equal(hitNames(r), []string{"media.image-resize", "media.probe", "media.convert"}) {
+		t.Errorf("timeout: hits = %v", hitNames(r))
 	}
 }
 
