@@ -214,15 +214,12 @@ func (b *backend) restartCount() int {
 // reports whether the restart was requested manually, and false in ok if
 // ctx was cancelled.
 func (b *backend) awaitRestart(ctx context.Context, failures int) (manual, ok bool) {
-	for {
-		select {
-		case <-b.restartReq:
-			return true, true
-		default:
-		}
-		if b.takeRestartBudget() {
-			break
-		}
+	select {
+	case <-b.restartReq:
+		return true, true
+	default:
+	}
+	if !b.takeRestartBudget() {
 		// Budget exhausted: stay unhealthy until Restart or shutdown.
 		b.log.Error("restart budget exhausted; giving up", slog.String("last_error", b.lastError()))
 		select {
@@ -232,9 +229,7 @@ func (b *backend) awaitRestart(ctx context.Context, failures int) (manual, ok bo
 			return true, true
 		}
 	}
-
-	delay := b.backoff(failures)
-	t := time.NewTimer(delay)
+	t := time.NewTimer(b.backoff(failures))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -270,7 +265,7 @@ func (b *backend) takeRestartBudget() bool {
 	return allowed
 }
 
-// backoff returns base·2^failures, capped at max, with ±20% jitter.
+// backoff returns base·2^(failures-1), capped at max, with ±20% jitter.
 func (b *backend) backoff(failures int) time.Duration {
 	d := b.opts.RestartBackoffBase
 	for i := 1; i < failures && d < b.opts.RestartBackoffMax; i++ {
@@ -358,16 +353,19 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	}
 	c.connectedAt = time.Now()
 
+	// Publish the tools before reporting the backend healthy, so that
+	// whoever waits for Healthy (WaitHealthy, calls) can rely on
+	// OnToolsChanged having seen the live list.
 	b.notifyMu.Lock()
 	defer b.notifyMu.Unlock()
+	b.update(func() { b.setToolsLocked(tools) })
+	b.publishTools(tools)
 	b.update(func() {
 		b.conn = c
 		b.state = StateHealthy
 		b.lastErr = ""
-		b.setToolsLocked(tools)
 	})
 	b.log.Info("backend connected", slog.Int("tools", len(tools)), slog.Int("pid", c.proc.pid()))
-	b.publishTools(tools)
 	return c, nil
 }
 
@@ -729,7 +727,9 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 	if err == nil {
 		return res, nil, false
 	}
-	if ctx.Err() == nil && tctx.Err() == nil && notDelivered(err) {
+	// Whether or not the supervisor has torn the connection down meanwhile,
+	// an error proving non-delivery makes the call safe to retry.
+	if ctx.Err() == nil && !errors.Is(tctx.Err(), context.DeadlineExceeded) && notDelivered(err) {
 		if c.markBroken(err) {
 			poke(b.kick)
 		}

@@ -44,6 +44,7 @@ type Manager struct {
 	started bool
 	closed  bool
 	cancel  context.CancelFunc
+	stopCtx func() bool   // unregisters the Start context's AfterFunc
 	stopped chan struct{} // closed when all supervisors have exited
 }
 
@@ -128,7 +129,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		wg.Wait()
 		close(m.stopped)
 	}()
-	context.AfterFunc(ctx, func() { m.shutdown() })
+	m.stopCtx = context.AfterFunc(ctx, func() { m.shutdown() })
 	m.log.Info("starting backends", slog.Int("count", len(m.names)))
 	return nil
 }
@@ -141,6 +142,7 @@ func (m *Manager) shutdown() (started bool) {
 		m.closed = true
 		if m.started {
 			m.log.Info("stopping backends")
+			m.stopCtx()
 			m.cancel()
 		} else {
 			for _, b := range m.backends {

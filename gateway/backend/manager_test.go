@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -70,8 +71,14 @@ func TestInProcessToolsCallAndListChanged(t *testing.T) {
 		},
 	})
 	waitHealthy(t, m)
-	if got := nextEvent(t, events); !slices.Equal(got, []string{"add"}) {
-		t.Fatalf("OnToolsChanged after connect = %v, want [add]", got)
+	// Healthy implies that OnToolsChanged has already seen the live list.
+	select {
+	case got := <-events:
+		if !slices.Equal(got, []string{"add"}) {
+			t.Fatalf("OnToolsChanged after connect = %v, want [add]", got)
+		}
+	default:
+		t.Fatal("OnToolsChanged had not run when WaitHealthy returned")
 	}
 	if got := toolNames(m.Tools()["calc"]); !slices.Equal(got, []string{"add"}) {
 		t.Fatalf("Tools()[calc] = %v, want [add]", got)
@@ -730,9 +737,56 @@ func TestStateString(t *testing.T) {
 	}
 }
 
+func TestStatusJSON(t *testing.T) {
+	b, err := json.Marshal(Status{Name: "x", State: StateHealthy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"state":"healthy"`) || strings.Contains(string(b), "connected_at") {
+		t.Fatalf("Status JSON = %s", b)
+	}
+}
+
 func TestMergeEnvOverrides(t *testing.T) {
 	env := mergeEnv([]string{"A=1", "B=2"}, map[string]string{"B": "3", "C": "4"})
 	if !slices.Equal(env, []string{"A=1", "B=2", "B=3", "C=4"}) {
 		t.Fatalf("mergeEnv = %v", env)
+	}
+}
+
+func TestProgressTokenPassThrough(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "prog", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "work"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		if token == nil {
+			return nil, nil, errors.New("no progress token")
+		}
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 1, Message: "done"})
+		return textResult("ok"), nil, err
+	})
+	progress := make(chan *mcp.ProgressNotificationParams, 1)
+	m := startManager(t, Options{
+		Specs: []Spec{inProcess("p", srv)},
+		OnProgress: func(backend string, p *mcp.ProgressNotificationParams) {
+			if backend == "p" {
+				progress <- p
+			}
+		},
+	})
+	waitHealthy(t, m)
+	params := &mcp.CallToolParams{Name: "work", Meta: mcp.Meta{"progressToken": "tok-1"}}
+	if _, err := m.Call(context.Background(), "p", params); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-progress:
+		if p.ProgressToken != "tok-1" || p.Message != "done" {
+			t.Fatalf("progress = %+v", p)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress notification")
+	}
+	if len(params.Meta) != 1 || params.Arguments != nil {
+		t.Fatalf("Call modified its params: %+v", params)
 	}
 }

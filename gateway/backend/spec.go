@@ -72,7 +72,7 @@ type Spec struct {
 }
 
 // Validate reports whether the spec is usable.
-func (s *Spec) Validate() error {
+func (s Spec) Validate() error {
 	if s.Name == "" {
 		return errors.New("backend name is empty")
 	}
@@ -156,10 +156,14 @@ type Options struct {
 	// OnToolsChanged, if set, is called with a backend's complete tool list
 	// whenever it becomes known or changes: when cached tools are loaded at
 	// Start, after every (re)connection, and after the backend sends
-	// notifications/tools/list_changed. Calls for one backend are
+	// notifications/tools/list_changed. After a (re)connection it runs
+	// before the backend is reported healthy, so once WaitHealthy returns
+	// the callback has seen the live list. Calls for one backend are
 	// serialised and always reflect the latest list; calls for different
-	// backends may run concurrently. The callback must not block for long
-	// and must not modify the tools.
+	// backends may run concurrently. The callback must not block for long,
+	// must not call the backend it is told about (that call would wait for
+	// the connection the callback is holding up), and must not modify the
+	// tools.
 	OnToolsChanged func(backend string, tools []*mcp.Tool)
 	// OnProgress, if set, receives progress notifications sent by backends
 	// (for calls that carried a progress token in their _meta).
@@ -237,33 +241,33 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Status is a point-in-time snapshot of one backend, see [Manager.Status].
 type Status struct {
-	Name      string
-	Transport string
-	Tags      []string
-	State     State
+	Name      string   `json:"name"`
+	Transport string   `json:"transport"`
+	Tags      []string `json:"tags,omitempty"`
+	State     State    `json:"state"`
 	// ToolCount is the number of known tools; ToolsCached reports that they
 	// come from the on-disk cache rather than from the live backend.
-	ToolCount   int
-	ToolsCached bool
+	ToolCount   int  `json:"tool_count"`
+	ToolsCached bool `json:"tools_cached"`
 	// LastError describes the most recent failure ("" if none since the
 	// last successful connection).
-	LastError string
+	LastError string `json:"last_error,omitempty"`
 	// Restarts counts connection attempts after the first one.
-	Restarts int
+	Restarts int `json:"restarts"`
 	// PID is the process id of a running stdio backend, otherwise 0.
-	PID int
+	PID int `json:"pid,omitempty"`
 	// Stderr holds the last stderr lines of a stdio backend, oldest first.
-	Stderr []string
+	Stderr []string `json:"stderr,omitempty"`
 	// ConnectedAt is when the current connection was established (zero if
 	// not connected).
-	ConnectedAt time.Time
+	ConnectedAt time.Time `json:"connected_at,omitzero"`
 	// Calls counts tool calls routed to the backend; Errors counts those
 	// that returned an error (tool results with IsError set are not
 	// counted: they are successful protocol exchanges).
-	Calls  int64
-	Errors int64
+	Calls  int64 `json:"calls"`
+	Errors int64 `json:"errors"`
 	// InFlight is the number of calls holding a concurrency slot; Queued is
 	// the number waiting for one.
-	InFlight int
-	Queued   int
+	InFlight int `json:"in_flight"`
+	Queued   int `json:"queued"`
 }
