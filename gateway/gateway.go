@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/gateway/stats"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -33,8 +35,6 @@ type Options struct {
 	// StartWait bounds how long a call to a backend that is still starting
 	// waits for it; default 5s.
 	StartWait time.Duration
-	// Tools, when set, registers more MCP tools on the server (run_code).
-	Tools func(*mcp.Server)
 }
 
 // Gateway is a running isogate: backends, catalogue, engine and MCP server.
@@ -49,6 +49,8 @@ type Gateway struct {
 	stats    *stats.Counters
 	runner   v8sandbox.Runner
 	ownsPool bool
+	runCode  *runcode.Runner
+	rcPool   *v8sandbox.Pool // run_code's own small pool (its heap limit differs)
 	server   *mcp.Server
 
 	closeOnce  sync.Once
@@ -110,6 +112,13 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.engine = engine
+	if cfg.RunCode.Enabled {
+		g.rcPool = v8sandbox.NewPool(v8sandbox.Options{Workers: 2, Logger: g.logger})
+		if g.runCode, err = runcode.New(runcode.Options{Runner: g.rcPool, Config: cfg.RunCode, Logger: g.logger}); err != nil {
+			g.Close()
+			return nil, fmt.Errorf("run_code: %w", err)
+		}
+	}
 	g.server = g.newServer()
 	return g, nil
 }
@@ -153,6 +162,9 @@ func (g *Gateway) Close() error {
 		err = g.manager.Close(ctx)
 		if g.ownsPool && g.runner != nil {
 			g.runner.Close()
+		}
+		if g.rcPool != nil {
+			g.rcPool.Close()
 		}
 	})
 	return err

@@ -14,12 +14,14 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
 var testPool = sync.OnceValue(func() *v8sandbox.Pool { return v8sandbox.NewPool(v8sandbox.Options{Workers: 4}) })
 
-func everythingPath(t *testing.T) string {
+func everythingPath(t testing.TB) string {
 	t.Helper()
 	p, _ := filepath.Abs("../examples/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	if _, err := os.Stat(p); err != nil {
@@ -44,7 +46,7 @@ type harness struct {
 	progress  chan *mcp.ProgressNotificationParams
 }
 
-func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
+func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 	t.Helper()
 	h := &harness{progress: make(chan *mcp.ProgressNotificationParams, 100)}
 	cfg := config.Default()
@@ -67,6 +69,10 @@ func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
 				h.cancelled.Add(1)
 				return nil, nil, ctx.Err()
 			}
+		})
+	mcp.AddTool(local, &mcp.Tool{Name: "noop", Description: "Returns its arguments."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil, nil
 		})
 	g, err := New(cfg, Options{Runner: testPool(), ExtraSpecs: []backend.Spec{{
 		Name: "local-backend", Transport: "custom",
@@ -141,8 +147,8 @@ func TestCodeModeAgainstRealServerEverything(t *testing.T) {
 func TestProgressAndStats(t *testing.T) {
 	h := newHarness(t, nil)
 	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{
-		Name: "call_tool_chain",
-		Meta: mcp.Meta{"progressToken": "tok-1"},
+		Name:      "call_tool_chain",
+		Meta:      mcp.Meta{"progressToken": "tok-1"},
 		Arguments: map[string]any{"code": `return await Promise.all([1, 2, 3].map(i => local_backend.slow_op({ms: 10 * i})))`},
 	})
 	if err != nil || res.IsError {
@@ -232,3 +238,7 @@ func TestFullResultIsRetrievableAsResource(t *testing.T) {
 		t.Fatal("another session read the stored result")
 	}
 }
+
+func searchOpts() catalog.SearchOptions    { return catalog.SearchOptions{Limit: 5} }
+func codeReq(code string) codemode.Request { return codemode.Request{Code: code} }
+func contains(s, sub string) bool          { return strings.Contains(s, sub) }

@@ -80,8 +80,8 @@ func (g *Gateway) newServer() *mcp.Server {
 			"Runs in a V8 sandbox with no filesystem, network or process access. Top-level await and return work; " +
 			"console output is returned. `__interfaces` and `__getToolInterface(name)` describe the tools."},
 		g.callToolChain)
-	if g.opts.Tools != nil {
-		g.opts.Tools(s)
+	if g.runCode != nil {
+		g.runCode.AddTo(s)
 	}
 	g.addResources(s)
 	return s

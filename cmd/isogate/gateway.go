@@ -24,7 +24,7 @@ func loadConfig(env *cliEnv, fs *pflag.FlagSet) (*config.Config, bool) {
 
 // startGateway builds and starts a gateway, logging to stderr.
 func startGateway(ctx context.Context, env *cliEnv, cfg *config.Config, logger *slog.Logger) (*gateway.Gateway, bool) {
-	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Version: version, Tools: extraTools(cfg, logger)})
+	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Version: version})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
 		return nil, false

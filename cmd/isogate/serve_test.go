@@ -118,7 +118,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	for _, want := range []string{"search_tools", "tool_info", "list_tools_meta", "call_tool_chain"} {
+	for _, want := range []string{"search_tools", "tool_info", "list_tools_meta", "call_tool_chain", "run_code"} {
 		if !strings.Contains(strings.Join(names, ","), want) {
 			t.Fatalf("meta-tool %s missing from %v", want, names)
 		}
@@ -145,6 +145,10 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	sum, isErr := callText(t, cs, "call_tool_chain", map[string]any{"code": `const r = await everything.get_sum({a: 40, b: 2}); return r`})
 	if isErr || !strings.Contains(sum, "42") {
 		t.Fatalf("call_tool_chain: %s", sum)
+	}
+	rc, isErr := callText(t, cs, "run_code", map[string]any{"code": "return [1, 2, 3].reduce((a, b) => a + b)"})
+	if isErr || !strings.Contains(rc, "6") {
+		t.Fatalf("run_code: %s", rc)
 	}
 	for _, uri := range []string{"isogate://backends", "isogate://backend/everything", "isogate://stats", "isogate://tools"} {
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})

@@ -1,0 +1,145 @@
+package runcode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// session is the host of one run: it collects console lines and serves
+// api.* calls.
+type session struct {
+	apis    map[string]*registeredAPI
+	order   []*registeredAPI
+	hints   map[string]json.RawMessage
+	console consoleBuffer
+	slots   chan struct{} // bounds api.* calls in flight
+
+	mu       sync.Mutex
+	apiCalls int
+}
+
+func newSession(apis []*registeredAPI, hints map[string]json.RawMessage) *session {
+	s := &session{
+		apis:  make(map[string]*registeredAPI, len(apis)),
+		order: apis,
+		hints: hints,
+		slots: make(chan struct{}, MaxConcurrentAPICalls),
+	}
+	for _, a := range apis {
+		s.apis["api."+a.Name] = a
+	}
+	return s
+}
+
+// functions lists the host functions of the run.
+func (s *session) functions() []v8sandbox.Function {
+	fns := []v8sandbox.Function{{Name: consoleFunction}}
+	for _, a := range s.order {
+		fns = append(fns, v8sandbox.Function{Name: "api." + a.Name, Async: true})
+	}
+	return fns
+}
+
+// Call implements [v8sandbox.Host].
+func (s *session) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if name == consoleFunction {
+		return s.console.write(args)
+	}
+	api, ok := s.apis[name]
+	if !ok {
+		return nil, fmt.Errorf("%s is not available", name)
+	}
+	s.mu.Lock()
+	s.apiCalls++
+	n := s.apiCalls
+	s.mu.Unlock()
+	if n > MaxAPICalls {
+		return nil, fmt.Errorf("%s: too many API calls (the limit is %d per run)", name, MaxAPICalls)
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: cancelled: the run ended", name)
+	}
+	result, err := api.call(ctx, args, s.hints)
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, name) {
+			msg = name + ": " + msg
+		}
+		return nil, fmt.Errorf("%s", msg)
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("%s: result is not JSON: %v", name, err)
+	}
+	return b, nil
+}
+
+// consoleBuffer holds the console lines of a run, up to MaxConsoleLines.
+type consoleBuffer struct {
+	mu      sync.Mutex
+	stdout  []string
+	stderr  []string
+	dropped int
+}
+
+// write serves the console host function: args is [stream, text]; a call
+// without text (made once the buffer is full) only counts a dropped line.
+// It returns how many more lines will be kept.
+func (c *consoleBuffer) write(args json.RawMessage) (json.RawMessage, error) {
+	var a []any
+	if err := json.Unmarshal(args, &a); err != nil || len(a) == 0 {
+		return nil, fmt.Errorf("console: bad call")
+	}
+	stream, _ := a[0].(string)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.stdout)+len(c.stderr) >= MaxConsoleLines || len(a) < 2 {
+		c.dropped++
+		return json.RawMessage("0"), nil
+	}
+	text, ok := a[1].(string)
+	if !ok {
+		b, _ := json.Marshal(a[1])
+		text = string(b)
+	}
+	text = truncateLine(text)
+	if stream == "stderr" {
+		c.stderr = append(c.stderr, text)
+	} else {
+		c.stdout = append(c.stdout, text)
+	}
+	return json.RawMessage(strconv.Itoa(MaxConsoleLines - len(c.stdout) - len(c.stderr))), nil
+}
+
+// truncateLine enforces MaxLineChars (the prelude already does; this keeps
+// the limit a property of the Go side).
+func truncateLine(s string) string {
+	if utf8.RuneCountInString(s) <= MaxLineChars+64 {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:MaxLineChars]) + fmt.Sprintf("... [%d more characters]", len(runes)-MaxLineChars)
+}
+
+// collect returns the lines and the warnings, adding one about dropped lines.
+func (c *consoleBuffer) collect(warnings []string) (stdout, stderr, _ []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stdout = append([]string{}, c.stdout...)
+	stderr = append([]string{}, c.stderr...)
+	if c.dropped > 0 {
+		warnings = append(warnings, fmt.Sprintf("console output truncated: %d more lines were dropped after the first %d",
+			c.dropped, MaxConsoleLines))
+	}
+	return stdout, stderr, warnings
+}

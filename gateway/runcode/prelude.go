@@ -1,0 +1,78 @@
+package runcode
+
+import (
+	_ "embed"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	//go:embed prelude.js
+	preludeJS string
+	//go:embed sanitize.js
+	sanitizeJS string
+	//go:embed console.js
+	consoleJS string
+)
+
+// consoleFunction is the sync host function behind console.*: it takes the
+// stream ("stdout" or "stderr") and the line, and returns how many more
+// lines will be kept. prelude.js removes it from the global object.
+const consoleFunction = "__runcode.console"
+
+// prelude is the trusted script run before the user's code: the three
+// files share one strict function scope, so the intrinsics prelude.js
+// captures are visible to sanitize.js and console.js but not to user code.
+var prelude = "(function () {\n\"use strict\";\nconst CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) + ";\n" + preludeJS + "\n" + sanitizeJS + "\n" + consoleJS + "\n})();\n"
+
+// codeOrigin names the user's code in stack traces.
+const codeOrigin = "code.js"
+
+// sourcePrefix opens the function around the user's code, on its first line.
+const sourcePrefix = "__isogate_run(async function () {"
+
+// wrapSource makes the user's code the body of an async function handed to
+// the prelude's runner. The opening stays on the code's first line so line
+// numbers in stack traces match the code as written; columns on the first
+// line are corrected by the prelude (fixStack) and by [fixStack].
+func wrapSource(code string) string {
+	var b strings.Builder
+	b.Grow(len(code) + 64)
+	b.WriteString(sourcePrefix)
+	b.WriteString(code)
+	b.WriteString("\n})")
+	return b.String()
+}
+
+var firstLineColumn = regexp.MustCompile(`(\(?)code\.js:1:(\d+)`)
+
+// fixStack removes the frames of isogate's scripts (the prelude and the
+// wrapper around the code) from a stack trace and corrects the columns of
+// the code's first line, shifted by the wrapper. prelude.js does the same in
+// JavaScript.
+func fixStack(stack string) string {
+	var kept []string
+	for line := range strings.SplitSeq(stack, "\n") {
+		if strings.Contains(line, "isogate:") {
+			continue
+		}
+		// The wrapper's own frame is the anonymous one left of the code on
+		// line 1; named frames there are imprecise positions (stack overflow).
+		wrapper := false
+		line = firstLineColumn.ReplaceAllStringFunc(line, func(m string) string {
+			g := firstLineColumn.FindStringSubmatch(m)
+			col, _ := strconv.Atoi(g[2])
+			col -= len(sourcePrefix)
+			if col <= 0 {
+				wrapper = wrapper || g[1] == ""
+				col = 1
+			}
+			return g[1] + "code.js:1:" + strconv.Itoa(col)
+		})
+		if !wrapper {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
