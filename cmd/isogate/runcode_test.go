@@ -31,8 +31,8 @@ func TestRunCodeBinary(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stdout)
 	}
 	var failed struct {
-		Error struct{ Type string } `json:"error"`
-		Warnings []string          `json:"warnings"`
+		Error    struct{ Type string } `json:"error"`
+		Warnings []string              `json:"warnings"`
 	}
 	json.Unmarshal([]byte(stdout), &failed)
 	if failed.Error.Type != "TimeoutError" || len(failed.Warnings) != 1 {
