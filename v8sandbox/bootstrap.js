@@ -14,10 +14,13 @@
 
   delete global.console;
 
+  const hasOwn = Object.hasOwn;
+  // Own properties only: a script that pollutes Object.prototype must not
+  // change what a host function returned.
   const unwrap = (envelope) => {
-    if (envelope.ok) return envelope.value;
-    const e = new ErrorCtor(envelope.message);
-    if (envelope.name) e.name = envelope.name;
+    if (hasOwn(envelope, "ok") && envelope.ok) return hasOwn(envelope, "value") ? envelope.value : undefined;
+    const e = new ErrorCtor(hasOwn(envelope, "message") ? envelope.message : "host function failed");
+    if (hasOwn(envelope, "name")) e.name = envelope.name;
     throw e;
   };
 

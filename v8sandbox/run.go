@@ -142,6 +142,9 @@ func (r *run) check(err error, what string) error {
 
 func (r *run) evaluate() (json.RawMessage, error) {
 	if err := r.bootstrap(); err != nil {
+		if stop := r.stopError(); stop != nil {
+			return nil, stop // the deadline fired during bootstrap
+		}
 		return nil, err
 	}
 	if r.job.Prelude != "" {
@@ -349,7 +352,9 @@ func (r *run) callSync(info *v8.FunctionCallbackInfo) *v8.Value {
 	}
 	value, err := v8.JSONParse(info.Context(), envelope)
 	if err != nil {
-		r.fatal = Errorf(CodeInternal, "host function %q returned invalid JSON: %v", name, err)
+		if r.ctx.Err() == nil && !r.w.heap.hit() { // else parsing was cut short by the deadline or heap cap
+			r.fatal = Errorf(CodeInternal, "host function %q returned invalid JSON: %v", name, err)
+		}
 		r.w.iso.TerminateExecution()
 		return nil
 	}

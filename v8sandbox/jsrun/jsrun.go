@@ -214,11 +214,11 @@ func ExitCode(code v8sandbox.Code) int {
 func Main(ctx context.Context, runner Runner, stdin io.Reader, stdout, stderr io.Writer) int {
 	data, err := io.ReadAll(stdin)
 	if err != nil {
-		return fail(stderr, invalid("reading stdin: %v", err))
+		return Fail(stderr, invalid("reading stdin: %v", err))
 	}
 	req, err := ParseRequest(data)
 	if err != nil {
-		return fail(stderr, err)
+		return Fail(stderr, err)
 	}
 	output, err := Run(ctx, runner, req)
 	if err == nil || v8sandbox.CodeOf(err) == v8sandbox.CodeOutputLimit {
@@ -229,12 +229,14 @@ func Main(ctx context.Context, runner Runner, stdin io.Reader, stdout, stderr io
 		}{output})
 	}
 	if err != nil {
-		return fail(stderr, err)
+		return Fail(stderr, err)
 	}
 	return 0
 }
 
-func fail(stderr io.Writer, err error) int {
+// Fail writes err to stderr as the contract's one-line JSON error and
+// returns the exit code for it.
+func Fail(stderr io.Writer, err error) int {
 	var e *v8sandbox.Error
 	if !errors.As(err, &e) {
 		e = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)

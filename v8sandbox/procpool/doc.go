@@ -1,0 +1,116 @@
+// Package procpool runs sandbox jobs in supervised worker processes, so that
+// a script V8 cannot stop, or one that makes V8 abort, costs one worker
+// process instead of the whole gateway.
+//
+// In-process guards (package v8sandbox) are not enough on their own:
+// "x".repeat(2**27).split("") aborts the process ("Fatal JavaScript invalid
+// size error") even inside try/catch, and builtins such as
+// Array.from({length: 2**27}), new Array(2**27).fill(0) or a huge JSON.parse
+// ignore TerminateExecution for seconds while they allocate gigabytes.
+//
+// # Processes
+//
+// A [Pool] starts Options.Workers processes of the same binary with the hidden
+// subcommand `sandbox-worker` ([WorkerMain], which calls [Serve]). Each hosts
+// an in-process v8sandbox.Pool of Options.SlotsPerWorker pinned V8 threads and
+// serves that many runs at once. [Pool] implements v8sandbox.Runner, so it
+// replaces a v8sandbox.Pool without changing callers.
+//
+// # Protocol
+//
+// The parent speaks to a worker over the child's stdin and stdout: frames of
+// a 4-byte big-endian length and one JSON message, at most [MaxFrameBytes].
+//
+//	parent → worker   init {version, slots}         first frame
+//	worker → parent   ready {version, pid}          V8 is up
+//	parent → worker   run {id, job}                 a v8sandbox.Job, limits filled in
+//	parent → worker   cancel {id}                   the caller gave up
+//	worker → parent   call {id, call, name, args}   a host function call of run id
+//	parent → worker   reply {id, call, value | error{message} | fatal}
+//	worker → parent   result {id, result | err}     err is a *v8sandbox.Error
+//
+// Host functions (tool calls) are executed by the parent, which owns the
+// backends: the worker's v8sandbox.Host forwards each call and, for a sync
+// function, blocks that V8 thread until the reply comes. A reply's fatal
+// error ends the run with that error (for example OUTPUT_LIMIT), an ordinary
+// error is thrown into the script, as in-process.
+//
+// A malformed frame (bad length, not JSON, unknown type, missing fields) or
+// an oversized one from a worker is a protocol violation: the parent kills
+// that worker; its runs end with SANDBOX_CRASHED. The parent never trusts a
+// worker's output beyond typing it.
+//
+// # Deadlines, cancellation, deaths
+//
+// The worker enforces a job's limits itself (v8sandbox). The parent adds a
+// hard deadline: a run not answered by its Timeout + Options.Grace has its
+// worker SIGKILLed and ends with TIMEOUT. When the caller's context ends the
+// parent sends cancel; a worker that has not answered within Grace is killed
+// too (CANCELLED, or TIMEOUT for a context deadline).
+//
+// A worker that dies fails every run it had:
+//   - HEAP_LIMIT when the death was memory exhaustion: V8's fatal OOM texts on
+//     its stderr ("Fatal JavaScript out of memory", "invalid size error",
+//     "Reached heap limit", "Fatal process out of memory"…), Go's "out of
+//     memory", a kill by the kernel's OOM killer (SIGKILL while the cgroup v2
+//     oom_kill counter grew; cgroup v1 hosts cannot tell, so such a kill reads
+//     as SANDBOX_CRASHED), or the parent's hard RSS limit (Options.KillRSSMB);
+//   - SANDBOX_CRASHED otherwise (signals, exits, external kills, protocol
+//     violations, and the neighbours of a run killed for its deadline).
+//
+// A process death cannot be pinned on one of its runs, so every run on the
+// dying worker gets the same error: with SlotsPerWorker > 1 one killer script
+// also ends up to SlotsPerWorker-1 neighbours (never runs on other workers).
+// SlotsPerWorker = 1 gives each run a process of its own, at ~20 MB of RSS
+// per idle worker.
+//
+// A dead or killed worker is replaced at once. A slot whose processes fail to
+// start, or die on their own while idle, backs off exponentially (100 ms
+// doubling up to 5 s); when every slot is failing, Run fails fast with
+// SANDBOX_CRASHED instead of waiting.
+//
+// Memory: the parent samples each worker's RSS (/proc/PID/statm) after every
+// run and every 100 ms. A worker over Options.MaxRSSMB is recycled between
+// runs (no new runs, current ones finish, then it exits and is replaced);
+// one over Options.KillRSSMB is killed even mid-run.
+//
+// Worker stderr (V8 fatal messages, Go crash dumps) goes to the parent's
+// logger, at most 100 lines of 512 bytes per process; the rest is counted.
+// It never reaches the parent's stdout.
+//
+// # What a worker can reach
+//
+// A worker can reach: its protocol pipes (only jobs and host-call replies
+// come in; only results and host-call requests go out); its stderr pipe to
+// the parent's logger; the CPU and memory of its own process.
+//
+// A worker cannot reach, by construction:
+//   - the environment: it starts with an empty one (no secrets, no proxy
+//     settings, no GODEBUG) and clears it again itself;
+//   - inherited files: exec passes only stdin, stdout and stderr, and the
+//     worker closes any other descriptor that arrived without close-on-exec
+//     (a parent-side library that forgot O_CLOEXEC cannot leak a socket or
+//     file into the sandbox); the protocol moves to private descriptors, fd 0
+//     becomes /dev/null and fd 1 a copy of stderr, so nothing written to
+//     stdout can corrupt the protocol;
+//   - the backends: tools, credentials and network connections live in the
+//     parent; a script reaches them only through the job's declared host
+//     functions, which the parent serves with the caller's Host;
+//   - the terminal's signals: it runs in its own process group and ignores
+//     SIGINT and SIGHUP; only the parent ends it (closing stdin, or SIGKILL);
+//   - survival of its parent: the kernel SIGKILLs it when the parent dies
+//     (Pdeathsig, armed from a thread that lives as long as the pool), and it
+//     exits when its stdin closes;
+//   - privileges: no_new_privs is set, core dumps are off (RLIMIT_CORE 0) and
+//     its OOM score is 1000, so the kernel kills a worker before the gateway.
+//
+// JavaScript in a worker sees only ECMAScript built-ins and the job's host
+// functions (v8sandbox's deny-by-default context): no files, network,
+// processes, timers or WebAssembly.
+//
+// Not done (defence in depth against a V8 exploit, not against scripts):
+// the worker runs as the same user, in the same mount, network and PID
+// namespaces, without seccomp or Landlock; a memory-corruption exploit in V8
+// would get what that user can do. Namespaces, a seccomp filter and a
+// dedicated uid are the next steps.
+package procpool

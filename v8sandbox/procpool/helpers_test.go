@@ -1,0 +1,103 @@
+package procpool
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// workerCommand starts this test binary as a worker (see TestMain).
+func workerCommand(t testing.TB) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{exe, WorkerCommand}
+}
+
+// syncBuffer collects log output for a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// quietLogger keeps the log in memory and prints it only if the test
+// fails. A data race reported by a worker (on its stderr) fails the test.
+func quietLogger(t testing.TB) *slog.Logger {
+	buf := &syncBuffer{}
+	t.Cleanup(func() {
+		if strings.Contains(buf.String(), "DATA RACE") {
+			t.Error("a sandbox worker reported a data race")
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", buf.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func slogTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// newTestPool starts a pool of test-binary workers, closed with the test.
+func newTestPool(t testing.TB, opts Options) *Pool {
+	t.Helper()
+	if opts.Command == nil {
+		opts.Command = workerCommand(t)
+	}
+	if opts.Logger == nil {
+		opts.Logger = quietLogger(t)
+	}
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func wantCode(t testing.TB, err error, code v8sandbox.Code) *v8sandbox.Error {
+	t.Helper()
+	var e *v8sandbox.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error = %v (%T), want *v8sandbox.Error with code %s", err, err, code)
+	}
+	if e.Code != code {
+		t.Fatalf("code = %s (%s), want %s", e.Code, e.Message, code)
+	}
+	return e
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

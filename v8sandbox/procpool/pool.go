@@ -1,0 +1,669 @@
+package procpool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// Defaults of [Options].
+const (
+	DefaultWorkers        = 2
+	DefaultSlotsPerWorker = 4
+	DefaultGrace          = 500 * time.Millisecond
+	DefaultMaxRSSMB       = 1024
+)
+
+// workerStartTimeout bounds a worker's start: exec, V8 init and handshake.
+const workerStartTimeout = 20 * time.Second
+
+// monitorEvery is how often the workers' RSS is sampled.
+const monitorEvery = 100 * time.Millisecond
+
+// Backoff of a worker slot whose processes keep failing to start or dying
+// on their own while idle.
+const (
+	backoffBase = 100 * time.Millisecond
+	backoffMax  = 5 * time.Second
+	// failFastAfter consecutive failures of every slot make Run fail at
+	// once instead of waiting for a worker that may never come.
+	failFastAfter = 3
+	// healthyUptime resets a slot's failure count when a process lived
+	// that long (or completed a run).
+	healthyUptime = 10 * time.Second
+)
+
+// Options configure a [Pool].
+type Options struct {
+	// Workers is the number of sandbox worker processes; default 2.
+	Workers int
+	// SlotsPerWorker is how many runs one process serves at once (the
+	// number of V8 threads it hosts); default 4.
+	SlotsPerWorker int
+	// Command starts a worker; default this very binary (/proc/self/exe on
+	// Linux) with the argument "sandbox-worker" (in a test binary, only
+	// after [RunWorkerIfRequested]).
+	Command []string
+	// Defaults fill the zero fields of each job's limits; zero fields here
+	// take the v8sandbox defaults.
+	Defaults v8sandbox.Limits
+	// Grace is how long the parent waits beyond a run's deadline, or after
+	// sending cancel, before it kills the worker; default 500 ms.
+	Grace time.Duration
+	// MaxRSSMB recycles a worker whose resident memory exceeds it: it gets
+	// no new runs, ends those it has, then exits and is replaced; default
+	// 1024, negative disables.
+	MaxRSSMB int
+	// KillRSSMB kills a worker, even mid-run, whose resident memory exceeds
+	// it (its runs end with HEAP_LIMIT): the last resort against builtins
+	// that allocate gigabytes while ignoring termination; default twice
+	// MaxRSSMB (at least 2048), negative disables.
+	KillRSSMB int
+	// RecycleAfter is how many runs an isolate inside a worker serves
+	// before it is replaced; default the v8sandbox default.
+	RecycleAfter int
+	// Logger receives lifecycle events and the workers' stderr; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Pool runs jobs in supervised sandbox worker processes. It implements
+// [v8sandbox.Runner] and is safe for concurrent use.
+type Pool struct {
+	opts   Options
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	slots    []*slot
+	procs    map[*proc]struct{} // every live process, serving or draining
+	changed  chan struct{}      // closed and replaced on any state change
+	closed   bool
+	inflight int // runs registered on a process
+
+	nextRun  atomic.Uint64
+	spawned  atomic.Uint64
+	crashed  atomic.Uint64
+	killed   atomic.Uint64
+	recycled atomic.Uint64
+
+	spawns      chan spawnRequest
+	quit        chan struct{} // closed by Close once runs are over
+	loops       sync.WaitGroup
+	helpersDone sync.WaitGroup
+	stopHelpers chan struct{}
+}
+
+// slot is one of the Workers positions; its process is replaced when it
+// dies or is recycled.
+type slot struct {
+	index    int
+	cur      *proc // the serving process, nil while (re)starting
+	failures int   // consecutive failures, for backoff
+	lastErr  error
+}
+
+type spawnRequest struct {
+	cmd   *exec.Cmd
+	reply chan error
+}
+
+// New starts the worker processes and waits until each has answered the
+// handshake, so a wrong Command fails here rather than on the first run.
+func New(opts Options) (*Pool, error) {
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.SlotsPerWorker <= 0 {
+		opts.SlotsPerWorker = DefaultSlotsPerWorker
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
+	if opts.MaxRSSMB == 0 {
+		opts.MaxRSSMB = DefaultMaxRSSMB
+	}
+	if opts.KillRSSMB == 0 {
+		opts.KillRSSMB = 2 * max(opts.MaxRSSMB, DefaultMaxRSSMB)
+	}
+	if len(opts.Command) == 0 {
+		if testing.Testing() && !workerDispatch.Load() {
+			return nil, errors.New("procpool: the default worker command is this test binary, which would run its tests " +
+				"instead of serving: call procpool.RunWorkerIfRequested() in TestMain, or set Options.Command")
+		}
+		cmd, err := defaultCommand()
+		if err != nil {
+			return nil, fmt.Errorf("procpool: locating the worker binary: %w", err)
+		}
+		opts.Command = cmd
+	}
+	opts.Defaults = withDefaults(opts.Defaults, v8sandbox.Limits{
+		Timeout:        v8sandbox.DefaultTimeout,
+		HeapMB:         v8sandbox.DefaultHeapMB,
+		ArrayBufferMB:  v8sandbox.DefaultArrayBufferMB,
+		MaxResultBytes: v8sandbox.DefaultMaxResultBytes,
+	})
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	p := &Pool{
+		opts:        opts,
+		logger:      logger.With("component", "procpool"),
+		procs:       map[*proc]struct{}{},
+		changed:     make(chan struct{}),
+		spawns:      make(chan spawnRequest),
+		quit:        make(chan struct{}),
+		stopHelpers: make(chan struct{}),
+	}
+	p.helpersDone.Add(2)
+	go p.spawner()
+	go p.monitor()
+
+	first := make(chan error, opts.Workers)
+	for i := range opts.Workers {
+		s := &slot{index: i}
+		p.slots = append(p.slots, s)
+		p.loops.Add(1)
+		go p.supervise(s, first)
+	}
+	var errs []error
+	for range opts.Workers {
+		if err := <-first; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		p.Close()
+		return nil, fmt.Errorf("procpool: starting sandbox workers: %w", errors.Join(errs...))
+	}
+	return p, nil
+}
+
+// Run runs job in a worker process, serving its host functions with host
+// in this process. The error, when not nil, is always a *v8sandbox.Error.
+//
+// Besides the engine's codes, a run can end with SANDBOX_CRASHED (its
+// worker died) or HEAP_LIMIT (its worker died of memory exhaustion); a
+// worker that does not answer by the deadline plus Grace is killed and the
+// run ends with TIMEOUT.
+func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) (v8sandbox.Result, error) {
+	job.Limits = withDefaults(job.Limits, p.opts.Defaults)
+	if job.Origin == "" {
+		job.Origin = "main.js"
+	}
+	if ctx.Err() != nil {
+		return v8sandbox.Result{}, contextError(ctx, "waiting for a free sandbox worker")
+	}
+	r := &pending{id: p.nextRun.Add(1), host: host, done: make(chan outcome, 1)}
+	frame, err := encodeFrame(&message{Type: msgRun, ID: r.id, Job: &job})
+	if err != nil {
+		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeInternal, "job cannot be sent to a sandbox worker: %v", err)
+	}
+	// Host calls end with the run at the latest.
+	r.hostCtx, r.cancelHost = context.WithTimeout(ctx, job.Limits.Timeout+p.opts.Grace)
+	defer r.cancelHost()
+
+	pr, err := p.acquire(ctx, r)
+	if err != nil {
+		return v8sandbox.Result{}, err
+	}
+	hard := time.NewTimer(job.Limits.Timeout + p.opts.Grace)
+	defer hard.Stop()
+	pr.send(frame)
+
+	var grace <-chan time.Time
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case o := <-r.done:
+			p.afterRun(pr)
+			if o.err != nil {
+				if o.err.Code == v8sandbox.CodeCancelled && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					o.err = v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded %d ms", job.Limits.Timeout.Milliseconds())
+				}
+				return v8sandbox.Result{}, o.err
+			}
+			return o.res, nil
+		case <-hard.C:
+			if p.detach(r) {
+				pr.kill(killDeadline, fmt.Sprintf("run %d did not answer within its deadline of %v plus %v grace",
+					r.id, job.Limits.Timeout, p.opts.Grace))
+				return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded %d ms", job.Limits.Timeout.Milliseconds())
+			}
+			// The answer is being delivered: take it from r.done.
+		case <-ctxDone:
+			ctxDone = nil
+			if f, err := encodeFrame(&message{Type: msgCancel, ID: r.id}); err == nil {
+				pr.send(f)
+			}
+			t := time.NewTimer(p.opts.Grace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			if p.detach(r) {
+				pr.kill(killCancel, fmt.Sprintf("run %d did not stop within %v of its cancellation", r.id, p.opts.Grace))
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded %d ms", job.Limits.Timeout.Milliseconds())
+				}
+				return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeCancelled, "execution cancelled by the caller")
+			}
+		}
+	}
+}
+
+// acquire registers r on the least busy ready process with a free slot,
+// waiting while ctx allows.
+func (p *Pool) acquire(ctx context.Context, r *pending) (*proc, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, v8sandbox.Errorf(v8sandbox.CodeInternal, "sandbox pool is closed")
+		}
+		var best *proc
+		failing := 0
+		var lastErr error
+		for _, s := range p.slots {
+			if pr := s.cur; pr != nil && !pr.draining && !pr.dead && pr.reason == killNone && len(pr.runs) < p.opts.SlotsPerWorker {
+				if best == nil || len(pr.runs) < len(best.runs) {
+					best = pr
+				}
+			}
+			if s.cur == nil && s.failures >= failFastAfter {
+				failing++
+				lastErr = s.lastErr
+			}
+		}
+		if best != nil {
+			r.proc = best
+			best.runs[r.id] = r
+			p.inflight++
+			p.mu.Unlock()
+			return best, nil
+		}
+		if failing == len(p.slots) {
+			p.mu.Unlock()
+			return nil, v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "sandbox workers keep failing to start: %v", lastErr)
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, contextError(ctx, "waiting for a free sandbox worker")
+		}
+	}
+}
+
+// detach unregisters r from its process. Exactly one caller gets true and
+// owns the run's outcome; the others must read r.done (or drop it).
+func (p *Pool) detach(r *pending) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := r.proc
+	if _, ok := pr.runs[r.id]; !ok {
+		return false
+	}
+	delete(pr.runs, r.id)
+	p.inflight--
+	if pr.draining && len(pr.runs) == 0 && !pr.dead {
+		go pr.shutdown()
+	}
+	p.broadcastLocked()
+	return true
+}
+
+// afterRun recycles the process if it has grown too large; the check runs
+// between runs, so it never costs a run.
+func (p *Pool) afterRun(pr *proc) {
+	if p.opts.MaxRSSMB < 0 || pr.pid == 0 {
+		return
+	}
+	rss, err := readRSS(pr.pid)
+	if err == nil && rss > int64(p.opts.MaxRSSMB)<<20 {
+		p.retire(pr, fmt.Sprintf("RSS %d MB over the %d MB limit", rss>>20, p.opts.MaxRSSMB))
+	}
+}
+
+// retire drains pr: no new runs; it exits once its current runs are over,
+// and its slot starts a replacement right away.
+func (p *Pool) retire(pr *proc, why string) {
+	p.mu.Lock()
+	if pr.draining || pr.dead {
+		p.mu.Unlock()
+		return
+	}
+	pr.draining = true
+	idle := len(pr.runs) == 0
+	p.broadcastLocked()
+	p.mu.Unlock()
+	p.recycled.Add(1)
+	p.logger.Info("recycling sandbox worker", "pid", pr.pid, "reason", why)
+	pr.release()
+	if idle {
+		go pr.shutdown()
+	}
+}
+
+func (p *Pool) broadcastLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Close waits for the runs in progress (each is bounded by its deadline plus
+// Grace), then stops every worker process. Runs started afterwards fail with
+// INTERNAL.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.quit
+		return
+	}
+	p.closed = true
+	p.broadcastLocked()
+	for p.inflight > 0 {
+		ch := p.changed
+		p.mu.Unlock()
+		<-ch
+		p.mu.Lock()
+	}
+	p.mu.Unlock()
+	close(p.quit)
+	p.loops.Wait()
+
+	p.mu.Lock()
+	procs := make([]*proc, 0, len(p.procs))
+	for pr := range p.procs {
+		procs = append(procs, pr)
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, pr := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr.shutdown()
+		}()
+	}
+	wg.Wait()
+	close(p.stopHelpers)
+	p.helpersDone.Wait()
+}
+
+// supervise keeps one slot's process alive: start, wait until it is
+// released (death or recycling), back off if it keeps failing, repeat.
+func (p *Pool) supervise(s *slot, first chan<- error) {
+	defer p.loops.Done()
+	for {
+		select {
+		case <-p.quit:
+			if first != nil {
+				first <- errors.New("pool closed")
+			}
+			return
+		default:
+		}
+		pr, err := p.start(s.index)
+		if first != nil {
+			first <- err
+			first = nil
+			if err != nil {
+				return
+			}
+		}
+		if err != nil {
+			p.mu.Lock()
+			s.failures++
+			s.lastErr = err
+			n := s.failures
+			p.broadcastLocked()
+			p.mu.Unlock()
+			p.logger.Error("sandbox worker failed to start", "slot", s.index, "failures", n, "err", err)
+			if !p.sleep(backoff(n)) {
+				return
+			}
+			continue
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			pr.shutdown()
+			return
+		}
+		s.cur = pr
+		p.broadcastLocked()
+		p.mu.Unlock()
+
+		select {
+		case <-pr.released:
+		case <-p.quit:
+			return
+		}
+
+		p.mu.Lock()
+		if s.cur == pr {
+			s.cur = nil
+		}
+		switch {
+		case pr.dead && pr.idleCrash:
+			s.failures++
+			s.lastErr = pr.deathErr
+		case pr.completed.Load() > 0 || time.Since(pr.started) >= healthyUptime:
+			s.failures = 0
+		}
+		n := s.failures
+		p.broadcastLocked()
+		p.mu.Unlock()
+		if n > 0 && !p.sleep(backoff(n)) {
+			return
+		}
+	}
+}
+
+func backoff(failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	d := backoffBase << min(failures-1, 16)
+	return min(d, backoffMax)
+}
+
+// sleep waits d unless the pool is closing; it reports whether to go on.
+func (p *Pool) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.quit:
+		return false
+	}
+}
+
+// spawner starts every worker from one goroutine locked to its own thread.
+// Pdeathsig fires when the thread that forked the child exits, not the
+// process; this thread lives as long as the pool, so workers are killed by
+// the kernel exactly when the pool's process (or the pool) goes away.
+func (p *Pool) spawner() {
+	defer p.helpersDone.Done()
+	runtime.LockOSThread()
+	// Never unlocked: when this goroutine ends (after Close stopped every
+	// worker) its thread exits with it.
+	for {
+		select {
+		case req := <-p.spawns:
+			req.reply <- req.cmd.Start()
+		case <-p.stopHelpers:
+			return
+		}
+	}
+}
+
+// monitor samples the workers' RSS: a worker over KillRSSMB is killed on
+// the spot, an idle one over MaxRSSMB is recycled.
+func (p *Pool) monitor() {
+	defer p.helpersDone.Done()
+	t := time.NewTicker(monitorEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-p.stopHelpers:
+			return
+		}
+		p.mu.Lock()
+		procs := make([]*proc, 0, len(p.procs))
+		for pr := range p.procs {
+			if !pr.dead && pr.pid != 0 {
+				procs = append(procs, pr)
+			}
+		}
+		p.mu.Unlock()
+		for _, pr := range procs {
+			rss, err := readRSS(pr.pid)
+			if err != nil {
+				continue
+			}
+			switch {
+			case p.opts.KillRSSMB > 0 && rss > int64(p.opts.KillRSSMB)<<20:
+				pr.kill(killRSS, fmt.Sprintf("RSS %d MB over the %d MB hard limit", rss>>20, p.opts.KillRSSMB))
+			case p.opts.MaxRSSMB > 0 && rss > int64(p.opts.MaxRSSMB)<<20:
+				p.mu.Lock()
+				idle := len(pr.runs) == 0
+				p.mu.Unlock()
+				if idle {
+					p.retire(pr, fmt.Sprintf("RSS %d MB over the %d MB limit", rss>>20, p.opts.MaxRSSMB))
+				}
+			}
+		}
+	}
+}
+
+// Stats describes the pool's processes.
+type Stats struct {
+	Workers []WorkerStats
+	// Cumulative counts: processes started, processes that died on their
+	// own (crash, abort, external kill), processes the pool killed
+	// (deadline, cancellation, hard RSS limit, protocol violation) and
+	// processes recycled for their RSS.
+	Spawned, Crashed, Killed, Recycled uint64
+}
+
+// WorkerStats describes one live worker process.
+type WorkerStats struct {
+	Slot      int // -1 for a process being drained
+	PID       int
+	RSSBytes  int64
+	Runs      int    // runs in progress
+	Completed uint64 // runs the process answered
+	Draining  bool
+	Uptime    time.Duration
+}
+
+// Stats returns a snapshot of the worker processes.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	st := Stats{Spawned: p.spawned.Load(), Crashed: p.crashed.Load(), Killed: p.killed.Load(), Recycled: p.recycled.Load()}
+	for pr := range p.procs {
+		if pr.dead {
+			continue
+		}
+		slot := pr.slot
+		if pr.draining {
+			slot = -1
+		}
+		st.Workers = append(st.Workers, WorkerStats{Slot: slot, PID: pr.pid, Runs: len(pr.runs),
+			Completed: pr.completed.Load(), Draining: pr.draining, Uptime: time.Since(pr.started)})
+	}
+	p.mu.Unlock()
+	for i := range st.Workers {
+		st.Workers[i].RSSBytes, _ = readRSS(st.Workers[i].PID)
+	}
+	return st
+}
+
+// pending is a run registered on a process.
+type pending struct {
+	id         uint64
+	proc       *proc
+	host       v8sandbox.Host
+	hostCtx    context.Context
+	cancelHost context.CancelFunc
+	done       chan outcome // capacity 1, written by whoever detached the run
+}
+
+type outcome struct {
+	res v8sandbox.Result
+	err *v8sandbox.Error
+}
+
+// callHost serves one host call with the engine's semantics: a *Error ends
+// the run, another error is thrown into the script, a panic ends the run
+// with INTERNAL.
+func callHost(ctx context.Context, host v8sandbox.Host, name string, args json.RawMessage) (reply *message) {
+	reply = &message{Type: msgReply}
+	if host == nil {
+		reply.Error = &callError{Message: fmt.Sprintf("no host serves function %q", name)}
+		return reply
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			reply = &message{Type: msgReply, Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "host function %q panicked: %v", name, v)}
+		}
+	}()
+	value, err := host.Call(ctx, name, args)
+	if err != nil {
+		var e *v8sandbox.Error
+		if errors.As(err, &e) {
+			reply.Fatal = e
+		} else {
+			reply.Error = &callError{Message: err.Error()}
+		}
+		return reply
+	}
+	if len(value) > 0 {
+		if !json.Valid(value) {
+			reply.Fatal = v8sandbox.Errorf(v8sandbox.CodeInternal, "host function %q returned invalid JSON", name)
+			return reply
+		}
+		reply.Value = value
+	}
+	return reply
+}
+
+func withDefaults(l, d v8sandbox.Limits) v8sandbox.Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.HeapMB <= 0 {
+		l.HeapMB = d.HeapMB
+	}
+	if l.ArrayBufferMB <= 0 {
+		l.ArrayBufferMB = d.ArrayBufferMB
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = d.MaxResultBytes
+	}
+	return l
+}
+
+// contextError maps a finished caller context like the in-process pool does.
+func contextError(ctx context.Context, doing string) *v8sandbox.Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return v8sandbox.Errorf(v8sandbox.CodeTimeout, "deadline exceeded while %s", doing)
+	}
+	return v8sandbox.Errorf(v8sandbox.CodeCancelled, "cancelled while %s", doing)
+}
+
+var _ v8sandbox.Runner = (*Pool)(nil)

@@ -1,0 +1,576 @@
+package procpool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// sharedPool serves the tests that do not kill or reconfigure workers.
+var (
+	sharedOnce sync.Once
+	shared     *Pool
+	sharedErr  error
+)
+
+func sharedPool(t *testing.T) *Pool {
+	t.Helper()
+	sharedOnce.Do(func() {
+		shared, sharedErr = New(Options{Command: workerCommand(t), Workers: 2, SlotsPerWorker: 4, Logger: quietLogger(t)})
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+func mustValue(t *testing.T, p *Pool, job v8sandbox.Job, host v8sandbox.Host) string {
+	t.Helper()
+	job.AwaitResult = true
+	res, err := p.Run(context.Background(), job, host)
+	if err != nil {
+		t.Fatalf("run %q: %v", job.Source, err)
+	}
+	return string(res.Value)
+}
+
+// gate is a host whose "wait" calls block until released; each arrival is
+// announced on arrived.
+type gate struct {
+	arrived chan string
+	release chan struct{}
+}
+
+func newGate() *gate { return &gate{arrived: make(chan string, 16), release: make(chan struct{})} }
+
+func (g *gate) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	g.arrived <- string(args)
+	select {
+	case <-g.release:
+		return args, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (g *gate) await(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("host call never arrived")
+	}
+}
+
+var waitJob = v8sandbox.Job{
+	Source:      `(async () => (await wait("x"))[0])()`,
+	Functions:   []v8sandbox.Function{{Name: "wait", Async: true}},
+	AwaitResult: true,
+	Limits:      v8sandbox.Limits{Timeout: 20 * time.Second},
+}
+
+// runAsync starts a run and returns its outcome channel.
+func runAsync(ctx context.Context, p *Pool, job v8sandbox.Job, host v8sandbox.Host) <-chan outcomeT {
+	ch := make(chan outcomeT, 1)
+	go func() {
+		res, err := p.Run(ctx, job, host)
+		ch <- outcomeT{res, err}
+	}()
+	return ch
+}
+
+type outcomeT struct {
+	res v8sandbox.Result
+	err error
+}
+
+func (o outcomeT) value() string { return string(o.res.Value) }
+
+func receive(t *testing.T, ch <-chan outcomeT, within time.Duration) outcomeT {
+	t.Helper()
+	select {
+	case o := <-ch:
+		return o
+	case <-time.After(within):
+		t.Fatalf("run did not end within %v", within)
+		return outcomeT{}
+	}
+}
+
+// busyPIDs returns the PIDs of the workers that have a run in progress.
+func busyPIDs(p *Pool) []int {
+	var pids []int
+	for _, w := range p.Stats().Workers {
+		if w.Runs > 0 {
+			pids = append(pids, w.PID)
+		}
+	}
+	return pids
+}
+
+func TestRun_ValuesAndErrors(t *testing.T) {
+	p := sharedPool(t)
+	for src, want := range map[string]string{
+		`1+1`:                     `2`,
+		`({a: [1, "x", null]})`:   `{"a":[1,"x",null]}`,
+		`undefined`:               `null`,
+		`Promise.resolve("done")`: `"done"`,
+		`"<b>&</b>"`:              `"<b>&</b>"`,           // byte for byte: no HTML escaping on the way
+		`"\u2028 é \ud800"`:       "\"\u2028 é \\ud800\"", // raw U+2028, escaped lone surrogate, as in-process
+	} {
+		if got := mustValue(t, p, v8sandbox.Job{Source: src}, nil); got != want {
+			t.Errorf("%s = %s, want %s", src, got, want)
+		}
+	}
+	_, err := p.Run(context.Background(), v8sandbox.Job{Source: "\n\nnull.x", AwaitResult: true}, nil)
+	if e := wantCode(t, err, v8sandbox.CodeEval); e.Line != 3 || !strings.Contains(e.Message, "TypeError") {
+		t.Errorf("eval error = %+v", e)
+	}
+	_, err = p.Run(context.Background(), v8sandbox.Job{Source: `for(;;){}`, Limits: v8sandbox.Limits{Timeout: 100 * time.Millisecond}}, nil)
+	if e := wantCode(t, err, v8sandbox.CodeTimeout); e.Message != "execution exceeded 100 ms" {
+		t.Errorf("timeout message = %q", e.Message)
+	}
+}
+
+func TestRun_HostCalls(t *testing.T) {
+	p := sharedPool(t)
+	host := v8sandbox.HostFunc(func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		switch name {
+		case "add":
+			var ab []float64
+			if err := json.Unmarshal(args, &ab); err != nil {
+				return nil, err
+			}
+			return json.RawMessage(fmt.Sprint(ab[0] + ab[1])), nil
+		case "api.echo":
+			return args, nil
+		case "nothing":
+			return nil, nil
+		case "fail":
+			return nil, errors.New("backend said no")
+		case "stop":
+			return nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "too much")
+		case "panic":
+			panic("kaboom")
+		case "invalid":
+			return json.RawMessage(`{not json`), nil
+		case "slow":
+			time.Sleep(50 * time.Millisecond)
+			return json.RawMessage(`"slept"`), nil
+		}
+		return nil, fmt.Errorf("unknown %s", name)
+	})
+	fns := []v8sandbox.Function{{Name: "add"}, {Name: "api.echo", Async: true}, {Name: "nothing"}, {Name: "fail", Async: true},
+		{Name: "stop"}, {Name: "panic", Async: true}, {Name: "invalid"}, {Name: "slow"}}
+	job := func(src string) v8sandbox.Job { return v8sandbox.Job{Source: src, Functions: fns} }
+
+	got := mustValue(t, p, job(`(async () => [add(2, 3), await api.echo("a", {b: [1]}), typeof nothing(), slow()])()`), host)
+	if got != `[5,["a",{"b":[1]}],"undefined","slept"]` {
+		t.Fatalf("host results: %s", got)
+	}
+	res, err := p.Run(context.Background(), job(`add(1, 2); add(3, 4); api.echo(1)`), host)
+	if err != nil || res.HostCalls != 3 {
+		t.Fatalf("host call count: %+v %v", res, err)
+	}
+	got = mustValue(t, p, job(`(async () => { try { await fail() } catch (e) { return [e instanceof Error, e.message] } })()`), host)
+	if got != `[true,"backend said no"]` {
+		t.Fatalf("rejection: %s", got)
+	}
+	_, err = p.Run(context.Background(), job(`try { stop() } catch (e) {} for(;;){}`), host)
+	wantCode(t, err, v8sandbox.CodeOutputLimit)
+	_, err = p.Run(context.Background(), job(`(async () => { try { await panic() } catch (e) {} })()`), host)
+	if e := wantCode(t, err, v8sandbox.CodeInternal); !strings.Contains(e.Message, "kaboom") {
+		t.Fatalf("panic message = %q", e.Message)
+	}
+	_, err = p.Run(context.Background(), job(`invalid()`), host)
+	wantCode(t, err, v8sandbox.CodeInternal)
+	_, err = p.Run(context.Background(), v8sandbox.Job{Source: `f()`, Functions: []v8sandbox.Function{{Name: "f"}}}, nil)
+	wantCode(t, err, v8sandbox.CodeEval) // "no host serves function", thrown into the script
+}
+
+func TestRun_PromiseAllRunsHostCallsConcurrently(t *testing.T) {
+	p := sharedPool(t)
+	var inflight, peak atomic.Int32
+	host := v8sandbox.HostFunc(func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for {
+			old := peak.Load()
+			if n <= old || peak.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return args, nil
+	})
+	start := time.Now()
+	got := mustValue(t, p, v8sandbox.Job{
+		Functions: []v8sandbox.Function{{Name: "slow", Async: true}},
+		Source:    `Promise.all(Array.from({length: 10}, (_, i) => slow(i))).then(r => r.flat())`,
+	}, host)
+	if got != `[0,1,2,3,4,5,6,7,8,9]` {
+		t.Fatalf("results: %s", got)
+	}
+	if peak.Load() != 10 {
+		t.Fatalf("peak concurrent host calls = %d, want 10", peak.Load())
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("10 concurrent 200 ms calls took %v", d)
+	}
+}
+
+func TestRun_ConcurrentCallers(t *testing.T) {
+	p := sharedPool(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := p.Run(context.Background(), v8sandbox.Job{Source: fmt.Sprintf(`globalThis.x = %d; x * 2`, i), AwaitResult: true}, nil)
+			if err == nil && string(res.Value) != fmt.Sprint(i*2) {
+				err = fmt.Errorf("run %d got %s", i, res.Value)
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 2, Grace: 300 * time.Millisecond})
+	t.Run("busy loop: the worker stops it", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := p.Run(ctx, v8sandbox.Job{Source: `for(;;){}`, Limits: v8sandbox.Limits{Timeout: 20 * time.Second}}, nil)
+		wantCode(t, err, v8sandbox.CodeCancelled)
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("cancel took %v", d)
+		}
+	})
+	t.Run("waiting on the host", func(t *testing.T) {
+		g := newGate()
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := runAsync(ctx, p, waitJob, g)
+		g.await(t)
+		cancel()
+		wantCode(t, receive(t, ch, 2*time.Second).err, v8sandbox.CodeCancelled)
+	})
+	t.Run("caller deadline maps to TIMEOUT", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := p.Run(ctx, v8sandbox.Job{Source: `for(;;){}`, Limits: v8sandbox.Limits{Timeout: 20 * time.Second}}, nil)
+		wantCode(t, err, v8sandbox.CodeTimeout)
+	})
+	t.Run("stuck builtin: killed after grace", func(t *testing.T) {
+		killed := p.Stats().Killed
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := p.Run(ctx, v8sandbox.Job{Source: `Array.from({length: 2**27}).length`, Limits: v8sandbox.Limits{Timeout: 20 * time.Second}}, nil)
+		wantCode(t, err, v8sandbox.CodeCancelled)
+		if d := time.Since(start); d > 100*time.Millisecond+300*time.Millisecond+time.Second {
+			t.Errorf("cancel of a stuck run took %v", d)
+		}
+		if got := p.Stats().Killed; got != killed+1 {
+			t.Errorf("killed = %d, want %d", got, killed+1)
+		}
+		if got := mustValue(t, p, v8sandbox.Job{Source: `"after"`}, nil); got != `"after"` {
+			t.Fatal(got)
+		}
+	})
+	t.Run("while waiting for a slot", func(t *testing.T) {
+		g := newGate()
+		a, b := runAsync(context.Background(), p, waitJob, g), runAsync(context.Background(), p, waitJob, g)
+		g.await(t)
+		g.await(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := p.Run(ctx, v8sandbox.Job{Source: `1`}, nil)
+		if e := wantCode(t, err, v8sandbox.CodeTimeout); !strings.Contains(e.Message, "waiting for a free sandbox worker") {
+			t.Errorf("message = %q", e.Message)
+		}
+		close(g.release)
+		for _, ch := range []<-chan outcomeT{a, b} {
+			if o := receive(t, ch, 5*time.Second); o.err != nil || o.value() != `"x"` {
+				t.Errorf("gated run: %s %v", o.value(), o.err)
+			}
+		}
+	})
+}
+
+// TestHardDeadline: a worker stuck in a builtin that ignores termination is
+// killed by the parent at deadline + grace.
+func TestHardDeadline(t *testing.T) {
+	const timeout, grace = 300 * time.Millisecond, 300 * time.Millisecond
+	p := newTestPool(t, Options{Workers: 2, SlotsPerWorker: 1, Grace: grace})
+	g := newGate()
+	other := runAsync(context.Background(), p, waitJob, g)
+	g.await(t)
+
+	start := time.Now()
+	_, err := p.Run(context.Background(), v8sandbox.Job{Source: `Array.from({length: 2**27}).length`, Limits: v8sandbox.Limits{Timeout: timeout}}, nil)
+	elapsed := time.Since(start)
+	if e := wantCode(t, err, v8sandbox.CodeTimeout); e.Message != "execution exceeded 300 ms" {
+		t.Errorf("message = %q", e.Message)
+	}
+	if elapsed < timeout+grace || elapsed > timeout+grace+700*time.Millisecond {
+		t.Errorf("hard deadline fired after %v, want %v + %v (+ slack)", elapsed, timeout, grace)
+	}
+	if st := p.Stats(); st.Killed != 1 {
+		t.Errorf("stats after the kill: %+v", st)
+	}
+	// The run on the other worker is untouched.
+	close(g.release)
+	if o := receive(t, other, 5*time.Second); o.err != nil || o.value() != `"x"` {
+		t.Fatalf("run on the other worker: %s %v", o.value(), o.err)
+	}
+	if got := mustValue(t, p, v8sandbox.Job{Source: `"next"`}, nil); got != `"next"` {
+		t.Fatal(got)
+	}
+}
+
+// TestWorkerKilledMidRun: SIGKILL from outside ends the run on that worker
+// with SANDBOX_CRASHED; the other worker's run is untouched; the worker is
+// respawned.
+func TestWorkerKilledMidRun(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 2, SlotsPerWorker: 1})
+	ga, gb := newGate(), newGate()
+	a := runAsync(context.Background(), p, waitJob, ga)
+	ga.await(t)
+	victims := busyPIDs(p)
+	if len(victims) != 1 {
+		t.Fatalf("busy workers = %v", victims)
+	}
+	b := runAsync(context.Background(), p, waitJob, gb)
+	gb.await(t)
+
+	if err := syscall.Kill(victims[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	o := receive(t, a, 5*time.Second)
+	if e := wantCode(t, o.err, v8sandbox.CodeSandboxCrashed); !strings.Contains(e.Message, "signal: killed") {
+		t.Errorf("message = %q", e.Message)
+	}
+	close(gb.release)
+	if o := receive(t, b, 5*time.Second); o.err != nil || o.value() != `"x"` {
+		t.Fatalf("run on the other worker: %s %v", o.value(), o.err)
+	}
+	waitFor(t, 10*time.Second, "a respawned worker", func() bool {
+		st := p.Stats()
+		return len(st.Workers) == 2 && st.Spawned == 3
+	})
+	for _, w := range p.Stats().Workers {
+		if w.PID == victims[0] {
+			t.Fatalf("killed worker %d still listed", w.PID)
+		}
+	}
+	if st := p.Stats(); st.Crashed != 1 {
+		t.Errorf("crashed = %d, want 1", st.Crashed)
+	}
+	for i := range 4 { // both workers serve again
+		if got := mustValue(t, p, v8sandbox.Job{Source: fmt.Sprint(i)}, nil); got != fmt.Sprint(i) {
+			t.Fatal(got)
+		}
+	}
+}
+
+// TestWorkerAbortIsHeapLimit: the V8 abort one-liner kills only its worker
+// and is typed HEAP_LIMIT from the worker's stderr.
+func TestWorkerAbortIsHeapLimit(t *testing.T) {
+	buf := &syncBuffer{}
+	p := newTestPool(t, Options{Workers: 1, Logger: slogTo(buf)})
+	_, err := p.Run(context.Background(), v8sandbox.Job{Source: `'x'.repeat(2**27).split('')`}, nil)
+	if e := wantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "invalid size error") {
+		t.Errorf("message = %q", e.Message)
+	}
+	if got := mustValue(t, p, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
+		t.Fatal(got)
+	}
+	// The worker's crash dump reached the logger, bounded.
+	log := buf.String()
+	if n := strings.Count(log, `msg="sandbox worker stderr"`); n == 0 || n > maxLoggedLines {
+		t.Errorf("%d stderr lines logged, want 1..%d", n, maxLoggedLines)
+	}
+	if !strings.Contains(log, "stderr_lines_suppressed=") {
+		t.Error("suppressed stderr lines not reported")
+	}
+}
+
+// TestMalformedFrameKillsOnlyThatWorker: a worker that writes garbage is
+// killed; the parent and the other worker's run carry on.
+func TestMalformedFrameKillsOnlyThatWorker(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 2, SlotsPerWorker: 1})
+	for _, kind := range []string{"oversized", "not-json", "unknown-type", "empty-result"} {
+		t.Run(kind, func(t *testing.T) {
+			killed := p.Stats().Killed
+			g := newGate()
+			other := runAsync(context.Background(), p, waitJob, g)
+			g.await(t)
+			_, err := p.Run(context.Background(), v8sandbox.Job{Source: "//broken:" + kind}, nil)
+			if e := wantCode(t, err, v8sandbox.CodeSandboxCrashed); !strings.Contains(e.Message, "protocol violation") {
+				t.Errorf("message = %q", e.Message)
+			}
+			close(g.release)
+			if o := receive(t, other, 5*time.Second); o.err != nil || o.value() != `"x"` {
+				t.Fatalf("run on the other worker: %s %v", o.value(), o.err)
+			}
+			if got := p.Stats().Killed; got != killed+1 {
+				t.Errorf("killed = %d, want %d", got, killed+1)
+			}
+			waitFor(t, 10*time.Second, "two serving workers", func() bool { return len(p.Stats().Workers) == 2 })
+		})
+	}
+}
+
+// TestRSSRecycling: a worker over MaxRSSMB is drained and replaced between
+// runs; no run fails because of it.
+func TestRSSRecycling(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 1, MaxRSSMB: 1, KillRSSMB: -1})
+	first := p.Stats().Workers[0].PID
+	if got := mustValue(t, p, v8sandbox.Job{Source: `"one"`}, nil); got != `"one"` {
+		t.Fatal(got)
+	}
+	waitFor(t, 10*time.Second, "a recycle", func() bool {
+		st := p.Stats()
+		return st.Recycled >= 1 && len(st.Workers) >= 1 && st.Workers[0].PID != first
+	})
+	for i := range 3 {
+		if got := mustValue(t, p, v8sandbox.Job{Source: fmt.Sprint(i)}, nil); got != fmt.Sprint(i) {
+			t.Fatal(got)
+		}
+	}
+	if st := p.Stats(); st.Crashed != 0 || st.Killed != 0 {
+		t.Errorf("recycling crashed or killed workers: %+v", st)
+	}
+}
+
+// TestKillRSS: a builtin that allocates gigabytes while ignoring termination
+// is stopped by the hard RSS limit and typed HEAP_LIMIT.
+func TestKillRSS(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 1, KillRSSMB: 250})
+	start := time.Now()
+	// JSON.parse of 20 M numbers is not interruptible and passes 250 MB RSS
+	// in about a second.
+	_, err := p.Run(context.Background(), v8sandbox.Job{Source: `JSON.parse("[" + "1,".repeat(2e7) + "1]").length`, Limits: v8sandbox.Limits{Timeout: 30 * time.Second}}, nil)
+	if e := wantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "hard limit") {
+		t.Errorf("message = %q", e.Message)
+	}
+	t.Logf("killed after %v", time.Since(start))
+	if got := mustValue(t, p, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
+		t.Fatal(got)
+	}
+}
+
+func TestDefaultCommandInATestBinary(t *testing.T) {
+	// This package's TestMain dispatches workers itself, without
+	// RunWorkerIfRequested: the default Command must be refused rather than
+	// start this test binary's tests again.
+	p, err := New(Options{Workers: 1, Logger: quietLogger(t)})
+	if err == nil {
+		p.Close()
+		t.Fatal("New accepted the default command in a test binary")
+	}
+	if !strings.Contains(err.Error(), "RunWorkerIfRequested") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestNewFailsOnABrokenCommand(t *testing.T) {
+	for name, cmd := range map[string][]string{
+		"missing binary": {"/nonexistent/isogate", WorkerCommand},
+		"exits at once":  {"/bin/true"},
+		"not a worker":   {"/bin/cat"}, // echoes init back: a frame of the wrong type
+		"dies at once":   {"/bin/sh", "-c", "echo oops >&2; exit 3"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			p, err := New(Options{Command: cmd, Workers: 1, Logger: quietLogger(t)})
+			if err == nil {
+				p.Close()
+				t.Fatal("New succeeded")
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("New took %v to fail", d)
+			}
+		})
+	}
+}
+
+// TestCrashLoopBacksOff: workers that die on their own while idle are
+// respawned with exponential backoff, and runs fail fast once every slot
+// keeps failing.
+func TestCrashLoopBacksOff(t *testing.T) {
+	p := newTestPool(t, Options{Command: []string{workerCommand(t)[0], "flaky-worker"}, Workers: 1})
+	time.Sleep(1500 * time.Millisecond)
+	// Each flaky worker lives ~30 ms; without backoff 1.5 s would see ~30
+	// spawns, with 100/200/400/800 ms steps about 5.
+	st := p.Stats()
+	if st.Spawned < 3 || st.Spawned > 8 {
+		t.Errorf("spawned %d workers in 1.5 s, want 3..8 with backoff", st.Spawned)
+	}
+	waitFor(t, 10*time.Second, "fail-fast", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err := p.Run(ctx, v8sandbox.Job{Source: `1`}, nil)
+		return v8sandbox.CodeOf(err) == v8sandbox.CodeSandboxCrashed
+	})
+}
+
+func TestClose(t *testing.T) {
+	p, err := New(Options{Command: workerCommand(t), Workers: 1, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := []int{p.Stats().Workers[0].PID}
+	g := newGate()
+	inflight := runAsync(context.Background(), p, waitJob, g)
+	g.await(t)
+	closed := make(chan struct{})
+	go func() {
+		p.Close()
+		close(closed)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-closed:
+		t.Fatal("Close did not wait for the run in progress")
+	default:
+	}
+	close(g.release)
+	if o := receive(t, inflight, 5*time.Second); o.err != nil {
+		t.Fatalf("in-flight run: %v", o.err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung")
+	}
+	_, err = p.Run(context.Background(), v8sandbox.Job{Source: `1`}, nil)
+	wantCode(t, err, v8sandbox.CodeInternal)
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("worker %d still alive after Close", pid)
+		}
+	}
+	p.Close() // idempotent
+}

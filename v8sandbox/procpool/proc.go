@@ -1,0 +1,511 @@
+package procpool
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// Bounds on how much of a worker's stderr reaches the parent's logger.
+const (
+	maxLoggedLines  = 100
+	maxLoggedLineB  = 512
+	stderrReadBytes = 4096
+)
+
+// killReason records why the parent killed a worker, to type the errors of
+// the runs that were on it.
+type killReason int
+
+const (
+	killNone     killReason = iota
+	killDeadline            // a run on it ignored its deadline + grace
+	killCancel              // a cancelled run on it did not stop within grace
+	killRSS                 // over the hard memory limit
+	killProtocol            // it sent a malformed frame
+	killStartup             // no handshake in time
+	killShutdown            // it did not exit after its stdin was closed
+)
+
+// proc is one worker process.
+type proc struct {
+	pool    *Pool
+	slot    int
+	cmd     *exec.Cmd
+	pid     int
+	started time.Time
+	oomBase int64 // cgroup oom_kill counter at start
+	oomOK   bool
+
+	wmu         sync.Mutex // serializes frames to the worker
+	stdin       *os.File   // the worker's stdin, written with a deadline
+	closeInOnce sync.Once
+	readyCh     chan struct{} // closed by the ready frame
+	released    chan struct{} // closed when the slot must start a replacement
+	releaseOnce sync.Once
+	stderrDone  chan struct{}
+	exited      chan struct{} // closed once death is fully handled
+
+	completed atomic.Uint64 // runs the worker answered
+
+	// Guarded by pool.mu.
+	runs      map[uint64]*pending
+	draining  bool // no new runs; exits when idle
+	stopping  bool // shutdown requested
+	dead      bool
+	reason    killReason
+	detail    string
+	idleCrash bool             // died on its own with no run on it
+	deathErr  *v8sandbox.Error // what its runs got
+
+	// Written by the stderr goroutine.
+	errMu              sync.Mutex
+	oomLine, fatalLine string
+	logged, suppressed int
+}
+
+// start spawns a worker for a slot and completes the handshake.
+func (p *Pool) start(slot int) (*proc, error) {
+	cmd := exec.Command(p.opts.Command[0], p.opts.Command[1:]...)
+	cmd.Env = []string{} // empty, not nil: nil would mean "inherit"
+	cmd.Dir = "/"
+	cmd.SysProcAttr = sysProcAttr()
+	// The worker's stdin is a pipe of our own (not StdinPipe) so that writes
+	// can have a deadline: a worker that stops reading is killed rather than
+	// blocking a caller.
+	childIn, stdin, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdin = childIn
+	closePipes := func() {
+		childIn.Close()
+		stdin.Close()
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		closePipes()
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		closePipes()
+		return nil, err
+	}
+	pr := &proc{
+		pool:       p,
+		slot:       slot,
+		cmd:        cmd,
+		stdin:      stdin,
+		readyCh:    make(chan struct{}),
+		released:   make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		exited:     make(chan struct{}),
+		runs:       map[uint64]*pending{},
+	}
+	pr.oomBase, pr.oomOK = oomKills()
+	reply := make(chan error, 1)
+	select {
+	case p.spawns <- spawnRequest{cmd: cmd, reply: reply}:
+	case <-p.stopHelpers:
+		closePipes()
+		stdout.Close()
+		stderr.Close()
+		return nil, errors.New("pool closed")
+	}
+	err = <-reply
+	childIn.Close() // the child has its copy
+	if err != nil {
+		stdin.Close() // Start closed stdout and stderr
+		return nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
+	}
+	pr.pid = cmd.Process.Pid
+	pr.started = time.Now()
+	p.spawned.Add(1)
+	p.mu.Lock()
+	p.procs[pr] = struct{}{}
+	p.mu.Unlock()
+
+	go pr.stderrLoop(stderr)
+	go pr.readLoop(stdout)
+
+	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
+		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter}})
+	if err != nil {
+		pr.kill(killStartup, err.Error())
+		<-pr.exited
+		return nil, err
+	}
+	pr.send(frame)
+	timer := time.NewTimer(workerStartTimeout)
+	defer timer.Stop()
+	select {
+	case <-pr.readyCh:
+		p.logger.Debug("sandbox worker started", "slot", slot, "pid", pr.pid, "startup", time.Since(pr.started))
+		return pr, nil
+	case <-pr.exited:
+		return nil, fmt.Errorf("worker exited during startup: %s", pr.deathErr.Message)
+	case <-timer.C:
+		pr.kill(killStartup, "no handshake within "+workerStartTimeout.String())
+		<-pr.exited
+		return nil, fmt.Errorf("worker did not answer the handshake within %v", workerStartTimeout)
+	case <-p.quit:
+		pr.kill(killShutdown, "pool closed during startup")
+		<-pr.exited
+		return nil, errors.New("pool closed")
+	}
+}
+
+// writeTimeout bounds one frame write: the worker reads continuously, so a
+// write that cannot complete means a frozen worker (SIGSTOP, a wedged
+// reader), which is killed.
+const writeTimeout = 5 * time.Second
+
+// send writes a frame to the worker; it is dropped if the worker is gone.
+// The write happens on the caller's goroutine: no hop on the host-call
+// round trip.
+func (pr *proc) send(frame []byte) {
+	pr.wmu.Lock()
+	defer pr.wmu.Unlock()
+	if isClosed(pr.exited) {
+		return
+	}
+	_ = pr.stdin.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := pr.stdin.Write(frame); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			pr.kill(killProtocol, "stopped reading its input")
+		}
+		// Otherwise the worker is gone (EPIPE) or its stdin was closed;
+		// the read loop handles the death.
+	}
+}
+
+// closeStdin makes the worker exit (it serves until its stdin ends).
+func (pr *proc) closeStdin() {
+	pr.closeInOnce.Do(func() {
+		pr.wmu.Lock()
+		defer pr.wmu.Unlock()
+		pr.stdin.Close()
+	})
+}
+
+// readLoop dispatches the worker's frames until its stdout ends, then
+// handles its death.
+func (pr *proc) readLoop(stdout io.Reader) {
+	fr := newFrameReader(stdout)
+	for {
+		m, err := fr.read()
+		if err == nil {
+			err = pr.dispatch(m)
+		}
+		if err != nil {
+			if errors.Is(err, errProtocol) {
+				pr.kill(killProtocol, err.Error())
+			}
+			break
+		}
+	}
+	// Whatever the worker still writes is ignored; stdout ends when it dies.
+	go io.Copy(io.Discard, stdout)
+	pr.reap()
+}
+
+func (pr *proc) dispatch(m *message) error {
+	p := pr.pool
+	ready := isClosed(pr.readyCh)
+	switch {
+	case m.Type == msgReady:
+		if ready {
+			return fmt.Errorf("%w: second ready frame", errProtocol)
+		}
+		if m.Version != protocolVersion {
+			return fmt.Errorf("%w: worker speaks protocol %d, parent %d", errProtocol, m.Version, protocolVersion)
+		}
+		close(pr.readyCh)
+	case !ready:
+		return fmt.Errorf("%w: %q frame before ready", errProtocol, m.Type)
+	case m.Type == msgCall:
+		if m.ID == 0 || m.Call == 0 || m.Name == "" {
+			return fmt.Errorf("%w: call frame without run id, call id or name", errProtocol)
+		}
+		p.mu.Lock()
+		r := pr.runs[m.ID]
+		p.mu.Unlock()
+		if r == nil {
+			// The run is over here; the worker's side ends too.
+			if f, err := encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call, Error: &callError{Message: "the run is over"}}); err == nil {
+				go pr.send(f) // the read loop never blocks on a write
+			}
+			return nil
+		}
+		args := m.Args
+		if len(args) == 0 {
+			args = []byte("[]")
+		}
+		go func() {
+			reply := callHost(r.hostCtx, r.host, m.Name, args)
+			reply.ID, reply.Call = m.ID, m.Call
+			frame, err := encodeFrame(reply)
+			if err != nil {
+				frame, _ = encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call,
+					Error: &callError{Message: fmt.Sprintf("result of host function %q cannot be sent to the sandbox: %v", m.Name, err)}})
+			}
+			pr.send(frame)
+		}()
+	case m.Type == msgResult:
+		if m.ID == 0 || (m.Result == nil) == (m.Err == nil) {
+			return fmt.Errorf("%w: result frame needs a run id and exactly one of result or err", errProtocol)
+		}
+		pr.completed.Add(1)
+		p.mu.Lock()
+		r := pr.runs[m.ID]
+		p.mu.Unlock()
+		if r == nil {
+			return nil // the parent gave up on it already
+		}
+		if p.detach(r) {
+			o := outcome{err: m.Err}
+			if m.Result != nil {
+				o.res = *m.Result
+			}
+			r.done <- o
+		}
+	default:
+		return fmt.Errorf("%w: unexpected frame type %q from worker", errProtocol, m.Type)
+	}
+	return nil
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill SIGKILLs the worker, recording why (the first reason wins).
+func (pr *proc) kill(reason killReason, detail string) {
+	p := pr.pool
+	p.mu.Lock()
+	if pr.dead {
+		p.mu.Unlock()
+		return
+	}
+	first := pr.reason == killNone
+	if first {
+		// From now on the process gets no new run (acquire skips it) and
+		// its slot starts a replacement at once.
+		pr.reason, pr.detail = reason, detail
+		p.broadcastLocked()
+	}
+	p.mu.Unlock()
+	if first {
+		pr.release()
+	}
+	if first && reason != killShutdown {
+		p.killed.Add(1)
+		p.logger.Warn("killing sandbox worker", "pid", pr.pid, "reason", detail)
+	}
+	_ = pr.cmd.Process.Kill()
+}
+
+// shutdown closes the worker's stdin, which makes it exit, and kills it if
+// it does not within a grace period. It returns once the worker is gone.
+func (pr *proc) shutdown() {
+	p := pr.pool
+	p.mu.Lock()
+	pr.stopping = true
+	p.mu.Unlock()
+	pr.closeStdin()
+	t := time.NewTimer(2 * p.opts.Grace)
+	defer t.Stop()
+	select {
+	case <-pr.exited:
+		return
+	case <-t.C:
+	}
+	pr.kill(killShutdown, "did not exit after its stdin was closed")
+	<-pr.exited
+}
+
+func (pr *proc) release() { pr.releaseOnce.Do(func() { close(pr.released) }) }
+
+// reap waits for the process, types its death and fails its runs.
+func (pr *proc) reap() {
+	p := pr.pool
+	select {
+	case <-pr.stderrDone:
+	case <-time.After(2 * time.Second):
+	}
+	// A worker that closed its stdout but lives on is broken: kill it.
+	waited := make(chan struct{})
+	go func() {
+		t := time.NewTimer(p.opts.Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			pr.kill(killProtocol, "closed its output without exiting")
+		case <-waited:
+		}
+	}()
+	_ = pr.cmd.Wait()
+	close(waited)
+	pr.closeStdin()
+	state := pr.cmd.ProcessState
+
+	pr.errMu.Lock()
+	oomLine, fatalLine, suppressed := pr.oomLine, pr.fatalLine, pr.suppressed
+	pr.errMu.Unlock()
+
+	p.mu.Lock()
+	deathErr := pr.classify(state, oomLine, fatalLine)
+	pr.dead = true
+	runs := pr.runs
+	pr.runs = map[uint64]*pending{}
+	p.inflight -= len(runs)
+	delete(p.procs, pr)
+	unexpected := pr.reason == killNone && !pr.stopping
+	pr.idleCrash = unexpected && len(runs) == 0 && !pr.draining
+	pr.deathErr = deathErr
+	p.broadcastLocked()
+	p.mu.Unlock()
+
+	for _, r := range runs {
+		r.done <- outcome{err: deathErr}
+	}
+	if unexpected {
+		p.crashed.Add(1)
+	}
+	attrs := []any{"slot", pr.slot, "pid", pr.pid, "state", state.String(), "runs", len(runs), "uptime", time.Since(pr.started).Round(time.Millisecond)}
+	if suppressed > 0 {
+		attrs = append(attrs, "stderr_lines_suppressed", suppressed)
+	}
+	switch {
+	case unexpected || len(runs) > 0:
+		p.logger.Warn("sandbox worker died", append(attrs, "code", deathErr.Code, "cause", deathErr.Message)...)
+	default:
+		p.logger.Debug("sandbox worker exited", attrs...)
+	}
+	pr.release()
+	close(pr.exited)
+}
+
+// classify types the death of the worker; called with pool.mu held.
+func (pr *proc) classify(state *os.ProcessState, oomLine, fatalLine string) *v8sandbox.Error {
+	sigkill := false
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok {
+		sigkill = ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	}
+	if sigkill && pr.reason != killNone {
+		switch pr.reason {
+		case killRSS:
+			return v8sandbox.Errorf(v8sandbox.CodeHeapLimit, "the sandbox worker process ran out of memory (%s)", pr.detail)
+		case killDeadline:
+			return v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "the sandbox worker process was killed because another run on it ignored its deadline")
+		case killCancel:
+			return v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "the sandbox worker process was killed because a cancelled run on it did not stop")
+		case killProtocol:
+			return v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "the sandbox worker process was killed: %s", pr.detail)
+		default:
+			return v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "the sandbox worker process was stopped: %s", pr.detail)
+		}
+	}
+	if oomLine != "" {
+		return v8sandbox.Errorf(v8sandbox.CodeHeapLimit, "the sandbox worker process ran out of memory (%s)", oomLine)
+	}
+	if sigkill && pr.oomOK {
+		if n, ok := oomKills(); ok && n > pr.oomBase {
+			return v8sandbox.Errorf(v8sandbox.CodeHeapLimit, "the sandbox worker process was killed by the kernel's out-of-memory killer")
+		}
+	}
+	detail := state.String()
+	if fatalLine != "" {
+		detail += ": " + fatalLine
+	}
+	return v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "the sandbox worker process died (%s)", detail)
+}
+
+// stderrLoop forwards the worker's stderr to the logger (bounded) and
+// remembers the lines that explain a death.
+func (pr *proc) stderrLoop(r io.Reader) {
+	defer close(pr.stderrDone)
+	br := bufio.NewReaderSize(r, stderrReadBytes)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			pr.stderrLine(string(bytes.TrimRight(line, "\r\n")))
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// oomMarkers are the stderr texts of a process dying of memory exhaustion:
+// V8's fatal OOM and size errors (which V8 raises instead of an exception
+// for some builtins), C++ bad_alloc and Go's runtime OOM.
+var oomMarkers = []string{
+	"out of memory", // "Fatal JavaScript out of memory", "Fatal process out of memory", Go's "runtime: out of memory"
+	"reached heap limit",
+	"invalid size error", // 'x'.repeat(2**27).split('')
+	"invalid table size",
+	"invalid array length allocation failed",
+	"bad_alloc",
+	"cannot allocate memory",
+}
+
+// fatalMarkers start the line that best explains another crash.
+var fatalMarkers = []string{"Fatal ", "Check failed", "fatal error:", "panic:", "SIG", "runtime:"}
+
+func (pr *proc) stderrLine(line string) {
+	text := strings.TrimSpace(strings.TrimLeft(line, "# "))
+	if text == "" {
+		return
+	}
+	short := truncate(text, 200)
+	lower := strings.ToLower(text)
+	pr.errMu.Lock()
+	defer pr.errMu.Unlock()
+	if pr.oomLine == "" {
+		for _, m := range oomMarkers {
+			if strings.Contains(lower, m) {
+				pr.oomLine = short
+				break
+			}
+		}
+	}
+	if pr.fatalLine == "" && !strings.HasPrefix(text, "Fatal error in") {
+		for _, m := range fatalMarkers {
+			if strings.HasPrefix(text, m) {
+				pr.fatalLine = short
+				break
+			}
+		}
+	}
+	if pr.logged >= maxLoggedLines {
+		pr.suppressed++
+		return
+	}
+	pr.logged++
+	pr.pool.logger.Warn("sandbox worker stderr", "pid", pr.pid, "line", truncate(line, maxLoggedLineB))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

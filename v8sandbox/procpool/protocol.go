@@ -1,0 +1,140 @@
+package procpool
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// protocolVersion is checked by both sides in the init/ready handshake, so
+// a worker built from another version of the binary is refused.
+const protocolVersion = 1
+
+// MaxFrameBytes is the largest frame either side accepts (length prefix
+// excluded). A bigger frame from a worker is a protocol violation that kills
+// that worker; a message that would be bigger is never sent (the job, host
+// result or run result is refused with a typed error instead).
+const MaxFrameBytes = 64 << 20
+
+// Message types. Direction in brackets.
+const (
+	msgInit   = "init"   // [parent→worker] first frame: configuration
+	msgReady  = "ready"  // [worker→parent] answer to init, once V8 is up
+	msgRun    = "run"    // [parent→worker] start job under run id
+	msgCancel = "cancel" // [parent→worker] the caller gave up on run id
+	msgCall   = "call"   // [worker→parent] a host function call of run id
+	msgReply  = "reply"  // [parent→worker] the outcome of a call
+	msgResult = "result" // [worker→parent] the outcome of run id
+)
+
+// message is the single JSON shape of every frame; Type says which fields
+// are meaningful.
+type message struct {
+	Type string `json:"type"`
+	// ID is the run id (run, cancel, call, reply, result).
+	ID uint64 `json:"id,omitempty"`
+	// Call is the call id, unique within a worker (call, reply).
+	Call uint64 `json:"call,omitempty"`
+
+	// init / ready
+	Version int         `json:"version,omitempty"`
+	Init    *initConfig `json:"init,omitempty"`
+	PID     int         `json:"pid,omitempty"`
+
+	// run
+	Job *v8sandbox.Job `json:"job,omitempty"`
+
+	// call
+	Name string          `json:"name,omitempty"`
+	Args json.RawMessage `json:"args,omitempty"`
+
+	// reply: exactly one of Value (absent means undefined), Error (thrown
+	// into the script) or Fatal (ends the run with that error).
+	Value json.RawMessage  `json:"value,omitempty"`
+	Error *callError       `json:"error,omitempty"`
+	Fatal *v8sandbox.Error `json:"fatal,omitempty"`
+
+	// result: Result on success, else Err.
+	Result *v8sandbox.Result `json:"result,omitempty"`
+	Err    *v8sandbox.Error  `json:"err,omitempty"`
+}
+
+// initConfig is what a worker needs to know; everything else (limits) comes
+// with each job.
+type initConfig struct {
+	Slots        int `json:"slots"`
+	RecycleAfter int `json:"recycle_after,omitempty"`
+}
+
+// callError is an ordinary host error, thrown into the script as an Error.
+type callError struct {
+	Message string `json:"message"`
+}
+
+// errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.
+var errFrameTooLarge = errors.New("frame exceeds the maximum frame size")
+
+// encodeFrame returns the length-prefixed JSON of m. HTML escaping is off so
+// that JSON values (results, host data) cross the boundary byte for byte.
+func encodeFrame(m *message) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Write([]byte{0, 0, 0, 0})
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	b = b[:len(b)-1] // Encode's trailing newline
+	n := len(b) - 4
+	if n > MaxFrameBytes {
+		return nil, fmt.Errorf("%w (%d > %d bytes)", errFrameTooLarge, n, MaxFrameBytes)
+	}
+	binary.BigEndian.PutUint32(b, uint32(n))
+	return b, nil
+}
+
+// frameReader reads frames from one stream.
+type frameReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newFrameReader(r io.Reader) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: MaxFrameBytes}
+}
+
+// errProtocol marks a malformed frame (as opposed to the stream ending).
+var errProtocol = errors.New("protocol violation")
+
+// read returns the next message. io.EOF means the stream ended cleanly
+// between frames and io.ErrUnexpectedEOF inside one (the peer died while
+// writing); an error wrapping errProtocol means the peer is broken.
+func (fr *frameReader) read() (*message, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(fr.r, hdr[:]); err != nil {
+		return nil, err // io.EOF between frames, io.ErrUnexpectedEOF inside the header
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n == 0 || int64(n) > int64(fr.max) {
+		return nil, fmt.Errorf("%w: frame of %d bytes (maximum %d)", errProtocol, n, fr.max)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(fr.r, body); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("truncated frame body: %w", err)
+	}
+	m := new(message)
+	if err := json.Unmarshal(body, m); err != nil {
+		return nil, fmt.Errorf("%w: frame is not a JSON message: %v", errProtocol, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,249 @@
+package procpool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// Serve is the worker side of the protocol: it reads frames from r, runs
+// jobs on an in-process [v8sandbox.Pool] and writes frames to w, until r
+// ends (the parent closed the pipe or died) or ctx ends (r is closed then, if
+// it is an io.Closer). The first frame must be the parent's init; Serve
+// answers it with ready once V8 is up.
+//
+// A malformed frame ends Serve with an error: the parent is broken and
+// there is nobody to report to.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	fr := newFrameReader(r)
+	first, err := fr.read()
+	if err != nil {
+		return fmt.Errorf("reading init: %w", err)
+	}
+	if first.Type != msgInit || first.Init == nil {
+		return fmt.Errorf("%w: first frame is %q, want init", errProtocol, first.Type)
+	}
+	if first.Version != protocolVersion {
+		return fmt.Errorf("%w: parent speaks protocol %d, this worker %d", errProtocol, first.Version, protocolVersion)
+	}
+	slots := max(first.Init.Slots, 1)
+
+	s := &server{
+		w:      w,
+		logger: logger,
+		pool: v8sandbox.NewPool(v8sandbox.Options{
+			Workers:      slots,
+			RecycleAfter: first.Init.RecycleAfter,
+			Logger:       logger,
+		}),
+		runs:  map[uint64]context.CancelFunc{},
+		calls: map[uint64]chan *message{},
+	}
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer s.shutdown(cancelAll)
+
+	if err := s.send(&message{Type: msgReady, Version: protocolVersion, PID: os.Getpid()}); err != nil {
+		return fmt.Errorf("sending ready: %w", err)
+	}
+
+	// Frames are handled on this goroutine (handling never blocks): a
+	// reply goes straight to the V8 thread waiting for it, with no extra
+	// goroutine hop on the host-call round trip. ctx ending closes r when
+	// it can be closed, which ends the read.
+	stop := context.AfterFunc(ctx, func() {
+		if c, ok := r.(io.Closer); ok {
+			c.Close()
+		}
+	})
+	defer stop()
+	for {
+		m, err := fr.read()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+				return nil // the parent closed our stdin (or we were told to stop)
+			}
+			return err
+		}
+		if err := s.handle(ctx, m); err != nil {
+			return err
+		}
+	}
+}
+
+// server is the state of one Serve call.
+type server struct {
+	wmu    sync.Mutex
+	w      io.Writer
+	logger *slog.Logger
+	pool   *v8sandbox.Pool
+
+	mu       sync.Mutex
+	runs     map[uint64]context.CancelFunc // runs in progress by id
+	calls    map[uint64]chan *message      // host calls awaiting a reply
+	nextCall atomic.Uint64
+	wg       sync.WaitGroup // run goroutines
+}
+
+func (s *server) handle(ctx context.Context, m *message) error {
+	switch m.Type {
+	case msgRun:
+		if m.Job == nil || m.ID == 0 {
+			return fmt.Errorf("%w: run frame without id or job", errProtocol)
+		}
+		s.startRun(ctx, m.ID, *m.Job)
+	case msgCancel:
+		s.mu.Lock()
+		cancel := s.runs[m.ID]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	case msgReply:
+		s.mu.Lock()
+		ch := s.calls[m.Call]
+		delete(s.calls, m.Call)
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- m // buffered; the caller may already be gone
+		}
+	default:
+		return fmt.Errorf("%w: unexpected frame type %q", errProtocol, m.Type)
+	}
+	return nil
+}
+
+// testHookRun, set only by this package's tests, may replace a run by raw
+// bytes written to the parent (to simulate a broken worker).
+var testHookRun func(job *v8sandbox.Job) []byte
+
+func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
+	if testHookRun != nil {
+		if raw := testHookRun(&job); raw != nil {
+			s.wmu.Lock()
+			_, _ = s.w.Write(raw)
+			s.wmu.Unlock()
+			return
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if _, dup := s.runs[id]; dup {
+		s.mu.Unlock()
+		cancel()
+		s.logger.Warn("duplicate run id ignored", "id", id)
+		return
+	}
+	s.runs[id] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.runs, id)
+			s.mu.Unlock()
+			cancel()
+		}()
+		res, err := s.pool.Run(runCtx, job, &remoteHost{s: s, run: id})
+		out := &message{Type: msgResult, ID: id}
+		if err != nil {
+			var e *v8sandbox.Error
+			if !errors.As(err, &e) {
+				e = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
+			}
+			out.Err = e
+		} else {
+			out.Result = &res
+		}
+		if err := s.send(out); errors.Is(err, errFrameTooLarge) {
+			_ = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
+				"result of %d bytes exceeds the sandbox protocol's frame limit of %d bytes", len(res.Value), MaxFrameBytes)})
+		}
+	}()
+}
+
+// send writes one frame. Writes are serialized; a write error means the
+// parent is gone, which the read loop notices too.
+func (s *server) send(m *message) error {
+	frame, err := encodeFrame(m)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err = s.w.Write(frame)
+	return err
+}
+
+// shutdown cancels every run, gives them a moment to end and closes the
+// pool. A run stuck in a builtin that ignores termination cannot be waited
+// for: the process exits anyway.
+func (s *server) shutdown(cancelAll context.CancelFunc) {
+	cancelAll()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		s.pool.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+}
+
+// remoteHost forwards a run's host calls to the parent, which owns the
+// backends. A sync host function blocks the calling V8 thread here until
+// the reply arrives or the run's context ends.
+type remoteHost struct {
+	s   *server
+	run uint64
+}
+
+// maxArgsBytes leaves room for the rest of the call frame.
+const maxArgsBytes = MaxFrameBytes - 64<<10
+
+func (h *remoteHost) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) > maxArgsBytes {
+		return nil, fmt.Errorf("arguments of host function %q are too large (%d bytes, maximum %d)", name, len(args), maxArgsBytes)
+	}
+	s := h.s
+	id := s.nextCall.Add(1)
+	ch := make(chan *message, 1)
+	s.mu.Lock()
+	s.calls[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.calls, id)
+		s.mu.Unlock()
+	}()
+	if err := s.send(&message{Type: msgCall, ID: h.run, Call: id, Name: name, Args: args}); err != nil {
+		return nil, v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", name, err)
+	}
+	select {
+	case m := <-ch:
+		switch {
+		case m.Fatal != nil:
+			return nil, m.Fatal
+		case m.Error != nil:
+			return nil, errors.New(m.Error.Message)
+		default:
+			return m.Value, nil
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,153 @@
+package procpool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// defaultCommand runs the very binary of this process: /proc/self/exe stays
+// valid (and the same file) even if the binary on disk is replaced during an
+// upgrade, so parent and workers never disagree on the protocol.
+func defaultCommand() ([]string, error) {
+	return []string{"/proc/self/exe", WorkerCommand}, nil
+}
+
+// sysProcAttr puts the worker in its own process group (a terminal's ^C
+// reaches only the parent) and has the kernel SIGKILL it when the thread
+// that started it dies; workers are started from a goroutine locked to a
+// thread that lives as long as the pool.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// hardenProcess applies the worker's process-wide restrictions and returns
+// the protocol streams.
+func hardenProcess() (in, out *os.File, err error) {
+	os.Clearenv()
+	if err := os.Chdir("/"); err != nil {
+		return nil, nil, err
+	}
+	// No core dumps: a 1 GB worker aborting on a hostile script must not
+	// fill the disk (nor leave script data around).
+	_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
+	// Never gain privileges through exec (there is no exec from JavaScript,
+	// this only narrows what an engine exploit could do).
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, 38 /* PR_SET_NO_NEW_PRIVS */, 1, 0, 0, 0, 0)
+	// Be the OOM killer's first choice, before the gateway.
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
+
+	closeInheritedFDs()
+
+	// Move the protocol to private close-on-exec descriptors, then point
+	// fd 0 at /dev/null and fd 1 at stderr.
+	inFD, err := dupCloexec(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	outFD, err := dupCloexec(1)
+	if err != nil {
+		return nil, nil, err
+	}
+	null, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := syscall.Dup3(null, 0, 0); err != nil {
+		return nil, nil, err
+	}
+	syscall.Close(null)
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		return nil, nil, err
+	}
+	// Non-blocking descriptors go through Go's poller instead of parking a
+	// thread in read(2).
+	_ = syscall.SetNonblock(inFD, true)
+	_ = syscall.SetNonblock(outFD, true)
+	return os.NewFile(uintptr(inFD), "protocol-in"), os.NewFile(uintptr(outFD), "protocol-out"), nil
+}
+
+func dupCloexec(fd int) (int, error) {
+	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 3)
+	if errno != 0 {
+		return -1, fmt.Errorf("dup fd %d: %w", fd, errno)
+	}
+	return int(r), nil
+}
+
+// closeInheritedFDs closes descriptors above 2 that lack close-on-exec.
+// Everything this process opened itself (Go's runtime, V8) is close-on-exec,
+// so such a descriptor can only have been inherited from the parent: a
+// parent-side library that forgot O_CLOEXEC must not leak a file, socket or
+// pipe into the sandbox.
+func closeInheritedFDs() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		flags, _, errno := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+		if errno == 0 && flags&syscall.FD_CLOEXEC == 0 {
+			syscall.Close(fd)
+		}
+	}
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// readRSS returns the resident set size of pid in bytes.
+func readRSS(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0, err
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, errors.New("short statm")
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return pages * pageSize, nil
+}
+
+// oomKills returns the oom_kill counter of this process's cgroup (v2), which
+// counts processes of the cgroup killed by any OOM killer. ok is false when
+// it cannot be read (cgroup v1, no /sys).
+func oomKills() (n int64, ok bool) {
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0, false
+	}
+	var path string
+	for _, line := range strings.Split(string(cg), "\n") {
+		if rest, found := strings.CutPrefix(line, "0::"); found {
+			path = rest
+			break
+		}
+	}
+	if path == "" {
+		return 0, false
+	}
+	ev, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", path, "memory.events"))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(ev), "\n") {
+		if v, found := strings.CutPrefix(line, "oom_kill "); found {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,5 @@
+// expect: TIMEOUT
+// An async function awaiting a resolved value forever.
+(async () => {
+  for (;;) await null;
+})();

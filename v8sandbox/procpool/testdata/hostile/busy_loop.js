@@ -1,0 +1,3 @@
+// expect: TIMEOUT
+// A plain infinite loop.
+for (;;) {}

@@ -1,0 +1,6 @@
+// expect: HEAP_LIMIT
+// timeout: 10s
+// heap-mb: 16
+// Unbounded array of objects.
+const a = [];
+for (;;) a.push({ x: [1, 2, 3] });

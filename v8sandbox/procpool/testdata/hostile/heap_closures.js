@@ -1,0 +1,9 @@
+// expect: HEAP_LIMIT
+// timeout: 10s
+// heap-mb: 16
+// Closures each retaining their own array.
+const fs = [];
+for (;;) {
+  const big = new Array(1000).fill(1);
+  fs.push(() => big);
+}

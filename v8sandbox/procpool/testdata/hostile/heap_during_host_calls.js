@@ -1,0 +1,11 @@
+// expect: HEAP_LIMIT
+// timeout: 10s
+// heap-mb: 16
+// Grows the heap between host calls.
+(async () => {
+  const keep = [];
+  for (;;) {
+    for (let i = 0; i < 50000; i++) keep.push([i]);
+    await tick();
+  }
+})();

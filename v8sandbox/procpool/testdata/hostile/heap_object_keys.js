@@ -1,0 +1,6 @@
+// expect: HEAP_LIMIT
+// timeout: 10s
+// heap-mb: 16
+// Unbounded dictionary-mode object.
+const o = {};
+for (let i = 0; ; i++) o["k" + i] = [i];

@@ -1,0 +1,6 @@
+// expect: HEAP_LIMIT
+// timeout: 10s
+// heap-mb: 16
+// Unbounded array of large distinct strings.
+const s = [];
+for (;;) s.push("x".repeat(1000) + Math.random());

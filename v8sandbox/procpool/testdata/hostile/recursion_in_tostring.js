@@ -1,0 +1,8 @@
+// expect: EVAL_ERROR
+// A toString that converts itself.
+const o = {
+  toString() {
+    return "" + o;
+  },
+};
+"" + o;

@@ -1,0 +1,3 @@
+// expect: TIMEOUT
+// Catastrophic backtracking in the regexp engine.
+/(a+)+$/.test("a".repeat(40) + "!");

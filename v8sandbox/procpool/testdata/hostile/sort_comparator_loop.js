@@ -1,0 +1,5 @@
+// expect: TIMEOUT
+// A builtin (sort) calling back into a looping comparator.
+[3, 2, 1].sort(() => {
+  for (;;) {}
+});

@@ -1,0 +1,3 @@
+// expect: OK {}
+// toJSON returning its own object is harmless.
+({ toJSON() { return this; } });

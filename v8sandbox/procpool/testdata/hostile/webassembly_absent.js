@@ -1,0 +1,3 @@
+// expect: OK "undefined"
+// WebAssembly is not exposed.
+typeof WebAssembly;

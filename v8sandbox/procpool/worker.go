@@ -1,0 +1,80 @@
+package procpool
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+)
+
+// WorkerCommand is the hidden subcommand that runs a sandbox worker.
+const WorkerCommand = "sandbox-worker"
+
+// workerDispatch records that this binary turns into a worker when started
+// with WorkerCommand (see [RunWorkerIfRequested]).
+var workerDispatch atomic.Bool
+
+// RunWorkerIfRequested turns the process into a sandbox worker, and never
+// returns, when it was started as one (os.Args[1] == "sandbox-worker").
+//
+// The isogate binary does this through its hidden command. A test binary
+// whose tests create pools with the default Command (this very binary)
+// must call it first thing in TestMain:
+//
+//	func TestMain(m *testing.M) {
+//		procpool.RunWorkerIfRequested()
+//		os.Exit(m.Run())
+//	}
+//
+// Without it, [New] refuses the default Command in a test binary: the
+// "worker" would run the test suite again instead.
+func RunWorkerIfRequested() {
+	if len(os.Args) > 1 && os.Args[1] == WorkerCommand {
+		os.Exit(WorkerMain(context.Background()))
+	}
+	workerDispatch.Store(true)
+}
+
+// WorkerMain is the whole life of a sandbox worker process: it hardens the
+// process, then serves the protocol on the pipes it got as stdin and stdout
+// until the parent closes them. It returns the process exit code.
+//
+// It is meant for `isogate sandbox-worker` (and a test binary's TestMain),
+// never to be run by hand: it refuses a terminal on stdin.
+//
+// Hardening, all cheap and best effort (see the package documentation):
+//   - SIGINT and SIGHUP are ignored: only the parent decides when a worker
+//     ends (closing its stdin, or SIGKILL);
+//   - the environment is cleared, the working directory is /;
+//   - file descriptors inherited without close-on-exec are closed;
+//   - the protocol moves to private descriptors; fd 0 becomes /dev/null and
+//     fd 1 a copy of stderr, so stray writes to stdout (from V8 or Go) can
+//     never corrupt the protocol;
+//   - no core dumps, no new privileges, and an OOM score of 1000 so the
+//     kernel's OOM killer picks a worker before the gateway.
+func WorkerMain(ctx context.Context) int {
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if isTerminal(os.Stdin) {
+		fmt.Fprintf(os.Stderr, "isogate %s is internal: it is started by isogate itself and speaks a binary protocol on stdin/stdout\n", WorkerCommand)
+		return 2
+	}
+	in, out, err := hardenProcess()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox worker: hardening failed: %v\n", err)
+		return 1
+	}
+	if err := Serve(ctx, in, out, logger); err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
