@@ -158,7 +158,6 @@ func (b *backend) run(ctx context.Context) {
 		<-ctx.Done()
 		return
 	}
-	b.announceCachedTools()
 
 	failures := 0 // consecutive short-lived connections, drives the backoff
 	for attempt := 0; ; attempt++ {

@@ -123,6 +123,10 @@ func (m *Manager) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, name := range m.names {
 		b := m.backends[name]
+		if b.invalid == nil {
+			// Synchronously, so the catalogue is searchable when Start returns.
+			b.announceCachedTools()
+		}
 		wg.Go(func() { b.run(runCtx) })
 	}
 	go func() {
