@@ -46,12 +46,31 @@ type harness struct {
 	progress  chan *mcp.ProgressNotificationParams
 }
 
+// isolations runs f once per sandbox isolation mode: both modes pass the
+// same tests.
+func isolations(t *testing.T, f func(t *testing.T, mode config.Isolation)) {
+	for _, mode := range []config.Isolation{config.IsolationThread, config.IsolationProcess} {
+		t.Run(string(mode), func(t *testing.T) { f(t, mode) })
+	}
+}
+
+// withIsolation makes a harness use the given isolation mode.
+func withIsolation(mode config.Isolation, more ...func(*config.Config)) func(*config.Config) {
+	return func(c *config.Config) {
+		c.Sandbox.Isolation = mode
+		for _, m := range more {
+			m(c)
+		}
+	}
+}
+
 func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 	t.Helper()
 	h := &harness{progress: make(chan *mcp.ProgressNotificationParams, 100)}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Timeout = 5 * time.Second
+	cfg.Sandbox.Isolation = config.IsolationThread
 	cfg.Backends = map[string]config.Backend{"everything": {
 		Name: "everything", Transport: config.TransportStdio, Command: "node",
 		Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8,
@@ -74,7 +93,11 @@ func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil, nil
 		})
-	g, err := New(cfg, Options{Runner: testPool(), ExtraSpecs: []backend.Spec{{
+	var runner v8sandbox.Runner = testPool() // shared; process mode gets its own workers
+	if cfg.Sandbox.Isolation == config.IsolationProcess {
+		runner = nil
+	}
+	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{{
 		Name: "local-backend", Transport: "custom",
 		Dial: func(ctx context.Context) (mcp.Transport, error) {
 			st, ct := mcp.NewInMemoryTransports()
@@ -123,8 +146,10 @@ func (h *harness) chain(t *testing.T, args map[string]any) (string, bool) {
 	return res.Content[0].(*mcp.TextContent).Text, res.IsError
 }
 
-func TestCodeModeAgainstRealServerEverything(t *testing.T) {
-	h := newHarness(t, nil)
+func TestCodeModeAgainstRealServerEverything(t *testing.T) { isolations(t, testCodeMode) }
+
+func testCodeMode(t *testing.T, mode config.Isolation) {
+	h := newHarness(t, withIsolation(mode))
 	cases := []struct{ name, code, want string }{
 		{"hyphenated names", `const r = await everything.get_sum({a: 20, b: 22}); return r`, "42"},
 		{"original name", `return await everything["get-sum"]({a: 1, b: 1})`, "2"},
@@ -168,8 +193,10 @@ func TestProgressAndStats(t *testing.T) {
 	}
 }
 
-func TestCancellationStopsTheRunAndBackendCalls(t *testing.T) {
-	h := newHarness(t, nil)
+func TestCancellationStopsTheRunAndBackendCalls(t *testing.T) { isolations(t, testCancellation) }
+
+func testCancellation(t *testing.T, mode config.Isolation) {
+	h := newHarness(t, withIsolation(mode))
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -194,8 +221,10 @@ func TestCancellationStopsTheRunAndBackendCalls(t *testing.T) {
 	}
 }
 
-func TestLimitsMidChainKeepServing(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Sandbox.MaxHeapMB = 32 })
+func TestLimitsMidChainKeepServing(t *testing.T) { isolations(t, testLimitsMidChain) }
+
+func testLimitsMidChain(t *testing.T, mode config.Isolation) {
+	h := newHarness(t, withIsolation(mode, func(c *config.Config) { c.Sandbox.MaxHeapMB = 32 }))
 	text, isErr := h.chain(t, map[string]any{"code": `await everything.echo({message: "a"}); for (;;) {}`, "timeout": 300})
 	if !isErr || !strings.Contains(text, "TIMEOUT: execution exceeded 300 ms") {
 		t.Fatalf("timeout: %s", text)

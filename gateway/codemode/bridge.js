@@ -18,8 +18,11 @@
         return call(backend.name, name, args === undefined ? {} : args);
       };
       defineProperty(fn, "name", { value: ident });
-      api[ident] = fn;
-      if (name !== ident) api[name] = fn;
+      // defineProperty, not assignment: a tool named "__proto__" or
+      // "constructor" must stay an ordinary own property.
+      for (const key of new Set([ident, name])) {
+        defineProperty(api, key, { value: fn, enumerable: true, writable: true, configurable: true });
+      }
     }
     Object.freeze(api);
     for (const key of new Set([backend.ident, backend.name])) {
