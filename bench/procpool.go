@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"context"
-	"os"
 
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
@@ -44,7 +42,5 @@ func NewV8Proc(workers int, command []string) (*RunnerVariant, error) {
 // parent is done with it. Call it first thing in main (or TestMain) of any
 // binary that runs the "v8-proc" variant with its default command.
 func ServeWorkerIfRequested() {
-	if len(os.Args) > 1 && os.Args[1] == procpool.WorkerCommand {
-		os.Exit(procpool.WorkerMain(context.Background()))
-	}
+	procpool.RunWorkerIfRequested()
 }

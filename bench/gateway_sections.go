@@ -1,0 +1,242 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway"
+	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/gateway/codemode"
+)
+
+func init() {
+	RegisterSection(Section{Title: "Code-mode dispatch tiers", Order: 10, Run: tiersSection})
+	RegisterSection(Section{Title: "End-to-end call_tool_chain over stdio", Order: 11, Run: endToEndSection})
+}
+
+// latency runs f n times and returns its p50 and p99.
+func latency(ctx context.Context, n int, f func() error) (p50, p99 time.Duration, err error) {
+	samples := make([]time.Duration, 0, n)
+	for range n {
+		if ctx.Err() != nil {
+			return 0, 0, ctx.Err()
+		}
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, 0, err
+		}
+		samples = append(samples, time.Since(start))
+	}
+	slices.Sort(samples)
+	return samples[len(samples)/2], samples[len(samples)*99/100], nil
+}
+
+func iterations(cfg ReportConfig) int {
+	if cfg.Quick {
+		return 100
+	}
+	return 500
+}
+
+type noopArgs struct {
+	X int `json:"x"`
+}
+
+// inProcessBackend is a trivial go-sdk server reached in memory.
+func inProcessBackend() backend.Spec {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bench"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "noop", Description: "Returns at once."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in noopArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"x":%d}`, in.X)}}}, nil, nil
+		})
+	return backend.Spec{Name: "bench", Transport: "custom", Dial: func(ctx context.Context) (mcp.Transport, error) {
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}}
+}
+
+// tiersSection compares the three call_tool_chain tiers with a direct
+// backend call, on a trivial in-process tool, for each isolation mode.
+func tiersSection(ctx context.Context, cfg ReportConfig) (string, error) {
+	var b strings.Builder
+	b.WriteString("One trivial tool call through `Engine.Execute`, against the same call made directly on the backend manager (the floor). In-process go-sdk backend, so the figures are the gateway's own overhead.\n\n")
+	b.WriteString("| path | isolation | p50 | p99 | p50 ÷ direct |\n|---|---|---:|---:|---:|\n")
+	for _, mode := range []config.Isolation{config.IsolationThread, config.IsolationProcess} {
+		c := config.Default()
+		c.Server.CacheDir = ""
+		c.Sandbox.Isolation = mode
+		c.RunCode.Enabled = false
+		g, err := gateway.New(c, gateway.Options{ExtraSpecs: []backend.Spec{inProcessBackend()}})
+		if err != nil {
+			return "", err
+		}
+		g.Start(ctx)
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = g.Backends().WaitHealthy(wctx)
+		cancel()
+		if err != nil {
+			g.Close()
+			return "", err
+		}
+		n := iterations(cfg)
+		direct, _, err := latency(ctx, n, func() error {
+			_, err := g.Backends().Call(ctx, "bench", &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{"x": 1}})
+			return err
+		})
+		if err != nil {
+			g.Close()
+			return "", err
+		}
+		if mode == config.IsolationThread {
+			fmt.Fprintf(&b, "| direct backend call | — | %s | | ×1.00 |\n", fmtDur(direct))
+		}
+		for _, tier := range []struct{ name, code string }{
+			{"tier 1: direct JSON", `{"tool": "bench.noop", "arguments": {"x": 1}}`},
+			{"tier 2: simple call", `return await bench.noop({x: 1})`},
+			{"tier 3: V8", `const r = await bench.noop({x: 1}); return r.x`},
+		} {
+			if mode == config.IsolationProcess && !strings.HasPrefix(tier.name, "tier 3") {
+				continue // tiers 1-2 never reach the sandbox
+			}
+			p50, p99, err := latency(ctx, n, func() error {
+				if r := g.Engine().Execute(ctx, codemode.Request{Code: tier.code}); r.IsError {
+					return fmt.Errorf("%s: %s", tier.name, r.Text)
+				}
+				return nil
+			})
+			if err != nil {
+				g.Close()
+				return "", err
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | ×%.2f |\n", tier.name, mode, fmtDur(p50), fmtDur(p99), float64(p50)/float64(direct))
+		}
+		g.Close()
+	}
+	return b.String(), nil
+}
+
+// endToEndSection measures call_tool_chain through a real MCP client over
+// stdio against `isogate serve` with the real server-everything, next to
+// a direct client connection to server-everything.
+func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	everything := filepath.Join(root, "examples/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		return "server-everything is not installed (run `make deps`); skipped.\n", nil
+	}
+	dir, err := os.MkdirTemp("", "isogate-bench")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "isogate")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/isogate")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building isogate: %v: %s", err, out)
+	}
+	cfgPath := filepath.Join(dir, "isogate.yaml")
+	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  isolation: %%s\n", filepath.Join(dir, "cache"), everything)
+
+	connect := func(cmd *exec.Cmd) (*mcp.ClientSession, error) {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(cctx, &mcp.CommandTransport{Command: cmd}, nil)
+	}
+	call := func(cs *mcp.ClientSession, tool string, args map[string]any) error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("%s failed: %v", tool, res.Content)
+		}
+		return err
+	}
+	n := iterations(cfg)
+	var b strings.Builder
+	b.WriteString("A go-sdk MCP client over stdio. Direct: the client talks to server-everything itself. Through isogate: the client talks to `isogate serve`, which calls server-everything over stdio.\n\n")
+	b.WriteString("| path | p50 | p99 | p50 ÷ direct |\n|---|---:|---:|---:|\n")
+
+	direct, err := connect(exec.Command("node", everything, "stdio"))
+	if err != nil {
+		return "", err
+	}
+	d50, d99, err := latency(ctx, n, func() error { return call(direct, "echo", map[string]any{"message": "x"}) })
+	direct.Close()
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "| direct `echo` | %s | %s | ×1.00 |\n", fmtDur(d50), fmtDur(d99))
+
+	for _, mode := range []string{"thread", "process"} {
+		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(yaml, mode)), 0o600); err != nil {
+			return "", err
+		}
+		cs, err := connect(exec.Command(bin, "serve", "--config", cfgPath))
+		if err != nil {
+			return "", err
+		}
+		// Wait until the backend is connected.
+		deadline := time.Now().Add(30 * time.Second)
+		for call(cs, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "warm"})`}) != nil {
+			if time.Now().After(deadline) {
+				cs.Close()
+				return "", fmt.Errorf("isogate never reached server-everything")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for _, path := range []struct{ name, code string }{
+			{"tier 2 `return await everything.echo(...)`", `return await everything.echo({message: "x"})`},
+			{"tier 3 (V8) `const r = await everything.echo(...); return r.length`", `const r = await everything.echo({message: "x"}); return r.length`},
+		} {
+			p50, p99, err := latency(ctx, n, func() error { return call(cs, "call_tool_chain", map[string]any{"code": path.code}) })
+			if err != nil {
+				cs.Close()
+				return "", err
+			}
+			fmt.Fprintf(&b, "| isogate (%s): %s | %s | %s | ×%.2f |\n", mode, path.name, fmtDur(p50), fmtDur(p99), float64(p50)/float64(d50))
+		}
+		cs.Close()
+	}
+	return b.String(), nil
+}
+
+// moduleRoot finds the directory holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	}
+}

@@ -1,0 +1,28 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestGatewaySections runs the code-mode sections once, quickly, so they
+// stay green; the figures themselves are for bench/RESULTS.md.
+func TestGatewaySections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and serves the gateway")
+	}
+	cfg := DefaultReportConfig(true)
+	for name, run := range map[string]func(context.Context, ReportConfig) (string, error){
+		"tiers": tiersSection, "end-to-end": endToEndSection,
+	} {
+		body, err := run(t.Context(), cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.Contains(body, "×1.00") && !strings.Contains(body, "skipped") {
+			t.Fatalf("%s: no baseline row:\n%s", name, body)
+		}
+		t.Logf("%s:\n%s", name, body)
+	}
+}
