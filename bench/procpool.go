@@ -1,7 +1,6 @@
 package bench
 
 import (
-
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
