@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ type tickArgs struct {
 // corpusBackend serves the corpus's tick() as a tool.
 func corpusBackend() backend.Spec {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "corpus"}, nil)
-	ticks := 0
+	var ticks atomic.Int64
 	mcp.AddTool(srv, &mcp.Tool{Name: "tick", Description: "Waits 1 ms and counts."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in tickArgs) (*mcp.CallToolResult, any, error) {
 			if len(in.Args) > 0 && in.Args[0] == "fail" {
@@ -36,8 +37,7 @@ func corpusBackend() backend.Spec {
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
 			}
-			ticks++
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"n": %d}`, ticks)}}}, nil, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"n": %d}`, ticks.Add(1))}}}, nil, nil
 		})
 	return backend.Spec{Name: "corpus", Transport: "custom", Dial: func(ctx context.Context) (mcp.Transport, error) {
 		st, ct := mcp.NewInMemoryTransports()

@@ -137,17 +137,28 @@ type Response struct {
 	Shaped output.Result
 }
 
+// MaxResultBytes caps the JSON a program may return: far more than an agent
+// reads (output is cut to max_output_size), enough for the full result to
+// stay retrievable as isogate://result/{id}.
+const MaxResultBytes = 4 << 20
+
+// deadlineGrace lets the sandbox report its own TIMEOUT before the request
+// context (which bounds host calls made by the parent) expires.
+const deadlineGrace = time.Second
+
 // Execute runs one request in the cheapest tier that can serve it.
 func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = e.opts.Timeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+deadlineGrace)
 	defer cancel()
 	tools := e.opts.Catalog.CodeModeTools()
 
-	resp := e.fast(ctx, req, tools)
+	fastCtx, cancelFast := context.WithTimeout(ctx, timeout)
+	defer cancelFast()
+	resp := e.fast(fastCtx, req, tools)
 	if resp == nil {
 		resp = e.runV8(ctx, req, tools, timeout)
 	}
@@ -214,10 +225,14 @@ func (e *Engine) runV8(ctx context.Context, req Request, tools []Tool, timeout t
 	if err != nil {
 		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), tools, nil)
 	}
+	wait := time.NewTimer(timeout)
+	defer wait.Stop()
 	select {
 	case e.slots <- struct{}{}:
 		defer func() { <-e.slots }()
 	case <-ctx.Done():
+		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", tools, nil)
+	case <-wait.C:
 		return e.failure(TierV8, v8sandbox.CodeTimeout, fmt.Sprintf(
 			"sandbox concurrency limit reached: %d programs are running and none finished within the run's timeout (%v); try again",
 			e.opts.MaxConcurrent, timeout), tools, nil)
@@ -230,7 +245,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, tools []Tool, timeout t
 		Prelude:     prelude(tools),
 		Functions:   bridgeFunctions,
 		AwaitResult: true,
-		Limits:      v8sandbox.Limits{Timeout: timeout, HeapMB: e.opts.HeapMB},
+		Limits:      v8sandbox.Limits{Timeout: timeout, HeapMB: e.opts.HeapMB, MaxResultBytes: MaxResultBytes},
 	}
 	res, err := e.opts.Runner.Run(ctx, job, host)
 	lines := console.snapshot()
