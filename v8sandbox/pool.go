@@ -63,7 +63,7 @@ func NewPool(opts Options) *Pool {
 	if opts.RecycleAfter <= 0 {
 		opts.RecycleAfter = DefaultRecycleAfter
 	}
-	opts.Defaults = opts.Defaults.withDefaults(Limits{
+	opts.Defaults = opts.Defaults.WithDefaults(Limits{
 		Timeout:        DefaultTimeout,
 		HeapMB:         DefaultHeapMB,
 		ArrayBufferMB:  DefaultArrayBufferMB,
@@ -105,7 +105,7 @@ func (p *Pool) Workers() int { return p.opts.Workers }
 //
 // The error, when not nil, is always an *Error.
 func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
-	job.Limits = job.Limits.withDefaults(p.opts.Defaults)
+	job.Limits = job.Limits.WithDefaults(p.opts.Defaults)
 	if job.Origin == "" {
 		job.Origin = "main.js"
 	}
@@ -147,7 +147,8 @@ func contextError(ctx context.Context, doing string) *Error {
 	return Errorf(CodeCancelled, "cancelled while %s", doing)
 }
 
-func (l Limits) withDefaults(d Limits) Limits {
+// WithDefaults returns l with its zero fields taken from d.
+func (l Limits) WithDefaults(d Limits) Limits {
 	if l.Timeout <= 0 {
 		l.Timeout = d.Timeout
 	}

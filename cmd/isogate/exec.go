@@ -36,17 +36,11 @@ func runExec(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string)
 	if err != nil {
 		return execFail(env, "INVALID_REQUEST", err.Error(), 2)
 	}
-	cfg, ok := loadConfig(env, fs)
-	if !ok {
-		return 2
-	}
-	g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
-	if !ok {
-		return 1
+	g, exit := oneShotGateway(ctx, env, fs)
+	if g == nil {
+		return exit
 	}
 	defer g.Close()
-	wait, _ := fs.GetDuration("wait")
-	waitForBackends(ctx, g, wait)
 	intent, _ := fs.GetString("intent")
 	timeout, _ := fs.GetDuration("timeout")
 	resp := g.Engine().Execute(ctx, codemode.Request{Code: code, Intent: intent, Timeout: timeout})

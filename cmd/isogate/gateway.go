@@ -37,11 +37,22 @@ func startGateway(ctx context.Context, env *cliEnv, cfg *config.Config, logger *
 	return g, true
 }
 
-// waitForBackends gives backends a moment to connect for one-shot commands.
-func waitForBackends(ctx context.Context, g *gateway.Gateway, d time.Duration) {
-	wctx, cancel := context.WithTimeout(ctx, d)
+// oneShotGateway starts a quiet gateway for a one-shot command and gives
+// its backends up to --wait to connect. The int is the exit code on failure.
+func oneShotGateway(ctx context.Context, env *cliEnv, fs *pflag.FlagSet) (*gateway.Gateway, int) {
+	cfg, ok := loadConfig(env, fs)
+	if !ok {
+		return nil, 2
+	}
+	g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
+	if !ok {
+		return nil, 1
+	}
+	wait, _ := fs.GetDuration("wait")
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	_ = g.Backends().WaitHealthy(wctx)
+	return g, 0
 }
 
 func init() {
@@ -92,17 +103,11 @@ func init() {
 			fs.Duration("wait", 5*time.Second, "how long to wait for backends to connect (the cache answers at once)")
 		},
 		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string) int {
-			cfg, ok := loadConfig(env, fs)
-			if !ok {
-				return 2
-			}
-			g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
-			if !ok {
-				return 1
+			g, code := oneShotGateway(ctx, env, fs)
+			if g == nil {
+				return code
 			}
 			defer g.Close()
-			wait, _ := fs.GetDuration("wait")
-			waitForBackends(ctx, g, wait)
 			limit, _ := fs.GetInt("limit")
 			query := joinArgs(args)
 			fmt.Fprint(env.stdout, searchText(g, query, limit))
@@ -117,18 +122,11 @@ func init() {
 			fs.Duration("wait", 10*time.Second, "how long to wait for backends to connect")
 		},
 		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, _ []string) int {
-			cfg, ok := loadConfig(env, fs)
-			if !ok {
-				return 2
-			}
-			g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
-			if !ok {
-				return 1
+			g, code := oneShotGateway(ctx, env, fs)
+			if g == nil {
+				return code
 			}
 			defer g.Close()
-			wait, _ := fs.GetDuration("wait")
-			waitForBackends(ctx, g, wait)
-			code := 0
 			fmt.Fprintf(env.stdout, "%-20s %-16s %-10s %6s  %s\n", "BACKEND", "TRANSPORT", "STATE", "TOOLS", "LAST ERROR")
 			for _, st := range g.Backends().Status() {
 				fmt.Fprintf(env.stdout, "%-20s %-16s %-10s %6d  %s\n", st.Name, st.Transport, st.State, st.ToolCount, st.LastError)

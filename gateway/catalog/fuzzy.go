@@ -2,6 +2,13 @@ package catalog
 
 import "strings"
 
+// EditDistance is the optimal-string-alignment distance between a and b
+// (insertions, deletions, substitutions and adjacent transpositions).
+func EditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	return osaDistance(ra, rb, len(ra)+len(rb))
+}
+
 // osaDistance returns the optimal-string-alignment (restricted
 // Damerau-Levenshtein) distance between a and b: insertions, deletions,
 // substitutions and transpositions of adjacent runes each cost 1. It stops

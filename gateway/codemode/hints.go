@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/isogate/isogate/gateway/catalog"
 )
 
 // metaTools are the gateway's own MCP tools, which do not exist inside a program.
@@ -98,7 +100,7 @@ func closest(name string, candidates []string) string {
 	lname := strings.ToLower(name)
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := editDistance(lname, lc)
+		d := catalog.EditDistance(lname, lc)
 		if d > 0 && len(lname) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc)) {
 			d = min(d, 1)
 		}
@@ -107,25 +109,4 @@ func closest(name string, candidates []string) string {
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/codemode/fastpath"
 )
 
 // ToolError is a backend tool call that returned isError: true.
@@ -173,34 +175,6 @@ func canonicalValue(dec *json.Decoder, out *bytes.Buffer) error {
 	return nil
 }
 
-// writeString quotes s as JSON.stringify does: only '"', '\\' and control
-// characters are escaped (short forms where they exist, else \u00XX).
 func writeString(out *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	out.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			out.WriteString(`\"`)
-		case r == '\\':
-			out.WriteString(`\\`)
-		case r == '\b':
-			out.WriteString(`\b`)
-		case r == '\f':
-			out.WriteString(`\f`)
-		case r == '\n':
-			out.WriteString(`\n`)
-		case r == '\r':
-			out.WriteString(`\r`)
-		case r == '\t':
-			out.WriteString(`\t`)
-		case r < 0x20:
-			out.WriteString(`\u00`)
-			out.WriteByte(hex[r>>4])
-			out.WriteByte(hex[r&0xf])
-		default:
-			out.WriteRune(r)
-		}
-	}
-	out.WriteByte('"')
+	out.Write(fastpath.AppendJSONString(nil, s))
 }

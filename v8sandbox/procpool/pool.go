@@ -146,7 +146,7 @@ func New(opts Options) (*Pool, error) {
 		}
 		opts.Command = cmd
 	}
-	opts.Defaults = withDefaults(opts.Defaults, v8sandbox.Limits{
+	opts.Defaults = opts.Defaults.WithDefaults(v8sandbox.Limits{
 		Timeout:        v8sandbox.DefaultTimeout,
 		HeapMB:         v8sandbox.DefaultHeapMB,
 		ArrayBufferMB:  v8sandbox.DefaultArrayBufferMB,
@@ -197,7 +197,7 @@ func New(opts Options) (*Pool, error) {
 // worker that does not answer by the deadline plus Grace is killed and the
 // run ends with TIMEOUT.
 func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) (v8sandbox.Result, error) {
-	job.Limits = withDefaults(job.Limits, p.opts.Defaults)
+	job.Limits = job.Limits.WithDefaults(p.opts.Defaults)
 	if job.Origin == "" {
 		job.Origin = "main.js"
 	}
@@ -642,21 +642,6 @@ func callHost(ctx context.Context, host v8sandbox.Host, name string, args json.R
 	return reply
 }
 
-func withDefaults(l, d v8sandbox.Limits) v8sandbox.Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.HeapMB <= 0 {
-		l.HeapMB = d.HeapMB
-	}
-	if l.ArrayBufferMB <= 0 {
-		l.ArrayBufferMB = d.ArrayBufferMB
-	}
-	if l.MaxResultBytes <= 0 {
-		l.MaxResultBytes = d.MaxResultBytes
-	}
-	return l
-}
 
 // contextError maps a finished caller context like the in-process pool does.
 func contextError(ctx context.Context, doing string) *v8sandbox.Error {

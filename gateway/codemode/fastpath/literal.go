@@ -214,7 +214,7 @@ func appendJSON(b []byte, v *value) []byte {
 	case valNumber:
 		return appendNumber(b, v.num)
 	case valString:
-		return appendString(b, v.str)
+		return AppendJSONString(b, v.str)
 	case valArray:
 		b = append(b, '[')
 		for i := range v.kids {
@@ -232,7 +232,7 @@ func appendJSON(b []byte, v *value) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendString(b, m.key)
+		b = AppendJSONString(b, m.key)
 		b = append(b, ':')
 		b = appendJSON(b, &m.val)
 	}
@@ -282,9 +282,9 @@ func arrayIndex(k string) (int64, bool) {
 	return n, n <= math.MaxUint32-1
 }
 
-// appendString appends s quoted as JSON.stringify quotes strings: only '"',
-// '\\' and control characters below U+0020 are escaped.
-func appendString(b []byte, s string) []byte {
+// AppendJSONString appends s quoted as JSON.stringify quotes strings: only
+// '"', '\\' and control characters below U+0020 are escaped.
+func AppendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
