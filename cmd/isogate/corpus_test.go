@@ -36,7 +36,7 @@ func TestHostileCorpusThroughJsrun(t *testing.T) {
 		}
 		// jsrun's emit(s) appends String(s) by contract: a cyclic argument is fine.
 		if slices.Contains(resultCases, c.Name) || c.Name == "json_cycle_host_argument" {
-			c.Expect = []v8sandbox.Code{corpus.OK}
+			c.Expect = append(c.Expect, corpus.OK) // success, or the original outcome if it strikes before the end
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
@@ -51,9 +51,9 @@ func TestHostileCorpusThroughJsrun(t *testing.T) {
 			if elapsed := time.Since(start); elapsed > wall+time.Second+500*time.Millisecond { // + process start-up
 				t.Errorf("took %v, deadline %v", elapsed, wall)
 			}
-			if slices.Contains(c.Expect, corpus.OK) {
-				if code != 0 {
-					t.Fatalf("want success, got exit %d: %s", code, stderr)
+			if code == 0 {
+				if !slices.Contains(c.Expect, corpus.OK) {
+					t.Fatalf("succeeded, want one of %v", c.Expect)
 				}
 				return
 			}
