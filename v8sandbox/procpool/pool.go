@@ -642,7 +642,6 @@ func callHost(ctx context.Context, host v8sandbox.Host, name string, args json.R
 	return reply
 }
 
-
 // contextError maps a finished caller context like the in-process pool does.
 func contextError(ctx context.Context, doing string) *v8sandbox.Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
