@@ -50,7 +50,7 @@ type Gateway struct {
 	runner   v8sandbox.Runner
 	ownsPool bool
 	runCode  *runcode.Runner
-	rcPool   *v8sandbox.Pool // run_code's own small pool (its heap limit differs)
+	rcPool   v8sandbox.Runner // run_code's own small pool
 	server   *mcp.Server
 
 	closeOnce  sync.Once
@@ -113,7 +113,14 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g.engine = engine
 	if cfg.RunCode.Enabled {
-		g.rcPool = v8sandbox.NewPool(v8sandbox.Options{Workers: 2, Logger: g.logger})
+		// run_code gets its own small pool, in the same isolation mode: its
+		// heap limit differs from code mode's.
+		rc := *cfg
+		rc.Sandbox.MaxConcurrent, rc.Sandbox.MaxHeapMB = 2, runcode.HeapMB
+		if g.rcPool, err = newRunner(&rc, g.logger); err != nil {
+			g.Close()
+			return nil, fmt.Errorf("run_code sandbox: %w", err)
+		}
 		if g.runCode, err = runcode.New(runcode.Options{Runner: g.rcPool, Config: cfg.RunCode, Logger: g.logger}); err != nil {
 			g.Close()
 			return nil, fmt.Errorf("run_code: %w", err)

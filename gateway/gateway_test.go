@@ -271,3 +271,24 @@ func TestFullResultIsRetrievableAsResource(t *testing.T) {
 func searchOpts() catalog.SearchOptions    { return catalog.SearchOptions{Limit: 5} }
 func codeReq(code string) codemode.Request { return codemode.Request{Code: code} }
 func contains(s, sub string) bool          { return strings.Contains(s, sub) }
+
+// TestRunCodeSurvivesAbortingScripts: in process isolation, run_code's
+// sandbox is a worker process too, so a script that makes V8 abort costs a
+// worker, not the gateway.
+func TestRunCodeSurvivesAbortingScripts(t *testing.T) {
+	h := newHarness(t, withIsolation(config.IsolationProcess))
+	call := func(code string) (string, bool) {
+		res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": code}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	}
+	text, isErr := call(`const parts = "x".repeat(2 ** 27).split(""); return parts.length`)
+	if !isErr || !strings.Contains(text, "VMError") {
+		t.Fatalf("abort: isError=%v %s", isErr, text)
+	}
+	if text, isErr := call(`return 6 * 7`); isErr || !strings.Contains(text, "42") {
+		t.Fatalf("after abort: %s", text)
+	}
+}

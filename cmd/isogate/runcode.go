@@ -12,6 +12,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 func init() {
@@ -56,7 +57,12 @@ func runCodeCommand(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []
 		return fail("%v", err)
 	}
 
-	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 2, Logger: discardLogger()})
+	var pool v8sandbox.Runner
+	if cfg.Sandbox.Isolation == config.IsolationThread {
+		pool = v8sandbox.NewPool(v8sandbox.Options{Workers: 2, Logger: discardLogger()})
+	} else if pool, err = procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: 2, Logger: discardLogger()}); err != nil {
+		return fail("starting the sandbox worker: %v", err)
+	}
 	defer pool.Close()
 	runner, err := runcode.New(runcode.Options{Runner: pool, Config: cfg.RunCode, Logger: discardLogger()})
 	if err != nil {
