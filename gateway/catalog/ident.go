@@ -5,24 +5,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/isogate/isogate/gateway/jssyntax"
 )
 
-// reservedWords are names that cannot be used as JavaScript binding
-// identifiers: ECMAScript keywords, future/strict-mode reserved words,
-// literals, and globals whose rebinding is an error or a trap in strict code.
-var reservedWords = map[string]bool{
-	"await": true, "break": true, "case": true, "catch": true, "class": true,
-	"const": true, "continue": true, "debugger": true, "default": true,
-	"delete": true, "do": true, "else": true, "enum": true, "export": true,
-	"extends": true, "false": true, "finally": true, "for": true,
-	"function": true, "if": true, "import": true, "in": true,
-	"instanceof": true, "new": true, "null": true, "return": true,
-	"super": true, "switch": true, "this": true, "throw": true, "true": true,
-	"try": true, "typeof": true, "var": true, "void": true, "while": true,
-	"with": true, "yield": true, "let": true, "static": true,
-	"implements": true, "interface": true, "package": true, "private": true,
-	"protected": true, "public": true, "arguments": true, "eval": true,
-	"undefined": true, "NaN": true, "Infinity": true,
+// reservedWord reports names that cannot be JavaScript binding
+// identifiers: the strict-mode reserved words, plus globals whose rebinding
+// is a trap (undefined, NaN, Infinity).
+func reservedWord(name string) bool {
+	return jssyntax.IsReserved(name) || name == "undefined" || name == "NaN" || name == "Infinity"
 }
 
 // JSIdent returns a valid JavaScript identifier derived from name: every
@@ -51,7 +42,7 @@ func JSIdent(name string) string {
 		}
 	}
 	s := b.String()
-	if reservedWords[s] {
+	if reservedWord(s) {
 		s += "_"
 	}
 	return s

@@ -44,7 +44,7 @@ func TestJSIdent(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("JSIdent(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if !isIdentName(got) || reservedWords[got] {
+		if !isIdentName(got) || reservedWord(got) {
 			t.Errorf("JSIdent(%q) = %q is not a usable identifier", tc.in, got)
 		}
 	}

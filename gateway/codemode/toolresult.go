@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/codemode/fastpath"
+	"github.com/isogate/isogate/gateway/jssyntax"
 )
 
 // ToolError is a backend tool call that returned isError: true.
@@ -176,5 +176,5 @@ func canonicalValue(dec *json.Decoder, out *bytes.Buffer) error {
 }
 
 func writeString(out *bytes.Buffer, s string) {
-	out.Write(fastpath.AppendJSONString(nil, s))
+	out.Write(jssyntax.AppendString(nil, s))
 }

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/isogate/isogate/gateway/jssyntax"
 )
 
 // MaxCodeSize is the largest code string, in bytes, that Classify inspects.
@@ -310,19 +312,5 @@ func (p *stmtParser) end() bool {
 // strict-mode async code: it is not a reserved word, a literal, await,
 // yield, let, eval or arguments.
 func isBindingName(s string) bool {
-	return !reserved[s]
-}
-
-var reserved = map[string]bool{
-	"await": true, "break": true, "case": true, "catch": true, "class": true,
-	"const": true, "continue": true, "debugger": true, "default": true,
-	"delete": true, "do": true, "else": true, "enum": true, "export": true,
-	"extends": true, "false": true, "finally": true, "for": true,
-	"function": true, "if": true, "import": true, "in": true,
-	"instanceof": true, "new": true, "null": true, "return": true,
-	"super": true, "switch": true, "this": true, "throw": true, "true": true,
-	"try": true, "typeof": true, "var": true, "void": true, "while": true,
-	"with": true, "yield": true, "let": true, "static": true,
-	"implements": true, "interface": true, "package": true, "private": true,
-	"protected": true, "public": true, "eval": true, "arguments": true,
+	return !jssyntax.IsReserved(s)
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/isogate/isogate/gateway/jssyntax"
 )
 
 // maxDepth bounds the nesting of arrays and objects in a literal. Deeper
@@ -214,7 +216,7 @@ func appendJSON(b []byte, v *value) []byte {
 	case valNumber:
 		return appendNumber(b, v.num)
 	case valString:
-		return AppendJSONString(b, v.str)
+		return jssyntax.AppendString(b, v.str)
 	case valArray:
 		b = append(b, '[')
 		for i := range v.kids {
@@ -232,7 +234,7 @@ func appendJSON(b []byte, v *value) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = AppendJSONString(b, m.key)
+		b = jssyntax.AppendString(b, m.key)
 		b = append(b, ':')
 		b = appendJSON(b, &m.val)
 	}
@@ -280,40 +282,6 @@ func arrayIndex(k string) (int64, bool) {
 		n = n*10 + int64(k[i]-'0')
 	}
 	return n, n <= math.MaxUint32-1
-}
-
-// AppendJSONString appends s quoted as JSON.stringify quotes strings: only
-// '"', '\\' and control characters below U+0020 are escaped.
-func AppendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // formatNumber formats a finite float64 as JavaScript's Number::toString

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/isogate/isogate/gateway/jssyntax"
 )
 
 // jkind is the JSON type of a jval.
@@ -290,62 +292,19 @@ func (v *jval) appendIndent(b []byte, depth int) []byte {
 // pretty returns v pretty-printed with two-space indentation.
 func (v *jval) pretty() string { return string(v.appendIndent(nil, 0)) }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string literal. Only the characters
-// JSON requires are escaped (no HTML escaping). When clip > 0 and s is longer
-// than clip bytes, s is cut at a rune boundary and "…(+N bytes)" is appended
-// inside the quotes.
+// appendJSONString appends s as a JSON string literal, quoted as
+// JSON.stringify does. When clip > 0 and s is longer than clip bytes, s is
+// cut at a rune boundary and "…(+N bytes)" is appended inside the quotes.
 func appendJSONString(b []byte, s string, clip int) []byte {
-	suffix := ""
 	if clip > 0 && len(s) > clip {
 		cut := runeCut(s, clip)
-		suffix = "…(+" + strconv.Itoa(len(s)-cut) + " bytes)"
-		s = s[:cut]
+		s = s[:cut] + "…(+" + strconv.Itoa(len(s)-cut) + " bytes)"
 	}
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	b = append(b, suffix...)
-	return append(b, '"')
+	return jssyntax.AppendString(b, s)
 }
 
 // jsonStringLen is len(appendJSONString(nil, s, 0)) without allocating.
-func jsonStringLen(s string) int {
-	n := 2 + len(s)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			n++
-		case c < 0x20:
-			n += 5
-		}
-	}
-	return n
-}
+func jsonStringLen(s string) int { return jssyntax.StringLen(s) }
 
 // runeCut returns the largest index <= n that does not split a UTF-8
 // sequence of s (n is clamped to [0, len(s)]).
