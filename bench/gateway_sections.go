@@ -58,13 +58,7 @@ func inProcessBackend() backend.Spec {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in noopArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"x":%d}`, in.X)}}}, nil, nil
 		})
-	return backend.Spec{Name: "bench", Transport: "custom", Dial: func(ctx context.Context) (mcp.Transport, error) {
-		st, ct := mcp.NewInMemoryTransports()
-		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}
+	return backend.InMemory("bench", srv)
 }
 
 // tiersSection compares the three call_tool_chain tiers with a direct

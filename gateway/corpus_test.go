@@ -39,13 +39,7 @@ func corpusBackend() backend.Spec {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"n": %d}`, ticks.Add(1))}}}, nil, nil
 		})
-	return backend.Spec{Name: "corpus", Transport: "custom", Dial: func(ctx context.Context) (mcp.Transport, error) {
-		st, ct := mcp.NewInMemoryTransports()
-		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}
+	return backend.InMemory("corpus", srv)
 }
 
 // TestHostileCorpusThroughCodeMode runs every hostile program through
@@ -150,17 +144,10 @@ func TestHostileToolNames(t *testing.T) {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%q", name)}}}, nil, nil
 				})
 		}
-		h := newHarness(t, withIsolation(mode))
-		h.g.manager.Close(context.Background())
-		cfg := h.g.cfg
-		g, err := New(cfg, Options{ExtraSpecs: []backend.Spec{{Name: "evil-backend", Transport: "custom",
-			Dial: func(ctx context.Context) (mcp.Transport, error) {
-				st, ct := mcp.NewInMemoryTransports()
-				if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-					return nil, err
-				}
-				return ct, nil
-			}}}})
+		cfg := config.Default()
+		cfg.Server.CacheDir = t.TempDir()
+		cfg.Sandbox.Isolation = mode
+		g, err := New(cfg, Options{ExtraSpecs: []backend.Spec{backend.InMemory("evil-backend", srv)}})
 		if err != nil {
 			t.Fatal(err)
 		}

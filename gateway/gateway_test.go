@@ -97,16 +97,7 @@ func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 	if cfg.Sandbox.Isolation == config.IsolationProcess {
 		runner = nil
 	}
-	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{{
-		Name: "local-backend", Transport: "custom",
-		Dial: func(ctx context.Context) (mcp.Transport, error) {
-			st, ct := mcp.NewInMemoryTransports()
-			if _, err := local.Connect(context.Background(), st, nil); err != nil {
-				return nil, err
-			}
-			return ct, nil
-		},
-	}}})
+	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local-backend", local)}})
 	if err != nil {
 		t.Fatal(err)
 	}

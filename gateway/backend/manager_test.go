@@ -23,15 +23,7 @@ import (
 
 // inProcess returns a "custom" spec connected to server through in-memory
 // transports; every (re)connection creates a new server session.
-func inProcess(name string, server *mcp.Server) Spec {
-	return Spec{Name: name, Transport: TransportCustom, Dial: func(ctx context.Context) (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		if _, err := server.Connect(context.Background(), st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}
-}
+func inProcess(name string, server *mcp.Server) Spec { return InMemory(name, server) }
 
 type abIn struct {
 	A int `json:"a"`

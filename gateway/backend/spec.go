@@ -271,3 +271,15 @@ type Status struct {
 	InFlight int `json:"in_flight"`
 	Queued   int `json:"queued"`
 }
+
+// InMemory returns the spec of a "custom" backend served by an in-process
+// go-sdk server, connected over in-memory transports on every (re)connection.
+func InMemory(name string, server *mcp.Server) Spec {
+	return Spec{Name: name, Transport: TransportCustom, Dial: func(ctx context.Context) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := server.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}}
+}
