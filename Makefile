@@ -9,6 +9,7 @@ BIN     := bin/isogate
 ADDR    ?= 127.0.0.1:8787
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 NPM_OK  := examples/node_modules/.isogate-installed
+INTEROP_OK := interop/node_modules/.isogate-installed
 
 .PHONY: all build deps test vet fmt-check run bench clean
 
@@ -19,11 +20,18 @@ build:
 
 # The example backends (pinned in examples/package-lock.json) are real MCP
 # servers used by `make run` and by the tests.
-deps: $(NPM_OK)
+deps: $(NPM_OK) $(INTEROP_OK)
 	$(GO) mod download
 
 $(NPM_OK): examples/package.json examples/package-lock.json
 	npm ci --prefix examples --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Clients and tools we did not write, used by the interop tests: the official
+# TypeScript SDK client, the MCP Inspector CLI and the TypeScript compiler
+# (pinned in interop/package-lock.json).
+$(INTEROP_OK): interop/package.json interop/package-lock.json
+	npm ci --prefix interop --no-audit --no-fund --loglevel=error
 	touch $@
 
 vet:
