@@ -36,6 +36,15 @@ const (
 	DefaultHeapMB   = 64
 )
 
+// Upper bounds of the request limits: larger values are refused with
+// INVALID_REQUEST rather than overflowing a duration or a buffer size (a
+// wall_ms that overflows time.Duration would disable the deadline).
+const (
+	MaxWallMS   = 600_000 // 10 minutes
+	MaxOutputKB = 65_536  // 64 MiB
+	MaxHeapMB   = 4_096
+)
+
 // Request is a decoded jsrun request.
 type Request struct {
 	Source string
@@ -81,6 +90,11 @@ func ParseRequest(data []byte) (Request, error) {
 	if raw.Input == nil {
 		return Request{}, invalid(`"input" (string) is required`)
 	}
+	if i := strings.IndexByte(*raw.Source, 0); i >= 0 {
+		// V8 would read the source as a C string and silently drop
+		// everything from the NUL on.
+		return Request{}, invalid(`"source" contains a NUL character at byte %d`, i)
+	}
 	req := Request{Source: *raw.Source, Input: *raw.Input,
 		Limits: Limits{WallMS: DefaultWallMS, OutputKB: DefaultOutputKB, HeapMB: DefaultHeapMB}}
 	if l := raw.Limits; l != nil {
@@ -89,16 +103,17 @@ func ParseRequest(data []byte) (Request, error) {
 			src  *int
 			dst  *int
 			min  int
+			max  int
 		}{
-			{"wall_ms", l.WallMS, &req.Limits.WallMS, 1},
-			{"output_kb", l.OutputKB, &req.Limits.OutputKB, 1},
-			{"heap_mb", l.HeapMB, &req.Limits.HeapMB, 8},
+			{"wall_ms", l.WallMS, &req.Limits.WallMS, 1, MaxWallMS},
+			{"output_kb", l.OutputKB, &req.Limits.OutputKB, 1, MaxOutputKB},
+			{"heap_mb", l.HeapMB, &req.Limits.HeapMB, 8, MaxHeapMB},
 		} {
 			if f.src == nil {
 				continue
 			}
-			if *f.src < f.min {
-				return Request{}, invalid(`"limits.%s" must be an integer >= %d (got %d)`, f.name, f.min, *f.src)
+			if *f.src < f.min || *f.src > f.max {
+				return Request{}, invalid(`"limits.%s" must be an integer from %d to %d (got %d)`, f.name, f.min, f.max, *f.src)
 			}
 			*f.dst = *f.src
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,16 @@ func TestRun_InvalidRequests(t *testing.T) {
 		`{"source":"1","input":2}`, `{"source":"1","input":"","limits":{"wall_ms":"x"}}`,
 		`{"source":"1","input":"","limits":{"wall_ms":0}}`, `{"source":"1","input":"","extra":1}`,
 		`{"source":"1","input":""} {}`,
+		// Out of range: must not overflow the deadline or the output buffer.
+		`{"source":"1","input":"","limits":{"output_kb":9223372036854775807}}`,
+		`{"source":"1","input":"","limits":{"output_kb":9223372036854775}}`,
+		`{"source":"1","input":"","limits":{"wall_ms":9223372036854775807}}`,
+		`{"source":"1","input":"","limits":{"wall_ms":9223372036855}}`,
+		`{"source":"1","input":"","limits":{"wall_ms":600001}}`,
+		`{"source":"1","input":"","limits":{"heap_mb":4097}}`,
+		`{"source":"1","input":"","limits":{"output_kb":-1}}`,
+		// A NUL would silently cut the program short.
+		`{"source":"emit('a');\u0000throw new Error('never runs')","input":""}`,
 	} {
 		stdout, stderr, code := call(t, body)
 		if code != ExitCode(CodeInvalidRequest) || stdout != "" {
@@ -138,6 +149,14 @@ func TestRun_InvalidRequests(t *testing.T) {
 		if c, m := decodeError(t, stderr); c != "INVALID_REQUEST" || m == "" {
 			t.Errorf("%q: error %s %q", body, c, m)
 		}
+	}
+}
+
+func TestRun_LimitsAtTheirMaximum_Accepted(t *testing.T) {
+	body := fmt.Sprintf(`{"source":"emit('ok')","input":"","limits":{"wall_ms":%d,"output_kb":%d}}`, MaxWallMS, MaxOutputKB)
+	stdout, stderr, code := call(t, body)
+	if code != 0 || stdout != `{"output":"ok"}`+"\n" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
 
