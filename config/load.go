@@ -242,13 +242,16 @@ func finish(cfg *Config, lookup func(string) (string, bool)) {
 	}
 }
 
-// resolvePaths makes relative backend working directories relative to the
-// configuration file's directory.
+// resolvePaths makes relative backend working directories and the record
+// directory relative to the configuration file's directory.
 func resolvePaths(cfg *Config) {
 	if cfg.Source == "" {
 		return
 	}
 	dir := filepath.Dir(cfg.Source)
+	if d := cfg.Server.RecordDir; d != "" && !filepath.IsAbs(d) {
+		cfg.Server.RecordDir = filepath.Join(dir, d)
+	}
 	for name, b := range cfg.Backends {
 		if b.Cwd != "" && !filepath.IsAbs(b.Cwd) {
 			b.Cwd = filepath.Join(dir, b.Cwd)

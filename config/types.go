@@ -42,6 +42,10 @@ type ServerConfig struct {
 	// CacheDir is where the gateway keeps cached data. Default
 	// $XDG_CACHE_HOME/isogate, falling back to ~/.cache/isogate.
 	CacheDir string `koanf:"cache_dir"`
+	// RecordDir, when set, receives every call_tool_chain run record as
+	// <id>.json (besides the isogate://runs/{id} resource). A relative path
+	// is taken relative to the configuration file's directory.
+	RecordDir string `koanf:"record_dir"`
 }
 
 // SlogLevel returns LogLevel as a slog.Level; unknown levels map to Info.
@@ -105,6 +109,23 @@ type Backend struct {
 	Tags []string `koanf:"tags"`
 	// Disabled backends are configured but not started.
 	Disabled bool `koanf:"disabled"`
+	// Tools says which of the backend's tools programs may reach.
+	Tools ToolPolicy `koanf:"tools"`
+}
+
+// ToolPolicy selects a backend's tools by glob over their original names
+// ('*' any run of characters, '?' one character; matched case-insensitively
+// on Unicode-normalised names).
+type ToolPolicy struct {
+	// Allow lists the tools offered; empty means all.
+	Allow []string `koanf:"allow"`
+	// Deny lists tools that are never offered nor callable; deny wins over
+	// allow and approve.
+	Deny []string `koanf:"deny"`
+	// Approve lists tools whose every call needs a person's yes, asked
+	// through MCP elicitation; they are offered even when Allow does not
+	// list them.
+	Approve []string `koanf:"approve"`
 }
 
 // Remote reports whether the backend is reached over HTTP rather than run as
@@ -158,6 +179,9 @@ type SandboxConfig struct {
 	MaxConcurrent int `koanf:"max_concurrent"`
 	// MaxOutputSize bounds the output of one run, in bytes. Default 200000.
 	MaxOutputSize int `koanf:"max_output_size"`
+	// MaxToolCalls bounds the backend calls of one run; the next call
+	// fails with TOOL_BUDGET. Default 1000.
+	MaxToolCalls int `koanf:"max_tool_calls"`
 	// Output configures how results are shaped for the client.
 	Output OutputConfig `koanf:"output"`
 }
@@ -222,6 +246,8 @@ const (
 	DefaultBackendTimeout = 30 * time.Second
 	// DefaultMaxConcurrentCalls is the default of Backend.MaxConcurrentCalls.
 	DefaultMaxConcurrentCalls = 8
+	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
+	DefaultMaxToolCalls = 1000
 	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.
 	DefaultWeatherBaseURL = "https://api.open-meteo.com"
 )
@@ -247,6 +273,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,
 			MaxOutputSize: 200000,
+			MaxToolCalls:  DefaultMaxToolCalls,
 			Output: OutputConfig{
 				IntentFilter:     true,
 				IntentMinBytes:   5000,

@@ -182,6 +182,21 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 			c.add(indexKey(key+".tags", i), "tag must not be empty")
 		}
 	}
+	c.globs(key+".tools.allow", b.Tools.Allow)
+	c.globs(key+".tools.deny", b.Tools.Deny)
+	c.globs(key+".tools.approve", b.Tools.Approve)
+}
+
+// globs checks tool-name patterns: non-empty, printable.
+func (c *collector) globs(key string, patterns []string) {
+	for i, p := range patterns {
+		switch {
+		case strings.TrimSpace(p) == "":
+			c.add(indexKey(key, i), `expected a tool name or glob such as "read_*", got an empty string`)
+		case strings.IndexFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+			c.add(indexKey(key, i), fmt.Sprintf("must not contain control or invisible characters (got %q)", p))
+		}
+	}
 }
 
 // deriveTransport returns the transport a backend without one uses: stdio
@@ -204,6 +219,7 @@ func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.between("sandbox.max_heap_mb", int64(s.MaxHeapMB), 8, 4096)
 	c.atLeast("sandbox.max_concurrent", int64(s.MaxConcurrent), 1)
 	c.atLeast("sandbox.max_output_size", int64(s.MaxOutputSize), 1)
+	c.between("sandbox.max_tool_calls", int64(s.MaxToolCalls), 1, 1_000_000)
 	o := &s.Output
 	c.atLeast("sandbox.output.intent_min_bytes", int64(o.IntentMinBytes), 0)
 	c.atLeast("sandbox.output.chunk_threshold", int64(o.ChunkThreshold), 1)

@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/gateway/stats"
 	"github.com/isogate/isogate/v8sandbox"
@@ -44,6 +45,9 @@ type Gateway struct {
 	logger   *slog.Logger
 	manager  *backend.Manager
 	catalog  *catalog.Catalog
+	policy   *pipeline.Policy
+	calls    pipeline.Caller // every backend call goes through it
+	runs     *runStore
 	engine   *codemode.Engine
 	store    *output.Store
 	stats    *stats.Counters
@@ -70,6 +74,8 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 
 	specs := backendSpecs(cfg)
 	specs = append(specs, opts.ExtraSpecs...)
+	g.policy = pipeline.NewPolicy(cfg.Backends)
+	g.runs = newRunStore(cfg)
 	g.manager = backend.NewManager(backend.Options{
 		Specs:      specs,
 		CacheDir:   cfg.Server.CacheDir,
@@ -77,9 +83,12 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		StartWait:  opts.StartWait,
 		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
 		OnToolsChanged: func(name string, tools []*mcp.Tool) {
-			g.catalog.SetBackend(name, tagsOf(specs, name), tools)
+			// Denied tools never enter the catalogue: search, tool_info,
+			// list_tools_meta, __interfaces and the bridge all read it.
+			g.catalog.SetBackend(name, tagsOf(specs, name), g.policy.Filter(name, tools))
 		},
 	})
+	g.calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(g.manager), Policy: g.policy, Stats: g.stats})
 
 	g.runner = opts.Runner
 	if g.runner == nil {
@@ -93,11 +102,12 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	engine, err := codemode.New(codemode.Options{
 		Runner:        g.runner,
 		Catalog:       codemode.FromCatalog(g.catalog),
-		Caller:        managerCaller{g.manager},
+		Caller:        pipelineCaller{g.calls},
 		Timeout:       cfg.Sandbox.Timeout,
 		HeapMB:        cfg.Sandbox.MaxHeapMB,
 		MaxConcurrent: cfg.Sandbox.MaxConcurrent,
 		MaxOutputSize: cfg.Sandbox.MaxOutputSize,
+		MaxToolCalls:  cfg.Sandbox.MaxToolCalls,
 		Output: output.Options{
 			IntentFilter: out.IntentFilter, IntentMinBytes: out.IntentMinBytes,
 			AutoChunk: out.AutoChunk, ChunkThreshold: out.ChunkThreshold,
@@ -154,6 +164,13 @@ func (g *Gateway) Catalog() *catalog.Catalog { return g.catalog }
 // Backends returns the backend manager.
 func (g *Gateway) Backends() *backend.Manager { return g.manager }
 
+// Calls returns the call pipeline (policy → approval → record → stats →
+// backend) through which every backend call must go.
+func (g *Gateway) Calls() pipeline.Caller { return g.calls }
+
+// Policy returns the tool policy of the configured backends.
+func (g *Gateway) Policy() *pipeline.Policy { return g.policy }
+
 // Engine returns the code-mode engine.
 func (g *Gateway) Engine() *codemode.Engine { return g.engine }
 
@@ -200,9 +217,9 @@ func tagsOf(specs []backend.Spec, name string) []string {
 	return nil
 }
 
-// managerCaller adapts the backend manager to code mode's Caller.
-type managerCaller struct{ m *backend.Manager }
+// pipelineCaller adapts the call pipeline to code mode's Caller.
+type pipelineCaller struct{ p pipeline.Caller }
 
-func (c managerCaller) CallTool(ctx context.Context, b, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return c.m.Call(ctx, b, &mcp.CallToolParams{Name: tool, Arguments: args})
+func (c pipelineCaller) CallTool(ctx context.Context, b, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return c.p.Call(ctx, &pipeline.Call{Backend: b, Tool: tool, Args: args})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/pipeline"
 )
 
 // Instructions teach an agent the discovery → call workflow.
@@ -139,8 +140,14 @@ func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, i
 				ProgressToken: token, Progress: float64(done), Message: "completed " + tool})
 		}
 	}
+	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
 	resp := g.engine.Execute(ctx, creq)
-	return textResult(resp.Render(), resp.IsError), nil, nil
+	res := textResult(resp.Render(), resp.IsError)
+	if resp.Record != nil {
+		g.runs.put(creq.Owner, resp.Record, g.logger)
+		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
+	}
+	return res, nil, nil
 }
 
 // owner scopes stored results to an MCP session. Sessions without an ID
@@ -202,7 +209,7 @@ func (g *Gateway) addResources(s *mcp.Server) {
 					continue
 				}
 				var tools []string
-				for _, t := range g.manager.Tools()[name] {
+				for _, t := range g.policy.Filter(name, g.manager.Tools()[name]) {
 					tools = append(tools, t.Name)
 				}
 				return jsonResource(req.Params.URI, struct {
@@ -238,6 +245,16 @@ func (g *Gateway) addResources(s *mcp.Server) {
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
 	}
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: RunURIPrefix + "{id}", Name: "run", MIMEType: "application/json",
+		Description: "What one call_tool_chain run did: program, outcome, console and every backend call with its timing (id from the result's _meta isogate/run)."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			id := strings.TrimPrefix(req.Params.URI, RunURIPrefix)
+			text, ok := g.runs.get(g.owner(req.Session), id)
+			if !ok {
+				return nil, fmt.Errorf("%w (run records are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.cfg.Sandbox.Output.ResultTTL)
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
+		})
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "isogate://result/{id}", Name: "result", MIMEType: "application/json",
 		Description: "The full result of a summarised call_tool_chain output."}, resultHandler)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "isogate://result/{id}/{+path}", Name: "result-part", MIMEType: "application/json",

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -109,16 +108,12 @@ func (e *Engine) callTool(ctx context.Context, backend, tool string, args json.R
 	if len(args) == 0 || args[0] != '{' {
 		return nil, fmt.Errorf("%s.%s expects one object argument, e.g. %s.%s({...})", backend, tool, backend, tool)
 	}
-	start := time.Now()
 	res, err := e.opts.Caller.CallTool(ctx, backend, tool, args)
 	var value json.RawMessage
 	if err == nil {
 		value, err = ToolValue(backend+"."+tool, res)
 	} else if ctx.Err() == nil {
 		err = fmt.Errorf("backend %q: %w", backend, err)
-	}
-	if e.opts.Stats != nil {
-		e.opts.Stats.ToolCall(backend+"."+tool, len(value), time.Since(start), err)
 	}
 	var toolErr *ToolError
 	if errors.As(err, &toolErr) {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/isogate/isogate/gateway/codemode/fastpath"
 	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/gateway/stats"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -74,6 +75,7 @@ type Options struct {
 	Output        output.Options
 	Store         *output.Store // keeps full results retrievable; nil disables chunking
 	ConsoleLines  int           // console lines kept per run; 200
+	MaxToolCalls  int           // backend calls per run; 0: no limit
 
 	Stats  *stats.Counters
 	Logger *slog.Logger
@@ -135,6 +137,8 @@ type Response struct {
 	// Code is the engine error code on failure (EVAL_ERROR, TIMEOUT, …).
 	Code   v8sandbox.Code
 	Shaped output.Result
+	// Record is what the run did, every backend call included.
+	Record *pipeline.RunRecord
 }
 
 // MaxResultBytes caps the JSON a program may return: far more than an agent
@@ -154,6 +158,8 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout+deadlineGrace)
 	defer cancel()
+	run := pipeline.NewRun(e.opts.MaxToolCalls)
+	ctx = pipeline.WithRun(ctx, run)
 	tools := e.opts.Catalog.CodeModeTools()
 
 	fastCtx, cancelFast := context.WithTimeout(ctx, timeout)
@@ -163,7 +169,27 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 		resp = e.runV8(ctx, req, tools, timeout)
 	}
 	e.finish(req, resp)
+	resp.Record = record(run, req, resp)
 	return *resp
+}
+
+// record describes a finished run.
+func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord {
+	rec := &pipeline.RunRecord{
+		ID: run.ID, Code: req.Code, Tier: string(resp.Tier), Started: run.Started,
+		DurationMS: time.Since(run.Started).Milliseconds(), Outcome: pipeline.OutcomeOK,
+		Console: resp.Console, ResultBytes: len(resp.Value), Calls: run.Calls(),
+	}
+	if rec.Console == nil {
+		rec.Console = []string{}
+	}
+	if resp.IsError {
+		rec.Outcome = pipeline.OutcomeError
+		rec.Error = &pipeline.RunError{Code: string(resp.Code), Message: resp.Text}
+	} else {
+		rec.Result = pipeline.NewBlob(resp.Value)
+	}
+	return rec
 }
 
 // fast serves tiers 1 and 2, or returns nil when the code needs V8.

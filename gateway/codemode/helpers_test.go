@@ -14,6 +14,7 @@ import (
 
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/gateway/stats"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -41,6 +42,19 @@ func (s sessionCaller) CallTool(ctx context.Context, backend, tool string, args 
 		return nil, fmt.Errorf("backend %q is not connected", backend)
 	}
 	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+}
+
+// Call implements pipeline.Caller: the last stage of the fixture's pipeline.
+func (s sessionCaller) Call(ctx context.Context, c *pipeline.Call) (*mcp.CallToolResult, error) {
+	return s.CallTool(ctx, c.Backend, c.Tool, c.Args)
+}
+
+// viaPipeline routes code mode's calls through a call pipeline, as the
+// gateway does.
+type viaPipeline struct{ p pipeline.Caller }
+
+func (v viaPipeline) CallTool(ctx context.Context, backend, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return v.p.Call(ctx, &pipeline.Call{Backend: backend, Tool: tool, Args: args})
 }
 
 // fixture is an engine wired to real in-process MCP backends.
@@ -136,7 +150,8 @@ func newFixture(t *testing.T, opts Options) *fixture {
 		f.catalog.SetBackend(name, nil, list.Tools)
 	}
 	f.runner = &countingRunner{Runner: sharedPool()}
-	opts.Runner, opts.Caller, opts.Catalog = f.runner, caller, FromCatalog(f.catalog)
+	opts.Runner, opts.Catalog = f.runner, FromCatalog(f.catalog)
+	opts.Caller = viaPipeline{pipeline.New(pipeline.Options{Backend: caller, Stats: f.stats})}
 	opts.Store, opts.Stats = f.store, f.stats
 	if opts.Output == (output.Options{}) {
 		opts.Output = output.DefaultOptions()

@@ -1,0 +1,87 @@
+// Package pipeline is the one path every backend tool call takes: the calls
+// a code-mode program makes (every tier) and calls passed through to a
+// backend. Small stages wrap the backend manager, outermost first:
+//
+//		policy → approval → record → stats → manager
+//
+//	  - policy (policy.go) refuses tools the configuration denies or does not
+//	    allow (TOOL_DENIED) and calls past a run's budget (TOOL_BUDGET), and
+//	    marks tools that need approval;
+//	  - approval (approval.go) asks a person through MCP elicitation
+//	    (APPROVAL_DENIED, APPROVAL_REQUIRED);
+//	  - record (record.go) adds the call to its run's record;
+//	  - stats (stats.go) counts calls, bytes and time per tool;
+//	  - the manager (manager.go) sends tools/call to the backend.
+//
+// Per-run state (the call budget and the record) and the way to reach the
+// person (an [Approver]) travel in the context: [WithRun], [WithApprover].
+// A call without a run has no budget and no record.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Call is one backend tool call on its way through the pipeline.
+type Call struct {
+	// Backend and Tool are the original names the backend reported.
+	Backend, Tool string
+	// Args is the JSON object of arguments; nil means {}.
+	Args json.RawMessage
+	// Meta is sent with the call (e.g. a passthrough client's progress token).
+	Meta mcp.Meta
+	// NeedsApproval is set by the policy stage for tools under approve.
+	NeedsApproval bool
+}
+
+// Name is "backend.tool".
+func (c *Call) Name() string { return c.Backend + "." + c.Tool }
+
+// Caller makes backend tool calls. A tool result with IsError set is a
+// result, not an error; a refused call is an *Error.
+type Caller interface {
+	Call(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
+}
+
+// CallerFunc adapts a function to [Caller].
+type CallerFunc func(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
+
+// Call implements [Caller].
+func (f CallerFunc) Call(ctx context.Context, c *Call) (*mcp.CallToolResult, error) { return f(ctx, c) }
+
+// Stage wraps the rest of the pipeline.
+type Stage func(next Caller) Caller
+
+// Chain returns last wrapped by stages, stages[0] outermost.
+func Chain(last Caller, stages ...Stage) Caller {
+	for i := len(stages) - 1; i >= 0; i-- {
+		last = stages[i](last)
+	}
+	return last
+}
+
+// Options configure [New].
+type Options struct {
+	// Backend makes the actual calls (see [Manager]); required.
+	Backend Caller
+	// Policy decides which tools are reachable; nil allows every tool.
+	Policy *Policy
+	// Stats receives per-tool counters; nil counts nothing.
+	Stats StatsSink
+	// Observe, if set, is a stage placed between stats and the backend,
+	// for metrics and traces.
+	Observe Stage
+}
+
+// New returns the standard pipeline: policy → approval → record → stats →
+// [Options.Observe] → backend.
+func New(opts Options) Caller {
+	stages := []Stage{PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage(), StatsStage(opts.Stats)}
+	if opts.Observe != nil {
+		stages = append(stages, opts.Observe)
+	}
+	return Chain(opts.Backend, stages...)
+}

@@ -1,0 +1,179 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/isogate/isogate/config"
+)
+
+// Decision is what the policy says about one tool.
+type Decision int
+
+// The decisions, in increasing strictness.
+const (
+	// Allowed tools are offered and called freely.
+	Allowed Decision = iota
+	// NeedsApproval tools are offered; each call asks a person first.
+	NeedsApproval
+	// Denied tools are neither offered nor callable.
+	Denied
+)
+
+// Policy decides which tools of which backend programs may reach, from
+// globs over original tool names (backends.<name>.tools). Names and
+// patterns are compared case-insensitively after Unicode NFKC normalisation
+// with invisible (format) characters removed, so no other spelling of a
+// denied tool slips through. The zero value and nil allow everything.
+type Policy struct {
+	rules map[string]rules
+}
+
+type rules struct {
+	allow, deny, approve []string // folded patterns
+	approveKey           string   // config key of approve, for messages
+}
+
+// NewPolicy builds the policy of the configured backends.
+func NewPolicy(backends map[string]config.Backend) *Policy {
+	p := &Policy{rules: map[string]rules{}}
+	for name, b := range backends {
+		t := b.Tools
+		if len(t.Allow)+len(t.Deny)+len(t.Approve) == 0 {
+			continue
+		}
+		p.rules[name] = rules{
+			allow: foldAll(t.Allow), deny: foldAll(t.Deny), approve: foldAll(t.Approve),
+			approveKey: "backends." + name + ".tools.approve",
+		}
+	}
+	return p
+}
+
+// Decide returns the decision for one tool: deny wins; a tool under approve
+// is offered with approval (approve extends allow); a tool outside a
+// non-empty allow list is denied.
+func (p *Policy) Decide(backend, tool string) Decision {
+	if p == nil {
+		return Allowed
+	}
+	r, ok := p.rules[backend]
+	if !ok {
+		return Allowed
+	}
+	name := fold(tool)
+	switch {
+	case matchAny(r.deny, name):
+		return Denied
+	case matchAny(r.approve, name):
+		return NeedsApproval
+	case len(r.allow) > 0 && !matchAny(r.allow, name):
+		return Denied
+	}
+	return Allowed
+}
+
+// Filter returns the tools of backend the policy offers (nil entries are
+// kept out too). tools is not modified.
+func (p *Policy) Filter(backend string, tools []*mcp.Tool) []*mcp.Tool {
+	out := make([]*mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if t != nil && p.Decide(backend, t.Name) != Denied {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// PolicyStage refuses denied tools (TOOL_DENIED) and calls past the run's
+// budget (TOOL_BUDGET), and marks calls that need approval.
+func PolicyStage(p *Policy) Stage {
+	return func(next Caller) Caller {
+		return CallerFunc(func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
+			switch p.Decide(c.Backend, c.Tool) {
+			case Denied:
+				return nil, refuse(ctx, c, errorf(CodeToolDenied,
+					"%s is not available: the configuration denies it (backends.%s.tools)", c.Name(), c.Backend))
+			case NeedsApproval:
+				c.NeedsApproval = true
+			}
+			if run := RunFrom(ctx); run != nil && !run.takeCall() {
+				return nil, refuse(ctx, c, errorf(CodeToolBudget,
+					"%s refused: this run already made its %d tool calls (sandbox.max_tool_calls)", c.Name(), run.MaxCalls))
+			}
+			return next.Call(ctx, c)
+		})
+	}
+}
+
+// approveKey is the configuration key that puts a backend's tools under
+// approval.
+func (p *Policy) approveKey(backend string) string {
+	if p != nil {
+		if r, ok := p.rules[backend]; ok {
+			return r.approveKey
+		}
+	}
+	return "backends." + backend + ".tools.approve"
+}
+
+// fold normalises a name for comparison: NFKC, invisible format characters
+// removed, lower case.
+func fold(s string) string {
+	s = norm.NFKC.String(s)
+	s = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.ToLower(s)
+}
+
+func foldAll(patterns []string) []string {
+	out := make([]string, len(patterns))
+	for i, p := range patterns {
+		out[i] = fold(strings.TrimSpace(p))
+	}
+	return out
+}
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if glob(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// glob matches name against pattern: '*' is any run of characters, '?' one
+// character, everything else itself.
+func glob(pattern, name string) bool {
+	p, n := []rune(pattern), []rune(name)
+	pi, ni, star, mark := 0, 0, -1, 0
+	for ni < len(n) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == n[ni]):
+			pi++
+			ni++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, ni
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			ni = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}

@@ -1,0 +1,160 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxRecordedBytes bounds the arguments and the result kept per recorded
+// call; larger ones are kept as a truncated string with their size.
+const MaxRecordedBytes = 64 << 10
+
+// CallRecord is one backend call of a run.
+type CallRecord struct {
+	Seq        int    `json:"seq"`
+	Backend    string `json:"backend"`
+	Tool       string `json:"tool"`
+	Args       Blob   `json:"args"`
+	StartedMS  int64  `json:"started_ms"`
+	DurationMS int64  `json:"duration_ms"`
+	OK         bool   `json:"ok"`
+	// Code is the pipeline code of a refused call (TOOL_DENIED, …).
+	Code  Code   `json:"code,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Result is the backend's CallToolResult.
+	Result Blob `json:"result,omitzero"`
+}
+
+// Blob is recorded JSON: the value itself, or, past MaxRecordedBytes, its
+// first bytes as a string with the full size.
+type Blob struct {
+	// JSON is the value when it was kept whole.
+	JSON json.RawMessage
+	// Truncated is the start of a value too large to keep.
+	Truncated string
+	// Bytes is the full size of a truncated value.
+	Bytes int
+}
+
+// NewBlob records raw JSON, truncating it past MaxRecordedBytes.
+func NewBlob(raw []byte) Blob {
+	if len(raw) <= MaxRecordedBytes && json.Valid(raw) {
+		return Blob{JSON: append(json.RawMessage(nil), raw...)}
+	}
+	return Blob{Truncated: truncateUTF8(string(raw), MaxRecordedBytes), Bytes: len(raw)}
+}
+
+// IsZero reports whether nothing was recorded (for omitempty).
+func (b Blob) IsZero() bool { return b.JSON == nil && b.Bytes == 0 }
+
+type truncatedBlob struct {
+	Truncated string `json:"truncated"`
+	Bytes     int    `json:"bytes"`
+}
+
+// MarshalJSON writes the value, or {"truncated": "...", "bytes": N}.
+func (b Blob) MarshalJSON() ([]byte, error) {
+	switch {
+	case b.JSON != nil:
+		return b.JSON, nil
+	case b.Bytes > 0:
+		return json.Marshal(truncatedBlob{b.Truncated, b.Bytes})
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (b *Blob) UnmarshalJSON(raw []byte) error {
+	var t truncatedBlob
+	if json.Unmarshal(raw, &t) == nil && t.Bytes > 0 && t.Truncated != "" {
+		var probe map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &probe)
+		if len(probe) == 2 {
+			*b = Blob{Truncated: t.Truncated, Bytes: t.Bytes}
+			return nil
+		}
+	}
+	*b = Blob{JSON: append(json.RawMessage(nil), raw...)}
+	return nil
+}
+
+// RecordStage adds every call made under a [Run] to its record: arguments,
+// timings, outcome and the backend's result.
+func RecordStage() Stage {
+	return func(next Caller) Caller {
+		return CallerFunc(func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
+			run := RunFrom(ctx)
+			if run == nil {
+				return next.Call(ctx, c)
+			}
+			seq, startedMS := run.begin()
+			start := time.Now()
+			res, err := next.Call(ctx, c)
+			rec := CallRecord{Seq: seq, Backend: c.Backend, Tool: c.Tool, Args: NewBlob(argsOrEmpty(c.Args)),
+				StartedMS: startedMS, DurationMS: time.Since(start).Milliseconds(), OK: err == nil && res != nil && !res.IsError}
+			if err != nil {
+				rec.Code, rec.Error = CodeOf(err), err.Error()
+			}
+			if res != nil {
+				if raw, merr := json.Marshal(res); merr == nil {
+					rec.Result = NewBlob(raw)
+				}
+			}
+			run.add(rec)
+			return res, err
+		})
+	}
+}
+
+// refuse records a call the policy or approval stage refused (it never
+// reaches the record stage) and returns err.
+func refuse(ctx context.Context, c *Call, err *Error) error {
+	if run := RunFrom(ctx); run != nil {
+		seq, startedMS := run.begin()
+		run.add(CallRecord{Seq: seq, Backend: c.Backend, Tool: c.Tool, Args: NewBlob(argsOrEmpty(c.Args)),
+			StartedMS: startedMS, Code: err.Code, Error: err.Error()})
+	}
+	return err
+}
+
+func argsOrEmpty(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+// RunRecord is what one call_tool_chain run did: the program, how it ended
+// and every backend call it made, served as isogate://runs/{id} and written
+// to server.record_dir.
+type RunRecord struct {
+	ID         string    `json:"id"`
+	Code       string    `json:"code"`
+	Tier       string    `json:"tier"`
+	Started    time.Time `json:"started"`
+	DurationMS int64     `json:"duration_ms"`
+	// Outcome is "ok" or "error".
+	Outcome string    `json:"outcome"`
+	Error   *RunError `json:"error,omitempty"`
+	Console []string  `json:"console"`
+	// ResultBytes is the size of the program's JSON result.
+	ResultBytes int `json:"result_bytes"`
+	// Result is the program's JSON result (for isogate replay).
+	Result Blob         `json:"result,omitzero"`
+	Calls  []CallRecord `json:"calls"`
+}
+
+// RunError is how a failed run ended.
+type RunError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// The outcomes of a run.
+const (
+	OutcomeOK    = "ok"
+	OutcomeError = "error"
+)

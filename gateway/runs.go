@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/pipeline"
+)
+
+// RunURIPrefix is the resource URI prefix of run records: RunURIPrefix + id.
+const RunURIPrefix = "isogate://runs/"
+
+// maxRunIndex bounds the run id → stored entry index; the store itself
+// forgets entries by age and size.
+const maxRunIndex = 10000
+
+// runStore keeps run records for their owner (the session that ran them),
+// for sandbox.output.result_ttl within a byte budget, and writes each to
+// server.record_dir when configured.
+type runStore struct {
+	store *output.Store
+	dir   string
+
+	mu    sync.Mutex
+	index map[string]string // run id → store id
+	order []string          // run ids, oldest first
+}
+
+func newRunStore(cfg *config.Config) *runStore {
+	o := cfg.Sandbox.Output
+	return &runStore{
+		store: output.NewStore(o.ResultTTL, int(o.ResultStoreBytes)),
+		dir:   cfg.Server.RecordDir,
+		index: map[string]string{},
+	}
+}
+
+// put keeps rec for owner and writes it to the record directory.
+func (s *runStore) put(owner string, rec *pipeline.RunRecord, logger *slog.Logger) {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
+		return
+	}
+	if sid, ok := s.store.Put(owner, string(data)); ok {
+		s.mu.Lock()
+		s.index[rec.ID] = sid
+		s.order = append(s.order, rec.ID)
+		if len(s.order) > maxRunIndex {
+			delete(s.index, s.order[0])
+			s.order = s.order[1:]
+		}
+		s.mu.Unlock()
+	}
+	if s.dir != "" {
+		if err := writeRecord(s.dir, rec.ID, data); err != nil {
+			logger.Warn("run record not written", slog.String("run", rec.ID), slog.Any("error", err))
+		}
+	}
+}
+
+// get returns the record of run id if owner produced it and it is still kept.
+func (s *runStore) get(owner, id string) (string, bool) {
+	s.mu.Lock()
+	sid, ok := s.index[id]
+	s.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	return s.store.Get(owner, sid)
+}
+
+func writeRecord(dir, id string, data []byte) error {
+	if strings.ContainsAny(id, `/\.`) {
+		return fmt.Errorf("invalid run id %q", id)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("record_dir: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+id+"-*.tmp")
+	if err != nil {
+		return fmt.Errorf("record_dir: %w", err)
+	}
+	_, werr := tmp.Write(append(data, '\n'))
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing run record: %v %v", werr, cerr)
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, id+".json"))
+}
