@@ -1,0 +1,183 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// awaitConn returns a healthy connection, waiting up to StartWait for one.
+func (b *backend) awaitConn(ctx context.Context) (*conn, error) {
+	var timer *time.Timer
+	for {
+		b.mu.Lock()
+		c, st, lastErr, givenUp, changed := b.conn, b.state, b.lastErr, b.givenUp, b.changed
+		b.mu.Unlock()
+
+		switch {
+		case st == StateHealthy && c != nil && c.alive():
+			return c, nil
+		case st == StateStopped:
+			return nil, fmt.Errorf("backend %q: %w", b.spec.Name, ErrClosed)
+		case givenUp:
+			return nil, &UnavailableError{Backend: b.spec.Name, State: st, LastError: lastErr}
+		}
+		if timer == nil {
+			timer = time.NewTimer(b.opts.StartWait)
+			defer timer.Stop()
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			b.mu.Lock()
+			st, lastErr = b.state, b.lastErr
+			b.mu.Unlock()
+			if st == StateStarting {
+				return nil, &StartingError{Backend: b.spec.Name}
+			}
+			if st == StateHealthy {
+				// Healthy but the connection just died: report that.
+				st = StateUnhealthy
+			}
+			return nil, &UnavailableError{Backend: b.spec.Name, State: st, LastError: lastErr}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("backend %q: waiting for backend: %w", b.spec.Name, ctx.Err())
+		}
+	}
+}
+
+// call routes one tool call. If the connection turns out to be dead before
+// the request could be delivered, the call is retried once on the next
+// connection (waiting up to StartWait for it).
+func (b *backend) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := b.awaitConn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// The SDK mutates params (arguments, _meta) per session: copy.
+		p := *params
+		p.Meta = cloneMeta(params.Meta)
+		if noArguments(p.Arguments) {
+			p.Arguments = nil // the SDK sends {} instead of null
+		}
+		res, err, retry := b.callOnce(ctx, c, &p)
+		if retry && attempt == 0 {
+			b.log.Info("connection was dead before the call was sent; retrying on the next connection",
+				slog.String("tool", params.Name), slog.Any("error", err))
+			continue
+		}
+		return res, err
+	}
+}
+
+// noArguments reports argument values that would marshal to JSON null.
+func noArguments(args any) bool {
+	switch a := args.(type) {
+	case nil:
+		return true
+	case json.RawMessage:
+		return len(bytes.TrimSpace(a)) == 0 || string(bytes.TrimSpace(a)) == "null"
+	case map[string]any:
+		return a == nil
+	}
+	return false
+}
+
+func cloneMeta(m mcp.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// callOnce performs one call on c. retry reports that the request was
+// certainly not delivered because the connection was already dead.
+func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) (_ *mcp.CallToolResult, _ error, retry bool) {
+	name, tool, timeout := b.spec.Name, p.Name, b.spec.Timeout
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel) // connection torn down: abort
+	defer stop()
+
+	b.queued.Add(1)
+	select {
+	case b.sem <- struct{}{}:
+		b.queued.Add(-1)
+	case <-tctx.Done():
+		b.queued.Add(-1)
+		return nil, b.callError(ctx, tctx, c, tool, fmt.Errorf("waiting for a free call slot: %w", tctx.Err())), false
+	}
+	// The slot is released when the SDK call really returns, not when we
+	// give up on it, so a wedged backend cannot accumulate unbounded calls.
+	res, err := inBackground(tctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		defer func() { <-b.sem }()
+		return c.sess.CallTool(ctx, p)
+	})
+	if err == nil {
+		return res, nil, false
+	}
+	// Whether or not the supervisor has torn the connection down meanwhile,
+	// an error proving non-delivery makes the call safe to retry.
+	if ctx.Err() == nil && !errors.Is(tctx.Err(), context.DeadlineExceeded) && notDelivered(err) {
+		if c.markBroken(err) {
+			poke(b.kick)
+		}
+		return nil, fmt.Errorf("backend %q: tool %q: %w: %w", name, tool, ErrConnectionLost, err), true
+	}
+	return nil, b.callError(ctx, tctx, c, tool, err), false
+}
+
+// callError classifies a failed call.
+func (b *backend) callError(ctx, tctx context.Context, c *conn, tool string, err error) error {
+	name := b.spec.Name
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("backend %q: tool %q: %w", name, tool, ctx.Err())
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+		return timeoutError(name, tool, b.spec.Timeout, context.DeadlineExceeded)
+	case c.ctx.Err() != nil:
+		if b.m.isClosed() {
+			return fmt.Errorf("backend %q: tool %q: %w", name, tool, ErrClosed)
+		}
+		return fmt.Errorf("backend %q: tool %q: %w: %s", name, tool, ErrConnectionLost, b.lastError())
+	case isConnectionFailure(err) || !c.alive():
+		return fmt.Errorf("backend %q: tool %q: %w: %w", name, tool, ErrConnectionLost, err)
+	}
+	return fmt.Errorf("backend %q: tool %q: %w", name, tool, err)
+}
+
+// notDelivered reports errors that prove a request never reached the
+// backend: the SDK refused to send on a connection that was already closing,
+// or writing to a stdio child failed with EPIPE (the child is gone; reads
+// never fail with EPIPE). Ambiguous errors, such as a closed pipe, which may
+// also come from the read side after the request was sent, do not qualify.
+func notDelivered(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
+}
+
+// isConnectionFailure reports transport-level errors (as opposed to error
+// responses from the backend).
+func isConnectionFailure(err error) bool {
+	return notDelivered(err) ||
+		errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, os.ErrClosed) ||
+		errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET)
+}

@@ -1,0 +1,218 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// connect starts or dials the backend, initialises the MCP session and
+// fetches the tool list. On success the backend is Healthy.
+func (b *backend) connect(ctx context.Context) (*conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, b.opts.ConnectTimeout)
+	defer cancel()
+
+	// The connection's lifetime context is passed to the transport's Connect
+	// (the SSE transport ties its event stream to it). It is cancelled if
+	// this attempt fails or times out, and later by teardown, but not when
+	// cctx ends after a successful connect.
+	lifeCtx, lifeCancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &conn{ctx: lifeCtx, cancel: lifeCancel, done: make(chan struct{})}
+	stopLife := context.AfterFunc(cctx, lifeCancel)
+	fail := func(err error) (*conn, error) {
+		lifeCancel()
+		if c.proc != nil {
+			c.proc.signal(sigKill) // the SDK does not close the child on every failure path
+			c.stderr.flush()
+		}
+		return nil, b.annotate(err)
+	}
+
+	t, err := b.newTransport(cctx, c)
+	if err != nil {
+		return fail(err)
+	}
+	if c.proc != nil {
+		// Timeout or shutdown while connecting: kill the child so that the
+		// SDK's pending reads and writes fail promptly.
+		stop := context.AfterFunc(cctx, func() { c.proc.signal(sigKill) })
+		defer stop()
+	}
+
+	client := mcp.NewClient(b.opts.ClientInfo, &mcp.ClientOptions{
+		Logger: b.log,
+		// The gateway offers no client features (roots, sampling, ...).
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			poke(b.refresh)
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if f := b.opts.OnProgress; f != nil && req.Params != nil {
+				f(b.spec.Name, req.Params)
+			}
+		},
+	})
+	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx}, nil)
+	if err != nil {
+		return fail(fmt.Errorf("connecting: %w", err))
+	}
+	c.sess = sess
+	go func() {
+		c.waitErr = sess.Wait()
+		close(c.done)
+	}()
+
+	// Notifications that arrived during the handshake are covered by the
+	// list we are about to fetch.
+	select {
+	case <-b.refresh:
+	default:
+	}
+	tools, err := listTools(cctx, c)
+	if err == nil && !stopLife() {
+		err = cctx.Err() // timed out just now; lifeCtx is already cancelled
+	}
+	if err != nil {
+		b.teardown(c)
+		return nil, b.annotate(fmt.Errorf("listing tools: %w", err))
+	}
+	c.connectedAt = time.Now()
+
+	// Publish the tools before reporting the backend healthy, so that
+	// whoever waits for Healthy (WaitHealthy, calls) can rely on
+	// OnToolsChanged having seen the live list.
+	b.notifyMu.Lock()
+	defer b.notifyMu.Unlock()
+	b.update(func() { b.setToolsLocked(tools) })
+	b.publishTools(tools)
+	b.update(func() {
+		b.conn = c
+		b.state = StateHealthy
+		b.lastErr = ""
+	})
+	b.log.Info("backend connected", slog.Int("tools", len(tools)), slog.Int("pid", c.proc.pid()))
+	return c, nil
+}
+
+// lifetimeTransport passes a connection-lifetime context to the wrapped
+// transport's Connect instead of the (shorter) connect-attempt context.
+type lifetimeTransport struct {
+	inner mcp.Transport
+	ctx   context.Context
+}
+
+// Connect implements mcp.Transport.
+func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
+	return t.inner.Connect(t.ctx)
+}
+
+// annotate appends the last stderr line of a stdio backend to err.
+func (b *backend) annotate(err error) error {
+	if b.ring == nil {
+		return err
+	}
+	if line := b.ring.last(); line != "" {
+		return fmt.Errorf("%w (last stderr line: %q)", err, line)
+	}
+	return err
+}
+
+// listTools fetches all pages of tools/list.
+func listTools(ctx context.Context, c *conn) ([]*mcp.Tool, error) {
+	return inBackground(ctx, func(ctx context.Context) ([]*mcp.Tool, error) {
+		tools := []*mcp.Tool{}
+		for t, err := range c.sess.Tools(ctx, nil) {
+			if err != nil {
+				return nil, err
+			}
+			tools = append(tools, t)
+		}
+		return tools, nil
+	})
+}
+
+// inBackground runs f in its own goroutine and returns when f returns or
+// ctx is done, whichever comes first. Writes to a wedged stdio child can
+// block regardless of contexts; this keeps such a write from blocking the
+// supervisor (it unblocks once the child is killed).
+func inBackground[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f(ctx)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// refreshTools re-fetches the tool list after tools/list_changed.
+func (b *backend) refreshTools(ctx context.Context, c *conn) {
+	lctx, cancel := context.WithTimeout(ctx, b.spec.Timeout)
+	defer cancel()
+	tools, err := listTools(lctx, c)
+	if err != nil {
+		b.log.Warn("refreshing tools after list_changed failed", slog.Any("error", err))
+		return
+	}
+	b.notifyMu.Lock()
+	defer b.notifyMu.Unlock()
+	stale := false
+	b.update(func() {
+		if b.conn != c {
+			stale = true
+			return
+		}
+		b.setToolsLocked(tools)
+	})
+	if stale {
+		return
+	}
+	b.log.Info("backend tools changed", slog.Int("tools", len(tools)))
+	b.publishTools(tools)
+}
+
+// setToolsLocked records a live tool list. b.mu must be held.
+func (b *backend) setToolsLocked(tools []*mcp.Tool) {
+	b.tools = tools
+	b.toolsKnown = true
+	b.toolsCached = false
+	b.toolsUpdatedAt = time.Now()
+}
+
+// publishTools persists the tool lists and runs OnToolsChanged.
+// b.notifyMu must be held.
+func (b *backend) publishTools(tools []*mcp.Tool) {
+	b.m.saveCache()
+	if f := b.opts.OnToolsChanged; f != nil {
+		f(b.spec.Name, slices.Clone(tools))
+	}
+}
+
+// announceCachedTools runs OnToolsChanged for tools loaded from the cache.
+func (b *backend) announceCachedTools() {
+	b.notifyMu.Lock()
+	defer b.notifyMu.Unlock()
+	b.mu.Lock()
+	tools, cached := b.tools, b.toolsCached
+	b.mu.Unlock()
+	if !cached {
+		return
+	}
+	b.log.Debug("serving tools from cache until the backend connects", slog.Int("tools", len(tools)))
+	if f := b.opts.OnToolsChanged; f != nil {
+		f(b.spec.Name, slices.Clone(tools))
+	}
+}
