@@ -182,6 +182,10 @@ type SandboxConfig struct {
 	// MaxToolCalls bounds the backend calls of one run; the next call
 	// fails with TOOL_BUDGET. Default 1000.
 	MaxToolCalls int `koanf:"max_tool_calls"`
+	// BackendWait bounds how long a tool call waits for a backend that is
+	// still starting or reconnecting (a down backend fails at once).
+	// Default 10s.
+	BackendWait time.Duration `koanf:"backend_wait"`
 	// Output configures how results are shaped for the client.
 	Output OutputConfig `koanf:"output"`
 }
@@ -274,6 +278,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			MaxConcurrent: 8,
 			MaxOutputSize: 200000,
 			MaxToolCalls:  DefaultMaxToolCalls,
+			BackendWait:   10 * time.Second,
 			Output: OutputConfig{
 				IntentFilter:     true,
 				IntentMinBytes:   5000,

@@ -220,6 +220,7 @@ func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.atLeast("sandbox.max_concurrent", int64(s.MaxConcurrent), 1)
 	c.atLeast("sandbox.max_output_size", int64(s.MaxOutputSize), 1)
 	c.between("sandbox.max_tool_calls", int64(s.MaxToolCalls), 1, 1_000_000)
+	c.positiveDuration("sandbox.backend_wait", s.BackendWait)
 	o := &s.Output
 	c.atLeast("sandbox.output.intent_min_bytes", int64(o.IntentMinBytes), 0)
 	c.atLeast("sandbox.output.chunk_threshold", int64(o.ChunkThreshold), 1)

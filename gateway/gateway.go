@@ -33,8 +33,8 @@ type Options struct {
 	// ExtraSpecs adds backends that cannot be described in a file, such as
 	// in-process servers (backend.Spec.Dial).
 	ExtraSpecs []backend.Spec
-	// StartWait bounds how long a call to a backend that is still starting
-	// waits for it; default 5s.
+	// StartWait overrides sandbox.backend_wait: how long a call to a
+	// backend that is still starting waits for it.
 	StartWait time.Duration
 }
 
@@ -72,6 +72,10 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	g := &Gateway{cfg: cfg, opts: opts, logger: opts.Logger, catalog: catalog.New(), stats: stats.New()}
 	g.store = output.NewStore(cfg.Sandbox.Output.ResultTTL, int(cfg.Sandbox.Output.ResultStoreBytes))
 
+	startWait := opts.StartWait
+	if startWait <= 0 {
+		startWait = cfg.Sandbox.BackendWait
+	}
 	specs := backendSpecs(cfg)
 	specs = append(specs, opts.ExtraSpecs...)
 	g.policy = pipeline.NewPolicy(cfg.Backends)
@@ -80,7 +84,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		Specs:      specs,
 		CacheDir:   cfg.Server.CacheDir,
 		Logger:     g.logger,
-		StartWait:  opts.StartWait,
+		StartWait:  startWait,
 		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
 		OnToolsChanged: func(name string, tools []*mcp.Tool) {
 			// Denied tools never enter the catalogue: search, tool_info,

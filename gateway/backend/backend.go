@@ -27,6 +27,7 @@ type backend struct {
 	refresh    chan struct{} // tools/list_changed received (coalescing)
 	kick       chan struct{} // a caller saw the connection break
 	restartReq chan struct{} // Manager.Restart
+	retry      chan struct{} // a call asked for an attempt now (on demand)
 	done       chan struct{} // closed when run returns
 
 	calls, errs, queued atomic.Int64
@@ -46,7 +47,11 @@ type backend struct {
 	toolsUpdatedAt time.Time
 	restarts       int
 	restartLog     []time.Time // restart times within the window
-	givenUp        bool        // no reconnection is pending (budget exhausted / invalid)
+	givenUp        bool        // restart budget exhausted (or invalid): only cool-down, on-demand or manual retries
+	attempting     bool        // a connection attempt runs or was requested on demand
+	connectFailed  bool        // the last connection attempt failed
+	lastAttempt    time.Time   // when the last failed attempt ended
+	nextRetry      time.Time   // when the supervisor attempts again by itself (zero: not waiting)
 	changed        chan struct{}
 }
 
@@ -104,6 +109,7 @@ func newBackend(m *Manager, spec Spec) *backend {
 		refresh:     make(chan struct{}, 1),
 		kick:        make(chan struct{}, 1),
 		restartReq:  make(chan struct{}, 1),
+		retry:       make(chan struct{}, 1),
 		done:        make(chan struct{}),
 		changed:     make(chan struct{}),
 	}
@@ -135,6 +141,14 @@ func poke(ch chan struct{}) {
 	}
 }
 
+// drain empties a poke channel.
+func drain(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+	}
+}
+
 // status returns a snapshot of the backend.
 func (b *backend) status() Status {
 	b.mu.Lock()
@@ -146,7 +160,8 @@ func (b *backend) status() Status {
 		State:       b.state,
 		ToolCount:   len(b.tools),
 		ToolsCached: b.toolsCached,
-		LastError:   b.lastErr,
+		LastError:   b.describeErrorLocked(),
+		NextRetry:   b.nextRetry,
 		Restarts:    b.restarts,
 		Calls:       b.calls.Load(),
 		Errors:      b.errs.Load(),

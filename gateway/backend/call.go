@@ -11,57 +11,16 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// awaitConn returns a healthy connection, waiting up to StartWait for one.
-func (b *backend) awaitConn(ctx context.Context) (*conn, error) {
-	var timer *time.Timer
-	for {
-		b.mu.Lock()
-		c, st, lastErr, givenUp, changed := b.conn, b.state, b.lastErr, b.givenUp, b.changed
-		b.mu.Unlock()
-
-		switch {
-		case st == StateHealthy && c != nil && c.alive():
-			return c, nil
-		case st == StateStopped:
-			return nil, fmt.Errorf("backend %q: %w", b.spec.Name, ErrClosed)
-		case givenUp:
-			return nil, &UnavailableError{Backend: b.spec.Name, State: st, LastError: lastErr}
-		}
-		if timer == nil {
-			timer = time.NewTimer(b.opts.StartWait)
-			defer timer.Stop()
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			b.mu.Lock()
-			st, lastErr = b.state, b.lastErr
-			b.mu.Unlock()
-			if st == StateStarting {
-				return nil, &StartingError{Backend: b.spec.Name}
-			}
-			if st == StateHealthy {
-				// Healthy but the connection just died: report that.
-				st = StateUnhealthy
-			}
-			return nil, &UnavailableError{Backend: b.spec.Name, State: st, LastError: lastErr}
-		case <-ctx.Done():
-			return nil, fmt.Errorf("backend %q: waiting for backend: %w", b.spec.Name, ctx.Err())
-		}
-	}
-}
 
 // call routes one tool call. If the connection turns out to be dead before
 // the request could be delivered, the call is retried once on the next
 // connection (waiting up to StartWait for it).
 func (b *backend) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	for attempt := 0; ; attempt++ {
-		c, err := b.awaitConn(ctx)
+		c, err := b.awaitReady(ctx)
 		if err != nil {
 			return nil, err
 		}

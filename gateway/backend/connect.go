@@ -93,6 +93,9 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 		b.conn = c
 		b.state = StateHealthy
 		b.lastErr = ""
+		b.attempting = false
+		b.connectFailed = false
+		b.givenUp = false
 	})
 	b.log.Info("backend connected", slog.Int("tools", len(tools)), slog.Int("pid", c.proc.pid()))
 	return c, nil

@@ -62,8 +62,10 @@ func (e *StartingError) Error() string {
 // Is reports whether target is [ErrStarting].
 func (e *StartingError) Is(target error) bool { return target == ErrStarting }
 
-// UnavailableError is returned when a call reaches a backend that is
-// unhealthy or stopped and did not recover within [Options.StartWait]. It
+// UnavailableError is returned when a call reaches a backend that is down
+// (its last connection attempt failed, its restart budget is exhausted, its
+// spec is invalid), stopped, or did not recover within [Options.StartWait].
+// Its message is `backend "<name>" is unavailable: <its last error>`. It
 // matches [ErrUnavailable] with errors.Is.
 type UnavailableError struct {
 	Backend string
@@ -75,9 +77,9 @@ type UnavailableError struct {
 // Error implements error.
 func (e *UnavailableError) Error() string {
 	if e.LastError == "" {
-		return fmt.Sprintf("backend %q is %s", e.Backend, e.State)
+		return fmt.Sprintf("backend %q is unavailable (%s)", e.Backend, e.State)
 	}
-	return fmt.Sprintf("backend %q is %s: %s", e.Backend, e.State, e.LastError)
+	return fmt.Sprintf("backend %q is unavailable: %s", e.Backend, e.LastError)
 }
 
 // Is reports whether target is [ErrUnavailable].
@@ -87,4 +89,48 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 // timeout. It wraps both ErrTimeout and context.DeadlineExceeded.
 func timeoutError(backend, tool string, d time.Duration, cause error) error {
 	return fmt.Errorf("backend %q: tool %q: %w after %s: %w", backend, tool, ErrTimeout, d, cause)
+}
+
+// Code classifies the errors of this package, so that callers can switch on
+// a code rather than on message text. See [CodeOf].
+type Code string
+
+// The codes of [CodeOf].
+const (
+	// CodeUnknownBackend: [ErrUnknownBackend].
+	CodeUnknownBackend Code = "UNKNOWN_BACKEND"
+	// CodeStarting: [ErrStarting], still on its first connection after
+	// the wait.
+	CodeStarting Code = "BACKEND_STARTING"
+	// CodeUnavailable: [ErrUnavailable], the backend is down.
+	CodeUnavailable Code = "BACKEND_UNAVAILABLE"
+	// CodeTimeout: [ErrTimeout], the backend's own per-call timeout (not
+	// the caller's context deadline).
+	CodeTimeout Code = "BACKEND_TIMEOUT"
+	// CodeConnectionLost: [ErrConnectionLost].
+	CodeConnectionLost Code = "BACKEND_CONNECTION_LOST"
+	// CodeClosed: [ErrClosed].
+	CodeClosed Code = "BACKEND_CLOSED"
+)
+
+// CodeOf returns the [Code] of an error returned by a [Manager] (possibly
+// wrapped), or "" for errors that have none, such as the caller's own
+// context ending or an error response of the backend.
+func CodeOf(err error) Code {
+	for _, c := range []struct {
+		target error
+		code   Code
+	}{
+		{ErrUnknownBackend, CodeUnknownBackend},
+		{ErrStarting, CodeStarting},
+		{ErrUnavailable, CodeUnavailable},
+		{ErrTimeout, CodeTimeout},
+		{ErrConnectionLost, CodeConnectionLost},
+		{ErrClosed, CodeClosed},
+	} {
+		if errors.Is(err, c.target) {
+			return c.code
+		}
+	}
+	return ""
 }

@@ -12,6 +12,19 @@
 // apply the backend's per-call timeout and concurrency limit and wait up to
 // [Options.StartWait] for a backend that is still starting or restarting.
 //
+// Waiting for a backend: [Manager.WaitReady] returns at once for a healthy
+// backend, waits (up to [Options.StartWait] and the caller's context) for
+// one that is starting or reconnecting, and fails with an
+// [*UnavailableError] (`backend "X" is unavailable: <its last error>`) for
+// one that is down; [Manager.NotReady] lists the backends that are still
+// connecting or down without waiting. Every error of the manager has a
+// [Code] ([CodeOf]) to switch on, such as [CodeUnavailable] or
+// [CodeTimeout].
+//
+// A backend whose restart budget is exhausted is not abandoned: it is
+// retried after [Options.RetryCooldown] and on demand, when a call reaches
+// it (see [Status.NextRetry]).
+//
 // [Manager.Close] shuts everything down: stdio children (and their process
 // groups) get SIGTERM, then SIGKILL after [Options.ShutdownGrace]. On Linux
 // children are also bound to the gateway's lifetime with a parent-death
@@ -25,6 +38,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -217,9 +231,11 @@ func (m *Manager) CallTool(ctx context.Context, backend, tool string, args map[s
 // Call sends tools/call with params to the named backend. params is not
 // modified; its _meta (for example a progress token) is passed through.
 //
-// The call waits up to [Options.StartWait] for a backend that is starting or
-// restarting; if it is still not ready, the error is a [*StartingError]
-// (message `backend "<name>" is still starting`) or an [*UnavailableError].
+// The call first waits for the backend as [Manager.WaitReady] does: up to
+// [Options.StartWait] for a backend that is starting or restarting, not at
+// all for one that is down (beyond an on-demand attempt); the error is then
+// a [*StartingError] (message `backend "<name>" is still starting`) or an
+// [*UnavailableError].
 // It then waits for one of the backend's [Spec.MaxConcurrentCalls] slots;
 // [Spec.Timeout] bounds the slot wait plus the call and yields an error
 // matching [ErrTimeout]. Cancelling ctx cancels the backend call (the SDK
@@ -241,13 +257,35 @@ func (m *Manager) Call(ctx context.Context, backend string, params *mcp.CallTool
 		return nil, fmt.Errorf("backend %q: %w", backend, ErrClosed)
 	}
 	b.calls.Add(1)
+	start := time.Now()
 	res, err := b.call(ctx, params)
+	b.logCall(params.Name, time.Since(start), res, err)
 	if err != nil {
 		b.errs.Add(1)
-		b.log.Debug("tool call failed", slog.String("tool", params.Name), slog.Any("error", err))
 		return nil, err
 	}
 	return res, nil
+}
+
+// logCall writes the one INFO line per tool call: backend, tool, duration
+// and outcome ("ok", "tool_error" for a result with IsError set, or the
+// error's code, "error" if it has none).
+func (b *backend) logCall(tool string, d time.Duration, res *mcp.CallToolResult, err error) {
+	outcome := "ok"
+	switch {
+	case err != nil:
+		outcome = string(CodeOf(err))
+		if outcome == "" {
+			outcome = "error"
+		}
+	case res != nil && res.IsError:
+		outcome = "tool_error"
+	}
+	attrs := []slog.Attr{slog.String("tool", tool), slog.Duration("duration", d), slog.String("outcome", outcome)}
+	if err != nil {
+		attrs = append(attrs, slog.Any("error", err))
+	}
+	b.log.LogAttrs(context.Background(), slog.LevelInfo, "backend tool call", attrs...)
 }
 
 // Tools returns the known tool lists by backend name: the live list of
@@ -304,7 +342,8 @@ func (m *Manager) waitHealthy(ctx context.Context, name string) error {
 	}
 	for {
 		b.mu.Lock()
-		st, givenUp, lastErr, changed := b.state, b.givenUp, b.lastErr, b.changed
+		st, givenUp, changed := b.state, b.givenUp && !b.attempting, b.changed
+		lastErr := b.describeErrorLocked()
 		b.mu.Unlock()
 		switch {
 		case st == StateHealthy:

@@ -29,7 +29,8 @@ const (
 	DefaultRestartBackoffMax  = 30 * time.Second
 	DefaultRestartBudget      = 5
 	DefaultRestartWindow      = 5 * time.Minute
-	DefaultStartWait          = 5 * time.Second
+	DefaultStartWait          = 10 * time.Second
+	DefaultRetryCooldown      = time.Minute
 	DefaultConnectTimeout     = 60 * time.Second
 	DefaultShutdownGrace      = 2 * time.Second
 	// CacheFileName is the name of the tool cache file inside
@@ -133,13 +134,18 @@ type Options struct {
 	RestartBackoffMax  time.Duration
 	// RestartBudget is the number of restarts allowed per RestartWindow
 	// (DefaultRestartBudget per DefaultRestartWindow). When it is exhausted
-	// the backend stays unhealthy until [Manager.Restart]. A negative budget
-	// means unlimited.
+	// the backend is down: it is retried once per RetryCooldown, on demand
+	// (a call to it, at most once per RestartBackoffBase) and by
+	// [Manager.Restart]. A negative budget means unlimited.
 	RestartBudget int
 	RestartWindow time.Duration
+	// RetryCooldown is the wait before the next attempt once the restart
+	// budget is exhausted (DefaultRetryCooldown).
+	RetryCooldown time.Duration
 
 	// StartWait is how long a call to a backend that is starting or
-	// restarting waits for it to become healthy (DefaultStartWait).
+	// restarting waits for it to become healthy (DefaultStartWait; the
+	// gateway sets it from sandbox.backend_wait).
 	StartWait time.Duration
 	// ShutdownGrace is how long a stdio backend is given to exit after
 	// SIGTERM before it is SIGKILLed (DefaultShutdownGrace).
@@ -188,6 +194,7 @@ func (o Options) withDefaults() Options {
 		o.RestartBudget = DefaultRestartBudget
 	}
 	def(&o.RestartWindow, DefaultRestartWindow)
+	def(&o.RetryCooldown, DefaultRetryCooldown)
 	def(&o.StartWait, DefaultStartWait)
 	def(&o.ShutdownGrace, DefaultShutdownGrace)
 	if o.StderrLines <= 0 {
@@ -252,6 +259,11 @@ type Status struct {
 	// LastError describes the most recent failure ("" if none since the
 	// last successful connection).
 	LastError string `json:"last_error,omitempty"`
+	// NextRetry is when the supervisor will next try to connect by itself:
+	// the end of the backoff, or of the cool-down once the restart budget
+	// is exhausted (a call may trigger an attempt earlier). Zero while
+	// connected or connecting.
+	NextRetry time.Time `json:"next_retry,omitzero"`
 	// Restarts counts connection attempts after the first one.
 	Restarts int `json:"restarts"`
 	// PID is the process id of a running stdio backend, otherwise 0.

@@ -41,6 +41,11 @@ func (b *backend) run(ctx context.Context) {
 			b.log.Info("restarting backend", slog.Int("restarts", b.restartCount()))
 		}
 
+		b.update(func() {
+			b.attempting = true
+			b.nextRetry = time.Time{}
+		})
+		drain(b.retry) // this attempt answers every retry requested so far
 		c, err := b.connect(ctx)
 		if ctx.Err() != nil {
 			if c != nil {
@@ -54,6 +59,9 @@ func (b *backend) run(ctx context.Context) {
 			b.update(func() {
 				b.state = StateUnhealthy
 				b.lastErr = err.Error()
+				b.attempting = false
+				b.connectFailed = true
+				b.lastAttempt = time.Now()
 			})
 			continue
 		}
@@ -77,42 +85,45 @@ func (b *backend) restartCount() int {
 	return b.restarts
 }
 
-// awaitRestart enforces the restart budget and waits out the backoff. It
-// reports whether the restart was requested manually, and false in ok if
-// ctx was cancelled.
+// awaitRestart enforces the restart budget and waits out the backoff, or
+// the cool-down once the budget is exhausted. A retry requested on demand
+// (a call to the backend, see backend.requestRetryLocked) ends either wait
+// early. It reports whether the restart was requested manually, and false
+// in ok if ctx was cancelled.
 func (b *backend) awaitRestart(ctx context.Context, failures int) (manual, ok bool) {
 	select {
 	case <-b.restartReq:
 		return true, true
 	default:
 	}
-	if !b.takeRestartBudget() {
-		// Budget exhausted: stay unhealthy until Restart or shutdown.
-		b.log.Error("restart budget exhausted; giving up", slog.String("last_error", b.lastError()))
-		select {
-		case <-ctx.Done():
-			return false, false
-		case <-b.restartReq:
-			return true, true
-		}
+	wait, allowed := b.takeRestartBudget(b.backoff(failures))
+	if !allowed {
+		b.log.Error("restart budget exhausted; retrying after the cool-down or on the next call",
+			slog.Duration("cooldown", wait), slog.String("last_error", b.lastError()))
 	}
-	t := time.NewTimer(b.backoff(failures))
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false, false
 	case <-b.restartReq:
 		return true, true
+	case <-b.retry:
+		return false, true
 	case <-t.C:
 		return false, true
 	}
 }
 
-// takeRestartBudget records a restart if the budget allows it; otherwise it
-// marks the backend as given up.
-func (b *backend) takeRestartBudget() bool {
-	allowed := true
+// takeRestartBudget records a restart if the budget allows it and returns
+// the wait before it (backoff). Otherwise it marks the backend as given up
+// (until its next successful connection) and returns the cool-down: one
+// attempt follows it, and a failure lands here again while the window is
+// still full. Either way the status shows when the attempt is due.
+func (b *backend) takeRestartBudget(backoff time.Duration) (wait time.Duration, allowed bool) {
+	wait, allowed = backoff, true
 	b.update(func() {
+		defer func() { b.nextRetry = time.Now().Add(wait) }()
 		if b.opts.RestartBudget < 0 {
 			return
 		}
@@ -120,16 +131,14 @@ func (b *backend) takeRestartBudget() bool {
 		cutoff := now.Add(-b.opts.RestartWindow)
 		b.restartLog = slices.DeleteFunc(b.restartLog, func(t time.Time) bool { return t.Before(cutoff) })
 		if len(b.restartLog) >= b.opts.RestartBudget {
-			allowed = false
+			wait, allowed = b.opts.RetryCooldown, false
 			b.givenUp = true
 			b.state = StateUnhealthy
-			b.lastErr = fmt.Sprintf("restart budget exhausted (%d restarts within %s), not restarting; last error: %s",
-				b.opts.RestartBudget, b.opts.RestartWindow, b.lastErr)
 			return
 		}
 		b.restartLog = append(b.restartLog, now)
 	})
-	return allowed
+	return wait, allowed
 }
 
 // backoff returns base·2^(failures-1), capped at max, with ±20% jitter.
