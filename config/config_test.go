@@ -72,6 +72,42 @@ func wantProblem(t *testing.T, err error, key, msg string) {
 	t.Errorf("no problem %s: ...%s...; got:\n%v", key, msg, err)
 }
 
+func TestServerHardeningKeys(t *testing.T) {
+	path := writeConfig(t, "isogate.yaml", `server:
+  session_idle_timeout: 5m
+  max_sessions: 20
+  allowed_origins: ["https://app.example.com", "http://localhost:3000"]
+  metrics_addr: 127.0.0.1:9464
+  watch_config: true
+telemetry:
+  otlp_endpoint: http://127.0.0.1:4318
+`)
+	cfg, err := Load(LoadOptions{Path: path, Environ: testEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Server
+	if s.SessionIdleTimeout != 5*time.Minute || s.MaxSessions != 20 || len(s.AllowedOrigins) != 2 ||
+		s.MetricsAddr != "127.0.0.1:9464" || !s.WatchConfig || cfg.Telemetry.OTLPEndpoint != "http://127.0.0.1:4318" {
+		t.Errorf("got server %+v telemetry %+v", s, cfg.Telemetry)
+	}
+	bad := writeConfig(t, "bad.yaml", `server:
+  session_idle_timeout: 0s
+  max_sessions: 0
+  allowed_origins: ["https://app.example.com/path", "*"]
+  metrics_addr: "9464"
+telemetry:
+  otlp_endpoint: "localhost:4318"
+`)
+	_, err = Load(LoadOptions{Path: bad, Environ: testEnv(t)})
+	for _, key := range []string{"server.session_idle_timeout", "server.max_sessions", "server.allowed_origins[0]",
+		"server.allowed_origins[1]", "server.metrics_addr", "telemetry.otlp_endpoint"} {
+		if err == nil || !strings.Contains(err.Error(), key+":") {
+			t.Errorf("no problem reported for %s: %v", key, err)
+		}
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	env := testEnv(t) // XDG_CONFIG_HOME is an empty directory: no default file
 	cfg, err := Load(LoadOptions{Environ: env})
@@ -79,7 +115,8 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Config{
-		Server:   ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate"},
+		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
+			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -443,7 +480,8 @@ func TestFlagOverrides(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.want.CacheDir = "/cache/isogate"
-			if cfg.Server != tt.want {
+			tt.want.SessionIdleTimeout, tt.want.MaxSessions = DefaultSessionIdleTimeout, DefaultMaxSessions
+			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
 			}
 		})

@@ -82,6 +82,7 @@ func (c *collector) expand(cfg *Config, lookup func(string) (string, bool)) map[
 	}
 
 	one("server.auth_token", &cfg.Server.AuthToken, true)
+	one("telemetry.otlp_endpoint", &cfg.Telemetry.OTLPEndpoint, true)
 	for _, name := range sortedKeys(cfg.Backends) {
 		b := cfg.Backends[name]
 		key := joinKey("backends", name)

@@ -22,6 +22,8 @@ type Config struct {
 	Sandbox SandboxConfig `koanf:"sandbox"`
 	// RunCode configures the run_code tool and the APIs it offers.
 	RunCode RunCodeConfig `koanf:"run_code"`
+	// Telemetry configures trace export.
+	Telemetry TelemetryConfig `koanf:"telemetry"`
 
 	// Source is the configuration file that was loaded, or "" if none was.
 	Source string `koanf:"-"`
@@ -46,6 +48,32 @@ type ServerConfig struct {
 	// <id>.json (besides the isogate://runs/{id} resource). A relative path
 	// is taken relative to the configuration file's directory.
 	RecordDir string `koanf:"record_dir"`
+
+	// SessionIdleTimeout closes an HTTP client session that sent no request
+	// for this long. Default 30m.
+	SessionIdleTimeout time.Duration `koanf:"session_idle_timeout"`
+	// MaxSessions bounds the open HTTP client sessions; past it the session
+	// idle the longest is closed. Default 10000.
+	MaxSessions int `koanf:"max_sessions"`
+	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
+	// to call the HTTP endpoint besides same-origin requests and, on a
+	// loopback listener, loopback origins. Requests without Origin are
+	// always allowed; others get 403.
+	AllowedOrigins []string `koanf:"allowed_origins"`
+	// MetricsAddr serves Prometheus metrics at /metrics on their own
+	// listener, such as "127.0.0.1:9090" (useful in stdio mode). Empty
+	// means only the HTTP listener serves /metrics.
+	MetricsAddr string `koanf:"metrics_addr"`
+	// WatchConfig reloads the configuration when its file changes, as
+	// SIGHUP does.
+	WatchConfig bool `koanf:"watch_config"`
+}
+
+// TelemetryConfig configures OpenTelemetry tracing.
+type TelemetryConfig struct {
+	// OTLPEndpoint is the OTLP/HTTP collector to export spans to, such as
+	// "http://127.0.0.1:4318". Empty disables tracing. ${VAR} is expanded.
+	OTLPEndpoint string `koanf:"otlp_endpoint"`
 }
 
 // SlogLevel returns LogLevel as a slog.Level; unknown levels map to Info.
@@ -252,6 +280,10 @@ const (
 	DefaultMaxConcurrentCalls = 8
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
 	DefaultMaxToolCalls = 1000
+	// DefaultSessionIdleTimeout is the default of ServerConfig.SessionIdleTimeout.
+	DefaultSessionIdleTimeout = 30 * time.Minute
+	// DefaultMaxSessions is the default of ServerConfig.MaxSessions.
+	DefaultMaxSessions = 10000
 	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.
 	DefaultWeatherBaseURL = "https://api.open-meteo.com"
 )
@@ -269,6 +301,9 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			LogLevel:  "info",
 			LogFormat: "text",
 			CacheDir:  defaultCacheDir(lookup),
+
+			SessionIdleTimeout: DefaultSessionIdleTimeout,
+			MaxSessions:        DefaultMaxSessions,
 		},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{

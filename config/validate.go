@@ -90,6 +90,7 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	}
 	c.validateSandbox(&cfg.Sandbox)
 	c.validateRunCode(&cfg.RunCode)
+	c.validateTelemetry(&cfg.Telemetry)
 }
 
 func (c *collector) validateServer(s *ServerConfig) {
@@ -104,6 +105,39 @@ func (c *collector) validateServer(s *ServerConfig) {
 	if strings.ContainsAny(s.AuthToken, "\r\n") {
 		c.add("server.auth_token", "must not contain line breaks")
 	}
+	c.positiveDuration("server.session_idle_timeout", s.SessionIdleTimeout)
+	c.between("server.max_sessions", int64(s.MaxSessions), 1, 1_000_000)
+	for i, o := range s.AllowedOrigins {
+		if !validOrigin(o) {
+			c.add(indexKey("server.allowed_origins", i), fmt.Sprintf(`expected an origin such as "https://app.example.com" or "http://localhost:3000" (scheme://host[:port], no path), got %q`, o))
+		}
+	}
+	if s.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(s.MetricsAddr); err != nil || !validPort(port) {
+			c.add("server.metrics_addr", fmt.Sprintf(`expected a listen address host:port such as "127.0.0.1:9090", got %q`, s.MetricsAddr))
+		}
+	}
+}
+
+func (c *collector) validateTelemetry(t *TelemetryConfig) {
+	if t.OTLPEndpoint != "" {
+		c.checkURL("telemetry.otlp_endpoint", t.OTLPEndpoint)
+	}
+}
+
+// validOrigin accepts a serialized origin: scheme://host[:port] with no
+// path, query, fragment or user info.
+func validOrigin(o string) bool {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return false
+	}
+	return (u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery
+}
+
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 func (c *collector) validateBackend(key, name string, b Backend, skip map[string]bool) {

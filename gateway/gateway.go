@@ -59,6 +59,8 @@ type Gateway struct {
 
 	closeOnce  sync.Once
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
+	sessions   *sessionTracker
+	requests   httpRequests
 }
 
 // New builds a gateway from cfg. Call Start to connect the backends.
@@ -70,6 +72,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		opts.Version = "dev"
 	}
 	g := &Gateway{cfg: cfg, opts: opts, logger: opts.Logger, catalog: catalog.New(), stats: stats.New()}
+	g.sessions = newSessionTracker(cfg.Server.MaxSessions, g.logger)
 	g.store = output.NewStore(cfg.Sandbox.Output.ResultTTL, int(cfg.Sandbox.Output.ResultStoreBytes))
 
 	startWait := opts.StartWait

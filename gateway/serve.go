@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,20 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTP server timeouts. There is no write timeout: a response streams for
+// as long as the run behind it (bounded by sandbox.timeout) or, for a
+// session's GET stream, for as long as the session lives.
+const (
+	// readHeaderTimeout bounds reading a request's headers.
+	readHeaderTimeout = 10 * time.Second
+	// readBodyTimeout bounds reading a request's body, once authenticated.
+	readBodyTimeout = 30 * time.Second
+	// idleTimeout closes keep-alive connections with no request.
+	idleTimeout = 2 * time.Minute
+	// shutdownTimeout bounds the graceful HTTP shutdown.
+	shutdownTimeout = 5 * time.Second
 )
 
 // ServeStdio serves MCP over stdin/stdout until the client disconnects or
@@ -23,30 +36,20 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback address without server.auth_token: set a token (env-expandable, e.g. auth_token: ${ISOGATE_TOKEN}) or bind 127.0.0.1")
 
 // HTTPHandler returns the streamable HTTP handler: MCP at /mcp, guarded by
-// the bearer token when one is configured.
+// the Origin check and the bearer token (both before the body is read),
+// plus /healthz.
 func (g *Gateway) HTTPHandler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Logger: g.logger, PropagateRequestCancellation: true})
+		&mcp.StreamableHTTPOptions{Logger: g.logger, PropagateRequestCancellation: true,
+			SessionTimeout: g.cfg.Server.SessionIdleTimeout})
+	var h http.Handler = g.requests.link(mcpHandler)
+	h = readBody(readBodyTimeout, h)
+	h = requireToken(g.cfg.Server.AuthToken, h)
+	h = checkOrigin(g.cfg.Server.AllowedOrigins, h)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", requireToken(g.cfg.Server.AuthToken, mcpHandler))
+	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	return mux
-}
-
-// requireToken checks "Authorization: Bearer <token>" when token is set.
-func requireToken(token string, next http.Handler) http.Handler {
-	if token == "" {
-		return next
-	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="isogate"`)
-			http.Error(w, "missing or invalid bearer token", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // Listen checks addr against the token policy and opens the listener.
@@ -68,14 +71,23 @@ func (g *Gateway) Listen(addr string) (net.Listener, error) {
 // ServeHTTP serves streamable HTTP on ln until ctx ends, then shuts down
 // gracefully.
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	return serveUntil(ctx, ln, newHTTPServer(g.HTTPHandler()))
+}
+
+// newHTTPServer applies the server timeouts to h.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
+}
+
+// serveUntil serves srv on ln until ctx ends, then shuts it down.
+func serveUntil(ctx context.Context, ln net.Listener, srv *http.Server) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 		return nil

@@ -65,6 +65,7 @@ func (g *Gateway) newServer() *mcp.Server {
 		Instructions: Instructions,
 		Logger:       g.logger,
 	})
+	s.AddReceivingMiddleware(g.sessionMiddleware)
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Annotations: readOnly,
 		Description: "Search the tools of every backend by what they do. Returns tool names (backend.tool), one-line summaries and ready-to-paste calls for call_tool_chain."},

@@ -1,0 +1,287 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway/backend"
+)
+
+// httpGateway is a gateway served over real HTTP on a loopback port, with
+// one in-process backend whose "block" tool waits until cancelled.
+type httpGateway struct {
+	g         *Gateway
+	url       string // http://127.0.0.1:port/mcp
+	started   chan struct{}
+	cancelled chan struct{}
+}
+
+func newHTTPGateway(t *testing.T, mutate func(*config.Config)) *httpGateway {
+	t.Helper()
+	h := &httpGateway{started: make(chan struct{}, 10), cancelled: make(chan struct{}, 10)}
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Sandbox.Isolation = config.IsolationThread
+	cfg.Sandbox.Timeout = time.Minute
+	if mutate != nil {
+		mutate(cfg)
+	}
+	local := mcp.NewServer(&mcp.Implementation{Name: "local"}, nil)
+	mcp.AddTool(local, &mcp.Tool{Name: "block", Description: "Waits until cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
+			h.started <- struct{}{}
+			<-ctx.Done()
+			h.cancelled <- struct{}{}
+			return nil, nil, ctx.Err()
+		})
+	g, err := New(cfg, Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("local", local)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	if err := g.Backends().WaitHealthy(wctx); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := g.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = g.ServeHTTP(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	h.g, h.url = g, "http://"+ln.Addr().String()+"/mcp"
+	return h
+}
+
+// connect opens a go-sdk client session over streamable HTTP.
+func (h *httpGateway) connect(t *testing.T, client *http.Client) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: client}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// post sends one raw MCP POST and returns the response (body unread).
+func post(t *testing.T, ctx context.Context, url, body string, header map[string]string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+func TestUnauthenticatedSlowBodyGets401AtOnce(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) { c.Server.AuthToken = "secret" })
+	conn, err := net.Dial("tcp", strings.TrimPrefix(strings.TrimSuffix(h.url, "/mcp"), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Headers promise 100 000 bytes; only 10 arrive, and never the rest.
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"jsonrpc\"")
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second)) // a failure bound, not a synchronisation
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no response while the body is pending: %v", err)
+	}
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", resp.StatusCode)
+	}
+	// The same with a wrong token and a chunked body that never ends.
+	conn2, err := net.Dial("tcp", conn.RemoteAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	fmt.Fprintf(conn2, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+	_ = conn2.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(conn2), nil); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("chunked: %v %v", resp, err)
+	}
+	// The right token still works through a real client.
+	cs := h.connect(t, &http.Client{Transport: bearer{"secret"}})
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestSlowBodyIsCutOff(t *testing.T) {
+	reached := false
+	h := readBody(50*time.Millisecond, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPServer(h)
+	go srv.Serve(ln)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestTimeout || reached {
+		t.Fatalf("status %d (want 408), handler reached %v", resp.StatusCode, reached)
+	}
+}
+
+func TestOriginValidation(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) { c.Server.AllowedOrigins = []string{"https://app.example.com"} })
+	port := h.url[len("http://127.0.0.1:") : len(h.url)-len("/mcp")]
+	for _, tt := range []struct {
+		origin string
+		want   int
+	}{
+		{"", http.StatusOK},
+		{"https://evil.example", http.StatusForbidden},
+		{"null", http.StatusForbidden},
+		{"http://127.0.0.1.evil.example:" + port, http.StatusForbidden},
+		{"https://app.example.com", http.StatusOK},
+		{"https://APP.example.com/", http.StatusOK},
+		{"http://localhost:3000", http.StatusOK}, // loopback origin, loopback listener
+		{"http://127.0.0.1:" + port, http.StatusOK},
+	} {
+		hdr := map[string]string{}
+		if tt.origin != "" {
+			hdr["Origin"] = tt.origin
+		}
+		resp, err := post(t, context.Background(), h.url, initializeBody, hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("Origin %q: status %d, want %d", tt.origin, resp.StatusCode, tt.want)
+		}
+	}
+}
+
+func TestMaxSessionsClosesTheLongestIdle(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) { c.Server.MaxSessions = 2 })
+	ctx := context.Background()
+	first := h.connect(t, nil)
+	second := h.connect(t, nil)
+	if _, err := first.ListTools(ctx, nil); err != nil { // first is now the most recently used
+		t.Fatal(err)
+	}
+	third := h.connect(t, nil)
+	if _, err := second.ListTools(ctx, nil); err == nil {
+		t.Fatal("the longest idle session survived past server.max_sessions")
+	}
+	for i, cs := range []*mcp.ClientSession{first, third} {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+	}
+	if n := h.g.sessions.Len(); n != 2 {
+		t.Fatalf("%d sessions tracked, want 2", n)
+	}
+}
+
+func TestIdleSessionIsClosed(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) { c.Server.SessionIdleTimeout = 100 * time.Millisecond })
+	cs := h.connect(t, nil)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an idle session was never closed")
+		}
+		time.Sleep(100 * time.Millisecond) // polling an outcome, not ordering events
+	}
+	if n := h.g.sessions.Len(); n != 0 {
+		t.Fatalf("%d sessions still tracked", n)
+	}
+}
+
+// TestDroppedConnectionEndsTheRun drops the HTTP connection of a session's
+// tools/call mid-run: the run and its backend call are cancelled and its
+// only sandbox slot serves the next run at once.
+func TestDroppedConnectionEndsTheRun(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) { c.Sandbox.MaxConcurrent = 1 })
+	resp, err := post(t, context.Background(), h.url, initializeBody, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	resp, err = post(t, context.Background(), h.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	ctx, drop := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := post(t, ctx, h.url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool_chain","arguments":{"code":"await local.block({}); return 1"}}}`, hdr)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-h.started
+	drop()
+	<-errc
+	select {
+	case <-h.cancelled:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the backend call outlived its dropped HTTP request")
+	}
+	// The single slot is free again: a run completes long before the first
+	// run's own timeout (one minute).
+	cs := h.connect(t, nil)
+	rctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(rctx, &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": "return 6*7"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "42" {
+		t.Fatalf("next run: %v %+v", err, res)
+	}
+}

@@ -1,0 +1,170 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+)
+
+// requestKeyHeader carries the key of the HTTP request a message arrived in
+// from the HTTP layer to the MCP handlers (RequestExtra.Header). Clients
+// cannot set it: the HTTP layer overwrites it.
+const requestKeyHeader = "Isogate-Http-Request"
+
+// httpRequests remembers the context of every POST in flight so that a
+// request handler can end when its HTTP request goes away (the client
+// dropped the connection), in session mode too, where the go-sdk detaches
+// handlers from their HTTP request.
+type httpRequests struct {
+	next atomic.Uint64
+	ctxs sync.Map // key → context.Context
+}
+
+// link registers each POST's context under a fresh key for the handlers.
+func (l *httpRequests) link(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(requestKeyHeader)
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := strconv.FormatUint(l.next.Add(1), 36)
+		l.ctxs.Store(key, r.Context())
+		defer l.ctxs.Delete(key)
+		r.Header.Set(requestKeyHeader, key)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bind returns ctx, also cancelled when the HTTP request that carried req
+// goes away. stop releases the binding.
+func (l *httpRequests) bind(ctx context.Context, req mcp.Request) (_ context.Context, stop func()) {
+	extra := req.GetExtra()
+	if extra == nil || extra.Header == nil {
+		return ctx, func() {}
+	}
+	v, ok := l.ctxs.Load(extra.Header.Get(requestKeyHeader))
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(v.(context.Context), func() {
+		cancel(fmt.Errorf("the client's HTTP request went away"))
+	})
+	return ctx, func() { unhook(); cancel(nil) }
+}
+
+// sessionTracker bounds the open client sessions: past max, the session
+// idle the longest (no request in flight) is closed.
+type sessionTracker struct {
+	max    int
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*sessionUse
+}
+
+type sessionUse struct {
+	last     time.Time
+	inflight int
+}
+
+func newSessionTracker(max int, logger *slog.Logger) *sessionTracker {
+	if max <= 0 {
+		max = config.DefaultMaxSessions
+	}
+	return &sessionTracker{max: max, logger: logger, sessions: map[*mcp.ServerSession]*sessionUse{}}
+}
+
+// Len returns the number of open sessions.
+func (t *sessionTracker) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.sessions)
+}
+
+// begin records a request of ss and returns the session to close, if
+// admitting a new session (initialize) exceeded the maximum; full is set when
+// every other session is busy and ss cannot be admitted. Requests of
+// sessions that never initialized (the 2026-07-28 protocol's per-request
+// sessions) are not tracked.
+func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool) (victim *mcp.ServerSession, full bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	use, ok := t.sessions[ss]
+	if !ok && !initialize {
+		return nil, false
+	}
+	if !ok {
+		if len(t.sessions) >= t.max {
+			for s, u := range t.sessions {
+				if u.inflight == 0 && (victim == nil || u.last.Before(t.sessions[victim].last)) {
+					victim = s
+				}
+			}
+			if victim == nil {
+				return nil, true
+			}
+			delete(t.sessions, victim)
+		}
+		use = &sessionUse{}
+		t.sessions[ss] = use
+		go func() {
+			_ = ss.Wait()
+			t.mu.Lock()
+			if t.sessions[ss] == use {
+				delete(t.sessions, ss)
+			}
+			t.mu.Unlock()
+		}()
+	}
+	use.inflight++
+	use.last = time.Now()
+	return victim, false
+}
+
+func (t *sessionTracker) end(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if use, ok := t.sessions[ss]; ok {
+		use.inflight--
+		use.last = time.Now()
+	}
+}
+
+// middleware tracks sessions and ties tool calls to their HTTP request.
+func (g *Gateway) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		// Notifications do not count as use: the go-sdk handles them after
+		// their POST was answered, in no fixed order with requests.
+		if ss != nil && !strings.HasPrefix(method, "notifications/") {
+			victim, full := g.sessions.begin(ss, method == "initialize")
+			if full {
+				return nil, fmt.Errorf("too many sessions in use (server.max_sessions = %d)", g.sessions.max)
+			}
+			if victim != nil {
+				g.logger.Info("closing the longest idle session: server.max_sessions reached",
+					"session", victim.ID(), "max_sessions", g.sessions.max)
+				_ = victim.Close()
+			}
+			defer g.sessions.end(ss)
+		}
+		if method == "tools/call" {
+			var stop func()
+			ctx, stop = g.requests.bind(ctx, req)
+			defer stop()
+		}
+		return next(ctx, method, req)
+	}
+}
