@@ -48,6 +48,7 @@ type Gateway struct {
 	policy   *pipeline.Policy
 	calls    pipeline.Caller // every backend call goes through it
 	runs     *runStore
+	trips    roundTrips // runs paused for approval between rounds
 	engine   *codemode.Engine
 	store    *output.Store
 	stats    *stats.Counters

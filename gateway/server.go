@@ -128,6 +128,15 @@ func (g *Gateway) listTools(ctx context.Context, _ *mcp.CallToolRequest, in list
 }
 
 func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
+	if usesRoundTrips(req.Session) {
+		return g.chainInRounds(ctx, req, in)
+	}
+	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
+	return g.executeChain(ctx, req, in), nil, nil
+}
+
+// executeChain runs one call_tool_chain program and keeps its run record.
+func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) *mcp.CallToolResult {
 	creq := codemode.Request{
 		Code:          in.Code,
 		Timeout:       time.Duration(in.Timeout) * time.Millisecond,
@@ -141,14 +150,13 @@ func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, i
 				ProgressToken: token, Progress: float64(done), Message: "completed " + tool})
 		}
 	}
-	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
 	resp := g.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
 		g.runs.put(creq.Owner, resp.Record, g.logger)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
-	return res, nil, nil
+	return res
 }
 
 // owner scopes stored results to an MCP session. Sessions without an ID

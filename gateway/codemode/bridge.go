@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -112,7 +113,7 @@ func (e *Engine) callTool(ctx context.Context, backend, tool string, args json.R
 	var value json.RawMessage
 	if err == nil {
 		value, err = ToolValue(backend+"."+tool, res)
-	} else if ctx.Err() == nil {
+	} else if ctx.Err() == nil && pipeline.CodeOf(err) == "" {
 		err = fmt.Errorf("backend %q: %w", backend, err)
 	}
 	var toolErr *ToolError

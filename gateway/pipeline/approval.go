@@ -79,13 +79,29 @@ const maxShownArgs = 4000
 
 // Approve implements [Approver].
 func (a ElicitApprover) Approve(ctx context.Context, c *Call) (bool, error) {
-	ss := a.Session
+	if !CanElicit(a.Session) {
+		return false, ErrCannotAsk
+	}
+	res, err := a.Session.Elicit(ctx, ElicitParams(c))
+	if err != nil {
+		return false, fmt.Errorf("asking for approval: %w", err)
+	}
+	return res.Action == "accept", nil
+}
+
+// CanElicit reports whether the client of ss declared elicitation support.
+func CanElicit(ss *mcp.ServerSession) bool {
 	if ss == nil {
-		return false, ErrCannotAsk
+		return false
 	}
-	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
-		return false, ErrCannotAsk
-	}
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// ElicitParams is the approval request for c: a message naming the tool,
+// its backend and the arguments (bounded), the same as structured data in
+// _meta["isogate/approval"], and an empty form (accept, decline or cancel).
+func ElicitParams(c *Call) *mcp.ElicitParams {
 	args := string(c.Args)
 	if args == "" {
 		args = "{}"
@@ -94,17 +110,13 @@ func (a ElicitApprover) Approve(ctx context.Context, c *Call) (bool, error) {
 	if len(shown) > maxShownArgs {
 		shown = truncateUTF8(shown, maxShownArgs) + fmt.Sprintf("… (%d bytes)", len(args))
 	}
-	meta := mcp.Meta{"isogate/approval": map[string]any{"backend": c.Backend, "tool": c.Tool, "arguments": json.RawMessage(compactOr(c.Args))}}
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-		Meta: meta,
+	return &mcp.ElicitParams{
+		Meta: mcp.Meta{"isogate/approval": map[string]any{
+			"backend": c.Backend, "tool": c.Tool, "arguments": json.RawMessage(compactOr(c.Args))}},
 		Message: fmt.Sprintf("A program wants to call the tool %q of the backend %q with these arguments:\n%s\n\nAllow this call?",
 			c.Tool, c.Backend, shown),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`),
-	})
-	if err != nil {
-		return false, fmt.Errorf("asking for approval: %w", err)
 	}
-	return res.Action == "accept", nil
 }
 
 // compactOr returns args if it is a small valid JSON object, else {}.

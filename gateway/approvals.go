@@ -1,0 +1,180 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/pipeline"
+)
+
+// Approvals reach the person through MCP elicitation. Clients on protocol
+// versions before 2026-07-28 are asked with a server-to-client request while
+// the program waits (pipeline.ElicitApprover). From 2026-07-28 on, the
+// server may not send that request (SEP-2322): call_tool_chain instead
+// answers with the approval requests as inputRequests plus a requestState,
+// the program stays paused, and the client's retry (with inputResponses and
+// that requestState) resumes it. Runs are kept between rounds by
+// roundTrips; every wait is bounded by the run's deadline.
+
+// multiRoundTripVersion is the first protocol version whose clients answer
+// input requests by retrying the call.
+const multiRoundTripVersion = "2026-07-28"
+
+// usesRoundTrips reports whether approvals for ss go through multi
+// round-trip results.
+func usesRoundTrips(ss *mcp.ServerSession) bool {
+	if !pipeline.CanElicit(ss) {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p.ProtocolVersion >= multiRoundTripVersion
+}
+
+// liveRun is a call_tool_chain run whose approvals are asked in rounds.
+type liveRun struct {
+	owner    string
+	deadline time.Time
+	asks     chan *ask
+	done     chan *mcp.CallToolResult // buffered: the run never blocks on it
+	cancel   context.CancelFunc
+
+	// pending are the approvals sent in the last round, by input request
+	// id. Only the request currently serving the run touches it.
+	pending map[string]*ask
+	nextID  int
+}
+
+// ask is one approval the program waits for.
+type ask struct {
+	params *mcp.ElicitParams
+	reply  chan *mcp.ElicitResult // buffered; nil result: not answered
+}
+
+// Approve implements pipeline.Approver: it hands the request to whichever
+// call_tool_chain request serves the run and waits for the answer.
+func (r *liveRun) Approve(ctx context.Context, c *pipeline.Call) (bool, error) {
+	k := &ask{params: pipeline.ElicitParams(c), reply: make(chan *mcp.ElicitResult, 1)}
+	select {
+	case r.asks <- k:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	select {
+	case res := <-k.reply:
+		return res != nil && res.Action == "accept", nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// answer delivers a retry's input responses; approvals left unanswered are
+// declined.
+func (r *liveRun) answer(responses mcp.InputResponseMap) {
+	for id, k := range r.pending {
+		res, _ := responses[id].(*mcp.ElicitResult)
+		k.reply <- res
+	}
+	r.pending = map[string]*ask{}
+}
+
+// roundTrips keeps runs between rounds, by requestState.
+type roundTrips struct {
+	mu     sync.Mutex
+	parked map[string]*liveRun
+}
+
+// park keeps r until its client retries, and returns the requestState that
+// names it (unguessable, single use).
+func (t *roundTrips) park(r *liveRun) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	state := "run-" + hex.EncodeToString(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweepLocked()
+	if t.parked == nil {
+		t.parked = map[string]*liveRun{}
+	}
+	t.parked[state] = r
+	return state
+}
+
+// take returns and forgets the run parked under state, if owner parked it.
+func (t *roundTrips) take(state, owner string) *liveRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweepLocked()
+	r := t.parked[state]
+	if r == nil || r.owner != owner {
+		return nil
+	}
+	delete(t.parked, state)
+	return r
+}
+
+// sweepLocked forgets runs whose client did not come back before the run's
+// deadline (plus a minute to collect the result).
+func (t *roundTrips) sweepLocked() {
+	now := time.Now()
+	for state, r := range t.parked {
+		if now.After(r.deadline.Add(time.Minute)) {
+			r.cancel()
+			delete(t.parked, state)
+		}
+	}
+}
+
+// chainInRounds serves call_tool_chain for a client that answers
+// approvals by retrying: a first call starts the run, a retry resumes it.
+func (g *Gateway) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
+	owner := g.owner(req.Session)
+	var run *liveRun
+	if state := req.Params.RequestState; state != "" {
+		if run = g.trips.take(state, owner); run == nil {
+			return textResult("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again", true), nil, nil
+		}
+		run.answer(req.Params.InputResponses)
+	} else {
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		run = &liveRun{owner: owner, deadline: time.Now().Add(g.runTimeout(in)), asks: make(chan *ask),
+			done: make(chan *mcp.CallToolResult, 1), cancel: cancel, pending: map[string]*ask{}}
+		go func() {
+			defer cancel()
+			run.done <- g.executeChain(pipeline.WithApprover(runCtx, run), req, in)
+		}()
+	}
+	select {
+	case res := <-run.done:
+		return res, nil, nil
+	case k := <-run.asks:
+		requests := mcp.InputRequestMap{}
+		for k != nil {
+			run.nextID++
+			id := fmt.Sprintf("approval-%d", run.nextID)
+			run.pending[id], requests[id] = k, k.params
+			select {
+			case k = <-run.asks:
+			default:
+				k = nil
+			}
+		}
+		return &mcp.CallToolResult{InputRequests: requests, RequestState: g.trips.park(run)}, nil, nil
+	case <-ctx.Done():
+		run.cancel()
+		return nil, nil, ctx.Err()
+	}
+}
+
+// runTimeout is the deadline a run of in gets.
+func (g *Gateway) runTimeout(in chainInput) time.Duration {
+	if in.Timeout > 0 {
+		return time.Duration(in.Timeout) * time.Millisecond
+	}
+	return g.cfg.Sandbox.Timeout
+}
