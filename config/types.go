@@ -117,8 +117,13 @@ type Backend struct {
 	// Args are the program's arguments (stdio only). ${VAR} is expanded.
 	Args []string `koanf:"args"`
 	// Env holds extra environment variables for the program (stdio only).
-	// ${VAR} is expanded in values.
+	// ${VAR} is expanded in values. The program gets only a minimal base
+	// of the gateway's environment (PATH, HOME, USER, LOGNAME, SHELL, TERM,
+	// LANG, LC_*, TZ, TMPDIR, XDG_* directories) plus Env.
 	Env map[string]string `koanf:"env"`
+	// InheritEnv passes the gateway's whole environment to the program
+	// (stdio only), except ISOGATE_* variables. Default false.
+	InheritEnv bool `koanf:"inherit_env"`
 	// Cwd is the program's working directory (stdio only). A relative
 	// path is taken relative to the configuration file's directory.
 	Cwd string `koanf:"cwd"`

@@ -184,10 +184,11 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 			c.checkURL(key+".url", b.URL)
 		}
 		for field, set := range map[string]bool{
-			"command": b.Command != "",
-			"args":    len(b.Args) > 0,
-			"env":     len(b.Env) > 0,
-			"cwd":     b.Cwd != "",
+			"command":     b.Command != "",
+			"args":        len(b.Args) > 0,
+			"env":         len(b.Env) > 0,
+			"cwd":         b.Cwd != "",
+			"inherit_env": b.InheritEnv,
 		} {
 			if set {
 				c.add(key+"."+field, "only used by the stdio transport")

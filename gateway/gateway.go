@@ -208,7 +208,7 @@ func backendSpecs(cfg *config.Config) []backend.Spec {
 	for _, b := range cfg.EnabledBackends() {
 		specs = append(specs, backend.Spec{
 			Name: b.Name, Transport: string(b.Transport),
-			Command: b.Command, Args: b.Args, Env: b.Env, Cwd: b.Cwd,
+			Command: b.Command, Args: b.Args, Env: b.Env, Cwd: b.Cwd, InheritEnv: b.InheritEnv,
 			URL: b.URL, Headers: b.Headers,
 			Timeout: b.Timeout, MaxConcurrentCalls: b.MaxConcurrentCalls, Tags: b.Tags,
 		})

@@ -266,7 +266,7 @@ func TestServeHTTP(t *testing.T) {
 }
 
 func TestServeHTTPWithToken(t *testing.T) {
-	url := startHTTP(t, writeConfig(t, ""), "ISOGATE_SERVER__AUTH_TOKEN=s3cret")
+	url := startHTTP(t, writeConfig(t, ""), "ISOGATE_SERVER__AUTH_TOKEN=s3cret", "OTHER_BACKEND_TOKEN=0ther-secret")
 	if _, err := connectHTTP(t, url, ""); err == nil {
 		t.Fatal("connected without the token")
 	}
@@ -278,6 +278,12 @@ func TestServeHTTPWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	exercise(t, cs)
+	// The backend's environment (server-everything's get-env) holds neither
+	// the gateway's token nor other secrets of the gateway's environment.
+	env, isErr := callText(t, cs, "call_tool_chain", map[string]any{"code": `return await everything.get_env({})`})
+	if isErr || !strings.Contains(env, "PATH") || strings.Contains(env, "s3cret") || strings.Contains(env, "0ther-secret") {
+		t.Fatalf("backend environment:\n%s", env)
+	}
 }
 
 func TestServeRefusesPublicBindWithoutToken(t *testing.T) {

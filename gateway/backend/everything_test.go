@@ -4,6 +4,7 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -63,7 +64,10 @@ func repoRoot() (string, error) {
 }
 
 func TestServerEverything(t *testing.T) {
+	t.Setenv("ISOGATE_SERVER__AUTH_TOKEN", "gateway-secret")
+	t.Setenv("EVERYTHING_TEST_SECRET", "secret")
 	spec := everythingSpec(t)
+	spec.Env = map[string]string{"EVERYTHING_OWN": "mine"}
 	m := startManager(t, Options{
 		Specs:              []Spec{spec},
 		RestartBackoffBase: 10 * time.Millisecond,
@@ -103,6 +107,26 @@ func TestServerEverything(t *testing.T) {
 	st := statusOf(t, m, "everything")
 	if st.Restarts != 1 || st.PID == 0 || st.PID == pid || len(st.Stderr) == 0 {
 		t.Fatalf("status after restart: %+v", st)
+	}
+
+	// get-env shows the backend's environment: the gateway's secrets are
+	// not in it (the minimal base environment), its own env is.
+	res, err = m.CallTool(ctx, "everything", "get-env", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env map[string]string
+	if err := json.Unmarshal([]byte(resultText(t, res)), &env); err != nil {
+		t.Fatalf("get-env: %v", err)
+	}
+	if _, ok := env["ISOGATE_SERVER__AUTH_TOKEN"]; ok {
+		t.Errorf("get-env shows the gateway's auth token")
+	}
+	if _, ok := env["EVERYTHING_TEST_SECRET"]; ok {
+		t.Errorf("get-env shows a secret of the gateway's environment")
+	}
+	if env["EVERYTHING_OWN"] != "mine" || env["PATH"] == "" {
+		t.Errorf("get-env misses the backend's own env or PATH: %v", env)
 	}
 
 	newPID := st.PID

@@ -43,11 +43,12 @@ func TestMain(m *testing.M) {
 
 // helperInfo is returned by the helper server's "info" tool.
 type helperInfo struct {
-	PID       int    `json:"pid"`
-	PPID      int    `json:"ppid"`
-	Cwd       string `json:"cwd"`
-	Var       string `json:"var"`       // ISOGATE_HELPER_VAR (set through Spec.Env)
-	Inherited string `json:"inherited"` // ISOGATE_INHERITED (set in the gateway's env)
+	PID       int      `json:"pid"`
+	PPID      int      `json:"ppid"`
+	Cwd       string   `json:"cwd"`
+	Var       string   `json:"var"`       // ISOGATE_HELPER_VAR (set through Spec.Env)
+	Inherited string   `json:"inherited"` // ISOGATE_INHERITED (set in the gateway's env)
+	Env       []string `json:"env"`       // the whole environment
 }
 
 // helperServe runs an MCP server on stdin/stdout.
@@ -76,7 +77,7 @@ func helperServe() {
 		wd, _ := os.Getwd()
 		b, _ := json.Marshal(helperInfo{
 			PID: os.Getpid(), PPID: os.Getppid(), Cwd: wd,
-			Var: os.Getenv("ISOGATE_HELPER_VAR"), Inherited: os.Getenv("ISOGATE_INHERITED"),
+			Var: os.Getenv("ISOGATE_HELPER_VAR"), Inherited: os.Getenv("ISOGATE_INHERITED"), Env: os.Environ(),
 		})
 		return textResult(string(b)), nil, nil
 	})

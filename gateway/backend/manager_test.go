@@ -747,10 +747,15 @@ func TestStatusJSON(t *testing.T) {
 	}
 }
 
-func TestMergeEnvOverrides(t *testing.T) {
-	env := mergeEnv([]string{"A=1", "B=2"}, map[string]string{"B": "3", "C": "4"})
-	if !slices.Equal(env, []string{"A=1", "B=2", "B=3", "C=4"}) {
-		t.Fatalf("mergeEnv = %v", env)
+func TestBackendEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "GITHUB_TOKEN=secret", "ISOGATE_SERVER__AUTH_TOKEN=tok", "B=2"}
+	extra := map[string]string{"B": "3", "C": "4", "ISOGATE_X": "explicit"}
+	if env := backendEnv(environ, false, extra); !slices.Equal(env, []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "B=3", "C=4", "ISOGATE_X=explicit"}) {
+		t.Fatalf("minimal env = %v", env)
+	}
+	if env := backendEnv(environ, true, extra); !slices.Equal(env,
+		[]string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "GITHUB_TOKEN=secret", "B=2", "B=3", "C=4", "ISOGATE_X=explicit"}) {
+		t.Fatalf("inherited env = %v", env)
 	}
 }
 

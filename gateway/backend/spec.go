@@ -46,11 +46,16 @@ type Spec struct {
 	Transport string
 
 	// Command, Args, Env and Cwd configure a "stdio" backend. The child's
-	// environment is the gateway's environment plus Env (Env wins).
-	Command string
-	Args    []string
-	Env     map[string]string
-	Cwd     string
+	// environment is a minimal base inherited from the gateway (PATH, HOME,
+	// USER, LOGNAME, SHELL, TERM, LANG, LC_*, TZ, TMPDIR, XDG_* directories
+	// and their Windows equivalents) plus Env (Env wins). With InheritEnv
+	// the child inherits the gateway's whole environment instead, except
+	// ISOGATE_* variables, which only reach a backend through Env.
+	Command    string
+	Args       []string
+	Env        map[string]string
+	Cwd        string
+	InheritEnv bool
 
 	// URL and Headers configure "streamable-http" and "sse" backends.
 	// Headers are added to every HTTP request sent to the backend.

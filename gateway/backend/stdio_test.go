@@ -61,7 +61,7 @@ func TestStdioEnvCwdAndStderrRing(t *testing.T) {
 	wantDir, _ := filepath.EvalSymlinks(dir)
 	gotDir, _ := filepath.EvalSymlinks(info.Cwd)
 	st := statusOf(t, m, "helper")
-	if info.Var != "from-spec" || info.Inherited != "from-gateway" || gotDir != wantDir || info.PID != st.PID || info.PPID != os.Getpid() {
+	if info.Var != "from-spec" || info.Inherited != "" || gotDir != wantDir || info.PID != st.PID || info.PPID != os.Getpid() {
 		t.Fatalf("child saw %+v (status pid %d, cwd want %s)", info, st.PID, wantDir)
 	}
 
@@ -72,6 +72,52 @@ func TestStdioEnvCwdAndStderrRing(t *testing.T) {
 	lines := statusOf(t, m, "helper").Stderr
 	if len(lines) != 100 || lines[0] != "line-051" || lines[99] != "line-150" {
 		t.Fatalf("stderr ring: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+// TestStdioEnvHygiene: a stdio backend sees the minimal base environment
+// plus its own Env; with InheritEnv everything but ISOGATE_*.
+func TestStdioEnvHygiene(t *testing.T) {
+	t.Setenv("ISOGATE_SERVER__AUTH_TOKEN", "gateway-secret")
+	t.Setenv("OTHER_BACKEND_TOKEN", "other-secret")
+	t.Setenv("LC_TIME", "C")
+	minimal := helperSpec(t, "minimal", nil)
+	inherit := helperSpec(t, "inherit", nil)
+	inherit.InheritEnv = true
+	m := startManager(t, Options{Specs: []Spec{minimal, inherit}})
+	waitHealthy(t, m)
+	envOf := func(name string) map[string]string {
+		res, err := m.CallTool(context.Background(), name, "info", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info helperInfo
+		if err := json.Unmarshal([]byte(resultText(t, res)), &info); err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{}
+		for _, kv := range info.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		return env
+	}
+	env := envOf("minimal")
+	if _, ok := env["ISOGATE_SERVER__AUTH_TOKEN"]; ok {
+		t.Errorf("minimal: gateway secret leaked")
+	}
+	if _, ok := env["OTHER_BACKEND_TOKEN"]; ok {
+		t.Errorf("minimal: another backend's secret leaked")
+	}
+	if env["PATH"] != os.Getenv("PATH") || env["LC_TIME"] != "C" || env[helperEnv] != "serve" {
+		t.Errorf("minimal: base or own env missing: %v", env)
+	}
+	env = envOf("inherit")
+	if _, ok := env["ISOGATE_SERVER__AUTH_TOKEN"]; ok {
+		t.Errorf("inherit: gateway secret leaked")
+	}
+	if env["OTHER_BACKEND_TOKEN"] != "other-secret" || env[helperEnv] != "serve" {
+		t.Errorf("inherit: env not inherited: %v", env)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +19,7 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 	switch s.Transport {
 	case TransportStdio:
 		cmd := exec.Command(s.Command, s.Args...)
-		cmd.Env = mergeEnv(os.Environ(), s.Env)
+		cmd.Env = backendEnv(os.Environ(), s.InheritEnv, s.Env)
 		cmd.Dir = s.Cwd
 		c.stderr = &lineWriter{ring: b.ring, log: b.log}
 		cmd.Stderr = c.stderr
@@ -51,16 +50,6 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 		return t, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", s.Transport)
-}
-
-// mergeEnv returns base plus extra; extra entries come last (in key order)
-// so they override inherited ones (os/exec keeps the last duplicate).
-func mergeEnv(base []string, extra map[string]string) []string {
-	env := slices.Clone(base)
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		env = append(env, k+"="+extra[k])
-	}
-	return env
 }
 
 // stdioTransport wraps mcp.CommandTransport so that the child is forked from
