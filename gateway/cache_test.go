@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,23 +11,34 @@ import (
 	"github.com/isogate/isogate/gateway/backend"
 )
 
-func removeCache(dir string) error { return os.Remove(filepath.Join(dir, backend.CacheFileName)) }
+func removeCache(dir string) error { return os.RemoveAll(filepath.Join(dir, backend.CacheSubdir)) }
 
 // TestCatalogueServedFromCacheBeforeBackendsConnect starts a gateway whose
 // backend cannot connect yet and checks the cached tools are searchable.
 func TestCatalogueServedFromCacheBeforeBackendsConnect(t *testing.T) {
-	h := newHarness(t, nil)
+	sleeper, marker := writeSleeper(t)
+	h := newHarness(t, func(cfg *config.Config) {
+		b := cfg.Backends["everything"]
+		b.Env = map[string]string{"NODE_OPTIONS": "--require=" + sleeper}
+		cfg.Backends["everything"] = b
+	})
+	if err := h.g.Backends().WaitHealthy(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	dir := h.g.cfg.Server.CacheDir
 	h.g.Close()
-	if _, err := os.Stat(filepath.Join(dir, backend.CacheFileName)); err != nil {
-		t.Fatalf("no cache written: %v", err)
+	if files, _ := filepath.Glob(filepath.Join(dir, backend.CacheSubdir, "*.json")); len(files) != 2 {
+		t.Fatalf("cache files %v, want one per backend", files)
+	}
+	// Another configuration file in another place, same backend spec, but
+	// now node waits 60s before starting the server (the marker exists).
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	cfg := config.Default()
 	cfg.Server.CacheDir = dir
-	// Same spec as the harness's, but node waits 60s before starting the server.
-	cfg.Backends = map[string]config.Backend{"everything": {Name: "everything", Transport: config.TransportStdio,
-		Command: "node", Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8,
-		Env: map[string]string{"NODE_OPTIONS": "--require=" + writeSleeper(t)}}}
+	cfg.Source = filepath.Join(t.TempDir(), "other.yaml")
+	cfg.Backends = map[string]config.Backend{"everything": h.g.cfg.Backends["everything"]}
 	g, err := New(cfg, Options{Runner: testPool(), StartWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +55,12 @@ func TestCatalogueServedFromCacheBeforeBackendsConnect(t *testing.T) {
 	}
 }
 
-func writeSleeper(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "sleep.js")
-	os.WriteFile(p, []byte("const end = Date.now() + 60000; while (Date.now() < end) {}\n"), 0o600)
-	return p
+// writeSleeper returns a node --require script that blocks for 60s once
+// the marker file exists.
+func writeSleeper(t *testing.T) (script, marker string) {
+	dir := t.TempDir()
+	script, marker = filepath.Join(dir, "sleep.js"), filepath.Join(dir, "asleep")
+	js := fmt.Sprintf("if (require('fs').existsSync(%q)) { const end = Date.now() + 60000; while (Date.now() < end) {} }\n", marker)
+	os.WriteFile(script, []byte(js), 0o600)
+	return script, marker
 }

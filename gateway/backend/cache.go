@@ -8,53 +8,73 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The tool cache is a single JSON file, CacheFileName in Options.CacheDir:
+// The tool cache holds one file per backend in CacheDir/CacheSubdir, named
+// after the backend's fingerprint, a hash of its effective spec:
 //
-//	{"version": 1, "backends": {"<name>": {"fingerprint": "...", "updatedAt": "...", "tools": [...]}}}
+//	<CacheDir>/tools/<fingerprint>.json = {"version": 2, "backend": "<name>", "updatedAt": "...", "tools": [...]}
 //
-// It is rewritten atomically (temporary file in the same directory, fsync,
-// rename) whenever a backend's live tool list changes, and read once by
-// NewManager so that Tools() can answer before any backend has connected.
-// Entries for backends that are no longer configured are ignored (and
-// dropped on the next write). The fingerprint covers the settings that
-// determine which server runs (transport, command, args, cwd, url); an entry
-// whose fingerprint does not match the current spec is ignored too, so a
-// reconfigured backend never advertises the tools of its predecessor.
+// The fingerprint covers everything that determines which server runs and
+// what it offers (transport, command, args, env, inherit_env, cwd, url,
+// headers; the name only for custom transports), so the entry is found
+// whatever the configuration file is called or where it lives, several
+// configurations share the entries of identical backends, and a
+// reconfigured backend never advertises the tools of its predecessor. A
+// backend's file is rewritten atomically (temporary file in the same
+// directory, fsync, rename) as soon as it lists its tools, so concurrent
+// gateways never see a partial file; the last writer wins.
 
-const cacheVersion = 1
+const cacheVersion = 2
 
-type cacheFile struct {
-	Version  int                    `json:"version"`
-	Backends map[string]*cacheEntry `json:"backends"`
-}
+// CacheSubdir is the directory inside [Options.CacheDir] holding one tool
+// cache file per backend.
+const CacheSubdir = "tools"
 
 type cacheEntry struct {
-	Fingerprint string      `json:"fingerprint"`
-	UpdatedAt   time.Time   `json:"updatedAt"`
-	Tools       []*mcp.Tool `json:"tools"`
+	Version   int         `json:"version"`
+	Backend   string      `json:"backend"` // informational: the name it was written under
+	UpdatedAt time.Time   `json:"updatedAt"`
+	Tools     []*mcp.Tool `json:"tools"`
 }
 
-// fingerprint identifies the server a spec runs.
+// fingerprint identifies the server a spec runs. Secrets in env and headers
+// enter only through the hash.
 func fingerprint(s *Spec) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{s.Name, s.Transport, s.Command, s.Args, s.Cwd, s.URL})
+	name := ""
+	if s.Transport == TransportCustom {
+		name = s.Name // a Dial function has no identity of its own
+	}
+	_ = enc.Encode([]any{cacheVersion, name, s.Transport, s.Command, s.Args, sortedPairs(s.Env), s.InheritEnv,
+		s.Cwd, s.URL, sortedPairs(s.Headers)})
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// loadCache reads the cache file. A missing file yields an empty cache.
-func loadCache(dir string) (map[string]*cacheEntry, error) {
-	if dir == "" {
-		return nil, nil
+func sortedPairs(m map[string]string) [][2]string {
+	out := make([][2]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, [2]string{k, m[k]})
 	}
-	path := filepath.Join(dir, CacheFileName)
+	return out
+}
+
+// cachePath returns the cache file of the backend with fingerprint fp.
+func cachePath(dir, fp string) string {
+	return filepath.Join(dir, CacheSubdir, fp+".json")
+}
+
+// loadCacheEntry reads a backend's cache file; a missing file yields nil.
+func loadCacheEntry(dir, fp string) (*cacheEntry, error) {
+	path := cachePath(dir, fp)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -62,26 +82,28 @@ func loadCache(dir string) (map[string]*cacheEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading tool cache: %w", err)
 	}
-	var f cacheFile
-	if err := json.Unmarshal(data, &f); err != nil {
+	var e cacheEntry
+	if err := json.Unmarshal(data, &e); err != nil {
 		return nil, fmt.Errorf("parsing tool cache %s: %w", path, err)
 	}
-	if f.Version != cacheVersion {
-		return nil, fmt.Errorf("tool cache %s has version %d, want %d", path, f.Version, cacheVersion)
+	if e.Version != cacheVersion {
+		return nil, fmt.Errorf("tool cache %s has version %d, want %d", path, e.Version, cacheVersion)
 	}
-	return f.Backends, nil
+	return &e, nil
 }
 
-// writeCache atomically replaces the cache file with entries.
-func writeCache(dir string, entries map[string]*cacheEntry) (err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// writeCacheEntry atomically replaces a backend's cache file.
+func writeCacheEntry(dir, fp string, e *cacheEntry) (err error) {
+	sub := filepath.Join(dir, CacheSubdir)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return fmt.Errorf("creating cache dir: %w", err)
 	}
-	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Backends: entries}, "", "  ")
+	e.Version = cacheVersion
+	data, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("encoding tool cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+CacheFileName+".tmp-*")
+	tmp, err := os.CreateTemp(sub, "."+fp+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("creating temporary cache file: %w", err)
 	}
@@ -100,28 +122,37 @@ func writeCache(dir string, entries map[string]*cacheEntry) (err error) {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp.Name(), err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, CacheFileName)); err != nil {
+	if err := os.Rename(tmp.Name(), cachePath(dir, fp)); err != nil {
 		return fmt.Errorf("replacing tool cache: %w", err)
 	}
 	return nil
 }
 
-// saveCache writes the currently known tool lists of all backends.
-func (m *Manager) saveCache() {
-	if m.opts.CacheDir == "" {
+// loadCache seeds the backend's tool list from its cache file.
+func (b *backend) loadCache() {
+	if b.opts.CacheDir == "" || b.invalid != nil {
 		return
 	}
-	m.cacheMu.Lock()
-	defer m.cacheMu.Unlock()
-	entries := make(map[string]*cacheEntry, len(m.backends))
-	for name, b := range m.backends {
-		b.mu.Lock()
-		if b.toolsKnown {
-			entries[name] = &cacheEntry{Fingerprint: b.fingerprint, UpdatedAt: b.toolsUpdatedAt, Tools: b.tools}
-		}
-		b.mu.Unlock()
+	e, err := loadCacheEntry(b.opts.CacheDir, b.fingerprint)
+	if err != nil {
+		b.log.Warn("ignoring tool cache", slog.Any("error", err))
+		return
 	}
-	if err := writeCache(m.opts.CacheDir, entries); err != nil {
-		m.log.Warn("cannot write tool cache", slog.String("dir", m.opts.CacheDir), slog.Any("error", err))
+	if e == nil {
+		return
+	}
+	tools := slices.DeleteFunc(e.Tools, func(t *mcp.Tool) bool { return t == nil })
+	b.tools, b.toolsKnown, b.toolsCached, b.toolsUpdatedAt = tools, true, true, e.UpdatedAt
+	b.log.Debug("loaded cached tools", slog.Int("tools", len(tools)))
+}
+
+// saveCache writes the backend's live tool list to its cache file.
+func (b *backend) saveCache(tools []*mcp.Tool, at time.Time) {
+	if b.opts.CacheDir == "" {
+		return
+	}
+	e := &cacheEntry{Backend: b.spec.Name, UpdatedAt: at, Tools: tools}
+	if err := writeCacheEntry(b.opts.CacheDir, b.fingerprint, e); err != nil {
+		b.log.Warn("cannot write tool cache", slog.String("dir", b.opts.CacheDir), slog.Any("error", err))
 	}
 }

@@ -198,7 +198,10 @@ func (b *backend) setToolsLocked(tools []*mcp.Tool) {
 // publishTools persists the tool lists and runs OnToolsChanged.
 // b.notifyMu must be held.
 func (b *backend) publishTools(tools []*mcp.Tool) {
-	b.m.saveCache()
+	b.mu.Lock()
+	at := b.toolsUpdatedAt
+	b.mu.Unlock()
+	b.saveCache(tools, at)
 	if f := b.opts.OnToolsChanged; f != nil {
 		f(b.spec.Name, slices.Clone(tools))
 	}

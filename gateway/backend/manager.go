@@ -52,8 +52,6 @@ type Manager struct {
 	backends map[string]*backend // immutable after NewManager
 	names    []string            // sorted
 
-	cacheMu sync.Mutex // serialises cache writes
-
 	mu      sync.Mutex
 	started bool
 	closed  bool
@@ -87,31 +85,10 @@ func NewManager(opts Options) *Manager {
 		m.names = append(m.names, spec.Name)
 	}
 	slices.Sort(m.names)
-	m.loadCache()
+	for _, b := range m.backends {
+		b.loadCache()
+	}
 	return m
-}
-
-// loadCache seeds the backends' tool lists from the cache file.
-func (m *Manager) loadCache() {
-	entries, err := loadCache(m.opts.CacheDir)
-	if err != nil {
-		m.log.Warn("ignoring tool cache", slog.Any("error", err))
-		return
-	}
-	for name, e := range entries {
-		b := m.backends[name]
-		switch {
-		case e == nil:
-		case b == nil:
-			m.log.Debug("ignoring cached tools of unconfigured backend", slog.String("backend", name))
-		case e.Fingerprint != b.fingerprint:
-			b.log.Info("ignoring cached tools: backend configuration changed")
-		default:
-			tools := slices.DeleteFunc(e.Tools, func(t *mcp.Tool) bool { return t == nil })
-			b.tools, b.toolsKnown, b.toolsCached, b.toolsUpdatedAt = tools, true, true, e.UpdatedAt
-			b.log.Debug("loaded cached tools", slog.Int("tools", len(tools)))
-		}
-	}
 }
 
 // Start connects to all backends in parallel, in the background, and

@@ -282,11 +282,10 @@ func TestCacheServesToolsWhileStarting(t *testing.T) {
 	if err := mA.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := loadCache(dir)
-	if err != nil || len(entries) != 2 {
-		t.Fatalf("cache after first manager: %v entries, err %v", len(entries), err)
+	if files, _ := filepath.Glob(filepath.Join(dir, CacheSubdir, "*.json")); len(files) != 2 {
+		t.Fatalf("cache after first manager: files %v, want one per backend", files)
 	}
-	if tmp, _ := filepath.Glob(filepath.Join(dir, "*tmp*")); len(tmp) != 0 {
+	if tmp, _ := filepath.Glob(filepath.Join(dir, CacheSubdir, "*tmp*")); len(tmp) != 0 {
 		t.Fatalf("temporary files left behind: %v", tmp)
 	}
 
@@ -333,7 +332,7 @@ func TestCacheServesToolsWhileStarting(t *testing.T) {
 		t.Fatalf("status while starting: %+v", st)
 	}
 
-	_, err = mB.CallTool(ctx, "cached", "alpha", nil)
+	_, err := mB.CallTool(ctx, "cached", "alpha", nil)
 	var se *StartingError
 	if !errors.Is(err, ErrStarting) || !errors.As(err, &se) || se.Backend != "cached" {
 		t.Fatalf("call while starting: err = %v, want StartingError", err)
@@ -358,27 +357,41 @@ func TestCacheServesToolsWhileStarting(t *testing.T) {
 	if got := resultText(t, res); got != "from B" {
 		t.Fatalf("alpha = %q", got)
 	}
-	entries, err = loadCache(dir)
-	if err != nil || len(entries) != 1 || len(entries["cached"].Tools) != 3 {
-		t.Fatalf("cache after second manager: %+v, err %v", entries, err)
+	e, err := loadCacheEntry(dir, fingerprint(&spec))
+	if err != nil || e == nil || len(e.Tools) != 3 {
+		t.Fatalf("cache after second manager: %+v, err %v", e, err)
 	}
 }
 
 func TestCacheIgnoredWhenSpecChanges(t *testing.T) {
 	dir := t.TempDir()
 	old := helperSpec(t, "x", nil)
-	if err := writeCache(dir, map[string]*cacheEntry{"x": {Fingerprint: fingerprint(&old), Tools: []*mcp.Tool{{Name: "t"}}}}); err != nil {
+	if err := writeCacheEntry(dir, fingerprint(&old), &cacheEntry{Tools: []*mcp.Tool{{Name: "t"}}}); err != nil {
 		t.Fatal(err)
 	}
 	same := NewManager(Options{CacheDir: dir, Logger: testLogger(t), Specs: []Spec{old}})
 	if n := len(same.Tools()["x"]); n != 1 {
 		t.Fatalf("same spec: %d cached tools, want 1", n)
 	}
-	changed := old
-	changed.Args = []string{"--other"}
-	other := NewManager(Options{CacheDir: dir, Logger: testLogger(t), Specs: []Spec{changed}})
-	if tools, ok := other.Tools()["x"]; ok {
-		t.Fatalf("changed spec: cached tools %v were used", toolNames(tools))
+	// Another name for the same server (another configuration file) finds
+	// the entry; any change to what runs does not.
+	renamed := old
+	renamed.Name = "y"
+	if n := len(NewManager(Options{CacheDir: dir, Logger: testLogger(t), Specs: []Spec{renamed}}).Tools()["y"]); n != 1 {
+		t.Fatalf("renamed backend: %d cached tools, want 1", n)
+	}
+	for what, change := range map[string]func(*Spec){
+		"args":        func(s *Spec) { s.Args = []string{"--other"} },
+		"env":         func(s *Spec) { s.Env = map[string]string{helperEnv: "serve", "TOOLSET": "all"} },
+		"inherit_env": func(s *Spec) { s.InheritEnv = true },
+		"cwd":         func(s *Spec) { s.Cwd = "/" },
+	} {
+		changed := old
+		change(&changed)
+		other := NewManager(Options{CacheDir: dir, Logger: testLogger(t), Specs: []Spec{changed}})
+		if tools, ok := other.Tools()["x"]; ok {
+			t.Fatalf("changed %s: cached tools %v were used", what, toolNames(tools))
+		}
 	}
 }
 

@@ -33,9 +33,6 @@ const (
 	DefaultRetryCooldown      = time.Minute
 	DefaultConnectTimeout     = 60 * time.Second
 	DefaultShutdownGrace      = 2 * time.Second
-	// CacheFileName is the name of the tool cache file inside
-	// [Options.CacheDir].
-	CacheFileName = "backend-tools.json"
 )
 
 // A Spec describes one backend MCP server.
@@ -116,8 +113,9 @@ func (s Spec) Validate() error {
 type Options struct {
 	// Specs lists the backends to manage.
 	Specs []Spec
-	// CacheDir is the directory of the tool cache file (CacheFileName).
-	// If empty, tool lists are not cached.
+	// CacheDir is the directory of the tool cache (one file per backend in
+	// its [CacheSubdir], keyed by the backend's effective spec). If empty,
+	// tool lists are not cached.
 	CacheDir string
 	// Logger receives the manager's logs; every record about a backend has
 	// a "backend" attribute. If nil, slog.Default() is used.

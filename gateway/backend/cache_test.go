@@ -1,0 +1,66 @@
+package backend
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestCacheWrittenWhenToolsListed: the entry exists as soon as the backend
+// is healthy, without waiting for shutdown (short sessions write it too).
+func TestCacheWrittenWhenToolsListed(t *testing.T) {
+	dir := t.TempDir()
+	spec := inProcess("calc", newCalcServer())
+	m := startManager(t, Options{CacheDir: dir, Specs: []Spec{spec}})
+	waitHealthy(t, m)
+	e, err := loadCacheEntry(dir, fingerprint(&spec))
+	if err != nil || e == nil || len(e.Tools) != 1 || e.Tools[0].Name != "add" || e.Backend != "calc" {
+		t.Fatalf("cache entry while running: %+v, %v", e, err)
+	}
+}
+
+// TestCacheConcurrentWriters: writers replacing one entry (as several
+// gateways sharing a cache directory do) never expose a partial file.
+func TestCacheConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	const writers, rounds = 4, 25
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for r := range rounds {
+				tools := make([]*mcp.Tool, 50+w)
+				for i := range tools {
+					tools[i] = &mcp.Tool{Name: fmt.Sprintf("w%d_r%d_t%d", w, r, i), Description: "x"}
+				}
+				if err := writeCacheEntry(dir, "shared", &cacheEntry{Backend: "b", Tools: tools}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range writers * rounds {
+			e, err := loadCacheEntry(dir, "shared")
+			if err != nil {
+				t.Errorf("reader saw a broken entry: %v", err)
+				return
+			}
+			if e != nil && (len(e.Tools) < 50 || len(e.Tools) >= 50+writers) {
+				t.Errorf("reader saw %d tools", len(e.Tools))
+				return
+			}
+		}
+	})
+	wg.Wait()
+	if tmp, _ := filepath.Glob(filepath.Join(dir, CacheSubdir, ".*")); len(tmp) != 0 {
+		t.Fatalf("temporary files left behind: %v", tmp)
+	}
+	if _, err := os.Stat(cachePath(dir, "shared")); err != nil {
+		t.Fatal(err)
+	}
+}
