@@ -153,10 +153,16 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 	resp := g.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
-		g.runs.put(creq.Owner, resp.Record, g.logger)
+		g.KeepRun(creq.Owner, resp.Record)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
 	return res
+}
+
+// KeepRun keeps a run record for owner as isogate://runs/{id} and writes
+// it to server.record_dir when that is set.
+func (g *Gateway) KeepRun(owner string, rec *pipeline.RunRecord) {
+	g.runs.put(owner, rec, g.logger)
 }
 
 // owner scopes stored results to an MCP session. Sessions without an ID

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/isogate/isogate/gateway/replay"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+func init() {
+	register(&command{
+		name: "replay",
+		args: "FILE",
+		summary: "Re-run a recorded call_tool_chain program (a run record from server.record_dir or isogate://runs/{id}) " +
+			"against the recorded tool responses, with no backends: the result on stdout, console lines on stderr; " +
+			"exit 0 when it ends as recorded, 1 when it differs or fails, 2 on usage errors.",
+		flags: func(fs *pflag.FlagSet) {
+			fs.Duration("timeout", 30*time.Second, "run timeout")
+		},
+		run: runReplay,
+	})
+}
+
+func runReplay(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string) int {
+	if len(args) != 1 {
+		return execFail(env, "INVALID_REQUEST", "usage: isogate replay FILE", 2)
+	}
+	rec, err := replay.ReadRecord(args[0])
+	if err != nil {
+		return execFail(env, "INVALID_REQUEST", err.Error(), 2)
+	}
+	timeout, _ := fs.GetDuration("timeout")
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 1})
+	defer pool.Close()
+	out, err := replay.Run(ctx, rec, replay.Options{Runner: pool, Timeout: timeout})
+	if err != nil {
+		return execFail(env, "INTERNAL", err.Error(), 1)
+	}
+	resp := out.Response
+	for _, line := range resp.Console {
+		fmt.Fprintln(env.stderr, line)
+	}
+	if resp.IsError {
+		fmt.Fprintln(env.stdout, resp.Text)
+	} else {
+		var b bytes.Buffer
+		if json.Indent(&b, resp.Value, "", "  ") != nil {
+			b.Reset()
+			b.Write(resp.Value)
+		}
+		fmt.Fprintln(env.stdout, b.String())
+	}
+	if !out.Same {
+		return execFail(env, "REPLAY_DIFFERS", out.Difference, 1)
+	}
+	return 0
+}

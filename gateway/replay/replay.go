@@ -1,0 +1,225 @@
+// Package replay re-runs a recorded call_tool_chain program against the
+// tool responses in its run record, with no backends: every backend call the
+// program makes is answered from the record (matched by backend, tool and
+// arguments, in recorded order for repeated calls), and a call the record
+// does not hold is an error. It is what `isogate replay` runs: for
+// debugging a run, and for turning a bad run into a test.
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// ReadRecord reads a run record written to server.record_dir (or saved
+// from the isogate://runs/{id} resource).
+func ReadRecord(path string) (*pipeline.RunRecord, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading run record: %w", err)
+	}
+	var rec pipeline.RunRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s is not a run record: %w", path, err)
+	}
+	if rec.Code == "" {
+		return nil, fmt.Errorf("%s is not a run record: it has no code", path)
+	}
+	return &rec, nil
+}
+
+// Options configure [Run].
+type Options struct {
+	// Runner runs tier-3 programs; required.
+	Runner v8sandbox.Runner
+	// Timeout bounds the replay; default the engine's.
+	Timeout time.Duration
+}
+
+// Outcome is a replay's result and how it compares with the record.
+type Outcome struct {
+	// Response is what the program did this time.
+	Response codemode.Response
+	// Same reports whether it ended as recorded: the same result, or the
+	// same error code and message.
+	Same bool
+	// Difference says how it differs when it is not the same.
+	Difference string
+}
+
+// Run replays rec.
+func Run(ctx context.Context, rec *pipeline.RunRecord, opts Options) (*Outcome, error) {
+	if opts.Runner == nil {
+		return nil, errors.New("replay: a Runner is required")
+	}
+	calls, err := newRecorded(rec.Calls)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := codemode.New(codemode.Options{
+		Runner:  opts.Runner,
+		Catalog: codemode.FromCatalog(catalogOf(rec.Calls)),
+		Caller:  caller{pipeline.New(pipeline.Options{Backend: calls})},
+		Timeout: opts.Timeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := engine.Execute(ctx, codemode.Request{Code: rec.Code})
+	out := &Outcome{Response: resp}
+	out.Same, out.Difference = compare(rec, resp)
+	return out, nil
+}
+
+// catalogOf offers the tools the record called, under their original names.
+func catalogOf(calls []pipeline.CallRecord) *catalog.Catalog {
+	byBackend := map[string][]*mcp.Tool{}
+	seen := map[string]bool{}
+	for _, c := range calls {
+		if seen[c.Backend+"\x00"+c.Tool] {
+			continue
+		}
+		seen[c.Backend+"\x00"+c.Tool] = true
+		byBackend[c.Backend] = append(byBackend[c.Backend], &mcp.Tool{Name: c.Tool, InputSchema: json.RawMessage(`{"type":"object"}`)})
+	}
+	cat := catalog.New()
+	for b, tools := range byBackend {
+		cat.SetBackend(b, nil, tools)
+	}
+	return cat
+}
+
+// caller adapts the pipeline to code mode.
+type caller struct{ p pipeline.Caller }
+
+func (c caller) CallTool(ctx context.Context, backend, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return c.p.Call(ctx, &pipeline.Call{Backend: backend, Tool: tool, Args: args})
+}
+
+// recorded answers calls from a record.
+type recorded struct {
+	mu    sync.Mutex
+	queue map[string][]pipeline.CallRecord // by callKey, in recorded order
+}
+
+func newRecorded(calls []pipeline.CallRecord) (*recorded, error) {
+	sorted := append([]pipeline.CallRecord(nil), calls...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	r := &recorded{queue: map[string][]pipeline.CallRecord{}}
+	for _, c := range sorted {
+		k := callKey(c.Backend, c.Tool, c.Args.JSON)
+		if c.Args.JSON == nil {
+			k = "truncated\x00" + c.Backend + "." + c.Tool // never matched
+		}
+		r.queue[k] = append(r.queue[k], c)
+	}
+	return r, nil
+}
+
+// Call implements pipeline.Caller.
+func (r *recorded) Call(ctx context.Context, c *pipeline.Call) (*mcp.CallToolResult, error) {
+	args := c.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	k := callKey(c.Backend, c.Tool, args)
+	r.mu.Lock()
+	q := r.queue[k]
+	if len(q) == 0 {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("replay: the record has no (further) call %s(%s)", c.Name(), truncate(string(args), 200))
+	}
+	rc := q[0]
+	r.queue[k] = q[1:]
+	r.mu.Unlock()
+	switch {
+	case rc.Code != "":
+		return nil, &pipeline.Error{Code: rc.Code, Message: strings.TrimPrefix(rc.Error, string(rc.Code)+": ")}
+	case rc.Error != "":
+		return nil, errors.New(rc.Error)
+	case rc.Result.JSON == nil:
+		return nil, fmt.Errorf("replay: the recorded result of %s was truncated (%d bytes) and cannot be replayed", c.Name(), rc.Result.Bytes)
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(rc.Result.JSON, &res); err != nil {
+		return nil, fmt.Errorf("replay: the recorded result of %s: %w", c.Name(), err)
+	}
+	return &res, nil
+}
+
+// callKey identifies a call by backend, tool and canonical arguments.
+func callKey(backend, tool string, args json.RawMessage) string {
+	return backend + "\x00" + tool + "\x00" + canonical(args)
+}
+
+// canonical re-encodes JSON with sorted keys and no spaces, keeping numbers
+// as written.
+func canonical(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+// compare says whether resp ended as rec did.
+func compare(rec *pipeline.RunRecord, resp codemode.Response) (bool, string) {
+	if rec.Outcome == pipeline.OutcomeError {
+		want := rec.Error
+		if want == nil {
+			want = &pipeline.RunError{}
+		}
+		switch {
+		case !resp.IsError:
+			return false, fmt.Sprintf("the record failed with %s, the replay succeeded", want.Code)
+		case string(resp.Code) != want.Code || withoutHints(resp.Text) != withoutHints(want.Message):
+			return false, fmt.Sprintf("the record failed with %s: %s\nthe replay failed with %s: %s", want.Code, want.Message, resp.Code, resp.Text)
+		}
+		return true, ""
+	}
+	if resp.IsError {
+		return false, fmt.Sprintf("the record succeeded, the replay failed with %s: %s", resp.Code, resp.Text)
+	}
+	if rec.Result.JSON == nil {
+		return false, fmt.Sprintf("the recorded result was truncated (%d bytes): it cannot be compared", rec.Result.Bytes)
+	}
+	if got, want := canonical(resp.Value), canonical(rec.Result.JSON); got != want {
+		return false, fmt.Sprintf("the result differs from the record:\nrecorded: %s\nreplayed: %s", truncate(want, 2000), truncate(got, 2000))
+	}
+	return true, ""
+}
+
+// withoutHints drops the hints after an error message: they depend on the
+// catalogue, which a replay only knows in part.
+func withoutHints(msg string) string {
+	msg, _, _ = strings.Cut(msg, "\n\nHint: ")
+	return msg
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
