@@ -111,6 +111,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		Runner:        g.runner,
 		Catalog:       codemode.FromCatalog(g.catalog),
 		Caller:        pipelineCaller{g.calls},
+		Backends:      managerBackends{g.manager},
 		Timeout:       cfg.Sandbox.Timeout,
 		HeapMB:        cfg.Sandbox.MaxHeapMB,
 		MaxConcurrent: cfg.Sandbox.MaxConcurrent,
@@ -231,3 +232,9 @@ type pipelineCaller struct{ p pipeline.Caller }
 func (c pipelineCaller) CallTool(ctx context.Context, b, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	return c.p.Call(ctx, &pipeline.Call{Backend: b, Tool: tool, Args: args})
 }
+
+// managerBackends gives code mode the configured backends; WaitReady is
+// the manager's (bounded by sandbox.backend_wait).
+type managerBackends struct{ *backend.Manager }
+
+func (b managerBackends) Names() []string { return b.Backends() }

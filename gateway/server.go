@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -55,7 +54,7 @@ type listInput struct {
 
 type chainInput struct {
 	Code          string `json:"code" jsonschema:"TypeScript or JavaScript; backends are objects, tools async functions; return the result"`
-	Timeout       int    `json:"timeout,omitempty" jsonschema:"wall-clock limit in milliseconds (default from sandbox.timeout)"`
+	Timeout       int64  `json:"timeout,omitempty" jsonschema:"wall-clock limit in milliseconds (default and maximum: sandbox.timeout)"`
 	MaxOutputSize int    `json:"max_output_size,omitempty" jsonschema:"maximum bytes returned (default 200000)"`
 	Intent        string `json:"intent,omitempty" jsonschema:"what you are looking for; large outputs are filtered to matching sections"`
 }
@@ -139,7 +138,7 @@ func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, i
 func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) *mcp.CallToolResult {
 	creq := codemode.Request{
 		Code:          in.Code,
-		Timeout:       time.Duration(in.Timeout) * time.Millisecond,
+		Timeout:       codemode.Millis(in.Timeout),
 		MaxOutputSize: in.MaxOutputSize,
 		Intent:        in.Intent,
 		Owner:         g.owner(req.Session),

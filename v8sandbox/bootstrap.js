@@ -24,11 +24,23 @@
     throw e;
   };
 
+  // Each argument is serialized on its own: stringify(args) would honour a
+  // script-defined Array.prototype.toJSON and let the script rewrite the
+  // whole argument list (for example the backend and tool of a bridge call).
+  const frame = (args) => {
+    let s = "[";
+    for (let i = 0; i < args.length; i++) {
+      const v = stringify(args[i]);
+      s += (i > 0 ? "," : "") + (v === undefined ? "null" : v);
+    }
+    return s + "]";
+  };
+
   for (const f of functions) {
     const name = f.name;
     const fn = f.async
-      ? function (...args) { return apply(then, hostAsync(name, stringify(args)), [unwrap]); }
-      : function (...args) { return unwrap(hostSync(name, stringify(args))); };
+      ? function (...args) { return apply(then, hostAsync(name, frame(args)), [unwrap]); }
+      : function (...args) { return unwrap(hostSync(name, frame(args))); };
     const parts = name.split(".");
     const leaf = parts.pop();
     let target = global;

@@ -34,6 +34,9 @@ type Error struct {
 	// Line and Column locate the error in the job's source (1-based), when known.
 	Line   int `json:"line,omitempty"`
 	Column int `json:"column,omitempty"`
+	// Compile is set on an EVAL_ERROR raised while compiling the job's
+	// source: none of it ran.
+	Compile bool `json:"compile,omitempty"`
 }
 
 // Error implements the error interface.

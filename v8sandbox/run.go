@@ -44,6 +44,7 @@ type run struct {
 // completion is an async host call's outcome, delivered to the worker.
 type completion struct {
 	resolver *v8.PromiseResolver
+	promise  *v8.Value // the handle returned to the script
 	envelope string
 	fatal    *Error
 }
@@ -155,7 +156,18 @@ func (r *run) evaluate() (json.RawMessage, error) {
 			return nil, Errorf(CodeInternal, "prelude failed: %v", err)
 		}
 	}
-	value, err := r.v8ctx.RunScript(r.job.Source, r.job.Origin)
+	// Compiled apart from running, so a syntax error is known to have run
+	// nothing of the script (Error.Compile): a caller may then rewrite the
+	// source (for example strip TypeScript) and run it again.
+	script, err := r.w.iso.CompileUnboundScript(r.job.Source, r.job.Origin, v8.CompileOptions{})
+	if err != nil {
+		err := r.check(err, "script")
+		if e, ok := err.(*Error); ok && e.Code == CodeEval {
+			e.Compile = true
+		}
+		return nil, err
+	}
+	value, err := script.Run(r.v8ctx)
 	if err := r.check(err, "script"); err != nil {
 		return nil, err
 	}
@@ -271,10 +283,15 @@ func (r *run) waitCompletion() error {
 			r.fatal = c.fatal
 			return r.stopError()
 		}
+		// The handles are released once the promise settled, so a value the
+		// script drops can be collected before the run ends.
+		defer c.resolver.Release()
+		defer c.promise.Release()
 		value, err := v8.JSONParse(r.v8ctx, c.envelope)
 		if err != nil {
 			return Errorf(CodeInternal, "host result is not JSON: %v", err)
 		}
+		defer value.Release()
 		c.resolver.Resolve(value)
 		return nil
 	case <-r.ctx.Done():
@@ -372,18 +389,26 @@ func (r *run) callAsync(info *v8.FunctionCallbackInfo) *v8.Value {
 		return nil
 	}
 	r.inflight++
+	promise := resolver.GetPromise().Value
 	go func() {
 		envelope, fatal := r.invoke(name, args)
 		select {
-		case r.completions <- completion{resolver: resolver, envelope: envelope, fatal: fatal}:
+		case r.completions <- completion{resolver: resolver, promise: promise, envelope: envelope, fatal: fatal}:
 		case <-r.done:
 		}
 	}()
-	return resolver.GetPromise().Value
+	return promise
 }
 
+// callArgs reads a host call's name and JSON arguments and releases their
+// handles: a long run makes many calls.
 func callArgs(info *v8.FunctionCallbackInfo) (name, args string) {
 	a := info.Args()
+	defer func() {
+		for _, v := range a {
+			v.Release()
+		}
+	}()
 	if len(a) < 2 {
 		return "", "[]"
 	}

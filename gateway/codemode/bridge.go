@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	backendpkg "github.com/isogate/isogate/gateway/backend"
 	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -19,6 +20,8 @@ var bridgeJS string
 // Host function names the bridge prelude consumes (and then deletes).
 const (
 	fnCall       = "__isogate_call"
+	fnLookup     = "__isogate_lookup"
+	fnKeys       = "__isogate_keys"
 	fnConsole    = "__isogate_console"
 	fnInterfaces = "__isogate_interfaces"
 	fnInterface  = "__isogate_interface"
@@ -26,62 +29,73 @@ const (
 
 var bridgeFunctions = []v8sandbox.Function{
 	{Name: fnCall, Async: true},
+	{Name: fnLookup},
+	{Name: fnKeys},
 	{Name: fnConsole},
 	{Name: fnInterfaces},
 	{Name: fnInterface},
 }
 
-type backendSpec struct {
-	Name  string      `json:"name"`
-	Ident string      `json:"ident"`
-	Tools [][2]string `json:"tools"` // [original, sanitized]
-}
-
-// prelude generates the bridge for a catalogue snapshot.
-func prelude(tools []Tool) string {
-	var specs []*backendSpec
-	byName := map[string]*backendSpec{}
-	for _, t := range tools {
-		b := byName[t.Backend]
-		if b == nil {
-			b = &backendSpec{Name: t.Backend, Ident: t.BackendIdent}
-			byName[t.Backend] = b
-			specs = append(specs, b)
-		}
-		b.Tools = append(b.Tools, [2]string{t.Name, t.NameIdent})
-	}
-	if specs == nil {
-		specs = []*backendSpec{}
+// prelude generates the bridge for a backend list. It does not depend on
+// the tools, which the host looks up by name.
+func prelude(backends []*backendView) string {
+	if backends == nil {
+		backends = []*backendView{}
 	}
 	// JSON is a JavaScript expression: names cannot inject code.
-	return strings.Replace(bridgeJS, "SPEC);", string(mustMarshal(specs))+");", 1)
+	return strings.Replace(bridgeJS, "SPEC);", string(mustMarshal(backends))+");", 1)
 }
 
-// bridgeHost serves one run's host functions: tool calls through the
-// Caller, console capture, and interface introspection.
+// bridgeHost serves one run's host functions: tool lookup and calls through
+// the Caller, console capture, and interface introspection. Once the run
+// has ended (end), no new backend call starts and those in flight are
+// cancelled.
 type bridgeHost struct {
 	engine  *Engine
-	tools   []Tool
+	view    *view
 	console *consoleBuffer
 	onCall  func(tool string)
+	tracker *callTracker
+
+	runCtx context.Context // ends with the run: its deadline, or Run returning
 }
 
 func (h *bridgeHost) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	// Host calls end with the run, whichever isolation mode delivers them.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(h.runCtx, stop)()
 	switch name {
 	case fnCall:
-		var a []json.RawMessage
-		if err := json.Unmarshal(args, &a); err != nil || len(a) != 3 {
-			return nil, fmt.Errorf("bad tool call arguments")
+		backend, tool, callArgs, err := callArguments(args)
+		if err != nil {
+			return nil, err
 		}
-		var backend, tool string
-		if json.Unmarshal(a[0], &backend) != nil || json.Unmarshal(a[1], &tool) != nil {
-			return nil, fmt.Errorf("bad tool call arguments")
+		return h.call(ctx, backend, tool, callArgs)
+	case fnLookup:
+		var a []string
+		if err := json.Unmarshal(args, &a); err != nil || len(a) != 2 {
+			return nil, fmt.Errorf("bad tool lookup arguments")
 		}
-		value, err := h.engine.callTool(ctx, backend, tool, a[2])
-		if h.onCall != nil {
-			h.onCall(backend + "." + tool)
+		b, err := h.backend(ctx, a[0])
+		if err != nil {
+			return nil, err
 		}
-		return value, err
+		t := b.tool(a[1])
+		if t == nil {
+			return nil, nil
+		}
+		return mustMarshal([2]string{t.Name, t.NameIdent}), nil
+	case fnKeys:
+		var a []string
+		if err := json.Unmarshal(args, &a); err != nil || len(a) != 1 {
+			return nil, fmt.Errorf("bad backend keys arguments")
+		}
+		b, err := h.backend(ctx, a[0])
+		if err != nil {
+			return nil, err
+		}
+		return b.keysJSON(), nil
 	case fnConsole:
 		var a []string
 		if err := json.Unmarshal(args, &a); err != nil || len(a) != 2 {
@@ -90,15 +104,72 @@ func (h *bridgeHost) Call(ctx context.Context, name string, args json.RawMessage
 		h.console.add(a[0], a[1])
 		return nil, nil
 	case fnInterfaces:
-		return mustMarshal(interfaces(h.tools)), nil
+		return h.view.interfacesJSON(), nil
 	case fnInterface:
 		var a []string
 		if err := json.Unmarshal(args, &a); err != nil || len(a) != 1 {
 			return nil, fmt.Errorf("__getToolInterface expects a tool name")
 		}
-		return toolInterface(h.tools, a[0])
+		return toolInterface(h.view, a[0])
 	}
 	return nil, fmt.Errorf("unknown host function %q", name)
+}
+
+// callArguments splits a bridge call's arguments: backend and tool are
+// separate string values, args the tool's argument object.
+func callArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, err error) {
+	var a []json.RawMessage
+	if json.Unmarshal(raw, &a) != nil || len(a) != 3 ||
+		json.Unmarshal(a[0], &backend) != nil || json.Unmarshal(a[1], &tool) != nil {
+		return "", "", nil, fmt.Errorf("bad tool call arguments")
+	}
+	return backend, tool, a[2], nil
+}
+
+// backend returns the named backend of the run's view. A configured backend
+// whose tools are not known yet (still starting) is waited for, and the
+// view refreshed; one that is down fails with its error.
+func (h *bridgeHost) backend(ctx context.Context, name string) (*backendView, error) {
+	b := h.view.backend(name)
+	if b == nil {
+		return nil, fmt.Errorf("unknown backend %q", name)
+	}
+	if len(b.tools) > 0 || h.engine.opts.Backends == nil {
+		return b, nil
+	}
+	if err := h.engine.waitBackend(ctx, b.Name); err != nil {
+		h.tracker.failed(b.Name, err)
+		return nil, err
+	}
+	h.view = h.engine.views.get(h.engine.opts.Catalog, h.engine.opts.Backends)
+	if nb := h.view.backend(name); nb != nil {
+		return nb, nil
+	}
+	return b, nil
+}
+
+// call runs one tool call of the program, after checking on the host that
+// the backend and tool exist in the catalogue.
+func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the run is over: nothing starts any more
+	}
+	b, err := h.backend(ctx, backend)
+	if err != nil {
+		return nil, err
+	}
+	t := b.tool(tool)
+	if t == nil {
+		return nil, fmt.Errorf("backend %q has no tool %q", b.Name, tool)
+	}
+	full := t.Backend + "." + t.Name
+	h.tracker.start(full)
+	value, err := h.engine.callTool(ctx, t.Backend, t.Name, args)
+	h.tracker.done(full, err)
+	if h.onCall != nil {
+		h.onCall(full)
+	}
+	return value, err
 }
 
 // callTool runs one backend call and converts its result for the program.
@@ -113,8 +184,8 @@ func (e *Engine) callTool(ctx context.Context, backend, tool string, args json.R
 	var value json.RawMessage
 	if err == nil {
 		value, err = ToolValue(backend+"."+tool, res)
-	} else if ctx.Err() == nil && pipeline.CodeOf(err) == "" {
-		err = fmt.Errorf("backend %q: %w", backend, err)
+	} else if ctx.Err() == nil && pipeline.CodeOf(err) == "" && backendpkg.CodeOf(err) == "" {
+		err = fmt.Errorf("backend %q: %w", backend, err) // refusals and manager errors say what failed already
 	}
 	var toolErr *ToolError
 	if errors.As(err, &toolErr) {
@@ -152,32 +223,37 @@ func interfaces(tools []Tool) map[string]map[string]Interface {
 
 // toolInterface finds a tool by "backend.tool" (original or sanitized) or
 // by a bare name that only one backend has.
-func toolInterface(tools []Tool, name string) (json.RawMessage, error) {
-	t, err := findTool(tools, name)
+func toolInterface(v *view, name string) (json.RawMessage, error) {
+	t, err := findTool(v, name)
 	if err != nil {
 		return nil, err
 	}
 	return mustMarshal(interfaceOf(t)), nil
 }
 
-func findTool(tools []Tool, name string) (Tool, error) {
-	var bare []Tool
-	for _, t := range tools {
-		for _, full := range []string{t.Backend + "." + t.Name, t.BackendIdent + "." + t.NameIdent} {
-			if name == full {
-				return t, nil
-			}
+// findTool resolves "backend.tool" (original or sanitized names) or a bare
+// tool name that only one backend has.
+func findTool(v *view, name string) (Tool, error) {
+	for i := 0; i < len(name); i++ {
+		if name[i] != '.' {
+			continue
 		}
-		if name == t.Name || name == t.NameIdent {
+		if t := v.backend(name[:i]).tool(name[i+1:]); t != nil {
+			return *t, nil
+		}
+	}
+	var bare []*Tool
+	for _, b := range v.backends {
+		if t := b.tool(name); t != nil {
 			bare = append(bare, t)
 		}
 	}
 	switch len(bare) {
 	case 1:
-		return bare[0], nil
+		return *bare[0], nil
 	case 0:
-		names := make([]string, 0, len(tools))
-		for _, t := range tools {
+		names := make([]string, 0, len(v.tools))
+		for _, t := range v.tools {
 			names = append(names, t.Backend+"."+t.Name)
 		}
 		if s := closest(name, names); s != "" {

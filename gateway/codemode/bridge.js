@@ -1,32 +1,66 @@
-// bridge.js is the trusted prelude of every code-mode run. It turns the raw
-// host functions into one object per backend with one async function per
-// tool, mirrors each backend object on globalThis under its sanitized and its
-// original name, and installs console, require, __interfaces and
-// __getToolInterface. Backend and tool names arrive as JSON data (SPEC),
-// never spliced into code.
-((call, log, interfaces, toolInterface, spec) => {
+// bridge.js is the trusted prelude of every code-mode run. It installs one
+// Proxy per configured backend, mirrored on globalThis under the backend's
+// sanitized and original names, plus console, require, __interfaces and
+// __getToolInterface. It knows no tool names: the host resolves a property
+// name to a tool of the catalogue (lookup) the first time a run touches it,
+// and decides again, from the backend and tool passed as separate values,
+// what each call reaches (call). Backend names arrive as JSON data (SPEC),
+// never spliced into code; the prelude depends only on the backend list, so
+// it is the same for every run of a catalogue version.
+((call, lookup, keys, log, interfaces, toolInterface, spec) => {
   "use strict";
   const global = globalThis;
   const stringify = JSON.stringify;
   const StringCtor = String;
   const defineProperty = Object.defineProperty;
+  const create = Object.create;
+  const hasOwn = Object.hasOwn;
+  const ProxyCtor = Proxy;
+
+  const makeBackend = (backend) => {
+    // Per run: property name → tool function, or null for "no such tool";
+    // one function per tool, whichever name reached it.
+    const cache = create(null);
+    const byTool = create(null);
+    const resolve = (prop) => {
+      if (typeof prop !== "string") return undefined;
+      if (!hasOwn(cache, prop)) {
+        const found = lookup(backend.name, prop); // [original, ident], or undefined
+        let fn = null;
+        if (found !== undefined && found !== null) {
+          const tool = found[0];
+          if (hasOwn(byTool, tool)) {
+            fn = byTool[tool];
+          } else {
+            fn = async function (args) {
+              return call(backend.name, tool, args === undefined ? {} : args);
+            };
+            defineProperty(fn, "name", { value: found[1] });
+            byTool[tool] = fn;
+          }
+        }
+        cache[prop] = fn;
+      }
+      const fn = cache[prop];
+      return fn === null ? undefined : fn;
+    };
+    const refuse = () => false;
+    return new ProxyCtor({}, {
+      get: (target, prop) => resolve(prop),
+      has: (target, prop) => resolve(prop) !== undefined,
+      ownKeys: () => keys(backend.name),
+      getOwnPropertyDescriptor: (target, prop) => {
+        const fn = resolve(prop);
+        return fn === undefined ? undefined : { value: fn, writable: false, enumerable: true, configurable: true };
+      },
+      set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
+    });
+  };
 
   for (const backend of spec) {
-    const api = {};
-    for (const [name, ident] of backend.tools) {
-      const fn = async function (args) {
-        return call(backend.name, name, args === undefined ? {} : args);
-      };
-      defineProperty(fn, "name", { value: ident });
-      // defineProperty, not assignment: a tool named "__proto__" or
-      // "constructor" must stay an ordinary own property.
-      for (const key of new Set([ident, name])) {
-        defineProperty(api, key, { value: fn, enumerable: true, writable: true, configurable: true });
-      }
-    }
-    Object.freeze(api);
+    const api = makeBackend(backend);
     for (const key of new Set([backend.ident, backend.name])) {
-      if (key in global) continue; // never shadow a built-in
+      if (key === "" || key in global) continue; // never shadow a built-in
       defineProperty(global, key, { value: api, writable: true, configurable: true, enumerable: false });
     }
   }
@@ -72,9 +106,11 @@
     log: logger("log"), info: logger("info"), warn: logger("warn"),
     error: logger("error"), debug: logger("debug"),
   });
-})(globalThis.__isogate_call, globalThis.__isogate_console, globalThis.__isogate_interfaces,
-   globalThis.__isogate_interface, SPEC);
+})(globalThis.__isogate_call, globalThis.__isogate_lookup, globalThis.__isogate_keys, globalThis.__isogate_console,
+   globalThis.__isogate_interfaces, globalThis.__isogate_interface, SPEC);
 delete globalThis.__isogate_call;
+delete globalThis.__isogate_lookup;
+delete globalThis.__isogate_keys;
 delete globalThis.__isogate_console;
 delete globalThis.__isogate_interfaces;
 delete globalThis.__isogate_interface;

@@ -26,3 +26,7 @@ func (a catalogAdapter) CodeModeTools() []Tool {
 	}
 	return tools
 }
+
+// Version is the catalogue's version: code mode rebuilds its view of the
+// tools only when it changes.
+func (a catalogAdapter) Version() uint64 { return a.c.Version() }

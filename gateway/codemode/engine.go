@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -52,6 +53,17 @@ type Caller interface {
 	CallTool(ctx context.Context, backend, tool string, args json.RawMessage) (*mcp.CallToolResult, error)
 }
 
+// Backends knows the configured backends, including those whose tools are
+// not known yet, and waits for one that is still starting.
+type Backends interface {
+	// Names lists the configured, enabled backends.
+	Names() []string
+	// WaitReady waits until the backend can take calls (its tool list is
+	// then in the catalogue), within the gateway's sandbox.backend_wait and
+	// ctx. A backend that is down fails with its error.
+	WaitReady(ctx context.Context, name string) error
+}
+
 // Tier says how a request was served.
 type Tier string
 
@@ -67,8 +79,11 @@ type Options struct {
 	Runner  v8sandbox.Runner // runs tier-3 programs; required
 	Catalog Catalog          // required
 	Caller  Caller           // required
+	// Backends makes every configured backend an object in programs, even
+	// before its tools are known; nil: only backends with known tools.
+	Backends Backends
 
-	Timeout       time.Duration // default run timeout; 30s
+	Timeout       time.Duration // default and maximum run timeout (sandbox.timeout); 30s
 	HeapMB        int           // heap cap of a run; 50
 	MaxConcurrent int           // concurrent V8 runs; 8
 	MaxOutputSize int           // default max_output_size; 200 000 bytes
@@ -86,6 +101,7 @@ type Engine struct {
 	opts   Options
 	slots  chan struct{}
 	logger *slog.Logger
+	views  viewCache
 }
 
 // New returns an engine.
@@ -116,9 +132,12 @@ func New(opts Options) (*Engine, error) {
 
 // Request is one call_tool_chain invocation.
 type Request struct {
-	Code          string
-	Timeout       time.Duration // 0: the engine default
-	MaxOutputSize int           // 0: the engine default
+	Code string
+	// Timeout bounds the run: 0 means the engine's Timeout, which is also
+	// the maximum (a larger or negative value is replaced, with a warning
+	// in the response). See [Millis].
+	Timeout       time.Duration
+	MaxOutputSize int // 0: the engine default
 	Intent        string
 	// Owner scopes stored full results (e.g. the MCP session id).
 	Owner string
@@ -139,6 +158,10 @@ type Response struct {
 	Shaped output.Result
 	// Record is what the run did, every backend call included.
 	Record *pipeline.RunRecord
+	// Warnings are notes about the request itself (e.g. a clamped timeout).
+	Warnings []string
+	// ToolCalls counts the backend calls the program made.
+	ToolCalls int
 }
 
 // MaxResultBytes caps the JSON a program may return: far more than an agent
@@ -150,26 +173,56 @@ const MaxResultBytes = 4 << 20
 // context (which bounds host calls made by the parent) expires.
 const deadlineGrace = time.Second
 
+// Millis converts a caller's timeout in milliseconds to a Duration without
+// overflow: values beyond the largest Duration saturate.
+func Millis(ms int64) time.Duration {
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	if ms < math.MinInt64/int64(time.Millisecond) {
+		return math.MinInt64
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// timeoutOf validates a request's timeout against the engine's maximum.
+func (e *Engine) timeoutOf(d time.Duration) (time.Duration, string) {
+	max := e.opts.Timeout
+	switch {
+	case d == 0:
+		return max, ""
+	case d < 0:
+		return max, fmt.Sprintf("timeout must be positive; using sandbox.timeout (%d ms)", max.Milliseconds())
+	case d > max:
+		return max, fmt.Sprintf("timeout of %d ms exceeds sandbox.timeout; clamped to %d ms", d.Milliseconds(), max.Milliseconds())
+	}
+	return d, ""
+}
+
 // Execute runs one request in the cheapest tier that can serve it.
 func (e *Engine) Execute(ctx context.Context, req Request) Response {
-	timeout := req.Timeout
-	if timeout <= 0 {
-		timeout = e.opts.Timeout
-	}
+	start := time.Now()
+	timeout, warning := e.timeoutOf(req.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout+deadlineGrace)
 	defer cancel()
 	run := pipeline.NewRun(e.opts.MaxToolCalls)
 	ctx = pipeline.WithRun(ctx, run)
-	tools := e.opts.Catalog.CodeModeTools()
+	v := e.view()
+	calls := &callTracker{}
 
 	fastCtx, cancelFast := context.WithTimeout(ctx, timeout)
 	defer cancelFast()
-	resp := e.fast(fastCtx, req, tools)
+	resp := e.fast(fastCtx, req, v, calls, timeout)
 	if resp == nil {
-		resp = e.runV8(ctx, req, tools, timeout)
+		resp = e.runV8(ctx, req, v, calls, timeout)
 	}
+	if warning != "" {
+		resp.Warnings = append(resp.Warnings, warning)
+	}
+	resp.ToolCalls = calls.count()
 	e.finish(req, resp)
 	resp.Record = record(run, req, resp)
+	e.logRun(resp, time.Since(start), calls)
 	return *resp
 }
 
@@ -192,64 +245,95 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 	return rec
 }
 
-// fast serves tiers 1 and 2, or returns nil when the code needs V8.
-func (e *Engine) fast(ctx context.Context, req Request, tools []Tool) *Response {
-	plan := fastpath.Classify(req.Code)
-	if !plan.Returns && (plan.Kind == fastpath.KindInterfaces || plan.Kind == fastpath.KindToolInterface) {
-		return &Response{Tier: TierSimpleCall, Value: json.RawMessage("null")} // evaluated, not returned
+// view is the current catalogue as code mode sees it.
+func (e *Engine) view() *view { return e.views.get(e.opts.Catalog, e.opts.Backends) }
+
+// waitBackend waits for a configured backend that is still starting.
+func (e *Engine) waitBackend(ctx context.Context, name string) error {
+	if e.opts.Backends == nil {
+		return nil
 	}
-	switch plan.Kind {
-	case fastpath.KindInterfaces:
-		return &Response{Tier: TierSimpleCall, Value: mustCanonical(mustMarshal(interfaces(tools)))}
-	case fastpath.KindToolInterface:
-		v, err := toolInterface(tools, plan.InterfaceName)
-		if err != nil {
-			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), tools, nil)
-		}
-		return &Response{Tier: TierSimpleCall, Value: mustCanonical(v)}
-	case fastpath.KindDirect:
-		t, err := findTool(tools, plan.Name)
-		if err != nil {
-			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), tools, nil)
-		}
-		return e.dispatch(ctx, TierDirect, t, plan.Arguments, req, tools)
-	case fastpath.KindSimpleCall:
-		for _, t := range tools {
-			if (plan.Backend == t.BackendIdent || plan.Backend == t.Backend) && (plan.Tool == t.NameIdent || plan.Tool == t.Name) {
-				resp := e.dispatch(ctx, TierSimpleCall, t, plan.Arguments, req, tools)
-				if !plan.Returns && !resp.IsError {
-					resp.Value = json.RawMessage("null") // the call ran; the program returns undefined
-				}
-				return resp
-			}
-		}
-	}
-	return nil // unknown names fall through: V8 reports them with hints
+	return e.opts.Backends.WaitReady(ctx, name)
 }
 
-func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawMessage, req Request, tools []Tool) *Response {
-	value, err := e.callTool(ctx, t.Backend, t.Name, args)
-	if req.OnToolCall != nil {
-		req.OnToolCall(1, t.Backend+"."+t.Name)
+// logRun writes the one INFO line of a call_tool_chain run.
+func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
+	outcome := "ok"
+	if resp.IsError {
+		outcome = string(resp.Code)
 	}
-	if err != nil {
-		code := v8sandbox.CodeEval
-		if ctx.Err() != nil {
-			code = v8sandbox.CodeTimeout
-			if errors.Is(ctx.Err(), context.Canceled) {
-				code = v8sandbox.CodeCancelled
+	e.logger.Info("call_tool_chain",
+		slog.String("tier", string(resp.Tier)),
+		slog.Duration("duration", d),
+		slog.Int("tool_calls", resp.ToolCalls),
+		slog.String("tools", calls.names()),
+		slog.String("outcome", outcome))
+}
+
+// fast serves tiers 1 and 2, or returns nil when the code needs V8.
+func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
+	plan := fastpath.Classify(req.Code)
+	switch plan.Kind {
+	case fastpath.KindInterfaces:
+		return &Response{Tier: TierSimpleCall, Value: v.interfacesJSON()}
+	case fastpath.KindToolInterface:
+		val, err := toolInterface(v, plan.InterfaceName)
+		if err != nil {
+			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+		}
+		return &Response{Tier: TierSimpleCall, Value: mustCanonical(val)}
+	case fastpath.KindDirect:
+		t, err := findTool(v, plan.Name)
+		if err != nil && e.opts.Backends != nil {
+			// The backend may be configured but still starting.
+			if b, _, ok := strings.Cut(plan.Name, "."); ok && v.backend(b) != nil && len(v.backend(b).tools) == 0 {
+				if werr := e.waitBackend(ctx, v.backend(b).Name); werr != nil {
+					calls.failed(v.backend(b).Name, werr)
+					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req.Code, v, calls, nil)
+				}
+				v = e.view()
+				t, err = findTool(v, plan.Name)
 			}
 		}
-		return e.failure(tier, code, "Error: "+err.Error(), tools, nil)
+		if err != nil {
+			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+		}
+		return e.dispatch(ctx, TierDirect, t, plan.Arguments, req, v, calls, timeout)
+	case fastpath.KindSimpleCall:
+		if t := v.backend(plan.Backend).tool(plan.Tool); t != nil {
+			// A bare call's value is the program's result, as in V8.
+			return e.dispatch(ctx, TierSimpleCall, *t, plan.Arguments, req, v, calls, timeout)
+		}
+	}
+	return nil // unknown names fall through: V8 waits for backends and reports errors with hints
+}
+
+func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawMessage, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
+	full := t.Backend + "." + t.Name
+	calls.start(full)
+	value, err := e.callTool(ctx, t.Backend, t.Name, args)
+	calls.done(full, err)
+	if req.OnToolCall != nil {
+		req.OnToolCall(1, full)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return e.failure(tier, v8sandbox.CodeCancelled, "CANCELLED: execution cancelled by the caller", req.Code, v, calls, nil)
+			}
+			return e.failure(tier, v8sandbox.CodeTimeout, fmt.Sprintf("TIMEOUT: execution exceeded %d ms while waiting for %s",
+				timeout.Milliseconds(), full), req.Code, v, calls, nil)
+		}
+		return e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
 	}
 	return &Response{Tier: tier, Value: value}
 }
 
 // runV8 serves tier 3.
-func (e *Engine) runV8(ctx context.Context, req Request, tools []Tool, timeout time.Duration) *Response {
+func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	prog, err := compile(req.Code)
 	if err != nil {
-		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), tools, nil)
+		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), req.Code, v, calls, nil)
 	}
 	wait := time.NewTimer(timeout)
 	defer wait.Stop()
@@ -257,32 +341,66 @@ func (e *Engine) runV8(ctx context.Context, req Request, tools []Tool, timeout t
 	case e.slots <- struct{}{}:
 		defer func() { <-e.slots }()
 	case <-ctx.Done():
-		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", tools, nil)
+		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", req.Code, v, calls, nil)
 	case <-wait.C:
 		return e.failure(TierV8, v8sandbox.CodeTimeout, fmt.Sprintf(
 			"sandbox concurrency limit reached: %d programs are running and none finished within the run's timeout (%v); try again",
-			e.opts.MaxConcurrent, timeout), tools, nil)
+			e.opts.MaxConcurrent, timeout), req.Code, v, calls, nil)
 	}
+	deadline := time.Now().Add(timeout)
 	console := &consoleBuffer{max: e.opts.ConsoleLines, maxLine: 4000}
-	host := &bridgeHost{engine: e, tools: tools, console: console, onCall: newCallCounter(req.OnToolCall)}
-	job := v8sandbox.Job{
-		Source:      prog.js,
-		Origin:      origin,
-		Prelude:     prelude(tools),
-		Functions:   bridgeFunctions,
-		AwaitResult: true,
-		Limits:      v8sandbox.Limits{Timeout: timeout, HeapMB: e.opts.HeapMB, MaxResultBytes: MaxResultBytes},
+	res, err := e.runProgram(ctx, prog, v, calls, console, req, deadline)
+	var se *v8sandbox.Error
+	if err != nil && errors.As(err, &se) && se.Compile && prog.plain {
+		// Not plain JavaScript: strip TypeScript and run again (nothing ran).
+		ts, terr := prog.typescript()
+		if terr != nil {
+			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req.Code, v, calls, console.snapshot())
+		}
+		prog = ts
+		res, err = e.runProgram(ctx, prog, v, calls, console, req, deadline)
 	}
-	res, err := e.opts.Runner.Run(ctx, job, host)
 	lines := console.snapshot()
 	if err != nil {
-		var se *v8sandbox.Error
 		if !errors.As(err, &se) {
 			se = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
 		}
-		return e.failure(TierV8, se.Code, describeError(se, prog), tools, lines)
+		msg := describeError(se, prog)
+		if se.Code == v8sandbox.CodeTimeout {
+			msg = fmt.Sprintf("TIMEOUT: execution exceeded %d ms", timeout.Milliseconds())
+			if names := calls.inFlight(); names != "" {
+				msg += " while waiting for " + names
+			}
+		}
+		return e.failure(TierV8, se.Code, msg, req.Code, v, calls, lines)
 	}
 	return &Response{Tier: TierV8, Value: res.Value, Console: lines}
+}
+
+// runProgram runs one compiled program in the sandbox. Its tool calls end
+// with the run: when Run returns (result, error, timeout), calls still in
+// flight are cancelled and no new one starts.
+func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *callTracker, console *consoleBuffer,
+	req Request, deadline time.Time) (v8sandbox.Result, error) {
+	remaining := time.Until(deadline)
+	if remaining <= 0 {
+		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
+	}
+	// The sandbox enforces the deadline (and reports TIMEOUT); the host side
+	// ends the run's calls when Run returns.
+	runCtx, end := context.WithCancel(ctx)
+	defer end()
+	host := &bridgeHost{engine: e, view: v, console: console, onCall: newCallCounter(req.OnToolCall),
+		tracker: calls, runCtx: runCtx}
+	job := v8sandbox.Job{
+		Source:      prog.js,
+		Origin:      origin,
+		Prelude:     v.prelude,
+		Functions:   bridgeFunctions,
+		AwaitResult: true,
+		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: MaxResultBytes},
+	}
+	return e.opts.Runner.Run(ctx, job, host)
 }
 
 // describeError renders an engine error with the user's line numbers.
@@ -307,9 +425,9 @@ func describeError(se *v8sandbox.Error, prog *program) string {
 	return b.String()
 }
 
-func (e *Engine) failure(tier Tier, code v8sandbox.Code, message string, tools []Tool, console []string) *Response {
+func (e *Engine) failure(tier Tier, code v8sandbox.Code, message, src string, v *view, calls *callTracker, console []string) *Response {
 	text := message
-	if hs := hints(message, tools); len(hs) > 0 {
+	if hs := hints(code, message, src, v, calls); len(hs) > 0 {
 		text += "\n\nHint: " + strings.Join(hs, "\nHint: ")
 	}
 	return &Response{Tier: tier, IsError: true, Code: code, Text: text, Console: console}
@@ -322,7 +440,7 @@ func (e *Engine) finish(req Request, resp *Response) {
 	if !resp.IsError {
 		raw := renderValue(resp.Value)
 		if raw == "null" && !reReturn.MatchString(req.Code) {
-			raw += "\n(The program returned nothing: end it with `return <value>` to get a result.)"
+			raw += "\n(The program returned nothing: end it with `return <value>` or an expression to get a result.)"
 		}
 		opts := e.opts.Output
 		opts.MaxOutputSize = e.opts.MaxOutputSize
@@ -342,10 +460,14 @@ func (e *Engine) finish(req Request, resp *Response) {
 // Render is the text an agent receives: the result (or error) followed by
 // the captured console lines.
 func (r Response) Render() string {
-	if len(r.Console) == 0 {
-		return r.Text
+	text := r.Text
+	for _, w := range r.Warnings {
+		text += "\n\n[warning] " + w
 	}
-	return r.Text + "\n\n[console]\n" + strings.Join(r.Console, "\n")
+	if len(r.Console) == 0 {
+		return text
+	}
+	return text + "\n\n[console]\n" + strings.Join(r.Console, "\n")
 }
 
 // renderValue pretty-prints a JSON value for the agent.

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -166,8 +167,14 @@ func TestErrorHints(t *testing.T) {
 	f.fails(t, `return await everything.get_summ({a: 1, b: 2})`, "did you mean `everything.get_sum`")
 	// A backend that cannot be reached.
 	down := newFixture(t, Options{})
-	down.engine.opts.Caller = sessionCaller{}
-	down.fails(t, `const r = await everything.get_sum({a: 1, b: 2}); return r`, "isogate://backend/everything")
+	down.engine.opts.Caller = downCaller{}
+	down.fails(t, `const r = await everything.get_sum({a: 1, b: 2}); return r`,
+		`backend "everything" is un`, `exec: "nope": executable file not found`, "isogate://backend/everything")
+	// A program error does not blame a healthy backend.
+	r := f.fails(t, `const r = await everything.get_sum({a: 1, b: 2}); throw new Error("backend \"everything\" failed")`)
+	if strings.Contains(r.Text, "isogate://backend/") {
+		t.Fatalf("hint blames the backend: %s", r.Text)
+	}
 }
 
 func TestOutputPipeline(t *testing.T) {
@@ -230,17 +237,24 @@ func TestLimitsMidChain(t *testing.T) {
 }
 
 func TestConcurrencyLimit(t *testing.T) {
-	f := newFixture(t, Options{MaxConcurrent: 1, Timeout: 400 * time.Millisecond})
+	f := newFixture(t, Options{MaxConcurrent: 1, Timeout: 5 * time.Second})
 	done := make(chan Response)
 	go func() {
-		done <- f.engine.Execute(context.Background(), Request{Code: `for(;;){}`, Timeout: 2 * time.Second})
+		done <- f.engine.Execute(context.Background(), Request{Code: `for(;;){}`, Timeout: 3 * time.Second})
 	}()
-	time.Sleep(100 * time.Millisecond)
-	f.fails(t, `const x = 1; return x`, "concurrency limit reached")
+	for len(f.engine.slots) == 0 { // until the spinning run holds the only slot
+		runtime.Gosched()
+	}
+	r := f.engine.Execute(context.Background(), Request{Code: `const x = 1; return x`, Timeout: 200 * time.Millisecond})
+	if !r.IsError || !strings.Contains(r.Text, "concurrency limit reached") {
+		t.Fatalf("second run: %s", r.Text)
+	}
 	<-done
 }
 
-func TestBareCallsReturnWhatV8Returns(t *testing.T) {
+// TestBareExpressionsReturnTheirValue: without a return, the last
+// expression statement is the result, in every tier alike.
+func TestBareExpressionsReturnTheirValue(t *testing.T) {
 	f := newFixture(t, Options{})
 	for _, code := range []string{`await everything.get_sum({a: 1, b: 2})`, `everything.get_sum({a: 1, b: 2});`, `__interfaces`} {
 		fast := f.ok(t, code)
@@ -248,8 +262,15 @@ func TestBareCallsReturnWhatV8Returns(t *testing.T) {
 		if fast.Tier == TierV8 || slow.Tier != TierV8 {
 			t.Fatalf("tiers %s %s", fast.Tier, slow.Tier)
 		}
-		if fast.Text != slow.Text || !strings.HasPrefix(fast.Text, "null\n(The program returned nothing") {
+		if fast.Text != slow.Text || strings.Contains(fast.Text, "returned nothing") {
 			t.Fatalf("%q: fast %q, V8 %q", code, fast.Text, slow.Text)
 		}
+	}
+	if r := f.ok(t, `everything.get_sum({a: 1, b: 1})`); r.Text != `"The sum of 1 and 1 is 2."` {
+		t.Fatalf("bare call: %s", r.Text)
+	}
+	// Statements without a value still return nothing.
+	if r := f.ok(t, `const x = await everything.get_sum({a: 1, b: 2});`); !strings.HasPrefix(r.Text, "null\n(The program returned nothing") {
+		t.Fatalf("declaration: %s", r.Text)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/gateway/backend"
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/pipeline"
@@ -55,6 +56,14 @@ type viaPipeline struct{ p pipeline.Caller }
 
 func (v viaPipeline) CallTool(ctx context.Context, backend, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	return v.p.Call(ctx, &pipeline.Call{Backend: backend, Tool: tool, Args: args})
+}
+
+// downCaller answers every call as the backend manager does for a backend
+// whose command does not exist.
+type downCaller struct{}
+
+func (downCaller) CallTool(ctx context.Context, b, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return nil, &backend.UnavailableError{Backend: b, State: backend.StateUnhealthy, LastError: `exec: "nope": executable file not found in $PATH`}
 }
 
 // fixture is an engine wired to real in-process MCP backends.

@@ -6,63 +6,130 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/isogate/isogate/gateway/backend"
 	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // metaTools are the gateway's own MCP tools, which do not exist inside a program.
-var metaTools = map[string]bool{"search_tools": true, "tool_info": true, "list_tools_meta": true, "call_tool_chain": true, "run_code": true}
+var metaTools = map[string]bool{"search_tools": true, "tool_info": true, "list_tools_meta": true,
+	"call_tool_chain": true, "run_code": true, "read_result": true}
+
+// maxHintName bounds the names hints consider: longer ones are not typos of
+// a tool, and edit distances on them would cost the gateway CPU.
+const maxHintName = 64
 
 var (
-	reShadow      = regexp.MustCompile(`Cannot access '([^']+)' before initialization`)
-	reNotDefined  = regexp.MustCompile(`ReferenceError: (\S+) is not defined`)
-	reNotFunction = regexp.MustCompile(`TypeError: ([A-Za-z_$][\w$]*)\.(\S+) is not a function`)
-	reBackend     = regexp.MustCompile(`backend "([^"]+)"`)
-	reStarting    = regexp.MustCompile(`backend "([^"]+)" is still starting`)
+	reShadow      = regexp.MustCompile(`Cannot access '([^']{1,64})' before initialization`)
+	reNotDefined  = regexp.MustCompile(`ReferenceError: ([^\s]{1,64}) is not defined`)
+	reNotFunction = regexp.MustCompile(`TypeError: ([A-Za-z_$][\w$]{0,63})\.([^\s]{1,64}) is not a function`)
+	reReading     = regexp.MustCompile(`\(reading '([^']{1,64})'\)`)
+	reDashedCall  = regexp.MustCompile(`([A-Za-z_$][\w$]*)\.([\w$]+(?:-[\w$]+)+)\s*\(`)
+	reImport      = regexp.MustCompile(`(?m)^\s*import\s+[\w{*'"]|\bimport\s*\(`)
+	timerNames    = map[string]bool{"setTimeout": true, "setInterval": true, "setImmediate": true, "clearTimeout": true, "clearInterval": true}
 )
 
-// hints explains the common mistakes behind an error message, one hint per line.
-func hints(message string, tools []Tool) []string {
-	idx := newNameIndex(tools)
+// hints explains the common mistakes behind a failure, one hint per line.
+// It switches on the error code; for EVAL_ERROR it reads the JavaScript
+// error, for backend failures the codes recorded by the run's calls.
+func hints(code v8sandbox.Code, message, src string, v *view, calls *callTracker) []string {
+	var out []string
+	if code == v8sandbox.CodeEval {
+		out = evalHints(message, src, v)
+	}
+	if code == v8sandbox.CodeTimeout || code == v8sandbox.CodeCancelled {
+		return out // the run's own deadline: no backend is to blame
+	}
+	for _, f := range calls.backendFailures() {
+		switch f.code {
+		case backend.CodeStarting:
+			out = append(out, fmt.Sprintf("Backend `%s` has not finished connecting: retry in a few seconds, or read the resource isogate://backend/%s for its state.", f.backend, f.backend))
+		case backend.CodeTimeout:
+			out = append(out, fmt.Sprintf("A call to backend `%s` exceeded the backend's own per-call timeout (backends.%s.timeout), not the program's; read isogate://backend/%s for its state.", f.backend, f.backend, f.backend))
+		case backend.CodeUnavailable, backend.CodeConnectionLost, backend.CodeClosed:
+			out = append(out, fmt.Sprintf("Backend `%s` is unavailable; read the resource isogate://backend/%s for its state and recent errors.", f.backend, f.backend))
+		}
+	}
+	return out
+}
+
+func evalHints(message, src string, v *view) []string {
+	idx := v.index()
 	var out []string
 	if m := reShadow.FindStringSubmatch(message); m != nil && idx.backend(m[1]) != "" {
 		out = append(out, fmt.Sprintf("`%s` is a backend, but your code declares a variable with the same name, "+
 			"which shadows it. Rename the variable, e.g. `const %sResult = await %s.<tool>({...})`.", m[1], m[1], m[1]))
 	}
 	if m := reNotDefined.FindStringSubmatch(message); m != nil {
-		name := m[1]
-		switch {
-		case metaTools[name]:
-			out = append(out, fmt.Sprintf("`%s` is an MCP tool of the gateway, not a function inside the sandbox: "+
-				"call it as a separate MCP tool call. Inside a program, call backend tools as backend.tool({...}).", name))
-		case len(idx.toolOwners(name)) > 0:
-			owners := idx.toolOwners(name)
-			out = append(out, fmt.Sprintf("`%s` may be a tool; call it as %s.%s({...})", name, owners[0], name))
-			if len(owners) > 1 {
-				out[len(out)-1] += fmt.Sprintf(" (also on: %s)", strings.Join(owners[1:], ", "))
-			}
-		default:
-			if s := closest(name, idx.backendIdents); s != "" {
-				out = append(out, fmt.Sprintf("There is no backend `%s`; did you mean `%s`? Backends: %s.", name, s, strings.Join(idx.backendIdents, ", ")))
-			}
-		}
+		out = append(out, notDefinedHints(m[1], src, v, idx)...)
 	}
 	if m := reNotFunction.FindStringSubmatch(message); m != nil {
-		if b := idx.backend(m[1]); b != "" {
+		switch b := idx.backend(m[1]); {
+		case metaTools[m[2]]:
+			out = append(out, metaToolHint(m[2]))
+		case b != "":
 			tools := idx.toolsOf[b]
 			if s := closest(m[2], tools); s != "" {
 				out = append(out, fmt.Sprintf("Backend `%s` has no tool `%s`; did you mean `%s.%s`?", m[1], m[2], m[1], s))
 			} else {
-				out = append(out, fmt.Sprintf("Backend `%s` has no tool `%s`; its tools: %s.", m[1], m[2], strings.Join(tools, ", ")))
+				out = append(out, fmt.Sprintf("Backend `%s` has no tool `%s`; its tools: %s.", m[1], m[2], listSome(tools)))
 			}
 		}
+	} else if m := reReading.FindStringSubmatch(message); m != nil && metaTools[m[1]] {
+		out = append(out, metaToolHint(m[1]))
 	}
-	if m := reStarting.FindStringSubmatch(message); m != nil {
-		out = append(out, fmt.Sprintf("Backend `%s` is listed from the cache but has not connected yet: retry in a few "+
-			"seconds, or read the resource isogate://backend/%s for its state.", m[1], m[1]))
-	} else if m := reBackend.FindStringSubmatch(message); m != nil && !strings.Contains(message, " failed: ") {
-		out = append(out, fmt.Sprintf("Backend `%s` is unavailable; read the resource isogate://backend/%s for its state and recent errors.", m[1], m[1]))
+	if strings.Contains(message, "SyntaxError") && reImport.MatchString(src) {
+		out = append(out, "Programs cannot import modules: there is no filesystem, network or package access. "+
+			"Remove the import and call backend tools instead, e.g. `await backend.tool({...})`; __interfaces lists them.")
 	}
 	return out
+}
+
+func notDefinedHints(name, src string, v *view, idx *nameIndex) []string {
+	switch {
+	case metaTools[name]:
+		return []string{metaToolHint(name)}
+	case name == "fetch" || name == "XMLHttpRequest" || name == "WebSocket":
+		return []string{"Programs have no network access (`" + name + "` does not exist). Call a backend tool that fetches, e.g. search_tools for \"fetch\" or \"http\", then `await backend.tool({...})`."}
+	case timerNames[name]:
+		return []string{"There are no timers (`" + name + "`) in the sandbox. Await tool calls directly; to run calls concurrently use `await Promise.all([...])`."}
+	case name == "process" || name == "Buffer" || name == "module" || name == "__dirname":
+		return []string{"Programs have no Node.js globals (`" + name + "`): no modules, filesystem, environment or process access. Call backend tools instead."}
+	}
+	for _, m := range reDashedCall.FindAllStringSubmatch(src, 8) {
+		parts := strings.Split(m[2], "-")
+		if parts[len(parts)-1] != name {
+			continue
+		}
+		if t := v.backend(m[1]).tool(m[2]); t != nil {
+			return []string{fmt.Sprintf("`%s.%s(...)` is read by JavaScript as a subtraction. Write `%s[%q]({...})` or `%s.%s({...})`.",
+				m[1], m[2], m[1], m[2], m[1], t.NameIdent)}
+		}
+	}
+	if owners := idx.toolOwners(name); len(owners) > 0 {
+		h := fmt.Sprintf("`%s` may be a tool; call it as %s.%s({...})", name, owners[0], name)
+		if len(owners) > 1 {
+			h += fmt.Sprintf(" (also on: %s)", listSome(owners[1:]))
+		}
+		return []string{h}
+	}
+	if s := closest(name, idx.backendIdents); s != "" {
+		return []string{fmt.Sprintf("There is no backend `%s`; did you mean `%s`? Backends: %s.", name, s, listSome(idx.backendIdents))}
+	}
+	return nil
+}
+
+func metaToolHint(name string) string {
+	return fmt.Sprintf("`%s` is an MCP tool of the gateway, not a function inside the sandbox: "+
+		"call it as a separate MCP tool call. Inside a program, call backend tools as backend.tool({...}).", name)
+}
+
+// listSome joins names, at most 20 of them.
+func listSome(names []string) string {
+	if len(names) > 20 {
+		return strings.Join(names[:20], ", ") + fmt.Sprintf(", … (%d more)", len(names)-20)
+	}
+	return strings.Join(names, ", ")
 }
 
 // nameIndex answers name questions about a catalogue snapshot.
@@ -73,13 +140,17 @@ type nameIndex struct {
 	owners        map[string][]string // tool ident or original → backend idents
 }
 
-func newNameIndex(tools []Tool) *nameIndex {
+func newNameIndex(tools []Tool, backends []*backendView) *nameIndex {
 	idx := &nameIndex{byName: map[string]string{}, toolsOf: map[string][]string{}, owners: map[string][]string{}}
-	for _, t := range tools {
-		if _, seen := idx.toolsOf[t.BackendIdent]; !seen {
-			idx.backendIdents = append(idx.backendIdents, t.BackendIdent)
+	for _, b := range backends {
+		id := b.Ident
+		if id == "" {
+			id = b.Name
 		}
-		idx.byName[t.BackendIdent], idx.byName[t.Backend] = t.BackendIdent, t.BackendIdent
+		idx.backendIdents = append(idx.backendIdents, id)
+		idx.byName[id], idx.byName[b.Name] = id, id
+	}
+	for _, t := range tools {
 		idx.toolsOf[t.BackendIdent] = append(idx.toolsOf[t.BackendIdent], t.NameIdent)
 		idx.owners[t.NameIdent] = append(idx.owners[t.NameIdent], t.BackendIdent)
 		if t.Name != t.NameIdent {
@@ -94,14 +165,26 @@ func (n *nameIndex) backend(name string) string      { return n.byName[name] }
 func (n *nameIndex) toolOwners(name string) []string { return n.owners[name] }
 
 // closest returns the candidate nearest to name (edit distance ≤ 2, or a
-// prefix of it either way), or "".
+// prefix of it either way), or "". Names longer than maxHintName and
+// candidates whose length differs too much are skipped without computing
+// a distance, so the cost stays linear in the candidates.
 func closest(name string, candidates []string) string {
+	if len(name) > maxHintName {
+		return ""
+	}
 	best, bestDist := "", 3
 	lname := strings.ToLower(name)
 	for _, c := range candidates {
+		if len(c) > maxHintName {
+			continue
+		}
 		lc := strings.ToLower(c)
+		prefix := len(lname) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc))
+		if !prefix && (len(lc) > len(lname)+2 || len(lname) > len(lc)+2) {
+			continue
+		}
 		d := catalog.EditDistance(lname, lc)
-		if d > 0 && len(lname) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc)) {
+		if d > 0 && prefix {
 			d = min(d, 1)
 		}
 		if d < bestDist {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
@@ -18,28 +19,70 @@ const origin = "program.js"
 
 // program is user code turned into a script for the engine.
 type program struct {
-	js      string
-	mapping *sourcemap.Consumer
-	// lineShift is how many lines the wrapper added before the user's code.
+	js string
+	// lineShift is how many lines the wrapper added before the user's code
+	// (negative: before the transformed code, for the module wrapper).
 	lineShift int
+	// sourceMap is esbuild's map, parsed on first use (only an error needs it).
+	sourceMap []byte
+	mapping   *sourcemap.Consumer
+	mapOnce   sync.Once
+
+	// body is the user's code (fences stripped), rewritten to return its
+	// last expression when rewritten is set; original is without that.
+	body, original string
+	rewritten      bool
+	// plain is set when js is body wrapped as is, without esbuild: a
+	// syntax error from V8 then means the code needs esbuild (typescript).
+	plain bool
 }
 
 // exportsMain matches code that exports its entry point itself.
 var exportsMain = regexp.MustCompile(`(?m)^\s*export\s+(default\b|(async\s+)?function\s*\*?\s*main\b|(const|let|var)\s+main\b)`)
 
-// compile strips TypeScript types and wraps code so that top-level return
-// and await work. Code that exports a default or a main function is used
-// as a module: its export is called (or returned when it is not a function).
+// compile prepares code for a first V8 attempt. Plain JavaScript is only
+// wrapped (top-level await and return work inside an async function), with
+// no esbuild pass; V8 reports whether it parses, and [program.typescript]
+// then strips types. Code that exports a default or a main function is a
+// module: it goes through esbuild at once.
 func compile(code string) (*program, error) {
-	var input string
-	var format api.Format
-	shift := 0
+	code = stripFences(code)
 	if exportsMain.MatchString(code) {
-		input, format = code, api.FormatCommonJS
+		return transform(code, api.FormatCommonJS)
+	}
+	body, rewritten := withResult(code)
+	return &program{
+		js:   "(async function main() {\n" + body + "\n})()",
+		body: body, original: code, rewritten: rewritten, plain: true, lineShift: 1,
+	}, nil
+}
+
+// typescript is the esbuild version of a plain program that V8 could not
+// parse. When the rewrite for the last expression is at fault, the
+// original code is used; a syntax error names the user's line.
+func (p *program) typescript() (*program, error) {
+	q, err := transform(p.body, api.FormatDefault)
+	if err != nil && p.rewritten {
+		if q2, err2 := transform(p.original, api.FormatDefault); err2 == nil {
+			return q2, nil
+		}
+		_, err = transform(p.original, api.FormatDefault)
+	}
+	return q, err
+}
+
+// transform strips TypeScript types with esbuild and wraps code so that
+// top-level return and await work; a module's export is called (or
+// returned when it is not a function).
+func transform(code string, format api.Format) (*program, error) {
+	var input string
+	shift := 0
+	if format == api.FormatCommonJS {
+		input = code
 	} else {
 		// Wrap first, then transform: esbuild rejects a top-level return.
 		input = "globalThis." + mainName + " = async function main() {\n" + code + "\n};"
-		format, shift = api.FormatDefault, 1
+		shift = 1
 	}
 	res := api.Transform(input, api.TransformOptions{
 		Loader:     api.LoaderTS,
@@ -52,10 +95,7 @@ func compile(code string) (*program, error) {
 	if len(res.Errors) > 0 {
 		return nil, compileError(res.Errors, shift)
 	}
-	p := &program{lineShift: shift}
-	if m, err := sourcemap.Parse(origin+".map", res.Map); err == nil {
-		p.mapping = m
-	}
+	p := &program{lineShift: shift, sourceMap: res.Map}
 	js := string(res.Code)
 	if format == api.FormatCommonJS {
 		p.js = "(() => {\nconst module = { exports: {} }; const exports = module.exports;\n" + js +
@@ -99,9 +139,20 @@ func (p *program) position(line, column int) (int, int, bool) {
 	if p == nil || line <= 0 {
 		return 0, 0, false
 	}
+	if p.plain { // no transformation: only the wrapper's first line
+		if line-p.lineShift <= 0 {
+			return 0, 0, false
+		}
+		return line - p.lineShift, column, true
+	}
 	if p.lineShift < 0 { // module wrapper: the transformed code starts later
 		line += p.lineShift
 	}
+	p.mapOnce.Do(func() {
+		if m, err := sourcemap.Parse(origin+".map", p.sourceMap); err == nil {
+			p.mapping = m
+		}
+	})
 	if p.mapping == nil {
 		return 0, 0, false
 	}

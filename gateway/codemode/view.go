@@ -1,0 +1,171 @@
+package codemode
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/isogate/isogate/gateway/catalog"
+)
+
+// view is everything a run needs to know about the catalogue, built once
+// per catalogue version and shared by all runs: the tools, the host-side
+// name lookup of the bridge and the bridge prelude.
+type view struct {
+	version   uint64
+	versioned bool
+	names     []string // configured backends the view was built for
+	tools     []Tool
+	backends  []*backendView          // configured backends and backends with tools, in order
+	byName    map[string]*backendView // original and sanitized backend name → backend
+	prelude   string
+
+	once      sync.Once
+	ifaces    []byte     // __interfaces JSON, built on first use
+	nameIdx   *nameIndex // for hints, built on first use
+	nameIdxMu sync.Mutex
+}
+
+// backendView is one backend as the bridge sees it.
+type backendView struct {
+	Name  string `json:"name"`
+	Ident string `json:"ident"`
+	tools []*Tool
+	byKey map[string]*Tool // original and sanitized tool name → tool
+	keys  []byte           // JSON array of the property names, built on first use
+	once  sync.Once
+}
+
+// tool finds a tool by its original or sanitized name.
+func (b *backendView) tool(name string) *Tool {
+	if b == nil {
+		return nil
+	}
+	return b.byKey[name]
+}
+
+// keysJSON is the JSON array of the backend object's property names:
+// sanitized names first, then the original names that differ.
+func (b *backendView) keysJSON() []byte {
+	b.once.Do(func() {
+		keys := make([]string, 0, len(b.tools)*2)
+		seen := make(map[string]bool, len(b.tools)*2)
+		for _, pass := range []func(*Tool) string{func(t *Tool) string { return t.NameIdent }, func(t *Tool) string { return t.Name }} {
+			for _, t := range b.tools {
+				if k := pass(t); !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+		b.keys = mustMarshal(keys)
+	})
+	return b.keys
+}
+
+// buildView indexes a catalogue snapshot. names are the configured
+// backends; each exists in the view even when none of its tools is known.
+func buildView(tools []Tool, names []string, version uint64, versioned bool) *view {
+	v := &view{version: version, versioned: versioned, names: names, tools: tools, byName: map[string]*backendView{}}
+	add := func(name, ident string) *backendView {
+		if b := v.byName[name]; b != nil {
+			return b
+		}
+		b := &backendView{Name: name, Ident: ident, byKey: map[string]*Tool{}}
+		v.backends = append(v.backends, b)
+		v.byName[name] = b
+		return b
+	}
+	for i := range tools {
+		t := &tools[i]
+		b := add(t.Backend, t.BackendIdent)
+		b.tools = append(b.tools, t)
+		for _, k := range []string{t.NameIdent, t.Name} {
+			if _, taken := b.byKey[k]; !taken {
+				b.byKey[k] = t
+			}
+		}
+	}
+	idents := map[string]bool{}
+	for _, b := range v.backends {
+		idents[b.Ident] = true
+	}
+	for _, name := range names {
+		if v.byName[name] != nil {
+			continue
+		}
+		ident := catalog.JSIdent(name)
+		if idents[ident] {
+			ident = "" // taken by another backend: reachable by its original name only
+		}
+		idents[ident] = true
+		add(name, ident)
+	}
+	for _, b := range v.backends {
+		if b.Ident != "" && v.byName[b.Ident] == nil {
+			v.byName[b.Ident] = b
+		}
+	}
+	v.prelude = prelude(v.backends)
+	return v
+}
+
+// backend finds a backend by its original or sanitized name.
+func (v *view) backend(name string) *backendView { return v.byName[name] }
+
+// interfacesJSON is __interfaces: backend → tool → interface.
+func (v *view) interfacesJSON() []byte {
+	v.once.Do(func() { v.ifaces = mustCanonical(mustMarshal(interfaces(v.tools))) })
+	return v.ifaces
+}
+
+// index returns the name index hints use.
+func (v *view) index() *nameIndex {
+	v.nameIdxMu.Lock()
+	defer v.nameIdxMu.Unlock()
+	if v.nameIdx == nil {
+		v.nameIdx = newNameIndex(v.tools, v.backends)
+	}
+	return v.nameIdx
+}
+
+// viewCache keeps the view of the current catalogue version.
+type viewCache struct {
+	cur atomic.Pointer[view]
+}
+
+// versioner is implemented by catalogues that can say whether they changed.
+type versioner interface{ Version() uint64 }
+
+// get returns the view of the catalogue as it is now.
+func (c *viewCache) get(cat Catalog, backends Backends) *view {
+	var names []string
+	if backends != nil {
+		names = backends.Names()
+	}
+	vc, versioned := cat.(versioner)
+	var version uint64
+	if versioned {
+		version = vc.Version()
+		if v := c.cur.Load(); v != nil && v.versioned && v.version == version && slices.Equal(v.names, names) {
+			return v
+		}
+	}
+	v := buildView(cat.CodeModeTools(), names, version, versioned)
+	c.cur.Store(v)
+	return v
+}
+
+// backendList renders backend names for messages.
+func backendList(bs []*backendView) string {
+	names := make([]string, 0, len(bs))
+	for _, b := range bs {
+		if b.Ident != "" {
+			names = append(names, b.Ident)
+		} else {
+			names = append(names, b.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
