@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -56,7 +57,7 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 			}
 		},
 	})
-	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx}, nil)
+	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx, b: b}, nil)
 	if err != nil {
 		return fail(fmt.Errorf("connecting: %w", err))
 	}
@@ -72,7 +73,7 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	case <-b.refresh:
 	default:
 	}
-	tools, err := listTools(cctx, c)
+	tools, err := b.listTools(cctx, c)
 	if err == nil && !stopLife() {
 		err = cctx.Err() // timed out just now; lifeCtx is already cancelled
 	}
@@ -102,15 +103,24 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 }
 
 // lifetimeTransport passes a connection-lifetime context to the wrapped
-// transport's Connect instead of the (shorter) connect-attempt context.
+// transport's Connect instead of the (shorter) connect-attempt context, and
+// checks the tool lists that arrive on the connection (see toolListConn).
 type lifetimeTransport struct {
 	inner mcp.Transport
 	ctx   context.Context
+	b     *backend
 }
 
 // Connect implements mcp.Transport.
 func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
-	return t.inner.Connect(t.ctx)
+	conn, err := t.inner.Connect(t.ctx)
+	if err != nil || t.b.spec.Transport == TransportStreamableHTTP {
+		// The SDK's streamable client connection has an unexported hook
+		// that a wrapper would hide; its tool lists are checked after
+		// decoding only (see listTools).
+		return conn, err
+	}
+	return &toolListConn{Connection: conn, b: t.b, pending: map[jsonrpc.ID]bool{}}, nil
 }
 
 // annotate appends the last stderr line of a stdio backend to err.
@@ -124,14 +134,28 @@ func (b *backend) annotate(err error) error {
 	return err
 }
 
-// listTools fetches all pages of tools/list.
-func listTools(ctx context.Context, c *conn) ([]*mcp.Tool, error) {
+// listTools fetches all pages of tools/list. Malformed tools are skipped
+// and every tool is size-bounded (see checkToolList; on streamable HTTP
+// connections only what the SDK could decode is checked here).
+func (b *backend) listTools(ctx context.Context, c *conn) ([]*mcp.Tool, error) {
 	return inBackground(ctx, func(ctx context.Context) ([]*mcp.Tool, error) {
 		tools := []*mcp.Tool{}
+		seen := map[string]bool{}
 		for t, err := range c.sess.Tools(ctx, nil) {
 			if err != nil {
 				return nil, err
 			}
+			if t == nil {
+				continue
+			}
+			if _, err := boundTool(t); err != nil || seen[t.Name] {
+				if err == nil {
+					err = fmt.Errorf("duplicate tool name %q", t.Name)
+				}
+				b.log.Warn("skipping a malformed tool in the backend's tool list", slog.Any("error", err))
+				continue
+			}
+			seen[t.Name] = true
 			tools = append(tools, t)
 		}
 		return tools, nil
@@ -165,7 +189,7 @@ func inBackground[T any](ctx context.Context, f func(context.Context) (T, error)
 func (b *backend) refreshTools(ctx context.Context, c *conn) {
 	lctx, cancel := context.WithTimeout(ctx, b.spec.Timeout)
 	defer cancel()
-	tools, err := listTools(lctx, c)
+	tools, err := b.listTools(lctx, c)
 	if err != nil {
 		b.log.Warn("refreshing tools after list_changed failed", slog.Any("error", err))
 		return
