@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/metrics"
 	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/gateway/stats"
@@ -61,6 +62,7 @@ type Gateway struct {
 	closeOnce  sync.Once
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 	sessions   *sessionTracker
+	metrics    *metrics.Metrics
 	requests   httpRequests
 }
 
@@ -96,7 +98,9 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			g.catalog.SetBackend(name, tagsOf(specs, name), g.policy.Filter(name, tools))
 		},
 	})
-	g.calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(g.manager), Policy: g.policy, Stats: g.stats})
+	g.metrics = g.newMetrics()
+	g.calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(g.manager), Policy: g.policy, Stats: g.stats,
+		Observe: g.observe})
 
 	g.runner = opts.Runner
 	if g.runner == nil {
@@ -182,6 +186,9 @@ func (g *Gateway) Policy() *pipeline.Policy { return g.policy }
 
 // Engine returns the code-mode engine.
 func (g *Gateway) Engine() *codemode.Engine { return g.engine }
+
+// Metrics returns the gateway's Prometheus metrics.
+func (g *Gateway) Metrics() *metrics.Metrics { return g.metrics }
 
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() *stats.Counters { return g.stats }

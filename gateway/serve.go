@@ -37,7 +37,7 @@ var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback addre
 
 // HTTPHandler returns the streamable HTTP handler: MCP at /mcp, guarded by
 // the Origin check and the bearer token (both before the body is read),
-// plus /healthz.
+// plus /healthz, /readyz and /metrics.
 func (g *Gateway) HTTPHandler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Logger: g.logger, PropagateRequestCancellation: true,
@@ -49,6 +49,8 @@ func (g *Gateway) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", g.readyz)
+	mux.Handle("/metrics", g.metrics.Handler())
 	return mux
 }
 
@@ -72,6 +74,16 @@ func (g *Gateway) Listen(addr string) (net.Listener, error) {
 // gracefully.
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
 	return serveUntil(ctx, ln, newHTTPServer(g.HTTPHandler()))
+}
+
+// ServeMetrics serves /metrics (and /healthz, /readyz) on ln until ctx
+// ends: server.metrics_addr, for stdio mode or a separate scrape port.
+func (g *Gateway) ServeMetrics(ctx context.Context, ln net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", g.metrics.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", g.readyz)
+	return serveUntil(ctx, ln, newHTTPServer(mux))
 }
 
 // newHTTPServer applies the server timeouts to h.

@@ -3,11 +3,14 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // httpGateway is a gateway served over real HTTP on a loopback port, with
@@ -24,11 +28,12 @@ type httpGateway struct {
 	url       string // http://127.0.0.1:port/mcp
 	started   chan struct{}
 	cancelled chan struct{}
+	extra     []backend.Spec
 }
 
-func newHTTPGateway(t *testing.T, mutate func(*config.Config)) *httpGateway {
+func newHTTPGateway(t *testing.T, mutate func(*config.Config), extra ...backend.Spec) *httpGateway {
 	t.Helper()
-	h := &httpGateway{started: make(chan struct{}, 10), cancelled: make(chan struct{}, 10)}
+	h := &httpGateway{started: make(chan struct{}, 10), cancelled: make(chan struct{}, 10), extra: extra}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Isolation = config.IsolationThread
@@ -44,7 +49,17 @@ func newHTTPGateway(t *testing.T, mutate func(*config.Config)) *httpGateway {
 			h.cancelled <- struct{}{}
 			return nil, nil, ctx.Err()
 		})
-	g, err := New(cfg, Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("local", local)}})
+	mcp.AddTool(local, &mcp.Tool{Name: "echo", Description: "Returns its arguments."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(in)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+	var runner v8sandbox.Runner = testPool()
+	if cfg.Sandbox.Isolation == config.IsolationProcess {
+		runner = nil
+	}
+	specs := append([]backend.Spec{backend.InMemory("local", local)}, h.extra...)
+	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: specs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,5 +298,137 @@ func TestDroppedConnectionEndsTheRun(t *testing.T) {
 	res, err := cs.CallTool(rctx, &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": "return 6*7"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "42" {
 		t.Fatalf("next run: %v %+v", err, res)
+	}
+}
+
+// get fetches a path next to /mcp and returns its status and body.
+func (h *httpGateway) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(h.url, "/mcp") + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// sample returns the value of the first sample of metric whose labels
+// include every pair in labels, and whether there is one.
+func sample(text, metric string, labels ...string) (float64, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		name, rest, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		base, lbl, _ := strings.Cut(name, "{")
+		if base != metric {
+			continue
+		}
+		match := true
+		for i := 0; i+1 < len(labels); i += 2 {
+			if !strings.Contains(lbl, labels[i]+`="`+labels[i+1]+`"`) {
+				match = false
+			}
+		}
+		if match {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+func TestMetricsMoveAfterCalls(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) { c.Sandbox.Isolation = config.IsolationProcess })
+	cs := h.connect(t, nil)
+	ctx := context.Background()
+	for i := range 3 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
+			Arguments: map[string]any{"code": fmt.Sprintf("const r = await local.echo({i: %d}); const s = await local.echo({i: 2}); return [r, s]", i)}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+	}
+	if res, _ := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": "throw new Error('boom')"}}); !res.IsError {
+		t.Fatal("a throwing program succeeded")
+	}
+	code, text := h.get(t, "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, tt := range []struct {
+		metric string
+		labels []string
+		min    float64
+	}{
+		{"isogate_tool_calls_total", []string{"backend", "local", "tool", "echo", "outcome", "ok"}, 6},
+		{"isogate_tool_call_duration_seconds_count", []string{"backend", "local"}, 6},
+		{"isogate_runs_total", []string{"tier", "v8", "outcome", "ok"}, 3},
+		{"isogate_runs_total", []string{"outcome", "EVAL_ERROR"}, 1},
+		{"isogate_run_duration_seconds_count", []string{"tier", "v8"}, 4},
+		{"isogate_output_bytes_total", []string{"kind", "processed"}, 1},
+		{"isogate_output_bytes_total", []string{"kind", "returned"}, 1},
+		{"isogate_backend_up", []string{"backend", "local"}, 1},
+		{"isogate_backend_restarts_total", []string{"backend", "local"}, 0},
+		{"isogate_sandbox_workers", []string{"state", "idle"}, 1},
+		{"isogate_sandbox_workers", []string{"state", "busy"}, 0},
+		{"isogate_sandbox_deaths_total", []string{"cause", "crashed"}, 0},
+	} {
+		v, ok := sample(text, tt.metric, tt.labels...)
+		if !ok || v < tt.min {
+			t.Errorf("%s%v = %v (present %v), want ≥ %v", tt.metric, tt.labels, v, ok, tt.min)
+		}
+	}
+	if strings.Contains(text, "boom") || strings.Contains(text, `"i"`) {
+		t.Error("program text or arguments leaked into metric labels")
+	}
+}
+
+func TestReadyzFlipsWhenABackendDies(t *testing.T) {
+	marker := t.TempDir() + "/started"
+	// Starts server-everything once; every restart fails.
+	script := `if [ -e "$1" ]; then echo "refusing to restart" >&2; exit 1; fi; touch "$1"; exec node "$2" stdio`
+	dying := backend.Spec{Name: "dying", Transport: "stdio", Command: "sh",
+		Args: []string{"-c", script, "sh", marker, everythingPath(t)}}
+	h := newHTTPGateway(t, nil, dying)
+	if code, body := h.get(t, "/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz with every backend up: %d %s", code, body)
+	}
+	if code, _ := h.get(t, "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz: %d", code)
+	}
+	var pid int
+	for _, st := range h.g.Backends().Status() {
+		if st.Name == "dying" {
+			pid = st.PID
+		}
+	}
+	if pid <= 0 {
+		t.Fatal("no pid for the stdio backend")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := h.get(t, "/readyz")
+		if code == http.StatusServiceUnavailable {
+			var got struct {
+				Ready    bool
+				NotReady []struct{ Name string } `json:"not_ready"`
+			}
+			if err := json.Unmarshal([]byte(body), &got); err != nil || got.Ready || len(got.NotReady) != 1 || got.NotReady[0].Name != "dying" {
+				t.Fatalf("503 body %s (%v)", body, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never flipped after the backend died: %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling an outcome
+	}
+	if code, _ := h.get(t, "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz with a backend down: %d", code)
 	}
 }

@@ -149,7 +149,9 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 				ProgressToken: token, Progress: float64(done), Message: "completed " + tool})
 		}
 	}
+	start := time.Now()
 	resp := g.engine.Execute(ctx, creq)
+	g.observeRun(resp, time.Since(start))
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
 		g.KeepRun(creq.Owner, resp.Record)

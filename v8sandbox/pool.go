@@ -100,6 +100,9 @@ func NewPool(opts Options) *Pool {
 // Workers reports the number of workers in the pool.
 func (p *Pool) Workers() int { return p.opts.Workers }
 
+// Busy reports the number of workers running a job.
+func (p *Pool) Busy() int { return len(p.slots) }
+
 // Run runs job on a free worker, waiting for one while ctx allows. Host
 // function calls are served by host (nil when the job declares none).
 //

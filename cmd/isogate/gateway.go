@@ -71,6 +71,9 @@ func init() {
 				return 1
 			}
 			defer g.Close()
+			if !serveMetrics(ctx, env, g, cfg.Server.MetricsAddr, logger) {
+				return 2
+			}
 			if cfg.Server.HTTP == "" {
 				logger.Info("serving MCP over stdio", "backends", len(cfg.EnabledBackends()))
 				if err := g.ServeStdio(ctx); err != nil && ctx.Err() == nil {
