@@ -240,16 +240,14 @@ func TestIdleSessionIsClosed(t *testing.T) {
 	cs := h.connect(t, nil)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		// Closed by the go-sdk and forgotten by the tracker.
+		if _, err := cs.ListTools(context.Background(), nil); err != nil && h.g.sessions.Len() == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("an idle session was never closed")
+			t.Fatalf("an idle session was never closed (%d tracked)", h.g.sessions.Len())
 		}
 		time.Sleep(100 * time.Millisecond) // polling an outcome, not ordering events
-	}
-	if n := h.g.sessions.Len(); n != 0 {
-		t.Fatalf("%d sessions still tracked", n)
 	}
 }
 
