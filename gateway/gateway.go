@@ -17,6 +17,7 @@ import (
 	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/metrics"
 	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/gateway/resultstore"
 	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/gateway/stats"
 	"github.com/isogate/isogate/v8sandbox"
@@ -51,7 +52,7 @@ type Gateway struct {
 	runs     *runStore
 	trips    roundTrips // runs paused for approval between rounds
 	engine   *codemode.Engine
-	store    *output.Store
+	store    resultstore.Store
 	stats    *stats.Counters
 	runner   v8sandbox.Runner
 	ownsPool bool
@@ -76,7 +77,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, opts: opts, logger: opts.Logger, catalog: catalog.New(), stats: stats.New()}
 	g.sessions = newSessionTracker(cfg.Server.MaxSessions, g.logger)
-	g.store = output.NewStore(cfg.Sandbox.Output.ResultTTL, int(cfg.Sandbox.Output.ResultStoreBytes))
+	g.store = resultstore.NewMemory(resultstore.Limits{TTL: cfg.Sandbox.Output.ResultTTL, MaxBytes: int(cfg.Sandbox.Output.ResultStoreBytes)})
 
 	startWait := opts.StartWait
 	if startWait <= 0 {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -10,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/gateway/resultstore"
 )
 
 // RunURIPrefix is the resource URI prefix of run records: RunURIPrefix + id.
@@ -25,7 +26,7 @@ const maxRunIndex = 10000
 // for sandbox.output.result_ttl within a byte budget, and writes each to
 // server.record_dir when configured.
 type runStore struct {
-	store *output.Store
+	store resultstore.Store
 	dir   string
 
 	mu    sync.Mutex
@@ -36,20 +37,22 @@ type runStore struct {
 func newRunStore(cfg *config.Config) *runStore {
 	o := cfg.Sandbox.Output
 	return &runStore{
-		store: output.NewStore(o.ResultTTL, int(o.ResultStoreBytes)),
+		store: resultstore.NewMemory(resultstore.Limits{TTL: o.ResultTTL, MaxBytes: int(o.ResultStoreBytes)}),
 		dir:   cfg.Server.RecordDir,
 		index: map[string]string{},
 	}
 }
 
 // put keeps rec for owner and writes it to the record directory.
-func (s *runStore) put(owner string, rec *pipeline.RunRecord, logger *slog.Logger) {
+func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecord, logger *slog.Logger) {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
 		return
 	}
-	if sid, ok := s.store.Put(owner, string(data)); ok {
+	if sid, err := s.store.Put(ctx, owner, data); err != nil {
+		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
+	} else {
 		s.mu.Lock()
 		s.index[rec.ID] = sid
 		s.order = append(s.order, rec.ID)
@@ -67,14 +70,15 @@ func (s *runStore) put(owner string, rec *pipeline.RunRecord, logger *slog.Logge
 }
 
 // get returns the record of run id if owner produced it and it is still kept.
-func (s *runStore) get(owner, id string) (string, bool) {
+func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
 	s.mu.Lock()
 	sid, ok := s.index[id]
 	s.mu.Unlock()
 	if !ok {
 		return "", false
 	}
-	return s.store.Get(owner, sid)
+	data, err := s.store.Get(ctx, owner, sid)
+	return string(data), err == nil
 }
 
 func writeRecord(dir, id string, data []byte) error {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode"
-	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/pipeline"
 )
 
@@ -33,8 +32,9 @@ Workflow:
    A single call can also be sent as {"tool": "backend.tool", "arguments": {...}}.
 4. list_tools_meta pages through every tool name.
 
-Large results are summarised; the full result stays readable as the resource isogate://result/{id}
-(or isogate://result/{id}/path/to/part). Backend health: resource isogate://backends.`
+Large results are summarised, filtered or truncated; the full result stays readable as the resource
+isogate://result/{id} (or isogate://result/{id}/path/to/part), or through read_result {uri, offset, limit}
+when resources are not available to you. Backend health: resource isogate://backends.`
 
 type searchInput struct {
 	Query string `json:"query" jsonschema:"what you want to do, in a few words"`
@@ -164,7 +164,7 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 // KeepRun keeps a run record for owner as isogate://runs/{id} and writes
 // it to server.record_dir when that is set.
 func (g *Gateway) KeepRun(owner string, rec *pipeline.RunRecord) {
-	g.runs.put(owner, rec, g.logger)
+	g.runs.put(context.Background(), owner, rec, g.logger)
 }
 
 // owner scopes stored results to an MCP session. Sessions without an ID
@@ -246,34 +246,15 @@ func (g *Gateway) addResources(s *mcp.Server) {
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: g.catalog.Index()}}}, nil
 		})
-	resultHandler := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		id, path, err := output.ParseResultURI(req.Params.URI)
-		if err != nil {
-			return nil, mcp.ResourceNotFoundError(req.Params.URI)
-		}
-		var text string
-		if path == "" {
-			var ok bool
-			if text, ok = g.store.Get(g.owner(req.Session), id); !ok {
-				return nil, fmt.Errorf("%w (results are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.cfg.Sandbox.Output.ResultTTL)
-			}
-		} else if text, err = g.store.GetPath(g.owner(req.Session), id, path); err != nil {
-			return nil, fmt.Errorf("%s: %w", req.Params.URI, err)
-		}
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
-	}
+	g.addResultAccess(s)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: RunURIPrefix + "{id}", Name: "run", MIMEType: "application/json",
 		Description: "What one call_tool_chain run did: program, outcome, console and every backend call with its timing (id from the result's _meta isogate/run)."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			id := strings.TrimPrefix(req.Params.URI, RunURIPrefix)
-			text, ok := g.runs.get(g.owner(req.Session), id)
+			text, ok := g.runs.get(ctx, g.owner(req.Session), id)
 			if !ok {
 				return nil, fmt.Errorf("%w (run records are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.cfg.Sandbox.Output.ResultTTL)
 			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
 		})
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "isogate://result/{id}", Name: "result", MIMEType: "application/json",
-		Description: "The full result of a summarised call_tool_chain output."}, resultHandler)
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "isogate://result/{id}/{+path}", Name: "result-part", MIMEType: "application/json",
-		Description: "One part of a stored result, by slash-separated keys and indexes."}, resultHandler)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/isogate/isogate/gateway/codemode/fastpath"
 	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/gateway/resultstore"
 	"github.com/isogate/isogate/gateway/stats"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -88,9 +89,9 @@ type Options struct {
 	MaxConcurrent int           // concurrent V8 runs; 8
 	MaxOutputSize int           // default max_output_size; 200 000 bytes
 	Output        output.Options
-	Store         *output.Store // keeps full results retrievable; nil disables chunking
-	ConsoleLines  int           // console lines kept per run; 200
-	MaxToolCalls  int           // backend calls per run; 0: no limit
+	Store         resultstore.Store // keeps full results retrievable; nil disables chunking
+	ConsoleLines  int               // console lines kept per run; 200
+	MaxToolCalls  int               // backend calls per run; 0: no limit
 
 	Stats  *stats.Counters
 	Logger *slog.Logger
@@ -220,7 +221,7 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 		resp.Warnings = append(resp.Warnings, warning)
 	}
 	resp.ToolCalls = calls.count()
-	e.finish(req, resp)
+	e.finish(ctx, req, resp)
 	resp.Record = record(run, req, resp)
 	e.logRun(resp, time.Since(start), calls)
 	return *resp
@@ -435,7 +436,7 @@ func (e *Engine) failure(tier Tier, code v8sandbox.Code, message, src string, v 
 
 // finish renders a successful value through the output pipeline, appends
 // console lines, and records statistics.
-func (e *Engine) finish(req Request, resp *Response) {
+func (e *Engine) finish(ctx context.Context, req Request, resp *Response) {
 	processed := len(resp.Text)
 	if !resp.IsError {
 		raw := renderValue(resp.Value)
@@ -448,7 +449,7 @@ func (e *Engine) finish(req Request, resp *Response) {
 			opts.MaxOutputSize = req.MaxOutputSize
 		}
 		opts.Owner = req.Owner
-		resp.Shaped = output.Shape(raw, req.Intent, opts, e.opts.Store)
+		resp.Shaped = output.Shape(ctx, raw, req.Intent, opts, e.opts.Store)
 		resp.Text = resp.Shaped.Text
 		processed = resp.Shaped.ProcessedBytes
 	}

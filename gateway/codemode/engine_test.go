@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/resultstore"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -184,11 +185,11 @@ func TestOutputPipeline(t *testing.T) {
 	if !r.Shaped.Chunked || r.Shaped.StoredID == "" || !strings.Contains(r.Text, "isogate://result/"+r.Shaped.StoredID) {
 		t.Fatalf("not chunked: %s", r.Text)
 	}
-	full, ok := f.store.Get("", r.Shaped.StoredID)
-	if !ok || !strings.Contains(full, "Issue number 200") {
-		t.Fatalf("full result not retrievable")
+	full, err := f.store.Get(context.Background(), "", r.Shaped.StoredID)
+	if err != nil || !strings.Contains(string(full), "Issue number 200") {
+		t.Fatalf("full result not retrievable: %v", err)
 	}
-	if part, err := f.store.GetPath("", r.Shaped.StoredID, "199/title"); err != nil || !strings.Contains(part, "Issue number 200") {
+	if part, err := resultstore.Lookup(full, "199/title"); err != nil || !strings.Contains(string(part), "Issue number 200") {
 		t.Fatalf("path: %q %v", part, err)
 	}
 	if !strings.Contains(r.Text, "[Output: ") {

@@ -16,6 +16,7 @@ import (
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/gateway/resultstore"
 	"github.com/isogate/isogate/gateway/stats"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -70,7 +71,7 @@ func (downCaller) CallTool(ctx context.Context, b, tool string, args json.RawMes
 type fixture struct {
 	engine  *Engine
 	runner  *countingRunner
-	store   *output.Store
+	store   *resultstore.Memory
 	stats   *stats.Counters
 	catalog *catalog.Catalog
 	peak    atomic.Int32
@@ -89,7 +90,7 @@ type itemsArgs struct {
 // "my-backend", and an engine over them.
 func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
-	f := &fixture{store: output.NewStore(time.Minute, 1<<20), stats: stats.New(), catalog: catalog.New()}
+	f := &fixture{store: resultstore.NewMemory(resultstore.Limits{TTL: time.Minute, MaxBytes: 1 << 20}), stats: stats.New(), catalog: catalog.New()}
 	var inflight atomic.Int32
 
 	everything := mcp.NewServer(&mcp.Implementation{Name: "everything"}, nil)

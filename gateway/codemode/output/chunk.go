@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/isogate/isogate/gateway/resultstore"
 )
 
 // Summary tuning. These are deliberately not options: they shape how a
@@ -128,10 +130,11 @@ func scalarArray(arr *jval) (string, bool) {
 }
 
 // summarizeJSON writes the summary of doc (the parsed output, bodyLen bytes
-// as text), stores raw, and ends the summary with where to read it. It
-// reports false, storing nothing, when the summary would not be shorter
-// than the output itself (e.g. many deep paths with long keys).
-func summarizeJSON(doc *jval, bodyLen int, raw string, filtered bool, o Options, store *Store) (text, id string, ok bool) {
+// as text), keeps the raw output through keep, and ends the summary with
+// where to read it. It reports false, keeping nothing, when the summary
+// would not be shorter than the output itself (e.g. many deep paths with
+// long keys).
+func summarizeJSON(doc *jval, bodyLen int, filtered bool, o Options, k *keeper) (text string, ok bool) {
 	var b strings.Builder
 	var example []string
 	path, arr, found := mainArray(doc)
@@ -148,25 +151,23 @@ func summarizeJSON(doc *jval, bodyLen int, raw string, filtered bool, o Options,
 		example = writeKeyPathSummary(&b, doc, bodyLen)
 	}
 	fetch := func(id string) string {
-		base := ResultURI(id, "")
-		return fmt.Sprintf("Full result: read resource %s (or %s/<json-path> for a part, e.g. %s)",
-			base, base, ResultURI(id, uriPath(example)))
+		base := resultstore.URI(id, "")
+		return fmt.Sprintf("Full result: %s (or %s/<json-path> for a part, e.g. %s); read it as a resource or with read_result {\"uri\": \"%s\"}",
+			base, base, resultstore.URI(id, uriPath(example)), base)
 	}
-	if b.Len()+len(fetch("0123456789abcdef")) >= bodyLen {
-		return "", "", false
+	if b.Len()+len(fetch(strings.Repeat("0", 32))) >= bodyLen {
+		return "", false
 	}
-
-	id, stored := store.Put(o.Owner, raw)
-	if !stored {
-		fmt.Fprintf(&b, "Full result could not be kept: %s exceeds the result store limit of %s.",
-			fmtKB(len(raw)), fmtKB(store.MaxBytes()))
-		return b.String(), "", true
+	id, err := k.keep()
+	if err != nil {
+		fmt.Fprintf(&b, "Full result could not be kept: %v.", err)
+		return b.String(), true
 	}
 	b.WriteString(fetch(id))
 	if filtered {
 		b.WriteString("\n(The stored result is the complete output from before the intent filter; paths address it.)")
 	}
-	return b.String(), id, true
+	return b.String(), true
 }
 
 // writeArraySummary summarises arr (at path in doc): count, keys, the first
@@ -330,19 +331,22 @@ func writeIdentities(b *strings.Builder, rest []*jval, start, budget int) {
 		return
 	}
 	fmt.Fprintf(b, "Remaining %s (%s): ", count(len(rest), "item"), strings.Join(fields, "/"))
-	written := 0
+	tokens := make([]string, len(ids))
 	for i, id := range ids {
-		var s string
 		switch {
 		case id.field == "":
-			s = "#" + strconv.Itoa(start+i)
+			tokens[i] = "#" + strconv.Itoa(start+i)
 		case len(fields) == 1:
-			s = id.val
+			tokens[i] = id.val
 		default:
-			s = id.field + "=" + id.val
+			tokens[i] = id.field + "=" + id.val
 		}
+	}
+	written, i := 0, 0
+	for i < len(tokens) {
+		s, n := runAt(tokens, i)
 		if written > 0 && written+len(s) > budget {
-			fmt.Fprintf(b, ", … (+%d more)", len(ids)-i)
+			fmt.Fprintf(b, ", … (+%d more)", len(tokens)-i)
 			break
 		}
 		if i > 0 {
@@ -350,8 +354,49 @@ func writeIdentities(b *strings.Builder, rest []*jval, start, budget int) {
 		}
 		b.WriteString(s)
 		written += len(s) + 2
+		i += n
 	}
 	b.WriteByte('\n')
+}
+
+// minRun is the shortest run of consecutive integers written as a range.
+const minRun = 3
+
+// runAt returns how to write tokens[i:]: a run of at least minRun
+// consecutive integers ("5", "6", "7", or "#5", "#6", "#7") becomes one
+// range ("5-7", "#5-7"), anything else the token itself; n is the number of
+// tokens consumed.
+func runAt(tokens []string, i int) (s string, n int) {
+	prefix, first, ok := intToken(tokens[i])
+	if !ok {
+		return tokens[i], 1
+	}
+	n = 1
+	for i+n < len(tokens) {
+		p, v, ok := intToken(tokens[i+n])
+		if !ok || p != prefix || v != first+int64(n) {
+			break
+		}
+		n++
+	}
+	if n < minRun {
+		return tokens[i], 1
+	}
+	return fmt.Sprintf("%s%d-%d", prefix, first, first+int64(n-1)), n
+}
+
+// intToken splits a token that is a decimal integer, optionally after "#",
+// written canonically (no sign, no leading zeros).
+func intToken(t string) (prefix string, v int64, ok bool) {
+	prefix, digits := "", t
+	if strings.HasPrefix(t, "#") {
+		prefix, digits = "#", t[1:]
+	}
+	v, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || v < 0 || strconv.FormatInt(v, 10) != digits {
+		return "", 0, false
+	}
+	return prefix, v, true
 }
 
 // keysAlong returns the object keys along path (child positions) in doc.

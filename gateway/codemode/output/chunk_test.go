@@ -1,12 +1,15 @@
 package output
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/gateway/resultstore"
 )
 
 // chunkOnly enables only the auto-chunk stage.
@@ -27,16 +30,33 @@ func jsonArray(n int, item func(int) string) string {
 }
 
 func fetchLine(id, example string) string {
-	return fmt.Sprintf("Full result: read resource isogate://result/%s (or isogate://result/%s/<json-path> for a part, e.g. isogate://result/%s/%s)", id, id, id, example)
+	return fmt.Sprintf(`Full result: isogate://result/%s (or isogate://result/%s/<json-path> for a part, e.g. isogate://result/%s/%s); read it as a resource or with read_result {"uri": "isogate://result/%s"}`, id, id, id, example, id)
+}
+
+var ctx = context.Background()
+
+// newStore returns an in-memory store holding up to n bytes for one owner.
+func newStore(n int) *resultstore.Memory {
+	return resultstore.NewMemory(resultstore.Limits{TTL: time.Hour, MaxBytes: n, OwnerBytes: n})
+}
+
+// getPath reads the part at path of the stored result id.
+func getPath(s resultstore.Store, owner, id, path string) (string, error) {
+	data, err := s.Get(ctx, owner, id)
+	if err != nil {
+		return "", err
+	}
+	part, err := resultstore.Lookup(data, path)
+	return string(part), err
 }
 
 func lastLine(s string) string { return s[strings.LastIndexByte(s, '\n')+1:] }
 
 func TestChunkUniformArray(t *testing.T) {
 	raw := jsonArray(60, issue)
-	store := NewStore(time.Hour, 1<<20)
-	res := Shape(raw, "", chunkOnly(), store)
-	if !res.Chunked || !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(res.StoredID) {
+	store := newStore(1 << 20)
+	res := Shape(ctx, raw, "", chunkOnly(), store)
+	if !res.Chunked || !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(res.StoredID) {
 		t.Fatalf("Chunked %v StoredID %q", res.Chunked, res.StoredID)
 	}
 	text := res.Text
@@ -59,20 +79,16 @@ func TestChunkUniformArray(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.Join(lines[3:10], "\n")), &preview); err != nil || len(preview) != 5 {
 		t.Fatalf("preview is not a JSON array of 5 items: %v", err)
 	}
-	var ids []string
-	for i := 5; i < 60; i++ {
-		ids = append(ids, fmt.Sprint(i))
-	}
-	if want := "Remaining 55 items (id): " + strings.Join(ids, ", "); lines[10] != want {
+	if want := "Remaining 55 items (id): 5-59"; lines[10] != want {
 		t.Fatalf("identities line = %q, want %q", lines[10], want)
 	}
 	if got, want := lastLine(text), fetchLine(res.StoredID, "5"); got != want {
 		t.Fatalf("last line = %q, want %q", got, want)
 	}
-	if got, ok := store.Get("", res.StoredID); !ok || got != raw {
+	if got, err := store.Get(ctx, "", res.StoredID); err != nil || string(got) != raw {
 		t.Fatalf("stored result is not the raw output")
 	}
-	part, err := store.GetPath("", res.StoredID, "5/title")
+	part, err := getPath(store, "", res.StoredID, "5/title")
 	if err != nil || part != `"Issue 5"` {
 		t.Fatalf("GetPath(5/title) = %q, %v", part, err)
 	}
@@ -99,7 +115,7 @@ func TestChunkIdentities(t *testing.T) {
 		{"label", func(i int) string { return fmt.Sprintf(`{"label":"L%d","v":%q}`, i, pad) },
 			`Remaining 25 items (label): "L5"`},
 		{"id beats name, any case", func(i int) string { return fmt.Sprintf(`{"name":"n%d","ID":%d,"v":%q}`, i, 100+i, pad) },
-			`Remaining 25 items (ID): 105, 106`},
+			"Remaining 25 items (ID): 105-129\n"},
 		{"null or object id skipped", func(i int) string { return fmt.Sprintf(`{"id":null,"slug":{"x":1},"title":"t%d","v":%q}`, i, pad) },
 			`Remaining 25 items (title): "t5"`},
 		{"mixed fields", func(i int) string {
@@ -120,7 +136,7 @@ func TestChunkIdentities(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			raw := jsonArray(30, c.item)
-			res := Shape(raw, "", chunkOnly(), NewStore(time.Hour, 1<<20))
+			res := Shape(ctx, raw, "", chunkOnly(), newStore(1<<20))
 			if !res.Chunked {
 				t.Fatalf("not chunked")
 			}
@@ -135,10 +151,36 @@ func TestChunkIdentities(t *testing.T) {
 	}
 }
 
+// Runs of consecutive integers are written as ranges; anything else, and
+// runs shorter than three, item by item.
+func TestIdentityRanges(t *testing.T) {
+	cases := []struct {
+		tokens []string
+		want   string
+	}{
+		{[]string{"1", "2", "3", "4", "7", "8", "10", "11", "12"}, "1-4, 7, 8, 10-12"},
+		{[]string{"#5", "#6", "#7", "8", "9", "10"}, "#5-7, 8-10"},
+		{[]string{"1", "01", "2", "-1", "0", "1", "x"}, "1, 01, 2, -1, 0, 1, x"},
+		{[]string{"9", "8", "7"}, "9, 8, 7"},
+		{[]string{"9223372036854775806", "9223372036854775807", "9223372036854775808"}, "9223372036854775806, 9223372036854775807, 9223372036854775808"},
+	}
+	for _, c := range cases {
+		var parts []string
+		for i := 0; i < len(c.tokens); {
+			s, n := runAt(c.tokens, i)
+			parts = append(parts, s)
+			i += n
+		}
+		if got := strings.Join(parts, ", "); got != c.want {
+			t.Errorf("%v: %q, want %q", c.tokens, got, c.want)
+		}
+	}
+}
+
 func TestChunkIdentityListIsBounded(t *testing.T) {
 	raw := jsonArray(5000, func(i int) string { return fmt.Sprintf(`{"id":"item-%06d","n":%d}`, i, i) })
 	o := chunkOnly()
-	res := Shape(raw, "", o, NewStore(time.Hour, 1<<22))
+	res := Shape(ctx, raw, "", o, newStore(1<<22))
 	if !regexp.MustCompile(`, … \(\+\d+ more\)\n`).MatchString(res.Text) {
 		t.Fatalf("long identity list not cut off")
 	}
@@ -164,19 +206,19 @@ func TestChunkNestedArray(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			store := NewStore(time.Hour, 1<<20)
-			res := Shape(c.raw, "", chunkOnly(), store)
+			store := newStore(1 << 20)
+			res := Shape(ctx, c.raw, "", chunkOnly(), store)
 			want := fmt.Sprintf("[JSON summary (%s): array of 40 objects at %s]\n%sKeys: id, title, state, body\n", fmtKB(len(c.raw)), c.at, c.other)
 			if !strings.HasPrefix(res.Text, want) {
 				t.Fatalf("got:\n%s\nwant prefix:\n%s", res.Text[:min(len(res.Text), 300)], want)
 			}
-			if !strings.Contains(res.Text, "Remaining 35 items (id): 5, 6,") {
+			if !strings.Contains(res.Text, "Remaining 35 items (id): 5-39\n") {
 				t.Fatalf("no identities for the nested array")
 			}
 			if got := lastLine(res.Text); got != fetchLine(res.StoredID, c.example) {
 				t.Fatalf("last line %q", got)
 			}
-			part, err := store.GetPath("", res.StoredID, c.example)
+			part, err := getPath(store, "", res.StoredID, c.example)
 			if err != nil || !strings.Contains(part, `"id": 5,`) {
 				t.Fatalf("GetPath(%s) = %q, %v", c.example, part, err)
 			}
@@ -191,8 +233,8 @@ func TestChunkKeyPathSummary(t *testing.T) {
 	})
 	raw := `{"results":{"items":` + items + `},"meta":{"total":5,"page":1},"logs":[` +
 		strings.Repeat(`"`+strings.Repeat("l", 500)+`",`, 11) + `{"odd":1}]}`
-	store := NewStore(time.Hour, 1<<20)
-	res := Shape(raw, "", chunkOnly(), store)
+	store := newStore(1 << 20)
+	res := Shape(ctx, raw, "", chunkOnly(), store)
 	if !res.Chunked {
 		t.Fatalf("not chunked")
 	}
@@ -221,7 +263,7 @@ func TestChunkHeterogeneousArray(t *testing.T) {
 	raw := jsonArray(20, func(i int) string {
 		return fmt.Sprintf(`{"k%d":%q}`, i, strings.Repeat("v", 600)) // no shared keys
 	})
-	res := Shape(raw, "", chunkOnly(), NewStore(time.Hour, 1<<20))
+	res := Shape(ctx, raw, "", chunkOnly(), newStore(1<<20))
 	if !strings.HasPrefix(res.Text, fmt.Sprintf("[JSON summary (%s): array of 20 items; key paths", fmtKB(len(raw)))) {
 		t.Fatalf("heterogeneous array not summarised by key paths:\n%s", res.Text)
 	}
@@ -232,7 +274,7 @@ func TestChunkHeterogeneousArray(t *testing.T) {
 
 func TestChunkScalarArray(t *testing.T) {
 	raw := jsonArray(3000, func(i int) string { return fmt.Sprint(i * 7) })
-	res := Shape(raw, "", chunkOnly(), NewStore(time.Hour, 1<<20))
+	res := Shape(ctx, raw, "", chunkOnly(), newStore(1<<20))
 	want := fmt.Sprintf("[JSON summary (%s): array of 3000 numbers]\nFirst 5 items:\n[\n0,\n7,\n14,\n21,\n28\n]\nRemaining 2995 items not shown.\n", fmtKB(len(raw)))
 	if !strings.HasPrefix(res.Text, want) {
 		t.Fatalf("got:\n%s\nwant prefix:\n%s", res.Text, want)
@@ -243,8 +285,8 @@ func TestChunkPreviewOptionsAndClipping(t *testing.T) {
 	raw := jsonArray(10, func(i int) string { return fmt.Sprintf(`{"id":%d,"blob":%q}`, i, strings.Repeat("é", 3000)) })
 	o := chunkOnly()
 	o.ChunkPreviewItems = 3
-	res := Shape(raw, "", o, NewStore(time.Hour, 1<<20))
-	if !strings.Contains(res.Text, "\nFirst 3 items:\n") || !strings.Contains(res.Text, "\nRemaining 7 items (id): 3, 4, 5, 6, 7, 8, 9\n") {
+	res := Shape(ctx, raw, "", o, newStore(1<<20))
+	if !strings.Contains(res.Text, "\nFirst 3 items:\n") || !strings.Contains(res.Text, "\nRemaining 7 items (id): 3-9\n") {
 		t.Fatalf("ChunkPreviewItems not honoured:\n%s", res.Text)
 	}
 	if !strings.Contains(res.Text, `…(+5700 bytes)"}`) {
@@ -259,7 +301,7 @@ func TestChunkKeyPathLimits(t *testing.T) {
 	// Deep nesting stops at the depth limit; a wide object stops at the
 	// line limit.
 	deep := strings.Repeat(`{"d":`, 12) + `"` + strings.Repeat("x", 11000) + `"` + strings.Repeat("}", 12)
-	res := Shape(`{"a":`+deep+`,"b":`+deep+`}`, "", chunkOnly(), NewStore(time.Hour, 1<<20))
+	res := Shape(ctx, `{"a":`+deep+`,"b":`+deep+`}`, "", chunkOnly(), newStore(1<<20))
 	for _, l := range strings.Split(res.Text, "\n") {
 		if strings.Count(l, " > ") >= maxKeyPathDepth+1 {
 			t.Fatalf("line deeper than the limit: %q", l)
@@ -273,7 +315,7 @@ func TestChunkKeyPathLimits(t *testing.T) {
 	for i := range 1000 {
 		fields = append(fields, fmt.Sprintf(`"field%04d":%d`, i, i))
 	}
-	res = Shape("{"+strings.Join(fields, ",")+"}", "", chunkOnly(), NewStore(time.Hour, 1<<20))
+	res = Shape(ctx, "{"+strings.Join(fields, ",")+"}", "", chunkOnly(), newStore(1<<20))
 	if n := strings.Count(res.Text, "\n"); n > maxSummaryLines+3 {
 		t.Fatalf("summary has %d lines", n)
 	}
@@ -292,18 +334,18 @@ func TestChunkSkips(t *testing.T) {
 		"below threshold": jsonArray(10, issue),
 	}
 	for name, raw := range cases {
-		store := NewStore(time.Hour, 1<<20)
-		res := Shape(raw, "", chunkOnly(), store)
+		store := newStore(1 << 20)
+		res := Shape(ctx, raw, "", chunkOnly(), store)
 		if res.Chunked || res.Text != raw || res.StoredID != "" || store.Len() != 0 {
 			t.Errorf("%s: chunked %v, stored %d; want untouched", name, res.Chunked, store.Len())
 		}
 	}
 	// Without a store nothing is summarised: the full result would be lost.
 	raw := jsonArray(60, issue)
-	if res := Shape(raw, "", chunkOnly(), nil); res.Chunked || res.Text != raw {
+	if res := Shape(ctx, raw, "", chunkOnly(), nil); res.Chunked || res.Text != raw {
 		t.Errorf("nil store: chunked %v", res.Chunked)
 	}
-	if res := Shape(raw, "", DefaultOptions(), nil); res.Chunked || res.Text != raw {
+	if res := Shape(ctx, raw, "", DefaultOptions(), nil); res.Chunked || res.Text != raw {
 		t.Errorf("nil store with defaults: chunked %v", res.Chunked)
 	}
 }
@@ -319,8 +361,8 @@ func TestChunkNotWhenSummaryIsNoSmaller(t *testing.T) {
 	raw := fmt.Sprintf(`{%q:{%q:{%q:{%s}}}}`, long("a"), long("b"), long("c"), strings.Join(leaves, ","))
 	o := chunkOnly()
 	o.ChunkThreshold = 1000
-	store := NewStore(time.Hour, 1<<20)
-	res := Shape(raw, "", o, store)
+	store := newStore(1 << 20)
+	res := Shape(ctx, raw, "", o, store)
 	if res.Chunked || res.Text != raw || store.Len() != 0 {
 		t.Fatalf("chunked into a longer summary: %d bytes for %d", len(res.Text), len(raw))
 	}
@@ -328,14 +370,13 @@ func TestChunkNotWhenSummaryIsNoSmaller(t *testing.T) {
 
 func TestChunkStoreTooSmall(t *testing.T) {
 	raw := jsonArray(60, issue)
-	store := NewStore(time.Hour, 1000)
-	res := Shape(raw, "", chunkOnly(), store)
+	store := newStore(1000)
+	res := Shape(ctx, raw, "", chunkOnly(), store)
 	if !res.Chunked || res.StoredID != "" || store.Len() != 0 {
 		t.Fatalf("Chunked %v StoredID %q Len %d", res.Chunked, res.StoredID, store.Len())
 	}
-	want := fmt.Sprintf("Full result could not be kept: %s exceeds the result store limit of 1.0KB.", fmtKB(len(raw)))
-	if got := lastLine(res.Text); got != want {
-		t.Fatalf("last line %q, want %q", got, want)
+	if got := lastLine(res.Text); !strings.HasPrefix(got, "Full result could not be kept: result larger than the result store's per-owner share") {
+		t.Fatalf("last line %q does not say why the result was not kept", got)
 	}
 	if strings.Contains(res.Text, "isogate://") {
 		t.Fatalf("summary offers a URI for a result that was not stored")
@@ -345,12 +386,12 @@ func TestChunkStoreTooSmall(t *testing.T) {
 func TestChunkStoresUnderOwner(t *testing.T) {
 	o := chunkOnly()
 	o.Owner = "session-a"
-	store := NewStore(time.Hour, 1<<20)
-	res := Shape(jsonArray(60, issue), "", o, store)
-	if _, ok := store.Get("session-a", res.StoredID); !ok {
+	store := newStore(1 << 20)
+	res := Shape(ctx, jsonArray(60, issue), "", o, store)
+	if _, err := store.Get(ctx, "session-a", res.StoredID); err != nil {
 		t.Fatalf("result not stored under the owner")
 	}
-	if _, ok := store.Get("session-b", res.StoredID); ok {
+	if _, err := store.Get(ctx, "session-b", res.StoredID); err == nil {
 		t.Fatalf("another owner can read the result")
 	}
 }

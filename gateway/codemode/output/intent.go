@@ -1,11 +1,14 @@
 package output
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/isogate/isogate/gateway/jssyntax"
 )
 
 // stopWords are dropped from an intent before matching: function words and
@@ -86,8 +89,8 @@ type filterResult struct {
 
 // filterIntent keeps the sections of raw that mention enough of the
 // intent's terms. Sections are the items of the JSON result's main array
-// (see mainArray) when raw is JSON, else blank-line separated paragraphs,
-// else lines. JSON without such an array, and text with fewer than two
+// (see mainArray) when raw is a JSON container, else blank-line separated
+// paragraphs, else lines (of the text inside when raw is a JSON string). JSON without such an array, and text with fewer than two
 // sections, is left alone; so is everything when no section matches (with a
 // note saying so) or every section matches (silently).
 func filterIntent(raw, intent string) filterResult {
@@ -124,24 +127,51 @@ func filterIntent(raw, intent string) filterResult {
 		return res
 	}
 
-	sections, sep, unit := splitSections(raw)
-	if len(sections) < 2 {
-		return res
-	}
-	var kept []string
-	for _, s := range sections {
-		if matchesTerms(s, terms, need) {
-			kept = append(kept, s)
+	// A program that returns a string gets it as a JSON string literal:
+	// filter the text inside, and keep the literal form.
+	text, quoted := raw, false
+	if t := strings.Trim(raw, jsonSpace); strings.HasPrefix(t, `"`) {
+		var s string
+		if json.Unmarshal([]byte(t), &s) == nil {
+			text, quoted = s, true
 		}
 	}
-	res.note = filterNote(len(kept), len(sections), unit, intent)
-	if len(kept) == 0 || len(kept) == len(sections) {
+	kept, note := filterText(text, terms, need, intent)
+	res.note = note
+	if kept == "" {
 		return res
 	}
-	res.text = strings.Join(kept, sep)
+	if quoted {
+		kept = jsonString(kept)
+	}
+	res.text = kept
 	res.filtered = true
 	return res
 }
+
+// filterText keeps the sections of text that match need of terms. It
+// returns "" for kept when nothing was dropped (too few sections, none
+// matched, or all did), with the note to show.
+func filterText(text string, terms []string, need int, intent string) (kept, note string) {
+	sections, sep, unit := splitSections(text)
+	if len(sections) < 2 {
+		return "", ""
+	}
+	var keep []string
+	for _, s := range sections {
+		if matchesTerms(s, terms, need) {
+			keep = append(keep, s)
+		}
+	}
+	note = filterNote(len(keep), len(sections), unit, intent)
+	if len(keep) == 0 || len(keep) == len(sections) {
+		return "", note
+	}
+	return strings.Join(keep, sep), note
+}
+
+// jsonString encodes s as JSON.stringify would.
+func jsonString(s string) string { return string(jssyntax.AppendString(nil, s)) }
 
 // filterNote is the note line for kept of total sections; "" when all were
 // kept (nothing to report).

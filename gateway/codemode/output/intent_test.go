@@ -49,7 +49,7 @@ func TestIntentFilterParagraphs(t *testing.T) {
 	}
 	ps := paragraphs(41, keep)
 	raw := strings.Join(ps, "\n\n") + "\n"
-	res := Shape(raw, "open bugs", intentOnly(), nil)
+	res := Shape(ctx, raw, "open bugs", intentOnly(), nil)
 	want := `[intent filter: kept 3 of 41 sections matching "open bugs"]` + "\n" + keep[3] + "\n\n" + keep[17] + "\n\n" + keep[30]
 	if res.Text != want || !res.Filtered {
 		t.Fatalf("got (Filtered %v):\n%s\nwant:\n%s", res.Filtered, res.Text, want)
@@ -64,7 +64,7 @@ func TestIntentFilterThirtyPercent(t *testing.T) {
 		3: "charlie, delta and alpha",
 	}
 	raw := strings.Join(paragraphs(10, special), "\n\n")
-	res := Shape(raw, "alpha bravo charlie delta", intentOnly(), nil)
+	res := Shape(ctx, raw, "alpha bravo charlie delta", intentOnly(), nil)
 	if strings.Contains(res.Text, "alpha only") || !strings.Contains(res.Text, "alpha and bravo") || !strings.Contains(res.Text, "charlie, delta and alpha") {
 		t.Fatalf("wrong sections kept:\n%s", res.Text)
 	}
@@ -83,7 +83,7 @@ func TestIntentFilterLines(t *testing.T) {
 		}
 	}
 	raw := strings.Join(lines, "\n")
-	res := Shape(raw, "disk errors", intentOnly(), nil)
+	res := Shape(ctx, raw, "disk errors", intentOnly(), nil)
 	want := "[intent filter: kept 3 of 60 lines matching \"disk errors\"]\nERROR disk full on node-5\nERROR disk full on node-25\nERROR disk full on node-45"
 	if res.Text != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", res.Text, want)
@@ -92,13 +92,13 @@ func TestIntentFilterLines(t *testing.T) {
 
 func TestIntentFilterJSONArray(t *testing.T) {
 	raw := jsonArray(40, issue) // compact: no blank lines, one line
-	res := Shape(raw, "closed issues", intentOnly(), nil)
+	res := Shape(ctx, raw, "closed issues", intentOnly(), nil)
 	// "issue" matches every item's title, so 1 of 2 terms matches all and
 	// nothing is dropped; a more specific intent filters.
 	if res.Filtered || res.Text != raw {
 		t.Fatalf("every item matches, want unchanged")
 	}
-	res = Shape(raw, "CLOSED", intentOnly(), nil)
+	res = Shape(ctx, raw, "CLOSED", intentOnly(), nil)
 	if !res.Filtered {
 		t.Fatalf("not filtered:\n%.300s", res.Text)
 	}
@@ -129,7 +129,7 @@ func TestIntentFilterNestedJSON(t *testing.T) {
 		return fmt.Sprintf(`{"number":%d,"state":%q,"text":%q}`, i, state, strings.Repeat("z", 50))
 	})
 	raw := `{"meta":{"repo":"isogate"},"data":{"pulls":` + items + `,"count":20}}`
-	res := Shape(raw, "open", intentOnly(), nil)
+	res := Shape(ctx, raw, "open", intentOnly(), nil)
 	note, body, _ := strings.Cut(res.Text, "\n")
 	if note != `[intent filter: kept 4 of 20 items matching "open"]` {
 		t.Fatalf("note %q", note)
@@ -158,7 +158,7 @@ func TestIntentFilterNestedJSON(t *testing.T) {
 
 func TestIntentFilterNoMatch(t *testing.T) {
 	raw := strings.Join(paragraphs(10, nil), "\n\n")
-	res := Shape(raw, "kubernetes quota", intentOnly(), nil)
+	res := Shape(ctx, raw, "kubernetes quota", intentOnly(), nil)
 	want := `[intent filter: no sections matched "kubernetes quota"; showing full output]` + "\n" + raw
 	if res.Text != want || res.Filtered {
 		t.Fatalf("got Filtered %v:\n%.200s", res.Filtered, res.Text)
@@ -182,7 +182,7 @@ func TestIntentFilterLeavesAlone(t *testing.T) {
 		{"every section matches", strings.Repeat("open bug here\n\n", 20), "open bug", intentOnly()},
 	}
 	for _, c := range cases {
-		res := Shape(c.raw, c.intent, c.opts, nil)
+		res := Shape(ctx, c.raw, c.intent, c.opts, nil)
 		if res.Text != c.raw || res.Filtered {
 			t.Errorf("%s: output changed (Filtered %v): %.120q", c.name, res.Filtered, res.Text)
 		}
@@ -195,7 +195,7 @@ func TestIntentFilterLeavesAlone(t *testing.T) {
 func TestIntentNoteClipsLongIntent(t *testing.T) {
 	intent := "open " + strings.Repeat("é", 100) + "\nbug"
 	raw := strings.Join(paragraphs(10, map[int]string{1: "open issue"}), "\n\n")
-	res := Shape(raw, intent, intentOnly(), nil)
+	res := Shape(ctx, raw, intent, intentOnly(), nil)
 	note, _, _ := strings.Cut(res.Text, "\n")
 	if !strings.HasPrefix(note, `[intent filter: kept 1 of 10 sections matching "open éé`) || !strings.HasSuffix(note, `é…"]`) {
 		t.Fatalf("note %q", note)

@@ -6,20 +6,30 @@
 //  1. intent filter: keep only the sections that match the agent's stated
 //     intent (paragraphs, lines, or the items of a JSON array);
 //  2. JSON auto-chunk: replace a large JSON result by a summary and keep the
-//     full result in a Store, readable as isogate://result/<id>[/<path>];
+//     full result in a resultstore.Store, readable as
+//     isogate://result/<id>[/<path>];
 //  3. truncate: keep the head and tail of an over-long text with one marker
 //     in the middle;
 //  4. footer: say how much was returned out of how much was processed.
 //
-// The package is pure Go and knows nothing about MCP; the gateway serves the
-// Store's contents as resources (see ResultURI and ParseResultURI).
+// Every output a stage reduced is kept whole in the store and the text names
+// its URI. The package is pure Go and knows nothing about MCP; the gateway
+// serves the store's contents as resources and through read_result.
 package output
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/isogate/isogate/gateway/resultstore"
 )
+
+// minLongReferenceBudget is the smallest MaxOutputSize for which the
+// reference to a kept output shows the whole read_result call.
+const minLongReferenceBudget = 2000
 
 // Defaults applied by Shape to non-positive numeric Options fields, and the
 // footer threshold.
@@ -56,8 +66,8 @@ type Options struct {
 	// becomes a count, its keys, the first ChunkPreviewItems items and the
 	// identities (id, name, title, slug, key or label) of the rest; any
 	// other JSON becomes a depth-limited list of key paths with types and
-	// sizes. The raw output is stored in the Store and the summary ends
-	// with its isogate://result/<id> URI. It needs a non-nil Store (the full
+	// sizes. The raw output is stored in the store and the summary ends
+	// with its isogate://result/<id> URI. It needs a non-nil store (the full
 	// result must stay reachable) and is skipped without one, and when the
 	// summary would not be shorter than the output.
 	AutoChunk         bool
@@ -79,7 +89,7 @@ type Options struct {
 	// size includes the footer itself.
 	Footer bool
 
-	// Owner is the Store owner (e.g. the session) full results are stored
+	// Owner is the store owner (e.g. the session) full results are stored
 	// under; only the same owner can read them back.
 	Owner string
 }
@@ -126,21 +136,69 @@ type Result struct {
 	// Truncated, Chunked and Filtered report which stages changed the text.
 	// Chunked is also true when the full result could not be stored.
 	Truncated, Chunked, Filtered bool
-	// StoredID is the Store id of the full result when it was stored.
+	// StoredID is the store id of the full output when it was stored.
 	StoredID string
+}
+
+// keeper stores the raw output at most once, when a stage first needs it.
+type keeper struct {
+	ctx   context.Context
+	store resultstore.Store
+	owner string
+	raw   string
+
+	id   string
+	err  error
+	done bool
+}
+
+// keep stores the raw output (once) and returns its id.
+func (k *keeper) keep() (string, error) {
+	if !k.done {
+		k.done = true
+		if k.store == nil {
+			k.err = errors.New("no result store is configured")
+		} else {
+			k.id, k.err = k.store.Put(k.ctx, k.owner, []byte(k.raw))
+		}
+	}
+	return k.id, k.err
+}
+
+// reference says where the full output is, or why it was not kept: a long
+// form that shows the read_result call, or a short one for small output
+// budgets. It is "" when no store is configured.
+func (k *keeper) reference(long bool) string {
+	if k.store == nil {
+		return ""
+	}
+	id, err := k.keep()
+	if err != nil {
+		return fmt.Sprintf("full output (%s) not kept: %v", fmtKB(len(k.raw)), err)
+	}
+	uri := resultstore.URI(id, "")
+	if !long {
+		return "full output: " + uri
+	}
+	return fmt.Sprintf("full output (%s): %s; read it as a resource or with read_result {\"uri\": \"%s\", \"offset\": 0, \"limit\": 20000}",
+		fmtKB(len(k.raw)), uri, uri)
 }
 
 // Shape runs raw, the program's final result as text, through the enabled
 // stages: intent filter, JSON auto-chunk, truncate, footer. intent is the
-// agent's stated purpose ("" disables the filter); store keeps full results
-// of summarised JSON and may be nil, which disables auto-chunking.
+// agent's stated purpose ("" disables the filter); store keeps the full
+// output of every output a stage reduced, under opts.Owner, and may be nil
+// (auto-chunking is then off, and a reduced output says it was not kept).
 //
-// A note from the intent filter, if any, becomes the first line of the text.
-// When both Truncate and Footer are on, the footer fits within
-// MaxOutputSize too.
-func Shape(raw string, intent string, opts Options, store *Store) Result {
+// Whenever a stage removed something, the text names the full output's
+// isogate://result/{id} URI (the chunk summary does so itself; otherwise a
+// reference line is added before the footer). A note from the intent
+// filter, if any, becomes the first line. When Truncate is on, the
+// reference line and the footer fit within MaxOutputSize too.
+func Shape(ctx context.Context, raw string, intent string, opts Options, store resultstore.Store) Result {
 	o := opts.withDefaults()
 	res := Result{ProcessedBytes: len(raw)}
+	k := &keeper{ctx: ctx, store: store, owner: o.Owner, raw: raw}
 
 	body, note := raw, ""
 	var doc *jval // parsed body, when the filter already parsed it
@@ -154,42 +212,66 @@ func Shape(raw string, intent string, opts Options, store *Store) Result {
 			doc, _ = parseJSON(body)
 		}
 		if doc != nil {
-			if sum, id, ok := summarizeJSON(doc, len(body), raw, res.Filtered, o, store); ok {
-				body, res.StoredID, res.Chunked = sum, id, true
+			if sum, ok := summarizeJSON(doc, len(body), res.Filtered, o, k); ok {
+				body, res.Chunked = sum, true
 			}
 		}
 	}
 
+	// The reference goes into the filter's note (the body may be JSON) or,
+	// for a truncated text, on a line of its own at the end.
+	long := o.MaxOutputSize >= minLongReferenceBudget
+	if res.Filtered && !res.Chunked {
+		if ref := k.reference(long); ref != "" {
+			note = strings.TrimSuffix(note, "]") + "; " + ref + "]"
+		}
+	}
 	text := body
 	if note != "" {
 		text = note + "\n" + body
 	}
-	if o.Truncate {
-		text, res.Truncated = fitOutput(text, len(raw), o)
+	ref := ""
+	if o.Truncate && !fits(text, len(raw), o) {
+		if !res.Chunked && !res.Filtered {
+			if ref = k.reference(long); ref != "" {
+				ref = "\n[" + ref + "]"
+			}
+		}
+		text, res.Truncated = fitOutput(text, len(raw), o, len(ref))
 	}
+	text += ref
 	if o.Footer {
 		text = appendFooter(text, len(raw))
 	}
 	res.Text = text
 	res.ReturnedBytes = len(text)
+	res.StoredID = k.id
 	return res
 }
 
-// fitOutput truncates text so that it, plus the footer when one will be
-// added, fits in o.MaxOutputSize.
-func fitOutput(text string, processed int, o Options) (string, bool) {
-	limit := o.MaxOutputSize
-	footer := 0
-	if o.Footer && processed-len(text) > FooterMinRemoved {
-		footer = len(footerFor(len(text), processed))
+// footerLen is the length of the footer that will be added to a text of n
+// bytes (0 when none will be).
+func footerLen(n, processed int, o Options) int {
+	if !o.Footer || processed-n <= FooterMinRemoved {
+		return 0
 	}
-	if len(text)+footer <= limit {
-		return text, false
-	}
+	return len(footerFor(n, processed))
+}
+
+// fits reports whether text, plus the footer when one will be added, fits in
+// o.MaxOutputSize.
+func fits(text string, processed int, o Options) bool {
+	return len(text)+footerLen(len(text), processed, o) <= o.MaxOutputSize
+}
+
+// fitOutput truncates text so that it, plus reserve bytes and the footer,
+// fits in o.MaxOutputSize.
+func fitOutput(text string, processed int, o Options, reserve int) (string, bool) {
+	limit := o.MaxOutputSize - reserve
 	if o.Footer {
-		// The returned size in the footer is at most limit and the
+		// The returned size in the footer is at most MaxOutputSize and the
 		// percentage at most 100, so this is the longest footer possible.
-		limit -= len(formatFooter(limit, processed, 100))
+		limit -= len(formatFooter(o.MaxOutputSize, processed, 100))
 	}
 	return truncateText(text, limit)
 }

@@ -6,7 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/isogate/isogate/gateway/resultstore"
 )
 
 var footerRE = regexp.MustCompile(`\n\[Output: (\d+\.\d)KB returned, (\d+\.\d)KB processed, (\d+)% reduced\]$`)
@@ -61,7 +62,7 @@ func TestFooterThreshold(t *testing.T) {
 	for _, removed := range []int{200, 201} {
 		drop := strings.Repeat("x", removed-1+len(note))
 		raw := keep + "\n\n" + drop
-		res := Shape(raw, "alpha", Options{IntentFilter: true, IntentMinBytes: 10, Footer: true}, nil)
+		res := Shape(ctx, raw, "alpha", Options{IntentFilter: true, IntentMinBytes: 10, Footer: true}, nil)
 		if body := note + "\n" + keep; !strings.HasPrefix(res.Text, body) || len(raw)-len(body) != removed {
 			t.Fatalf("setup: removed %d, text %q", len(raw)-len(body), res.Text)
 		}
@@ -74,17 +75,17 @@ func TestFooterThreshold(t *testing.T) {
 func TestShapeNothingToDo(t *testing.T) {
 	raw := "hello\n\nworld"
 	for _, o := range []Options{{}, DefaultOptions()} {
-		res := Shape(raw, "world", o, NewStore(time.Hour, 1<<20))
+		res := Shape(ctx, raw, "world", o, newStore(1<<20))
 		want := Result{Text: raw, ReturnedBytes: len(raw), ProcessedBytes: len(raw)}
 		if res != want {
-			t.Errorf("Shape(%+v) = %+v, want %+v", o, res, want)
+			t.Errorf("Shape(ctx, %+v) = %+v, want %+v", o, res, want)
 		}
 	}
 }
 
 func TestShapeZeroOptionsPassThrough(t *testing.T) {
 	raw := jsonArray(2000, issue) // ~650KB: every stage would act
-	res := Shape(raw, "closed", Options{}, NewStore(time.Hour, 1<<30))
+	res := Shape(ctx, raw, "closed", Options{}, newStore(1<<30))
 	if res.Text != raw || res.Filtered || res.Chunked || res.Truncated {
 		t.Fatalf("zero Options changed the output: %+v", res)
 	}
@@ -92,10 +93,10 @@ func TestShapeZeroOptionsPassThrough(t *testing.T) {
 
 func TestShapeWholePipelineJSON(t *testing.T) {
 	raw := `{"results":{"items":` + jsonArray(100, issue) + `,"total":100}}`
-	store := NewStore(time.Hour, 1<<20)
+	store := newStore(1 << 20)
 	o := DefaultOptions()
 	o.Owner = "s1"
-	res := Shape(raw, "closed", o, store)
+	res := Shape(ctx, raw, "closed", o, store)
 	if !res.Filtered || !res.Chunked || res.Truncated || res.StoredID == "" {
 		t.Fatalf("flags: %+v", res)
 	}
@@ -117,14 +118,15 @@ func TestShapeWholePipelineJSON(t *testing.T) {
 	}
 	checkFooter(t, res)
 	// The stored result is the unfiltered original.
-	if part, err := store.GetPath("s1", res.StoredID, "results/items/0/state"); err != nil || part != `"open"` {
+	if part, err := getPath(store, "s1", res.StoredID, "results/items/0/state"); err != nil || part != `"open"` {
 		t.Fatalf("GetPath = %q, %v", part, err)
 	}
 }
 
 func TestShapeWholePipelineText(t *testing.T) {
 	raw := numberedLines(20000, "log line %06d: request served in 12ms") // ~780KB
-	res := Shape(raw, "", DefaultOptions(), NewStore(time.Hour, 1<<20))
+	store := newStore(1 << 20)
+	res := Shape(ctx, raw, "", DefaultOptions(), store)
 	if !res.Truncated || res.Chunked || res.Filtered {
 		t.Fatalf("flags: %+v", res)
 	}
@@ -138,8 +140,13 @@ func TestShapeWholePipelineText(t *testing.T) {
 		t.Fatalf("head missing")
 	}
 	body := footerRE.ReplaceAllString(res.Text, "")
-	if !strings.HasSuffix(body, "log line 019999: request served in 12ms\n") {
-		t.Fatalf("tail missing: %q", body[len(body)-80:])
+	ref := fmt.Sprintf("\n[full output (%s): %s; read it as a resource or with read_result {\"uri\": \"%s\", \"offset\": 0, \"limit\": 20000}]",
+		fmtKB(len(raw)), resultstore.URI(res.StoredID, ""), resultstore.URI(res.StoredID, ""))
+	if !strings.HasSuffix(body, "log line 019999: request served in 12ms\n"+ref) {
+		t.Fatalf("tail or reference missing: %q", body[len(body)-300:])
+	}
+	if got, err := store.Get(ctx, "", res.StoredID); err != nil || string(got) != raw {
+		t.Fatalf("the truncated output is not kept whole: %v", err)
 	}
 	checkFooter(t, res)
 }
@@ -147,7 +154,7 @@ func TestShapeWholePipelineText(t *testing.T) {
 func TestShapeTruncateBudgetIncludesFooter(t *testing.T) {
 	raw := strings.Repeat("0123456789abcdef", 1000)
 	for _, max := range []int{150, 200, 500, 1000, 4000} {
-		res := Shape(raw, "", Options{Truncate: true, MaxOutputSize: max, Footer: true}, nil)
+		res := Shape(ctx, raw, "", Options{Truncate: true, MaxOutputSize: max, Footer: true}, nil)
 		if len(res.Text) > max || !res.Truncated {
 			t.Errorf("max %d: len %d truncated %v", max, len(res.Text), res.Truncated)
 		}
@@ -158,21 +165,21 @@ func TestShapeTruncateBudgetIncludesFooter(t *testing.T) {
 	text := note + "\nalpha " + strings.Repeat("a", 300)
 	raw = "alpha " + strings.Repeat("a", 300) + "\n\n" + strings.Repeat("z", 5000)
 	o := Options{IntentFilter: true, IntentMinBytes: 10, Truncate: true, MaxOutputSize: len(text) + 10, Footer: true}
-	res := Shape(raw, "alpha", o, nil)
+	res := Shape(ctx, raw, "alpha", o, nil)
 	if len(res.Text) > o.MaxOutputSize || !res.Truncated {
 		t.Fatalf("len %d > %d (truncated %v)", len(res.Text), o.MaxOutputSize, res.Truncated)
 	}
 	checkFooter(t, res)
 	// With room for both, nothing is cut.
 	o.MaxOutputSize = len(text) + 100
-	if res := Shape(raw, "alpha", o, nil); res.Truncated || !strings.HasPrefix(res.Text, text+"\n[Output: ") {
+	if res := Shape(ctx, raw, "alpha", o, nil); res.Truncated || !strings.HasPrefix(res.Text, text+"\n[Output: ") {
 		t.Fatalf("cut although text and footer fit: %q", res.Text)
 	}
 }
 
 func TestShapeAbsurdMaxOutputSize(t *testing.T) {
 	raw := strings.Repeat("q", 3000)
-	res := Shape(raw, "", Options{Truncate: true, MaxOutputSize: 5}, nil)
+	res := Shape(ctx, raw, "", Options{Truncate: true, MaxOutputSize: 5}, nil)
 	if res.Text != "... [truncated middle — 2.9KB omitted] ..." || !res.Truncated {
 		t.Fatalf("got %q", res.Text)
 	}
@@ -186,44 +193,44 @@ func TestShapeStagesDisabled(t *testing.T) {
 	t.Run("intent filter off", func(t *testing.T) {
 		o := DefaultOptions()
 		o.IntentFilter = false
-		res := Shape(paras, "open bug", o, nil)
+		res := Shape(ctx, paras, "open bug", o, nil)
 		if res.Filtered || res.Text != paras {
 			t.Fatalf("filtered anyway")
 		}
 		o.IntentFilter = true
-		if res := Shape(paras, "open bug", o, nil); !res.Filtered {
+		if res := Shape(ctx, paras, "open bug", o, nil); !res.Filtered {
 			t.Fatalf("control: not filtered when on")
 		}
 	})
 	t.Run("auto-chunk off", func(t *testing.T) {
 		o := DefaultOptions()
 		o.AutoChunk = false
-		store := NewStore(time.Hour, 1<<20)
-		res := Shape(bigJSON, "", o, store)
+		store := newStore(1 << 20)
+		res := Shape(ctx, bigJSON, "", o, store)
 		if res.Chunked || res.Text != bigJSON || store.Len() != 0 {
 			t.Fatalf("chunked anyway")
 		}
 		o.AutoChunk = true
-		if res := Shape(bigJSON, "", o, store); !res.Chunked {
+		if res := Shape(ctx, bigJSON, "", o, store); !res.Chunked {
 			t.Fatalf("control: not chunked when on")
 		}
 	})
 	t.Run("truncate off", func(t *testing.T) {
 		o := DefaultOptions()
 		o.Truncate = false
-		res := Shape(longText, "", o, nil)
+		res := Shape(ctx, longText, "", o, nil)
 		if res.Truncated || res.Text != longText {
 			t.Fatalf("truncated anyway")
 		}
 		o.Truncate = true
-		if res := Shape(longText, "", o, nil); !res.Truncated {
+		if res := Shape(ctx, longText, "", o, nil); !res.Truncated {
 			t.Fatalf("control: not truncated when on")
 		}
 	})
 	t.Run("footer off", func(t *testing.T) {
 		o := DefaultOptions()
 		o.Footer = false
-		res := Shape(longText, "", o, nil)
+		res := Shape(ctx, longText, "", o, nil)
 		if strings.Contains(res.Text, "[Output:") || !res.Truncated {
 			t.Fatalf("footer present (or not truncated)")
 		}
@@ -236,24 +243,74 @@ func TestShapeStagesDisabled(t *testing.T) {
 func TestShapeDefaultsForZeroSizes(t *testing.T) {
 	// Zero sizes mean the defaults, not "zero bytes".
 	long := strings.Repeat("y", DefaultMaxOutputSize+1)
-	if res := Shape(long, "", Options{Truncate: true}, nil); !res.Truncated || len(res.Text) > DefaultMaxOutputSize {
+	if res := Shape(ctx, long, "", Options{Truncate: true}, nil); !res.Truncated || len(res.Text) > DefaultMaxOutputSize {
 		t.Errorf("Truncate with zero MaxOutputSize: truncated %v len %d", res.Truncated, len(res.Text))
 	}
 	exact := strings.Repeat("y", DefaultMaxOutputSize)
-	if res := Shape(exact, "", Options{Truncate: true}, nil); res.Truncated {
+	if res := Shape(ctx, exact, "", Options{Truncate: true}, nil); res.Truncated {
 		t.Errorf("text of exactly MaxOutputSize truncated")
 	}
-	store := NewStore(time.Hour, 1<<20)
+	store := newStore(1 << 20)
 	small := jsonArray(34, issue) // just under 10240 bytes
 	big := jsonArray(35, issue)   // just over
 	if len(small) > DefaultChunkThreshold || len(big) <= DefaultChunkThreshold {
 		t.Fatalf("setup: sizes %d, %d around %d", len(small), len(big), DefaultChunkThreshold)
 	}
-	if res := Shape(small, "", Options{AutoChunk: true}, store); res.Chunked {
+	if res := Shape(ctx, small, "", Options{AutoChunk: true}, store); res.Chunked {
 		t.Errorf("JSON under the default threshold chunked")
 	}
-	res := Shape(big, "", Options{AutoChunk: true}, store)
+	res := Shape(ctx, big, "", Options{AutoChunk: true}, store)
 	if !res.Chunked || !strings.Contains(res.Text, "\nFirst 5 items:\n") {
 		t.Errorf("JSON over the default threshold not chunked with 5 preview items")
+	}
+}
+
+// Every reduced output names a URI under which the whole output is kept:
+// a truncated string, a text and a string cut by the intent filter.
+func TestShapeCutOutputsStayReachable(t *testing.T) {
+	logText := numberedLines(400, "line %03d: ok") + "line 400: ERROR disk full\n" + numberedLines(400, "tail %03d: ok")
+	cases := []struct {
+		name, raw, intent string
+		opts              Options
+		filtered          bool
+	}{
+		{"truncated string", jsonString(strings.Repeat("x", 5000)), "", Options{Truncate: true, MaxOutputSize: 1000, Footer: true}, false},
+		{"filtered text", logText, "disk error", DefaultOptions(), true},
+		{"filtered string", jsonString(logText), "disk error", DefaultOptions(), true},
+	}
+	uriRE := regexp.MustCompile(`isogate://result/([0-9a-f]{32})`)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			store := newStore(1 << 20)
+			res := Shape(ctx, c.raw, c.intent, c.opts, store)
+			if res.Filtered != c.filtered || len(res.Text) >= len(c.raw) {
+				t.Fatalf("not reduced as expected: %+v", res)
+			}
+			if c.opts.Truncate && c.opts.MaxOutputSize > 0 && len(res.Text) > c.opts.MaxOutputSize {
+				t.Fatalf("%d bytes over max_output_size %d", len(res.Text), c.opts.MaxOutputSize)
+			}
+			m := uriRE.FindStringSubmatch(res.Text)
+			if m == nil || m[1] != res.StoredID {
+				t.Fatalf("no result URI for the stored output in %q", res.Text)
+			}
+			if got, err := store.Get(ctx, "", m[1]); err != nil || string(got) != c.raw {
+				t.Fatalf("stored output differs from the raw output: %v", err)
+			}
+			if c.filtered && !strings.Contains(res.Text, "ERROR disk full") {
+				t.Fatalf("matching line dropped: %q", res.Text)
+			}
+			if c.filtered && strings.Contains(res.Text, "tail 005") {
+				t.Fatalf("non-matching lines kept")
+			}
+		})
+	}
+}
+
+// With a tiny output budget the reference is short and still fits.
+func TestShapeReferenceFitsSmallBudget(t *testing.T) {
+	store := newStore(1 << 20)
+	res := Shape(ctx, jsonString(strings.Repeat("y", 1e5)), "", Options{Truncate: true, MaxOutputSize: 300, Footer: true}, store)
+	if len(res.Text) > 300 || !strings.Contains(res.Text, "[full output: isogate://result/"+res.StoredID+"]") {
+		t.Fatalf("%d bytes: %q", len(res.Text), res.Text)
 	}
 }

@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/resultstore"
+)
+
+// readResultInput is the argument of the read_result meta-tool.
+type readResultInput struct {
+	URI    string `json:"uri" jsonschema:"isogate://result/{id}, optionally followed by /path/to/part (keys and array indexes)"`
+	Offset int    `json:"offset,omitempty" jsonschema:"byte offset to start reading at (default 0)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"maximum bytes to return (default and maximum: sandbox.max_output_size)"`
+}
+
+// readResultDescription describes read_result to agents.
+const readResultDescription = "Read a stored full result (isogate://result/{id}, or isogate://result/{id}/path/to/part) that a " +
+	"call_tool_chain output was cut from, in byte ranges (offset, limit). For clients that cannot read MCP resources; " +
+	"only the session that produced a result can read it."
+
+// addResultAccess registers the result resources and the read_result tool.
+func (g *Gateway) addResultAccess(s *mcp.Server) {
+	handler := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		data, err := g.readResult(ctx, g.owner(req.Session), req.Params.URI)
+		if errors.Is(err, resultstore.ErrNotFound) {
+			return nil, fmt.Errorf("%w (results are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.store.Limits().TTL)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", req.Params.URI, err)
+		}
+		mime := "text/plain"
+		if json.Valid(data) {
+			mime = "application/json"
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: mime, Text: string(data)}}}, nil
+	}
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: resultstore.URIPrefix + "{id}", Name: "result",
+		Description: "The full output of a call_tool_chain result that was summarised, filtered or truncated."}, handler)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: resultstore.URIPrefix + "{id}/{+path}", Name: "result-part", MIMEType: "application/json",
+		Description: "One part of a stored JSON result, by slash-separated keys and indexes."}, handler)
+
+	mcp.AddTool(s, &mcp.Tool{Name: "read_result", Description: readResultDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}},
+		g.readResultTool)
+}
+
+// readResult returns the stored result, or the part of it, that uri names,
+// if owner stored it.
+func (g *Gateway) readResult(ctx context.Context, owner, uri string) ([]byte, error) {
+	id, path, err := resultstore.ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	data, err := g.store.Get(ctx, owner, id)
+	if err != nil || path == "" {
+		return data, err
+	}
+	return resultstore.Lookup(data, path)
+}
+
+// readResultTool serves read_result: a byte range of a stored result, with
+// a last line saying what is left.
+func (g *Gateway) readResultTool(ctx context.Context, req *mcp.CallToolRequest, in readResultInput) (*mcp.CallToolResult, any, error) {
+	data, err := g.readResult(ctx, g.owner(req.Session), in.URI)
+	if errors.Is(err, resultstore.ErrNotFound) {
+		return textResult(fmt.Sprintf("%s: %v (results are kept for %v, for the session that produced them)",
+			in.URI, err, g.store.Limits().TTL), true), nil, nil
+	}
+	if err != nil {
+		return textResult(fmt.Sprintf("%s: %v", in.URI, err), true), nil, nil
+	}
+	maxLimit := g.cfg.Sandbox.MaxOutputSize
+	limit := in.Limit
+	if limit <= 0 || limit > maxLimit {
+		limit = maxLimit
+	}
+	if in.Offset < 0 || in.Offset > len(data) {
+		return textResult(fmt.Sprintf("offset %d is outside the result (%d bytes)", in.Offset, len(data)), true), nil, nil
+	}
+	start, end := rangeOf(data, in.Offset, limit)
+	text := string(data[start:end])
+	if start > 0 || end < len(data) {
+		text += fmt.Sprintf("\n[bytes %d-%d of %d", start, end, len(data))
+		if end < len(data) {
+			text += fmt.Sprintf("; next: read_result {\"uri\": %q, \"offset\": %d, \"limit\": %d}", in.URI, end, limit)
+		}
+		text += "]"
+	}
+	return textResult(text, false), nil, nil
+}
+
+// rangeOf returns the byte range [start, end) of data that starts at offset
+// and holds at most limit bytes, moved to UTF-8 character boundaries (start
+// forward, end backward, but never to an empty range when data remains).
+func rangeOf(data []byte, offset, limit int) (start, end int) {
+	start = offset
+	for start < len(data) && start < offset+utf8.UTFMax && !utf8.RuneStart(data[start]) {
+		start++
+	}
+	end = min(len(data), start+limit)
+	for e := end; e > start && e > end-utf8.UTFMax; e-- {
+		if e == len(data) || utf8.RuneStart(data[e]) {
+			return start, e
+		}
+	}
+	return start, end
+}

@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var resultURIRE = regexp.MustCompile(`isogate://result/[0-9a-f]{32}`)
+
+// readResult calls the read_result tool through cs.
+func readResult(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_result", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+// A string cut by max_output_size names its URI, and read_result pages
+// through the whole of it; another session cannot read it.
+func TestCutStringReadableThroughReadResult(t *testing.T) {
+	h := newHarness(t, nil)
+	code := `const r = await everything.echo({message: "é" + "abcdefghij".repeat(600) + "THE END"}); return r`
+	text, isErr := h.chain(t, map[string]any{"code": code, "max_output_size": 1000})
+	if isErr || len(text) > 1000 {
+		t.Fatalf("isError %v, %d bytes: %s", isErr, len(text), text)
+	}
+	uri := resultURIRE.FindString(text)
+	if uri == "" {
+		t.Fatalf("cut string names no result URI: %s", text)
+	}
+	var whole strings.Builder
+	offset, calls := 0, 0
+	for {
+		part, isErr := readResult(t, h.cs, map[string]any{"uri": uri, "offset": offset, "limit": 1000})
+		if isErr {
+			t.Fatalf("read_result: %s", part)
+		}
+		calls++
+		body, trailer, ok := strings.Cut(part, "\n[bytes ")
+		if !ok {
+			t.Fatalf("no range trailer: %q", part)
+		}
+		whole.WriteString(body)
+		var start, end, total int
+		if _, err := fmt.Sscanf(trailer, "%d-%d of %d", &start, &end, &total); err != nil || start != offset {
+			t.Fatalf("trailer %q: %v", trailer, err)
+		}
+		if end == total {
+			break
+		}
+		if !strings.Contains(trailer, fmt.Sprintf(`"offset": %d`, end)) {
+			t.Fatalf("trailer does not say how to go on: %q", trailer)
+		}
+		offset = end
+	}
+	full, isErr := readResult(t, h.cs, map[string]any{"uri": uri})
+	if isErr || full != whole.String() || calls < 6 {
+		t.Fatalf("paged read (%d calls) differs from the whole read", calls)
+	}
+	var s string
+	if err := json.Unmarshal([]byte(full), &s); err != nil || !strings.HasSuffix(s, "THE END") || !strings.HasPrefix(s, "Echo: é") {
+		t.Fatalf("stored result is not the whole string: %v %.80q", err, full)
+	}
+
+	other := h.otherSession(t)
+	if msg, isErr := readResult(t, other, map[string]any{"uri": uri}); !isErr || strings.Contains(msg, "abcdefghij") {
+		t.Fatalf("another session read the stored result: %v %.100s", isErr, msg)
+	}
+	if msg, isErr := readResult(t, h.cs, map[string]any{"uri": "isogate://other/x"}); !isErr || !strings.Contains(msg, "bad result path") {
+		t.Fatalf("bad URI: %v %s", isErr, msg)
+	}
+}
+
+// read_result is listed with honest annotations and an input schema whose
+// properties are all object schemas (the TypeScript SDK rejects others).
+func TestReadResultListing(t *testing.T) {
+	h := newHarness(t, nil)
+	list, err := h.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name != "read_result" {
+			continue
+		}
+		a := tool.Annotations
+		if a == nil || !a.ReadOnlyHint || !a.IdempotentHint || a.DestructiveHint != nil && *a.DestructiveHint {
+			t.Fatalf("annotations: %+v", a)
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Type       string                     `json:"type"`
+			Required   []string                   `json:"required"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(b, &schema); err != nil || schema.Type != "object" || len(schema.Required) != 1 || schema.Required[0] != "uri" {
+			t.Fatalf("schema %s: %v", b, err)
+		}
+		for name, p := range schema.Properties {
+			if !strings.HasPrefix(string(p), "{") {
+				t.Fatalf("property %s is not an object schema: %s", name, p)
+			}
+		}
+		return
+	}
+	t.Fatal("read_result not listed")
+}
+
+// otherSession connects a second client to the same gateway.
+func (h *harness) otherSession(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := h.g.Server().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "other"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
