@@ -71,6 +71,9 @@ type toolData struct {
 	example    string // argument literal for the example call
 	fieldToks  [numFields][]token
 	lowerNames [2]string // lower-cased Tool and JSTool, for suggestions
+
+	declOnce sync.Once // builds decls on first use
+	decls    *Decls    // TypeScript declarations named after jsName
 }
 
 // snapshot is an immutable view of the catalogue published to readers.

@@ -39,6 +39,11 @@ type ToolInfo struct {
 	// Signature is a TypeScript-style declaration, e.g.
 	// `everything.get_sum(args: { a: number; b: number }): Promise<unknown>`.
 	Signature string `json:"signature"`
+	// Declarations are TypeScript declarations of the tool: at brief detail
+	// the parameter interface (with the named types it uses) and the
+	// function signature using it; at full detail the input and output
+	// interfaces and the signature using both.
+	Declarations string `json:"declarations"`
 	// Example is a ready-to-paste call with placeholder arguments.
 	Example string `json:"example"`
 	// Parameters are the top-level input properties, in schema order.
@@ -101,6 +106,15 @@ func (c *Catalog) Info(name, detail string) (*ToolInfo, error) {
 		Example:     e.Example(),
 		Parameters:  cloneParams(td.params),
 		Tags:        slices.Clone(e.Tags),
+	}
+	if detail == DetailFull {
+		info.Declarations = e.TypeScript()
+	} else {
+		// The parameter interface, and the result type inline.
+		e.TypeScript()
+		brief := *td.decls
+		brief.OutputType = td.result
+		info.Declarations = brief.Input + e.JSBackend + "." + brief.Method(e.JSTool) + "\n"
 	}
 	if detail == DetailFull {
 		info.Full = true

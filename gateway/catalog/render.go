@@ -23,6 +23,10 @@ func (ti *ToolInfo) Text() string {
 		b.WriteString(ti.Description)
 		b.WriteString("\n")
 	}
+	if ti.Declarations != "" {
+		b.WriteString("TypeScript:\n")
+		b.WriteString(ti.Declarations)
+	}
 	if len(ti.Parameters) > 0 {
 		b.WriteString("Parameters:\n")
 		for _, p := range ti.Parameters {
@@ -112,6 +116,11 @@ func (r SearchResult) Text() string {
 			b.WriteString(h.Summary)
 		}
 		b.WriteString("\n")
+		if h.Signature != "" {
+			b.WriteString("  ")
+			b.WriteString(h.Signature)
+			b.WriteString("\n")
+		}
 		if !r.Brief && h.Example != "" {
 			b.WriteString("  ")
 			b.WriteString(h.Example)

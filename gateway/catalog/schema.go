@@ -149,6 +149,7 @@ const maxTypeDepth = 6
 type resolver struct {
 	root   *schema
 	active map[string]bool // $refs being expanded, to cut cycles
+	steps  int             // sub-schemas visited, bounded by maxDeclSteps
 }
 
 func newResolver(root *schema) *resolver {
@@ -185,7 +186,8 @@ func (r *resolver) deref(s *schema) *schema {
 
 // tsType renders s as a TypeScript type expression.
 func (r *resolver) tsType(s *schema, depth int) string {
-	if s == nil {
+	r.steps++
+	if s == nil || r.steps > maxDeclSteps {
 		return "unknown"
 	}
 	if s.Bool != nil {
@@ -199,7 +201,7 @@ func (r *resolver) tsType(s *schema, depth int) string {
 			return "unknown"
 		}
 		r.active[s.Ref] = true
-		t := r.tsType(r.lookupRef(s.Ref), depth)
+		t := r.tsType(r.lookupRef(s.Ref), depth+1)
 		delete(r.active, s.Ref)
 		return t
 	}

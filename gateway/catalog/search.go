@@ -95,6 +95,9 @@ type Hit struct {
 	Tool string `json:"tool"`
 	// Summary is the first sentence of the tool's description.
 	Summary string `json:"summary,omitempty"`
+	// Signature is the tool's TypeScript signature line, e.g.
+	// `everything.get_sum(args: { a: number; b: number }): Promise<unknown>`.
+	Signature string `json:"signature,omitempty"`
 	// Example is a ready-to-paste call_tool_chain statement with
 	// placeholder values for the required parameters (omitted when Brief).
 	Example string `json:"example,omitempty"`
@@ -303,7 +306,7 @@ func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 
 // makeHit renders an entry as a search hit.
 func makeHit(e *Entry, score float64, brief bool) Hit {
-	h := Hit{Name: e.Name, Backend: e.Backend, Tool: e.Tool, Summary: e.Summary, Score: score}
+	h := Hit{Name: e.Name, Backend: e.Backend, Tool: e.Tool, Summary: e.Summary, Signature: e.Signature(), Score: score}
 	if !brief {
 		h.Example = e.Example()
 		h.Tags = slices.Clone(e.Tags)

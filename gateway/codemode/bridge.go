@@ -199,6 +199,9 @@ type Interface struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// TS is the tool's TypeScript declarations: input and output
+	// interfaces and the call signature.
+	TS string `json:"ts,omitempty"`
 }
 
 func interfaceOf(t Tool) Interface {
@@ -206,7 +209,11 @@ func interfaceOf(t Tool) Interface {
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	return Interface{Name: t.Backend + "." + t.Name, Description: t.Description, InputSchema: schema}
+	i := Interface{Name: t.Backend + "." + t.Name, Description: t.Description, InputSchema: schema}
+	if t.Declarations != nil {
+		i.TS = t.Declarations()
+	}
+	return i
 }
 
 // interfaces maps backend → tool → interface.

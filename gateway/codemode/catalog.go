@@ -15,7 +15,7 @@ func (a catalogAdapter) CodeModeTools() []Tool {
 	entries := a.c.Entries()
 	tools := make([]Tool, 0, len(entries))
 	for _, e := range entries {
-		t := Tool{Backend: e.Backend, Name: e.Tool, BackendIdent: e.JSBackend, NameIdent: e.JSTool}
+		t := Tool{Backend: e.Backend, Name: e.Tool, BackendIdent: e.JSBackend, NameIdent: e.JSTool, Declarations: e.TypeScript}
 		if e.Def != nil {
 			t.Description = e.Def.Description
 			if raw, ok := e.Def.InputSchema.(json.RawMessage); ok {

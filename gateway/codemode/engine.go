@@ -42,6 +42,9 @@ type Tool struct {
 	BackendIdent, NameIdent string // sanitized JavaScript identifiers
 	Description             string
 	InputSchema             json.RawMessage
+	// Declarations, when set, returns the tool's TypeScript declarations
+	// (the `ts` field of __interfaces entries); called lazily.
+	Declarations func() string
 }
 
 // Catalog lists the tools programs can call.
