@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,3 +202,6 @@ func (f *fixture) fails(t *testing.T, code string, wants ...string) Response {
 	}
 	return r
 }
+
+// discardLogger drops the engine's per-run INFO lines (benchmarks).
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,202 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// bridgeHarness is a gateway started on an empty tool cache, with the real
+// server-everything, a backend whose command does not exist ("ghost") and
+// an in-process backend, driven by a real MCP client. Nothing waits for
+// the backends: the first call must.
+type bridgeHarness struct {
+	cs        *mcp.ClientSession
+	cancelled chan struct{} // one value per cancelled slow-op call
+	started   atomic.Int32  // slow-op calls that reached the backend
+}
+
+func newBridgeHarness(t *testing.T, mode config.Isolation) *bridgeHarness {
+	t.Helper()
+	h := &bridgeHarness{cancelled: make(chan struct{}, 16)}
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Sandbox.Timeout = 20 * time.Second
+	cfg.Sandbox.Isolation = mode
+	cfg.Sandbox.MaxToolCalls = 5000
+	cfg.Backends = map[string]config.Backend{
+		"everything": {Name: "everything", Transport: config.TransportStdio, Command: "node",
+			Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8},
+		"ghost": {Name: "ghost", Transport: config.TransportStdio, Command: "/nonexistent/isogate-no-such-command",
+			Timeout: 10 * time.Second, MaxConcurrentCalls: 8},
+	}
+	local := mcp.NewServer(&mcp.Implementation{Name: "local"}, nil)
+	mcp.AddTool(local, &mcp.Tool{Name: "slow-op", Description: "Sleeps for ms milliseconds unless cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in slowArgs) (*mcp.CallToolResult, any, error) {
+			h.started.Add(1)
+			select {
+			case <-time.After(time.Duration(in.MS) * time.Millisecond):
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"slept":true}`}}}, nil, nil
+			case <-ctx.Done():
+				h.cancelled <- struct{}{}
+				return nil, nil, ctx.Err()
+			}
+		})
+	mcp.AddTool(local, &mcp.Tool{Name: "noop", Description: "Returns ok."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil, nil
+		})
+	mcp.AddTool(local, &mcp.Tool{Name: "echo", Description: "Returns its message."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+			Message string `json:"message"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+		})
+	var runner v8sandbox.Runner = testPool()
+	if mode == config.IsolationProcess {
+		runner = nil
+	}
+	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local", local)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	h.cs = cs
+	return h
+}
+
+func (h *bridgeHarness) chain(t *testing.T, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+// TestCodeModeBridge covers issue 11/12/13's bridge behaviour through a
+// real MCP client, in both isolation modes.
+func TestCodeModeBridge(t *testing.T) {
+	isolations(t, func(t *testing.T, mode config.Isolation) {
+		h := newBridgeHarness(t, mode)
+		ok := func(t *testing.T, args map[string]any, wants ...string) string {
+			t.Helper()
+			text, isErr := h.chain(t, args)
+			if isErr {
+				t.Fatalf("failed: %s", text)
+			}
+			for _, w := range wants {
+				if !strings.Contains(text, w) {
+					t.Fatalf("lacks %q:\n%s", w, text)
+				}
+			}
+			return text
+		}
+		fails := func(t *testing.T, args map[string]any, wants ...string) string {
+			t.Helper()
+			text, isErr := h.chain(t, args)
+			if !isErr {
+				t.Fatalf("succeeded: %s", text)
+			}
+			for _, w := range wants {
+				if !strings.Contains(text, w) {
+					t.Fatalf("lacks %q:\n%s", w, text)
+				}
+			}
+			return text
+		}
+
+		t.Run("first call on an empty cache waits for the backend", func(t *testing.T) {
+			ok(t, map[string]any{"code": `return await everything.get_sum({a: 20, b: 22})`}, "42")
+		})
+		t.Run("a dead backend exists and names its cause", func(t *testing.T) {
+			ok(t, map[string]any{"code": `return [typeof ghost, typeof globalThis["ghost"]]`}, `"object"`)
+			fails(t, map[string]any{"code": `return await ghost.anything({})`},
+				`backend "ghost" is unavailable:`, "isogate-no-such-command", "isogate://backend/ghost")
+		})
+		t.Run("program shapes", func(t *testing.T) {
+			for code, want := range map[string]string{
+				`everything.get_sum({a: 1, b: 1})`:                     "2",
+				"const x = 40;\nx + 2":                                 "42",
+				"async function main() {\n  return 7;\n}":              "7",
+				"async () => {\n  return 8;\n}":                        "8",
+				"(async () => {\n  return 9;\n})()":                    "9",
+				"```js\nreturn 10\n```":                                "10",
+				"```typescript\nconst n: number = 11;\nn\n```":         "11",
+				"const r = await everything.get_sum({a: 6, b: 6});\nr": "12",
+			} {
+				if text := ok(t, map[string]any{"code": code}); !strings.Contains(text, want) || strings.Contains(text, "returned nothing") {
+					t.Fatalf("%q: %s", code, text)
+				}
+			}
+		})
+		t.Run("hints", func(t *testing.T) {
+			fails(t, map[string]any{"code": `return await everything.get-sum({a: 1, b: 2})`}, `everything["get-sum"]({...})`)
+			fails(t, map[string]any{"code": `return await fetch("https://example.com")`}, "no network access")
+			fails(t, map[string]any{"code": `await new Promise(r => setTimeout(r, 10)); return 1`}, "There are no timers")
+			fails(t, map[string]any{"code": "import fs from 'fs';\nreturn fs.readFileSync('/etc/passwd')"}, "cannot import modules")
+			fails(t, map[string]any{"code": `return await everything.search_tools({query: "sum"})`}, "`search_tools` is an MCP tool of the gateway")
+		})
+		t.Run("the host decides what a call is", func(t *testing.T) {
+			// A script-defined toJSON must not redirect the call to another tool.
+			text := ok(t, map[string]any{"code": `Array.prototype.toJSON = function () { return ["local", "slow-op", {ms: 30000}]; };
+				return await local.noop({})`}, `"ok": true`)
+			if strings.Contains(text, "slept") {
+				t.Fatal(text)
+			}
+			ok(t, map[string]any{"code": `return [local["not-a-tool"], "slow-op" in local, Object.keys(local).includes("slow_op")]`},
+				"null", "true")
+		})
+		t.Run("timeout is the run's, naming the call in flight", func(t *testing.T) {
+			text := fails(t, map[string]any{"code": `return await local.slow_op({ms: 30000})`, "timeout": 300},
+				"TIMEOUT: execution exceeded 300 ms while waiting for local.slow-op")
+			if strings.Contains(text, "isogate://backend") || strings.Contains(text, "unavailable") {
+				t.Fatalf("blames the backend: %s", text)
+			}
+			<-h.cancelled
+		})
+		t.Run("caller timeout is clamped", func(t *testing.T) {
+			ok(t, map[string]any{"code": `return 1`, "timeout": 1e15}, "[warning] timeout of", "clamped to 20000 ms")
+		})
+		t.Run("pending calls end with the run", func(t *testing.T) {
+			before := h.started.Load()
+			ok(t, map[string]any{"code": `local.slow_op({ms: 30000}); await local.noop({}); return "done"`}, `"done"`)
+			// The un-awaited call either never started or is cancelled now
+			// that the run is over; it never runs to its end.
+			ok(t, map[string]any{"code": `return await local.noop({})`})
+			if h.started.Load() > before {
+				select {
+				case <-h.cancelled:
+				case <-time.After(15 * time.Second):
+					t.Fatal("the un-awaited call was not cancelled when the run returned")
+				}
+			}
+		})
+		t.Run("bridge values are released", func(t *testing.T) {
+			ok(t, map[string]any{"code": fmt.Sprintf(`const s = "x".repeat(%d); let n = 0;
+				for (let i = 0; i < 3000; i++) n += (await local.echo({message: s})).length;
+				return n`, 20_000)}, "60000000")
+		})
+	})
+}
