@@ -7,8 +7,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 var resultURIRE = regexp.MustCompile(`isogate://result/[0-9a-f]{32}`)
@@ -127,4 +130,42 @@ func (h *harness) otherSession(t *testing.T) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// Errors and console output are bounded by max_output_size like results,
+// in both isolation modes, and the full text stays readable.
+func TestErrorsAndConsoleBounded(t *testing.T) { isolations(t, testErrorsBounded) }
+
+func testErrorsBounded(t *testing.T, mode config.Isolation) {
+	// Generous timeout: megabytes of error text cross the process boundary
+	// slowly under -race on a loaded machine.
+	h := newHarness(t, withIsolation(mode, func(c *config.Config) { c.Sandbox.Timeout = 60 * time.Second }))
+	const limit = 1000
+	cases := []struct{ name, code, head string }{
+		{"huge message", `throw new Error('x'.repeat(2e6))`, "Error: xxxx"},
+		{"huge thrown string", `throw 'q'.repeat(3e6) + 'END'`, "qqqq"},
+		{"huge console", `for (let i = 0; i < 300; i++) console.log(i + ' ' + 'y'.repeat(5000)); return 1`, "1"},
+		{"huge console then error", `for (let i = 0; i < 300; i++) console.error('z'.repeat(5000)); throw new RangeError('r'.repeat(1e5))`, "RangeError: rrr"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text, _ := h.chain(t, map[string]any{"code": c.code, "max_output_size": limit})
+			// The result (or error) and the console are each bounded; the
+			// console never gets less than a quarter of the budget.
+			if len(text) > limit+limit/4+100 {
+				t.Fatalf("%d bytes returned for max_output_size %d", len(text), limit)
+			}
+			if !strings.HasPrefix(text, c.head) {
+				t.Fatalf("head %q missing: %.200q", c.head, text)
+			}
+			uri := resultURIRE.FindString(text)
+			if uri == "" {
+				t.Fatalf("no result URI for the cut text: %q", text)
+			}
+			page, isErr := readResult(t, h.cs, map[string]any{"uri": uri, "limit": 100})
+			if isErr || !strings.Contains(page, "[bytes 0-100 of ") {
+				t.Fatalf("read_result: %v %q", isErr, page)
+			}
+		})
+	}
 }

@@ -441,20 +441,29 @@ func (e *Engine) failure(tier Tier, code v8sandbox.Code, message, src string, v 
 // console lines, and records statistics.
 func (e *Engine) finish(ctx context.Context, req Request, resp *Response) {
 	processed := len(resp.Text)
+	limit := e.opts.MaxOutputSize
+	if req.MaxOutputSize > 0 {
+		limit = req.MaxOutputSize
+	}
+	limit = min(limit, output.MaxOutputSizeCap)
 	if !resp.IsError {
 		raw := renderValue(resp.Value)
 		if raw == "null" && !reReturn.MatchString(req.Code) {
 			raw += "\n(The program returned nothing: end it with `return <value>` or an expression to get a result.)"
 		}
 		opts := e.opts.Output
-		opts.MaxOutputSize = e.opts.MaxOutputSize
-		if req.MaxOutputSize > 0 {
-			opts.MaxOutputSize = req.MaxOutputSize
-		}
+		opts.MaxOutputSize = limit
 		opts.Owner = req.Owner
 		resp.Shaped = output.Shape(ctx, raw, req.Intent, opts, e.opts.Store)
 		resp.Text = resp.Shaped.Text
 		processed = resp.Shaped.ProcessedBytes
+	} else {
+		// Error text (message, stack, hints) is bounded like a result.
+		resp.Text = output.Bound(ctx, resp.Text, limit, req.Owner, e.opts.Store)
+	}
+	// Console output gets what the text left, and at least a quarter.
+	if console := strings.Join(resp.Console, "\n"); len(console) > max(limit-len(resp.Text), limit/4) {
+		resp.Console = []string{output.Bound(ctx, console, max(limit-len(resp.Text), limit/4), req.Owner, e.opts.Store)}
 	}
 	if e.opts.Stats != nil {
 		e.opts.Stats.Run(string(resp.Tier), processed, len(resp.Render()), resp.IsError)
