@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +41,8 @@ type slowArgs struct {
 type harness struct {
 	g         *Gateway
 	cs        *mcp.ClientSession
-	cancelled atomic.Int32
+	cancelled chan struct{} // one value per slow-op call ended by cancellation
+	slowStart chan struct{} // one value per slow-op call that started waiting
 	progress  chan *mcp.ProgressNotificationParams
 }
 
@@ -66,7 +66,7 @@ func withIsolation(mode config.Isolation, more ...func(*config.Config)) func(*co
 
 func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 	t.Helper()
-	h := &harness{progress: make(chan *mcp.ProgressNotificationParams, 100)}
+	h := &harness{progress: make(chan *mcp.ProgressNotificationParams, 100), slowStart: make(chan struct{}, 100), cancelled: make(chan struct{}, 100)}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Timeout = 5 * time.Second
@@ -82,10 +82,17 @@ func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 	mcp.AddTool(local, &mcp.Tool{Name: "slow-op", Description: "Sleeps for ms milliseconds unless cancelled."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in slowArgs) (*mcp.CallToolResult, any, error) {
 			select {
+			case h.slowStart <- struct{}{}:
+			default:
+			}
+			select {
 			case <-time.After(time.Duration(in.MS) * time.Millisecond):
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"slept":true}`}}}, nil, nil
 			case <-ctx.Done():
-				h.cancelled.Add(1)
+				select {
+				case h.cancelled <- struct{}{}:
+				default:
+				}
 				return nil, nil, ctx.Err()
 			}
 		})
@@ -195,17 +202,15 @@ func testCancellation(t *testing.T, mode config.Isolation) {
 			Arguments: map[string]any{"code": `await local_backend.slow_op({ms: 20000}); return 1`}})
 		errc <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	<-h.slowStart // the backend call is in flight
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("cancelled call returned no error")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.cancelled.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the in-flight backend call was not cancelled")
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-h.cancelled:
+	case <-time.After(15 * time.Second): // well before slow_op's 20 s would end it
+		t.Fatal("the in-flight backend call was not cancelled")
 	}
 	if text, isErr := h.chain(t, map[string]any{"code": `return 1 + 1`}); isErr || text != "2" {
 		t.Fatalf("gateway stopped serving: %s", text)

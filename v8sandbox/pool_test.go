@@ -306,12 +306,30 @@ func TestRun_ConcurrentCallersShareThePool(t *testing.T) {
 func TestRun_WaitingForAWorkerHonoursContext(t *testing.T) {
 	pool := NewPool(Options{Workers: 1})
 	defer pool.Close()
-	go pool.Run(context.Background(), Job{Source: `for(;;){}`, Limits: Limits{Timeout: 500 * time.Millisecond}}, nil)
-	time.Sleep(50 * time.Millisecond)
+	// The only worker is busy until its job's host call is released.
+	arrived, release := make(chan struct{}), make(chan struct{})
+	busy := make(chan error, 1)
+	go func() {
+		_, err := pool.Run(context.Background(), Job{
+			Source:    `hold()`,
+			Functions: []Function{{Name: "hold", Async: true}},
+			Limits:    Limits{Timeout: time.Minute},
+		}, HostFunc(func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+			close(arrived)
+			<-release
+			return nil, nil
+		}))
+		busy <- err
+	}()
+	<-arrived
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := pool.Run(ctx, Job{Source: `1`}, nil)
 	wantCode(t, err, CodeTimeout)
+	close(release)
+	if err := <-busy; err != nil {
+		t.Fatalf("the busy run: %v", err)
+	}
 }
 
 func TestRun_RecyclingKeepsWorking(t *testing.T) {

@@ -118,11 +118,7 @@ func (r *run) stopError() *Error {
 	case r.fatal != nil:
 		e = r.fatal
 	case r.ctx.Err() != nil:
-		if errors.Is(r.req.ctx.Err(), context.Canceled) {
-			e = Errorf(CodeCancelled, "execution cancelled by the caller")
-		} else {
-			e = Errorf(CodeTimeout, "execution exceeded %d ms", r.job.Limits.Timeout.Milliseconds())
-		}
+		e = StopReason(r.req.ctx, true, r.job.Limits.Timeout)
 	default:
 		return nil
 	}

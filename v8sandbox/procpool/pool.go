@@ -227,11 +227,11 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 		select {
 		case o := <-r.done:
 			p.afterRun(pr)
-			if o.err != nil {
-				if o.err.Code == v8sandbox.CodeCancelled && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					o.err = v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded %d ms", job.Limits.Timeout.Milliseconds())
-				}
-				return v8sandbox.Result{}, o.err
+			// Host calls share the caller's context, so a cancellation can
+			// reach the script as a thrown error before the cancel frame
+			// does: the stop reason wins, as in process.
+			if err := v8sandbox.Settle(o.err, v8sandbox.StopReason(ctx, false, job.Limits.Timeout)); err != nil {
+				return v8sandbox.Result{}, err
 			}
 			return o.res, nil
 		case <-hard.C:

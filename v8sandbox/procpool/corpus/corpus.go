@@ -8,9 +8,14 @@
 //	// expect: TIMEOUT              one error code, or several as A|B
 //	// expect: OK ["emit","tick"]   success; the JSON value is optional
 //	// process-only                 unsafe in-process (aborts or hangs the process)
-//	// timeout: 2s                  the run's wall-clock limit (default 1s)
+//	// timeout: 2s                  the run's wall-clock limit (default 1s for
+//	                                a case that may end with TIMEOUT, else 5s)
 //	// heap-mb: 32                  the run's heap cap (default 64)
 //	// anything else                a description
+//
+// A deadline that is not what a case tests is generous (the heap bombs have
+// 60 s): it must not strike first on a loaded machine, and costs nothing
+// when the expected limit comes first.
 //
 // The harness (see [Case.Job] and [Host]) declares two host functions:
 //
@@ -32,6 +37,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,11 +52,15 @@ const OK v8sandbox.Code = "OK"
 
 // Harness defaults.
 const (
-	DefaultTimeout        = time.Second
-	DefaultHeapMB         = 64
-	DefaultArrayBufferMB  = 64
-	DefaultMaxResultBytes = 1 << 20
-	OutputLimitBytes      = 64 << 10
+	DefaultTimeout = time.Second
+	// DefaultTimeoutNoTimeout is the default limit of a case whose correct
+	// outcome is not TIMEOUT: its deadline is not what it tests, so it must
+	// not strike first on a slow or loaded machine.
+	DefaultTimeoutNoTimeout = 5 * time.Second
+	DefaultHeapMB           = 64
+	DefaultArrayBufferMB    = 64
+	DefaultMaxResultBytes   = 1 << 20
+	OutputLimitBytes        = 64 << 10
 )
 
 // Case is one hostile program.
@@ -109,6 +119,7 @@ func Load(dir string) ([]Case, error) {
 // Parse reads a case's header.
 func Parse(name, src string) (Case, error) {
 	c := Case{Name: name, Source: src, Timeout: DefaultTimeout, HeapMB: DefaultHeapMB}
+	timeoutSet := false
 	var desc []string
 	for _, line := range strings.Split(src, "\n") {
 		line = strings.TrimSpace(line)
@@ -138,6 +149,7 @@ func Parse(name, src string) (Case, error) {
 				return c, fmt.Errorf("bad timeout %q", value)
 			}
 			c.Timeout = d
+			timeoutSet = true
 		case "heap-mb":
 			n, err := strconv.Atoi(value)
 			if err != nil {
@@ -150,6 +162,9 @@ func Parse(name, src string) (Case, error) {
 	}
 	if len(c.Expect) == 0 {
 		return c, errors.New(`missing "// expect:" header`)
+	}
+	if !timeoutSet && !slices.Contains(c.Expect, v8sandbox.CodeTimeout) {
+		c.Timeout = DefaultTimeoutNoTimeout
 	}
 	c.Description = strings.Join(desc, " ")
 	seen := map[string]bool{}
@@ -249,6 +264,13 @@ func (h *Host) Output() string {
 
 // Call implements v8sandbox.Host.
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	// A JSON string decodes to at least a sixth of its encoded length
+	// (\u escapes): an emit whose arguments are that large is over the cap
+	// for sure, and is refused before the costly decode (a loaded machine
+	// running -race would otherwise hit the deadline first).
+	if name == "emit" && (len(args)-4)/6 > OutputLimitBytes {
+		return nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "output exceeded %d bytes", OutputLimitBytes)
+	}
 	var a []any
 	if err := json.Unmarshal(args, &a); err != nil {
 		return nil, fmt.Errorf("%s: bad arguments: %v", name, err)

@@ -1,4 +1,4 @@
 // expect: OUTPUT_LIMIT
 // timeout: 5s
-// One 1 MB emit (the harness decodes it before refusing it: slow under -race).
+// One 1 MB emit, refused by its size.
 emit("x".repeat(1 << 20));

@@ -1,5 +1,5 @@
 // expect: HEAP_LIMIT
-// timeout: 10s
+// timeout: 60s
 // heap-mb: 16
 // A heap bomb inside try/catch: running out of heap is not catchable.
 let survived = false;

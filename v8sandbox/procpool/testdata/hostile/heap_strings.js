@@ -1,5 +1,5 @@
 // expect: HEAP_LIMIT
-// timeout: 10s
+// timeout: 60s
 // heap-mb: 16
 // Unbounded array of large distinct strings.
 const s = [];

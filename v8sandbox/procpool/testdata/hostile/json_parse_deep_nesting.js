@@ -1,4 +1,4 @@
-// expect: TIMEOUT|EVAL_ERROR
+// expect: TIMEOUT|EVAL_ERROR|HEAP_LIMIT
 // process-only
 // A million nested arrays: JSON.parse overflows the stack (RangeError) or
 // runs past the deadline; under CPU pressure it ignored termination for
