@@ -14,6 +14,7 @@ import (
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/gateway/sdklog"
 )
 
 // Instructions teach an agent the discovery → call workflow.
@@ -63,7 +64,7 @@ type chainInput struct {
 func (g *Gateway) newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "isogate", Version: g.opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
-		Logger:       g.logger,
+		Logger:       sdklog.Demote(g.logger), // session lifecycle at DEBUG
 	})
 	s.AddReceivingMiddleware(g.sessionMiddleware)
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -99,7 +100,7 @@ func (g *Gateway) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in se
 		brief = *in.Brief
 	}
 	res := g.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
-	return textResult(res.Text(), false), nil, nil
+	return textResult(g.withBackendNotice(res.Text()), false), nil, nil
 }
 
 func (g *Gateway) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -12,11 +13,22 @@ import (
 	"github.com/isogate/isogate/gateway"
 )
 
-// loadConfig loads the configuration named by the command's flags.
+// loadConfig loads the configuration named by the command's flags. Without
+// --config, the default file is optional only if the environment configures
+// backends (ISOGATE_BACKENDS__…): a gateway with no configuration at all is
+// a mistake, reported with the path that was looked at.
 func loadConfig(env *cliEnv, fs *pflag.FlagSet) (*config.Config, bool) {
 	cfg, err := config.Load(config.LoadOptions{Flags: fs})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
+		return nil, false
+	}
+	if cfg.Source == "" && len(cfg.Backends) == 0 {
+		path := config.DefaultPath()
+		if path == "" {
+			path = "$XDG_CONFIG_HOME/isogate/isogate.yaml (neither XDG_CONFIG_HOME nor HOME is set)"
+		}
+		fmt.Fprintf(env.stderr, "isogate: no configuration file: %s does not exist; give one with --config FILE\n", path)
 		return nil, false
 	}
 	return cfg, true
@@ -51,7 +63,13 @@ func oneShotGateway(ctx context.Context, env *cliEnv, fs *pflag.FlagSet) (*gatew
 	wait, _ := fs.GetDuration("wait")
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	_ = g.Backends().WaitHealthy(wctx)
+	// Wait for the backends that are connecting, not for those that are
+	// down (their status says why).
+	var wg sync.WaitGroup
+	for _, name := range g.Backends().Backends() {
+		wg.Go(func() { _ = g.Backends().WaitReady(wctx, name) })
+	}
+	wg.Wait()
 	return g, 0
 }
 
@@ -113,7 +131,14 @@ func init() {
 			defer g.Close()
 			limit, _ := fs.GetInt("limit")
 			query := joinArgs(args)
-			fmt.Fprint(env.stdout, searchText(g, query, limit))
+			if query == "" {
+				fmt.Fprint(env.stdout, listText(g))
+			} else {
+				fmt.Fprint(env.stdout, searchText(g, query, limit))
+			}
+			if n := g.BackendNotice(); n != "" {
+				fmt.Fprint(env.stdout, "\n"+n)
+			}
 			return 0
 		},
 	})

@@ -56,6 +56,9 @@ func runCLI(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-v" {
+		args[0] = "version"
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(env.stderr, "isogate: unknown command %q\n\n", args[0])

@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/sdklog"
 )
 
 // connect starts or dials the backend, initialises the MCP session and
@@ -45,7 +47,7 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	}
 
 	client := mcp.NewClient(b.opts.ClientInfo, &mcp.ClientOptions{
-		Logger: b.log,
+		Logger: sdklog.Demote(b.log), // session lifecycle at DEBUG
 		// The gateway offers no client features (roots, sampling, ...).
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -191,7 +193,11 @@ func (b *backend) refreshTools(ctx context.Context, c *conn) {
 	defer cancel()
 	tools, err := b.listTools(lctx, c)
 	if err != nil {
-		b.log.Warn("refreshing tools after list_changed failed", slog.Any("error", err))
+		level := slog.LevelWarn
+		if ctx.Err() != nil || c.ctx.Err() != nil {
+			level = slog.LevelDebug // shutting down or reconnecting: nothing is lost
+		}
+		b.log.Log(context.Background(), level, "refreshing tools after list_changed failed", slog.Any("error", err))
 		return
 	}
 	b.notifyMu.Lock()

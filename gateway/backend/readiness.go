@@ -152,8 +152,9 @@ func (m *Manager) WaitReady(ctx context.Context, name string) error {
 }
 
 // NotReady returns the configured backends that cannot take a call right
-// now, sorted: connecting (starting, reconnecting or retrying) and down
-// (last attempt failed, restart budget exhausted or invalid spec). It does
+// now, sorted: connecting (starting, or reconnecting after a crash) and
+// down (last attempt failed, even while a retry runs; restart budget
+// exhausted; invalid spec). It does
 // not wait and does not trigger retries; it is cheap enough to call per
 // request.
 func (m *Manager) NotReady() (connectingNames, downNames []string) {
@@ -161,12 +162,14 @@ func (m *Manager) NotReady() (connectingNames, downNames []string) {
 		b := m.backends[name]
 		b.mu.Lock()
 		r := b.readinessLocked()
+		failed := b.invalid != nil || b.givenUp || b.connectFailed
 		b.mu.Unlock()
-		switch r {
-		case connecting:
-			connectingNames = append(connectingNames, name)
-		case down:
+		switch {
+		case r == ready || r == stopped:
+		case failed: // down, even while a retry runs
 			downNames = append(downNames, name)
+		default:
+			connectingNames = append(connectingNames, name)
 		}
 	}
 	return connectingNames, downNames
