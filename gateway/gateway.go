@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,6 +65,8 @@ type Gateway struct {
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 	sessions   *sessionTracker
 	metrics    *metrics.Metrics
+	specs      atomic.Pointer[[]backend.Spec] // the current backends, replaced by Reload
+	reloadMu   sync.Mutex
 	requests   httpRequests
 }
 
@@ -85,6 +88,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	specs := backendSpecs(cfg)
 	specs = append(specs, opts.ExtraSpecs...)
+	g.specs.Store(&specs)
 	g.policy = pipeline.NewPolicy(cfg.Backends)
 	g.runs = newRunStore(cfg)
 	g.manager = backend.NewManager(backend.Options{
@@ -96,7 +100,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		OnToolsChanged: func(name string, tools []*mcp.Tool) {
 			// Denied tools never enter the catalogue: search, tool_info,
 			// list_tools_meta, __interfaces and the bridge all read it.
-			g.catalog.SetBackend(name, tagsOf(specs, name), g.policy.Filter(name, tools))
+			g.publish(name, tools)
 		},
 	})
 	g.metrics = g.newMetrics()
@@ -225,8 +229,9 @@ func backendSpecs(cfg *config.Config) []backend.Spec {
 	return specs
 }
 
-func tagsOf(specs []backend.Spec, name string) []string {
-	for _, s := range specs {
+// tagsOf returns the configured tags of a backend.
+func (g *Gateway) tagsOf(name string) []string {
+	for _, s := range *g.specs.Load() {
 		if s.Name == name {
 			return s.Tags
 		}

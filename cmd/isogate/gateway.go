@@ -92,6 +92,7 @@ func init() {
 			if !serveMetrics(ctx, env, g, cfg.Server.MetricsAddr, logger) {
 				return 2
 			}
+			watchReloads(ctx, fs, g, cfg, logger)
 			if cfg.Server.HTTP == "" {
 				logger.Info("serving MCP over stdio", "backends", len(cfg.EnabledBackends()))
 				if err := g.ServeStdio(ctx); err != nil && ctx.Err() == nil {

@@ -38,6 +38,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,18 +48,31 @@ import (
 // with [NewManager], start it with [Manager.Start] and release it with
 // [Manager.Close]. All methods are safe for concurrent use.
 type Manager struct {
-	opts     Options
-	log      *slog.Logger
-	backends map[string]*backend // immutable after NewManager
-	names    []string            // sorted
+	opts Options
+	log  *slog.Logger
+	set  atomic.Pointer[backendSet] // replaced by Update
 
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	cancel  context.CancelFunc
-	stopCtx func() bool   // unregisters the Start context's AfterFunc
-	stopped chan struct{} // closed when all supervisors have exited
+	runCtx  context.Context               // parent of every supervisor's context
+	cancel  context.CancelFunc            // cancels runCtx
+	stops   map[string]context.CancelFunc // stops one supervisor (Update)
+	running sync.WaitGroup                // supervisors, removed ones included
+	stopCtx func() bool                   // unregisters the Start context's AfterFunc
+	stopped chan struct{}                 // closed when all supervisors have exited
+	retired []*backend                    // removed or replaced by Update, maybe still stopping
 }
+
+// backendSet is the current set of backends; it is never modified, only
+// replaced.
+type backendSet struct {
+	backends map[string]*backend
+	names    []string // sorted
+}
+
+// current returns the current set of backends.
+func (m *Manager) current() *backendSet { return m.set.Load() }
 
 // NewManager returns a manager for opts.Specs. It loads the tool cache from
 // opts.CacheDir, so [Manager.Tools] answers from the cache immediately, but
@@ -70,24 +84,26 @@ type Manager struct {
 func NewManager(opts Options) *Manager {
 	opts = opts.withDefaults()
 	m := &Manager{
-		opts:     opts,
-		log:      opts.Logger,
-		backends: make(map[string]*backend, len(opts.Specs)),
-		stopped:  make(chan struct{}),
+		opts:    opts,
+		log:     opts.Logger,
+		stopped: make(chan struct{}),
+		stops:   map[string]context.CancelFunc{},
 	}
 	m.opts.Specs = nil // the backends keep their own copies
+	set := &backendSet{backends: make(map[string]*backend, len(opts.Specs))}
 	for _, spec := range opts.Specs {
-		if _, dup := m.backends[spec.Name]; dup {
+		if _, dup := set.backends[spec.Name]; dup {
 			m.log.Error("duplicate backend name; ignoring all but the first", slog.String("backend", spec.Name))
 			continue
 		}
-		m.backends[spec.Name] = newBackend(m, spec)
-		m.names = append(m.names, spec.Name)
+		set.backends[spec.Name] = newBackend(m, spec)
+		set.names = append(set.names, spec.Name)
 	}
-	slices.Sort(m.names)
-	for _, b := range m.backends {
+	slices.Sort(set.names)
+	for _, b := range set.backends {
 		b.loadCache()
 	}
+	m.set.Store(set)
 	return m
 }
 
@@ -109,23 +125,13 @@ func (m *Manager) Start(ctx context.Context) error {
 		return errors.New("backend manager already started")
 	}
 	m.started = true
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.cancel = cancel
-	var wg sync.WaitGroup
-	for _, name := range m.names {
-		b := m.backends[name]
-		if b.invalid == nil {
-			// Synchronously, so the catalogue is searchable when Start returns.
-			b.announceCachedTools()
-		}
-		wg.Go(func() { b.run(runCtx) })
+	m.runCtx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	set := m.current()
+	for _, name := range set.names {
+		m.startLocked(set.backends[name])
 	}
-	go func() {
-		wg.Wait()
-		close(m.stopped)
-	}()
 	m.stopCtx = context.AfterFunc(ctx, func() { m.shutdown() })
-	m.log.Info("starting backends", slog.Int("count", len(m.names)))
+	m.log.Info("starting backends", slog.Int("count", len(set.names)))
 	return nil
 }
 
@@ -139,8 +145,12 @@ func (m *Manager) shutdown() (started bool) {
 			m.log.Info("stopping backends")
 			m.stopCtx()
 			m.cancel()
+			go func() {
+				m.running.Wait()
+				close(m.stopped)
+			}()
 		} else {
-			for _, b := range m.backends {
+			for _, b := range m.current().backends {
 				b.update(func() { b.state, b.conn = StateStopped, nil })
 			}
 			close(m.stopped)
@@ -167,7 +177,13 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	for _, b := range m.backends {
+	m.mu.Lock()
+	all := m.retired
+	m.mu.Unlock()
+	for _, b := range m.current().backends {
+		b.forceKill()
+	}
+	for _, b := range all {
 		b.forceKill()
 	}
 	return fmt.Errorf("closing backends: %w", ctx.Err())
@@ -177,7 +193,7 @@ func (m *Manager) Close(ctx context.Context) error {
 // budget. It is the way out of the "restart budget exhausted" state. It
 // returns an error for an unknown backend or a closed manager.
 func (m *Manager) Restart(name string) error {
-	b := m.backends[name]
+	b := m.current().backends[name]
 	if b == nil {
 		return &UnknownBackendError{Backend: name}
 	}
@@ -223,7 +239,7 @@ func (m *Manager) CallTool(ctx context.Context, backend, tool string, args map[s
 // [*UnknownBackendError]. A tool result with IsError set is returned as a
 // result, not as an error.
 func (m *Manager) Call(ctx context.Context, backend string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	b := m.backends[backend]
+	b := m.current().backends[backend]
 	if b == nil {
 		return nil, &UnknownBackendError{Backend: backend}
 	}
@@ -270,8 +286,9 @@ func (b *backend) logCall(tool string, d time.Duration, res *mcp.CallToolResult,
 // Backends whose tools are unknown are absent. The slices are copies; the
 // tools themselves are shared and must not be modified.
 func (m *Manager) Tools() map[string][]*mcp.Tool {
-	out := make(map[string][]*mcp.Tool, len(m.backends))
-	for name, b := range m.backends {
+	set := m.current()
+	out := make(map[string][]*mcp.Tool, len(set.backends))
+	for name, b := range set.backends {
 		b.mu.Lock()
 		if b.toolsKnown {
 			out[name] = slices.Clone(b.tools)
@@ -283,15 +300,16 @@ func (m *Manager) Tools() map[string][]*mcp.Tool {
 
 // Status returns a snapshot of every backend, sorted by name.
 func (m *Manager) Status() []Status {
-	out := make([]Status, 0, len(m.names))
-	for _, name := range m.names {
-		out = append(out, m.backends[name].status())
+	set := m.current()
+	out := make([]Status, 0, len(set.names))
+	for _, name := range set.names {
+		out = append(out, set.backends[name].status())
 	}
 	return out
 }
 
 // Backends returns the configured backend names, sorted.
-func (m *Manager) Backends() []string { return slices.Clone(m.names) }
+func (m *Manager) Backends() []string { return slices.Clone(m.current().names) }
 
 // WaitHealthy blocks until the named backends (all, if none are named) are
 // healthy. A backend that is unknown, stopped, or unhealthy with no restart
@@ -301,7 +319,7 @@ func (m *Manager) Backends() []string { return slices.Clone(m.names) }
 // ctx's error for the backends that were not ready yet.
 func (m *Manager) WaitHealthy(ctx context.Context, names ...string) error {
 	if len(names) == 0 {
-		names = m.names
+		names = m.current().names
 	}
 	var errs []error
 	for _, name := range names {
@@ -313,7 +331,7 @@ func (m *Manager) WaitHealthy(ctx context.Context, names ...string) error {
 }
 
 func (m *Manager) waitHealthy(ctx context.Context, name string) error {
-	b := m.backends[name]
+	b := m.current().backends[name]
 	if b == nil {
 		return &UnknownBackendError{Backend: name}
 	}

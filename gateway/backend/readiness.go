@@ -143,7 +143,7 @@ func (b *backend) awaitReady(ctx context.Context) (*conn, error) {
 // [*UnknownBackendError]; a closed manager [ErrClosed]. [CodeOf] classifies
 // every error it returns.
 func (m *Manager) WaitReady(ctx context.Context, name string) error {
-	b := m.backends[name]
+	b := m.current().backends[name]
 	if b == nil {
 		return &UnknownBackendError{Backend: name}
 	}
@@ -158,8 +158,9 @@ func (m *Manager) WaitReady(ctx context.Context, name string) error {
 // not wait and does not trigger retries; it is cheap enough to call per
 // request.
 func (m *Manager) NotReady() (connectingNames, downNames []string) {
-	for _, name := range m.names {
-		b := m.backends[name]
+	set := m.current()
+	for _, name := range set.names {
+		b := set.backends[name]
 		b.mu.Lock()
 		r := b.readinessLocked()
 		failed := b.invalid != nil || b.givenUp || b.connectFailed

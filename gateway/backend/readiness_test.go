@@ -117,7 +117,7 @@ func TestWaitReadyBoundedByStartWait(t *testing.T) {
 // waitRetryAllowed waits until an on-demand retry of b is allowed (the last
 // attempt ended at least RestartBackoffBase ago).
 func waitRetryAllowed(t *testing.T, m *Manager, name string) {
-	b := m.backends[name]
+	b := m.current().backends[name]
 	eventually(t, "the on-demand retry interval", func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,7 @@ const (
 // with invisible (format) characters removed, so no other spelling of a
 // denied tool slips through. The zero value and nil allow everything.
 type Policy struct {
-	rules map[string]rules
+	rules atomic.Pointer[map[string]rules] // replaced by Replace
 }
 
 type rules struct {
@@ -40,18 +41,36 @@ type rules struct {
 
 // NewPolicy builds the policy of the configured backends.
 func NewPolicy(backends map[string]config.Backend) *Policy {
-	p := &Policy{rules: map[string]rules{}}
+	set := map[string]rules{}
+	p := &Policy{}
+	p.rules.Store(&set)
 	for name, b := range backends {
 		t := b.Tools
 		if len(t.Allow)+len(t.Deny)+len(t.Approve) == 0 {
 			continue
 		}
-		p.rules[name] = rules{
+		set[name] = rules{
 			allow: foldAll(t.Allow), deny: foldAll(t.Deny), approve: foldAll(t.Approve),
 			approveKey: "backends." + name + ".tools.approve",
 		}
 	}
 	return p
+}
+
+// Replace makes p decide as q does from now on (a configuration reload).
+func (p *Policy) Replace(q *Policy) {
+	p.rules.Store(q.rules.Load())
+}
+
+// ruleSet returns the current rules; nil for the zero Policy.
+func (p *Policy) ruleSet() map[string]rules {
+	if p == nil {
+		return nil
+	}
+	if m := p.rules.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
 
 // Decide returns the decision for one tool: deny wins; a tool under approve
@@ -61,7 +80,7 @@ func (p *Policy) Decide(backend, tool string) Decision {
 	if p == nil {
 		return Allowed
 	}
-	r, ok := p.rules[backend]
+	r, ok := p.ruleSet()[backend]
 	if !ok {
 		return Allowed
 	}
@@ -114,7 +133,7 @@ func PolicyStage(p *Policy) Stage {
 // approval.
 func (p *Policy) approveKey(backend string) string {
 	if p != nil {
-		if r, ok := p.rules[backend]; ok {
+		if r, ok := p.ruleSet()[backend]; ok {
 			return r.approveKey
 		}
 	}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/spf13/pflag"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway"
+)
+
+// watchReloads reloads the configuration on SIGHUP and, with
+// server.watch_config, when the configuration file changes, until ctx ends.
+// Triggers that arrive during a reload are folded into one more reload.
+func watchReloads(ctx context.Context, fs *pflag.FlagSet, g *gateway.Gateway, cfg *config.Config, logger *slog.Logger) {
+	trigger := make(chan string, 1)
+	poke := func(why string) {
+		select {
+		case trigger <- why:
+		default:
+		}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				poke("SIGHUP")
+			}
+		}
+	}()
+	if cfg.Server.WatchConfig && cfg.Source != "" {
+		watchFile(ctx, cfg.Source, func() { poke("file change") }, logger)
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case why := <-trigger:
+				reload(fs, g, why, logger)
+			}
+		}
+	}()
+}
+
+// reload re-reads the configuration; an invalid one is logged and ignored.
+func reload(fs *pflag.FlagSet, g *gateway.Gateway, why string, logger *slog.Logger) {
+	next, err := config.Load(config.LoadOptions{Flags: fs})
+	if err != nil {
+		logger.Error("configuration reload failed; keeping the current configuration", "trigger", why, "err", err)
+		return
+	}
+	res, err := g.Reload(next)
+	if err != nil {
+		logger.Error("configuration reload failed", "trigger", why, "err", err)
+		return
+	}
+	logger.Info("configuration reloaded", "trigger", why, "file", next.Source,
+		"added", res.Added, "removed", res.Removed, "changed", res.Changed)
+}
+
+// watchFile calls changed when path is written, created or replaced. It
+// watches the directory, so that editors that save by renaming are seen.
+func watchFile(ctx context.Context, path string, changed func(), logger *slog.Logger) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		logger.Warn("server.watch_config: cannot watch the configuration file", "err", err)
+		return
+	}
+	abs, _ := filepath.Abs(path)
+	if err := w.Add(filepath.Dir(abs)); err != nil {
+		w.Close()
+		logger.Warn("server.watch_config: cannot watch the configuration file", "file", abs, "err", err)
+		return
+	}
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Clean(ev.Name) == abs && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
+					changed()
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				logger.Warn("server.watch_config", "err", err)
+			}
+		}
+	}()
+}

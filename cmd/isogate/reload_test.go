@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// servedGateway is `isogate serve --http` as a child process.
+type servedGateway struct {
+	cmd *exec.Cmd
+	url string
+
+	mu     sync.Mutex
+	stderr []string
+}
+
+func (s *servedGateway) logged(sub string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.stderr, func(l string) bool { return strings.Contains(l, sub) })
+}
+
+func serveWithConfig(t *testing.T, cfgPath string) *servedGateway {
+	t.Helper()
+	addr := freeAddr(t)
+	s := &servedGateway{cmd: exec.Command(binary, "serve", "--config", cfgPath, "--http", addr), url: "http://" + addr + "/mcp"}
+	stderr, _ := s.cmd.StderrPipe()
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.stderr = append(s.stderr, sc.Text())
+			s.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			s.cmd.Process.Kill()
+		}
+	})
+	eventually(t, "isogate serve --http to answer", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	})
+	return s
+}
+
+// eventually polls cond (an outcome, not an ordering) for up to 30 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// backendsConfig writes a config whose backends are server-everything
+// instances under the given names.
+func backendsConfig(t *testing.T, path string, names ...string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "server:\n  cache_dir: %s\n  log_level: info\nsandbox:\n  isolation: thread\n  timeout: 10s\nbackends:\n",
+		filepath.Join(filepath.Dir(path), "cache"))
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %s:\n    command: node\n    args: [%q, stdio]\n", n, everythingServer(t))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// backendNames reads isogate://backends through the client.
+func backendNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "isogate://backends"})
+	if err != nil {
+		t.Fatalf("reading isogate://backends: %v", err)
+	}
+	var rows []struct{ Name string }
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+func TestSIGHUPReloadsBackendsWhileAClientStaysConnected(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "isogate.yaml")
+	backendsConfig(t, path, "stay", "leave")
+	s := serveWithConfig(t, path)
+	cs, err := connectHTTP(t, s.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func() (string, bool) {
+		return callText(t, cs, "call_tool_chain", map[string]any{"code": "return await stay.get_sum({a: 2, b: 3})"})
+	}
+	eventually(t, "the first backends", func() bool { text, isErr := add(); return !isErr && strings.Contains(text, "5") })
+
+	backendsConfig(t, path, "stay", "arrive")
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the reload", func() bool { return slices.Equal(backendNames(t, cs), []string{"arrive", "stay"}) })
+	eventually(t, "the added backend to serve", func() bool {
+		text, isErr := callText(t, cs, "call_tool_chain", map[string]any{"code": "return await arrive.get_sum({a: 1, b: 1})"})
+		return !isErr && strings.Contains(text, "2")
+	})
+	if text, isErr := add(); isErr || !strings.Contains(text, "5") {
+		t.Fatalf("the untouched backend after the reload: %s", text)
+	}
+	if text, _ := callText(t, cs, "search_tools", map[string]any{"query": "get sum", "limit": 20}); strings.Contains(text, "leave.") {
+		t.Fatalf("the removed backend's tools are still in the catalogue:\n%s", text)
+	}
+	if !s.logged("configuration reloaded") || !s.logged("added=[arrive]") || !s.logged("removed=[leave]") {
+		t.Fatalf("no INFO line describing the reload:\n%s", strings.Join(s.stderr, "\n"))
+	}
+
+	// An invalid configuration is logged and ignored.
+	if err := os.WriteFile(path, []byte("backends:\n  bad:\n    transport: carrier-pigeon\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the failed reload to be logged", func() bool { return s.logged("keeping the current configuration") })
+	if names := backendNames(t, cs); !slices.Equal(names, []string{"arrive", "stay"}) {
+		t.Fatalf("backends after an invalid reload: %v", names)
+	}
+	if text, isErr := add(); isErr || !strings.Contains(text, "5") {
+		t.Fatalf("after an invalid reload: %s", text)
+	}
+}

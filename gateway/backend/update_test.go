@@ -1,0 +1,52 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestUpdateAddsRemovesAndRestartsOnlyWhatChanged(t *testing.T) {
+	m := startManager(t, Options{Specs: []Spec{
+		inProcess("keep", newCalcServer()), inProcess("change", newCalcServer()), inProcess("drop", newCalcServer()),
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept := statusOf(t, m, "keep").ConnectedAt
+
+	changed := inProcess("change", newCalcServer())
+	changed.Timeout = 7 * time.Second
+	res, err := m.Update([]Spec{inProcess("keep", newCalcServer()), changed, inProcess("new", newCalcServer())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Added, []string{"new"}) || !slices.Equal(res.Removed, []string{"drop"}) || !slices.Equal(res.Changed, []string{"change"}) {
+		t.Fatalf("update result %+v", res)
+	}
+	if got := m.Backends(); !slices.Equal(got, []string{"change", "keep", "new"}) {
+		t.Fatalf("backends after update: %v", got)
+	}
+	if err := m.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(t, m, "keep"); !st.ConnectedAt.Equal(kept) {
+		t.Errorf("untouched backend reconnected: %v → %v", kept, st.ConnectedAt)
+	}
+	for _, name := range []string{"keep", "change", "new"} {
+		if _, err := m.CallTool(ctx, name, "add", map[string]any{"a": 1, "b": 2}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	var unknown *UnknownBackendError
+	if _, err := m.CallTool(ctx, "drop", "add", nil); !errors.As(err, &unknown) {
+		t.Errorf("removed backend: %v", err)
+	}
+	if res, err := m.Update([]Spec{inProcess("keep", newCalcServer()), changed, inProcess("new", newCalcServer())}); err != nil || !res.Empty() {
+		t.Errorf("same specs again: %+v %v", res, err)
+	}
+}
