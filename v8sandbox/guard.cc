@@ -23,6 +23,25 @@ class Isolate {
                                    size_t heap_limit);
   void TerminateExecution();
   void SetAllowAtomicsWait(bool allow);
+  int ContextDisposedNotification(bool dependant_context);
+  void LowMemoryNotification();
+  void Enter();
+  void Exit();
+};
+
+// Same layout as V8 10.9's v8::Locker (v8-locker.h).
+class Locker {
+ public:
+  explicit Locker(Isolate* isolate) { Initialize(isolate); }
+  ~Locker();
+  Locker(const Locker&) = delete;
+  void operator=(const Locker&) = delete;
+
+ private:
+  void Initialize(Isolate* isolate);
+  bool has_lock_;
+  bool top_level_;
+  void* isolate_;
 };
 
 class ArrayBuffer {
@@ -159,6 +178,24 @@ void isogate_heap_free(isogate_heap* h) { delete h; }
 
 void isogate_disallow_atomics_wait(void* iso) {
   static_cast<v8::Isolate*>(iso)->SetAllowAtomicsWait(false);
+}
+
+// Both notifications run between v8go calls, so they take the isolate's
+// lock and enter it as v8go does for its own calls.
+void isogate_context_disposed(void* iso) {
+  v8::Isolate* i = static_cast<v8::Isolate*>(iso);
+  v8::Locker locker(i);
+  i->Enter();
+  i->ContextDisposedNotification(true);
+  i->Exit();
+}
+
+void isogate_low_memory(void* iso) {
+  v8::Isolate* i = static_cast<v8::Isolate*>(iso);
+  v8::Locker locker(i);
+  i->Enter();
+  i->LowMemoryNotification();
+  i->Exit();
 }
 
 }  // extern "C"

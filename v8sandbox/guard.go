@@ -54,14 +54,22 @@ func disallowAtomicsWait(iso *v8.Isolate) { C.isogate_disallow_atomics_wait(rawI
 // bufferBudget charges ArrayBuffer memory allocated on one OS thread.
 type bufferBudget struct{ b *C.isogate_budget }
 
-// newBufferBudget binds a new budget to the calling OS thread; the caller
-// must be locked to its thread.
+// newBufferBudget returns a budget; bind it to a thread before use.
 func newBufferBudget() bufferBudget {
-	b := bufferBudget{C.isogate_budget_new()}
-	C.isogate_budget_bind(b.b)
-	return b
+	return bufferBudget{C.isogate_budget_new()}
 }
+
+// bind makes b the budget charged for ArrayBuffer allocations on the
+// calling OS thread; the caller must be locked to its thread while it uses
+// the isolate.
+func (b bufferBudget) bind() { C.isogate_budget_bind(b.b) }
 
 func (b bufferBudget) setLimitMB(mb int) { C.isogate_budget_set_limit(b.b, C.int64_t(mb)<<20) }
 
 func (b bufferBudget) used() int64 { return int64(C.isogate_budget_used(b.b)) }
+
+// contextDisposed tells V8 that a context of iso was just closed.
+func contextDisposed(iso *v8.Isolate) { C.isogate_context_disposed(rawIsolate(iso)) }
+
+// lowMemory makes iso collect everything it can now.
+func lowMemory(iso *v8.Isolate) { C.isogate_low_memory(rawIsolate(iso)) }

@@ -62,39 +62,37 @@ func newRun(w *worker, req *request) *run {
 // a state that is not worth reusing.
 func (r *run) terminated() bool { return r.stopped || r.w.heap.hit() }
 
-// execute runs the job and always leaves the isolate idle: the watchdog has
-// exited and the context is closed when it returns.
+// execute runs the job and always leaves the isolate idle: the deadline's
+// terminator has stopped and the context is closed when it returns.
 func (r *run) execute() (Result, error) {
 	start := time.Now()
-	watchdogExited := make(chan struct{})
-	go r.watchdog(watchdogExited)
+	terminated := make(chan struct{})
+	stop := context.AfterFunc(r.ctx, func() {
+		defer close(terminated)
+		r.terminateUntilDone()
+	})
 	r.w.current = r
 	defer func() {
 		r.w.current = nil
-		r.cancel()
 		close(r.done)
-		<-watchdogExited
+		if !stop() {
+			<-terminated // the terminator started: wait until it has seen done
+		}
+		r.cancel()
 	}()
 
-	r.v8ctx = v8.NewContext(r.w.iso)
-	defer r.v8ctx.Close()
-
 	value, err := r.evaluate()
+	// The context is closed by the worker after the reply went out.
+	r.w.used = r.v8ctx
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Value: value, HostCalls: r.hostCalls, Duration: time.Since(start)}, nil
 }
 
-// watchdog terminates the script once the run's context ends, and keeps
-// re-issuing the termination until the run returns.
-func (r *run) watchdog(exited chan<- struct{}) {
-	defer close(exited)
-	select {
-	case <-r.done:
-		return
-	case <-r.ctx.Done():
-	}
+// terminateUntilDone runs once the run's context ends: it terminates the
+// script and keeps re-issuing the termination until the run returns.
+func (r *run) terminateUntilDone() {
 	ticker := time.NewTicker(terminateEvery)
 	defer ticker.Stop()
 	for {
@@ -138,20 +136,17 @@ func (r *run) check(err error, what string) error {
 }
 
 func (r *run) evaluate() (json.RawMessage, error) {
-	if err := r.bootstrap(); err != nil {
-		if stop := r.stopError(); stop != nil {
-			return nil, stop // the deadline fired during bootstrap
-		}
-		return nil, err
-	}
-	if r.job.Prelude != "" {
-		if _, err := r.v8ctx.RunScript(r.job.Prelude, "isogate:prelude.js"); err != nil {
+	c := r.w.takeWarm(r.job)
+	if c == nil {
+		var err error
+		if c, err = r.w.prepare(r.job.Functions, r.job.Prelude); err != nil {
 			if stop := r.stopError(); stop != nil {
-				return nil, stop
+				return nil, stop // the deadline fired while preparing
 			}
-			return nil, Errorf(CodeInternal, "prelude failed: %v", err)
+			return nil, err
 		}
 	}
+	r.v8ctx, r.serialize, r.describe = c.ctx, c.serialize, c.describe
 	// Compiled apart from running, so a syntax error is known to have run
 	// nothing of the script (Error.Compile): a caller may then rewrite the
 	// source (for example strip TypeScript) and run it again.
@@ -182,41 +177,6 @@ func (r *run) evaluate() (json.RawMessage, error) {
 		return nil, nil
 	}
 	return r.serializeResult(value)
-}
-
-// bootstrap installs the job's host functions and captures the helpers.
-func (r *run) bootstrap() error {
-	ctx := r.v8ctx
-	fnValue, err := ctx.RunScript(bootstrapJS, "isogate:bootstrap.js")
-	if err != nil {
-		return Errorf(CodeInternal, "bootstrap: %v", err)
-	}
-	fn, err := fnValue.AsFunction()
-	if err != nil {
-		return Errorf(CodeInternal, "bootstrap: %v", err)
-	}
-	functions := r.job.Functions
-	if functions == nil {
-		functions = []Function{}
-	}
-	specJSON, err := json.Marshal(functions)
-	if err != nil {
-		return Errorf(CodeInternal, "bootstrap: %v", err)
-	}
-	specs, err := v8.JSONParse(ctx, string(specJSON))
-	if err != nil {
-		return Errorf(CodeInternal, "bootstrap: %v", err)
-	}
-	helpers, err := fn.Call(v8.Undefined(r.w.iso), r.w.syncFn.GetFunction(ctx), r.w.asyncFn.GetFunction(ctx), specs)
-	if err != nil {
-		return Errorf(CodeInternal, "bootstrap: %v", err)
-	}
-	obj := helpers.Object()
-	if r.serialize, err = helperAt(obj, 0); err != nil {
-		return err
-	}
-	r.describe, err = helperAt(obj, 1)
-	return err
 }
 
 func helperAt(obj *v8.Object, i uint32) (*v8.Function, error) {

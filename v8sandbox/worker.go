@@ -7,8 +7,9 @@ import (
 	v8 "rogchap.com/v8go"
 )
 
-// worker owns one isolate on one locked OS thread and runs jobs one at a
-// time. Everything that touches V8 happens on this goroutine.
+// worker owns one isolate and runs jobs one at a time, on the goroutine of
+// whoever holds it (taken from the pool's idle list), locked to its thread
+// while it touches V8.
 type worker struct {
 	pool   *Pool
 	id     int
@@ -23,30 +24,69 @@ type worker struct {
 	asyncFn  *v8.FunctionTemplate
 	current  *run // the run in progress, read by host function callbacks
 	isolates int  // isolates created so far, for logs
+
+	// warm is a context prepared between runs for a job shaped like last
+	// (same functions and prelude); nil when none is ready.
+	warm *preparedContext
+	last *Job
+	// used is the last run's context, closed after its reply went out.
+	used *v8.Context
 }
 
 func newWorker(p *Pool, id int) *worker {
-	return &worker{pool: p, id: id, logger: p.logger.With("worker", id)}
+	return &worker{pool: p, id: id, logger: p.logger.With("worker", id), budget: newBufferBudget()}
 }
 
-// loop serves requests until the pool closes. The goroutine stays locked
-// to its thread for its whole life, so the thread exits with it.
-func (w *worker) loop() {
+// serve runs one request on the calling goroutine, locked to its OS thread
+// for the run (the ArrayBuffer budget is charged per thread).
+func (w *worker) serve(req *request) (resp response) {
 	runtime.LockOSThread()
-	w.budget = newBufferBudget()
-	defer w.disposeIsolate()
-	for {
-		select {
-		case req := <-w.pool.requests:
-			req.reply <- w.serve(req)
-		case <-w.pool.quit:
-			return
-		}
+	defer runtime.UnlockOSThread()
+	w.budget.bind()
+	return w.execute(req)
+}
+
+// tidy runs after a run's reply: it closes the run's context, prepares the
+// next one (for a job of the same shape) and offers the worker to the next
+// caller. When the pool is closing it skips the preparation.
+func (w *worker) tidy() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w.budget.bind()
+	w.closeUsed()
+	w.collectIfBloated()
+	select {
+	case <-w.pool.quit:
+	default:
+		w.prewarm()
+	}
+	w.pool.idle <- w
+}
+
+// Dead contexts are only reclaimed by full collections, which V8 puts off
+// until the heap nears its cap: eight busy isolates would hold eight heaps
+// of garbage. Every collectCheckEvery runs, an isolate whose heap holds more
+// than collectAboveBytes is told to collect (a few ms, between runs).
+const (
+	collectCheckEvery = 8
+	collectAboveBytes = 8 << 20
+)
+
+// collectIfBloated keeps an isolate's heap close to its live data.
+func (w *worker) collectIfBloated() {
+	if w.iso == nil || w.runs%collectCheckEvery != 0 {
+		return
+	}
+	if w.iso.GetHeapStatistics().UsedHeapSize > collectAboveBytes {
+		lowMemory(w.iso)
 	}
 }
 
-func (w *worker) serve(req *request) (resp response) {
+func (w *worker) execute(req *request) (resp response) {
 	limits := req.job.Limits
+	last := req.job
+	last.Source = "" // only the shape is kept
+	w.last = &last
 	if w.iso == nil || w.heapMB != limits.HeapMB || w.runs >= w.pool.opts.RecycleAfter {
 		w.disposeIsolate()
 		w.newIsolate(limits.HeapMB)
@@ -57,6 +97,7 @@ func (w *worker) serve(req *request) (resp response) {
 	r := newRun(w, req)
 	result, err := r.execute()
 	if r.terminated() {
+		w.closeUsed()
 		// A terminated isolate may carry a raised heap limit or a pending
 		// termination: replace it rather than reason about its state.
 		w.disposeIsolate()
@@ -79,9 +120,23 @@ func (w *worker) newIsolate(heapMB int) {
 	w.logger.Debug("isolate created", "heap_mb", heapMB, "isolates", w.isolates)
 }
 
+// closeUsed closes the last run's context.
+func (w *worker) closeUsed() {
+	if w.used != nil {
+		w.used.Close()
+		w.used = nil
+		contextDisposed(w.iso)
+	}
+}
+
 func (w *worker) disposeIsolate() {
 	if w.iso == nil {
 		return
+	}
+	w.closeUsed()
+	if w.warm != nil {
+		w.warm.ctx.Close()
+		w.warm = nil
 	}
 	w.iso.Dispose()
 	w.heap.free()

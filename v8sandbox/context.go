@@ -1,0 +1,119 @@
+package v8sandbox
+
+import (
+	"encoding/json"
+	"slices"
+
+	v8 "rogchap.com/v8go"
+)
+
+// preparedContext is a fresh context with bootstrap.js (and a job's prelude)
+// already run in it: everything a run needs before the job's own source.
+// No job code has touched it.
+type preparedContext struct {
+	ctx       *v8.Context
+	serialize *v8.Function
+	describe  *v8.Function
+	// What it was prepared for: a job with equal functions and prelude may
+	// use it.
+	functions []Function
+	prelude   string
+}
+
+// fits reports whether c was prepared for exactly job's functions and
+// prelude. Comparing the prelude costs nothing when the caller reuses one
+// string per catalogue version (equal pointers compare in O(1)).
+func (c *preparedContext) fits(job Job) bool {
+	return c.prelude == job.Prelude && slices.Equal(c.functions, job.Functions)
+}
+
+// prepare creates a context on the worker's isolate, installs the host
+// functions with bootstrap.js and runs prelude. On error the context is
+// closed.
+func (w *worker) prepare(functions []Function, prelude string) (*preparedContext, error) {
+	c := &preparedContext{ctx: v8.NewContext(w.iso), functions: functions, prelude: prelude}
+	if err := c.bootstrap(w); err != nil {
+		c.ctx.Close()
+		return nil, err
+	}
+	if prelude != "" {
+		if _, err := c.ctx.RunScript(prelude, "isogate:prelude.js"); err != nil {
+			c.ctx.Close()
+			return nil, Errorf(CodeInternal, "prelude failed: %v", err)
+		}
+	}
+	return c, nil
+}
+
+// bootstrap installs the host functions and captures the helpers.
+func (c *preparedContext) bootstrap(w *worker) error {
+	fnValue, err := c.ctx.RunScript(bootstrapJS, "isogate:bootstrap.js")
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	fn, err := fnValue.AsFunction()
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	functions := c.functions
+	if functions == nil {
+		functions = []Function{}
+	}
+	specJSON, err := json.Marshal(functions)
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	specs, err := v8.JSONParse(c.ctx, string(specJSON))
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	helpers, err := fn.Call(v8.Undefined(w.iso), w.syncFn.GetFunction(c.ctx), w.asyncFn.GetFunction(c.ctx), specs)
+	if err != nil {
+		return Errorf(CodeInternal, "bootstrap: %v", err)
+	}
+	obj := helpers.Object()
+	if c.serialize, err = helperAt(obj, 0); err != nil {
+		return err
+	}
+	c.describe, err = helperAt(obj, 1)
+	return err
+}
+
+// takeWarm hands out the pre-warmed context if it fits job, else discards
+// it (a job with other functions or another prelude gets a fresh one).
+func (w *worker) takeWarm(job Job) *preparedContext {
+	c := w.warm
+	w.warm = nil
+	if c == nil {
+		return nil
+	}
+	if !c.fits(job) {
+		c.ctx.Close()
+		return nil
+	}
+	return c
+}
+
+// prewarm prepares the context for the next run, for the same functions and
+// prelude as the last one, so that a run of the same shape starts on a
+// ready context. It runs between runs, only when no request waits, and
+// replaces an isolate that is due for recycling at the same time.
+func (w *worker) prewarm() {
+	if w.warm != nil || w.last == nil {
+		return
+	}
+	if w.iso == nil || w.runs >= w.pool.opts.RecycleAfter {
+		w.disposeIsolate()
+		w.newIsolate(w.last.Limits.HeapMB)
+	}
+	c, err := w.prepare(w.last.Functions, w.last.Prelude)
+	if err != nil || w.heap.hit() {
+		if c != nil {
+			c.ctx.Close()
+		}
+		w.logger.Debug("pre-warming a context failed", "err", err)
+		w.disposeIsolate()
+		return
+	}
+	w.warm = c
+}
