@@ -23,7 +23,6 @@ class Isolate {
                                    size_t heap_limit);
   void TerminateExecution();
   void SetAllowAtomicsWait(bool allow);
-  int ContextDisposedNotification(bool dependant_context);
   void LowMemoryNotification();
   void Enter();
   void Exit();
@@ -180,16 +179,8 @@ void isogate_disallow_atomics_wait(void* iso) {
   static_cast<v8::Isolate*>(iso)->SetAllowAtomicsWait(false);
 }
 
-// Both notifications run between v8go calls, so they take the isolate's
+// The notification runs between v8go calls, so they take the isolate's
 // lock and enter it as v8go does for its own calls.
-void isogate_context_disposed(void* iso) {
-  v8::Isolate* i = static_cast<v8::Isolate*>(iso);
-  v8::Locker locker(i);
-  i->Enter();
-  i->ContextDisposedNotification(true);
-  i->Exit();
-}
-
 void isogate_low_memory(void* iso) {
   v8::Isolate* i = static_cast<v8::Isolate*>(iso);
   v8::Locker locker(i);

@@ -68,8 +68,5 @@ func (b bufferBudget) setLimitMB(mb int) { C.isogate_budget_set_limit(b.b, C.int
 
 func (b bufferBudget) used() int64 { return int64(C.isogate_budget_used(b.b)) }
 
-// contextDisposed tells V8 that a context of iso was just closed.
-func contextDisposed(iso *v8.Isolate) { C.isogate_context_disposed(rawIsolate(iso)) }
-
 // lowMemory makes iso collect everything it can now.
 func lowMemory(iso *v8.Isolate) { C.isogate_low_memory(rawIsolate(iso)) }

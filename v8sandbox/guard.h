@@ -34,9 +34,6 @@ void isogate_heap_free(isogate_heap* h);
 // isogate_disallow_atomics_wait makes Atomics.wait throw instead of blocking.
 void isogate_disallow_atomics_wait(void* iso);
 
-// isogate_context_disposed tells V8 a context was closed, so its GC
-// heuristics reclaim dead contexts sooner.
-void isogate_context_disposed(void* iso);
 // isogate_low_memory asks V8 for full collections now (tens of ms at most
 // on a sandbox-sized heap): for isolates that sit idle.
 void isogate_low_memory(void* iso);

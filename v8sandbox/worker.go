@@ -125,7 +125,6 @@ func (w *worker) closeUsed() {
 	if w.used != nil {
 		w.used.Close()
 		w.used = nil
-		contextDisposed(w.iso)
 	}
 }
 

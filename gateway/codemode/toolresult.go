@@ -1,15 +1,11 @@
 package codemode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/isogate/isogate/gateway/jssyntax"
 )
 
 // ToolError is a backend tool call that returned isError: true.
@@ -104,77 +100,4 @@ func mustMarshal(v any) []byte {
 		panic(fmt.Sprintf("codemode: marshal %T: %v", v, err))
 	}
 	return b
-}
-
-// canonicalJSON re-encodes JSON the way V8's JSON.stringify would print it
-// after JSON.parse: compact, numbers as float64 in ECMAScript format,
-// strings with only the escapes JSON requires, key order kept.
-func canonicalJSON(raw []byte) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var out bytes.Buffer
-	out.Grow(len(raw))
-	if err := canonicalValue(dec, &out); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("invalid JSON: trailing data")
-	}
-	return out.Bytes(), nil
-}
-
-func canonicalValue(dec *json.Decoder, out *bytes.Buffer) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		open, close := byte(t), byte(']')
-		if t == '{' {
-			close = '}'
-		}
-		out.WriteByte(open)
-		for first := true; dec.More(); first = false {
-			if !first {
-				out.WriteByte(',')
-			}
-			if open == '{' {
-				key, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				writeString(out, key.(string))
-				out.WriteByte(':')
-			}
-			if err := canonicalValue(dec, out); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil { // the closing delimiter
-			return err
-		}
-		out.WriteByte(close)
-	case string:
-		writeString(out, t)
-	case json.Number:
-		f, err := t.Float64()
-		if err != nil {
-			return err
-		}
-		b, err := json.Marshal(f) // encoding/json formats floats as ECMAScript does
-		if err != nil {
-			return err
-		}
-		out.Write(b)
-	case bool:
-		out.WriteString(fmt.Sprint(t))
-	case nil:
-		out.WriteString("null")
-	}
-	return nil
-}
-
-func writeString(out *bytes.Buffer, s string) {
-	out.Write(jssyntax.AppendString(nil, s))
 }
