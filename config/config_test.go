@@ -732,6 +732,8 @@ func TestValidationProblems(t *testing.T) {
 		{"bad variable", "backends: {x: {command: '${A'}}", "backends.x.command", `unterminated variable reference "${A"`},
 		// sandbox
 		{"isolation", "sandbox: {isolation: vm}", "sandbox.isolation", `must be one of process, thread (got "vm")`},
+		{"thread untrusted", "sandbox: {isolation: thread}", "sandbox.isolation", "requires sandbox.trusted_code: true"},
+		{"thread not trusted", "sandbox: {isolation: thread, trusted_code: false}", "sandbox.isolation", "requires sandbox.trusted_code: true"},
 		{"heap low", "sandbox: {max_heap_mb: 2}", "sandbox.max_heap_mb", "must be between 8 and 4096 (got 2)"},
 		{"heap high", "sandbox: {max_heap_mb: 5000}", "sandbox.max_heap_mb", "must be between 8 and 4096 (got 5000)"},
 		{"sandbox timeout", "sandbox: {timeout: -1s}", "sandbox.timeout", "must be a positive duration such as \"30s\" (got -1s)"},
@@ -920,7 +922,8 @@ func TestAcceptedValues(t *testing.T) {
 		"server: {http: ':0'}",
 		"server: {http: '[::1]:8787', log_level: debug, log_format: json}",
 		"server: {http: 'localhost:65535', auth_token: 'a b $c'}",
-		"sandbox: {max_heap_mb: 8, isolation: thread}",
+		"sandbox: {max_heap_mb: 8, isolation: thread, trusted_code: true}",
+		"sandbox: {isolation: process, trusted_code: true}",
 		"sandbox: {max_heap_mb: 4096, max_concurrent: 1, max_output_size: 1}",
 		"sandbox: {max_heap_mb: '64', output: {intent_min_bytes: 0, footer: 'false'}}",
 		"run_code: {fetch: {allow_hosts: ['x.com:8443', '*.x.com', '10.0.0.1', '[::1]:80', '::1'], allow_private: true}}",

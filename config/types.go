@@ -204,6 +204,12 @@ const (
 type SandboxConfig struct {
 	// Isolation is "process" (default) or "thread".
 	Isolation Isolation `koanf:"isolation"`
+	// TrustedCode declares that every program comes from a trusted source.
+	// Thread isolation requires it: in the gateway's own process, memory
+	// that V8 allocates outside its JavaScript heap (ICU/Intl objects) and
+	// builtins that ignore termination for seconds are not bounded, so one
+	// hostile script could abort or balloon the gateway. Default false.
+	TrustedCode bool `koanf:"trusted_code"`
 	// Timeout bounds one run of code. Default 30s.
 	Timeout time.Duration `koanf:"timeout"`
 	// MaxHeapMB bounds the heap of one run, in MiB (8 to 4096). Default 50.

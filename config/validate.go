@@ -250,6 +250,11 @@ func deriveTransport(b Backend) Transport {
 
 func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.oneOf("sandbox.isolation", string(s.Isolation), string(IsolationProcess), string(IsolationThread))
+	if s.Isolation == IsolationThread && !s.TrustedCode {
+		c.add("sandbox.isolation", "thread runs scripts inside the gateway process, where off-heap memory (Intl/ICU) "+
+			"and builtins that ignore the deadline are not bounded: it requires sandbox.trusted_code: true "+
+			"(or use isolation: process, the default, for untrusted code)")
+	}
 	c.positiveDuration("sandbox.timeout", s.Timeout)
 	c.between("sandbox.max_heap_mb", int64(s.MaxHeapMB), 8, 4096)
 	c.atLeast("sandbox.max_concurrent", int64(s.MaxConcurrent), 1)

@@ -26,6 +26,7 @@ backends:
     args: [%q, stdio]
 sandbox:
   isolation: thread
+  trusted_code: true
   timeout: 10s
 `, filepath.Join(dir, "cache"), everythingServer(t))
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {

@@ -49,6 +49,7 @@ backends:
     tags: [demo]
 sandbox:
   isolation: thread
+  trusted_code: true
   timeout: 10s
 %s`, filepath.Join(dir, "cache"), everythingServer(t), extra)
 	path := filepath.Join(dir, "isogate.yaml")
