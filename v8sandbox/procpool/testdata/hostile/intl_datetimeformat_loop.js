@@ -1,6 +1,5 @@
 // expect: TIMEOUT|HEAP_LIMIT|SANDBOX_CRASHED
 // process-only
-// timeout: 2s
 // A loop creating Intl.DateTimeFormat objects: each holds ICU memory outside
 // the JS heap (in-process it grew the gateway to 3.2 GB).
 const keep = [];

@@ -1,6 +1,5 @@
 // expect: HEAP_LIMIT|TIMEOUT|SANDBOX_CRASHED
 // process-only
-// timeout: 2s
 // Intl.Segmenter over a 2 M-grapheme string: ICU allocates outside the JS
 // heap, so the heap cap does not see it (in-process this aborted the whole
 // process at ~4 GB). A worker process is killed or dies instead.
