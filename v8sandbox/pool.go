@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,6 +45,7 @@ type Pool struct {
 	opts   Options
 	logger *slog.Logger
 	idle   chan *worker // workers ready for a run
+	busy   atomic.Int32 // runs in progress
 	quit   chan struct{}
 	closed sync.Once
 }
@@ -95,7 +97,7 @@ func NewPool(opts Options) *Pool {
 func (p *Pool) Workers() int { return p.opts.Workers }
 
 // Busy reports the number of workers running a job.
-func (p *Pool) Busy() int { return len(p.slots) }
+func (p *Pool) Busy() int { return int(p.busy.Load()) }
 
 // Run runs job on a free worker, waiting for one while ctx allows. Host
 // function calls are served by host (nil when the job declares none).
@@ -119,7 +121,9 @@ func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
 	case <-p.quit:
 		return Result{}, Errorf(CodeInternal, "sandbox pool is closed")
 	}
+	p.busy.Add(1)
 	resp := w.serve(&request{ctx: ctx, job: job, host: host})
+	p.busy.Add(-1)
 	go w.tidy()
 	return resp.result, resp.err
 }
