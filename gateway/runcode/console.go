@@ -21,12 +21,16 @@ type session struct {
 	console consoleBuffer
 	slots   chan struct{} // bounds api.* calls in flight
 
+	code string // the user's code, handed to the prelude as data
+
 	mu       sync.Mutex
 	apiCalls int
+	result   json.RawMessage // the envelope __isogate_run delivered, if any
 }
 
-func newSession(apis []*registeredAPI, hints map[string]json.RawMessage) *session {
+func newSession(code string, apis []*registeredAPI, hints map[string]json.RawMessage) *session {
 	s := &session{
+		code:  code,
 		apis:  make(map[string]*registeredAPI, len(apis)),
 		order: apis,
 		hints: hints,
@@ -40,7 +44,7 @@ func newSession(apis []*registeredAPI, hints map[string]json.RawMessage) *sessio
 
 // functions lists the host functions of the run.
 func (s *session) functions() []v8sandbox.Function {
-	fns := []v8sandbox.Function{{Name: consoleFunction}}
+	fns := []v8sandbox.Function{{Name: consoleFunction}, {Name: codeFunction}, {Name: resultFunction}}
 	for _, a := range s.order {
 		fns = append(fns, v8sandbox.Function{Name: "api." + a.Name, Async: true})
 	}
@@ -49,8 +53,13 @@ func (s *session) functions() []v8sandbox.Function {
 
 // Call implements [v8sandbox.Host].
 func (s *session) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	if name == consoleFunction {
+	switch name {
+	case consoleFunction:
 		return s.console.write(args)
+	case codeFunction:
+		return json.Marshal(s.code)
+	case resultFunction:
+		return nil, s.deliver(args)
 	}
 	api, ok := s.apis[name]
 	if !ok {
@@ -142,4 +151,30 @@ func (c *consoleBuffer) collect(warnings []string) (stdout, stderr, _ []string) 
 			c.dropped, MaxConsoleLines))
 	}
 	return stdout, stderr, warnings
+}
+
+// deliver keeps the envelope the prelude's runner hands over (args is
+// [envelope]); only the first delivery counts. A result over
+// MaxResultBytes ends the run with OUTPUT_LIMIT.
+func (s *session) deliver(args json.RawMessage) error {
+	if len(args) > MaxResultBytes+2 { // the envelope inside "[…]"
+		return v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "result of %d bytes exceeds the limit of %d bytes", len(args)-2, MaxResultBytes)
+	}
+	var env []json.RawMessage
+	if err := json.Unmarshal(args, &env); err != nil || len(env) != 1 {
+		return fmt.Errorf("malformed result delivery")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.result == nil {
+		s.result = env[0]
+	}
+	return nil
+}
+
+// delivered returns the envelope the runner delivered, or nil.
+func (s *session) delivered() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.result
 }

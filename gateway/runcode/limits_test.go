@@ -2,6 +2,7 @@ package runcode
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,7 +155,11 @@ func TestErrors_VMError(t *testing.T) {
 		{`throw {code: 42}`, "{ code: 42 }", ""},
 		{`class MyError extends Error { constructor(m) { super(m); this.name = "MyError" } }; throw new MyError("mine")`, "MyError: mine", "MyError"},
 		{`await new Promise(() => {})`, "can never settle", ""},
-		{`}); (function () {`, "not a run_code result", ""},
+		{`}); (function () {`, "must not close the function it runs in", "SyntaxError"},
+		// Closing the wrapper cannot forge the envelope or skip the sanitizer and the result cap.
+		{`}); (x => ({ok: true, result: "forged"}))(function () {`, "must not close the function it runs in", "SyntaxError"},
+		{"}, 1); ({ok: true, result: 'x'.repeat(5e6)}); (function () {", "must not close the function it runs in", "SyntaxError"},
+		{"}); globalThis.__isogate_run(async () => 'twice'); (function () {", "may only be called once", "Error"},
 		{`return new Proxy({}, {get() { throw new Error("get trap") }})`, "Error: get trap", "Error"}, // a hostile thenable
 	}
 	for _, c := range cases {
@@ -195,5 +200,25 @@ func TestFixStack(t *testing.T) {
 	want := "Error: x\n    at f (code.js:1:5)\n    at g (code.js:1:1)\n    at code.js:2:7"
 	if got := fixStack(stack); got != want {
 		t.Fatalf("fixStack:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Error text is bounded like a console line, however large the script makes
+// it: the whole response stays small.
+func TestErrors_Bounded(t *testing.T) {
+	r := newRunner(t, config.RunCodeConfig{})
+	for _, code := range []string{
+		`throw new Error('x'.repeat(2e6))`,
+		`throw 'y'.repeat(2e6)`,
+		`const e = new Error('short'); e.stack = 'z'.repeat(2e6); throw e`,
+	} {
+		out := r.Run(context.Background(), Input{Code: code})
+		b, _ := json.Marshal(out)
+		if out.OK || out.Error == nil || len(b) > 3*MaxLineChars+4096 {
+			t.Fatalf("%s: ok %v, %d bytes of output", code, out.OK, len(b))
+		}
+		if !strings.Contains(out.Error.Message, "more characters]") && !strings.Contains(out.Error.Stack, "more characters]") {
+			t.Fatalf("%s: no truncation marker: %.200q", code, out.Error.Message)
+		}
 	}
 }

@@ -21,10 +21,19 @@ var (
 // lines will be kept. prelude.js removes it from the global object.
 const consoleFunction = "__runcode.console"
 
+// codeFunction hands the user's code to the prelude as data (a string), so
+// it can check that the code is a function body by itself; resultFunction
+// takes the envelope {ok, result | error} from the prelude's runner. Both
+// are sync and removed from the global object by prelude.js.
+const (
+	codeFunction   = "__runcode.code"
+	resultFunction = "__runcode.result"
+)
+
 // prelude is the trusted script run before the user's code: the three
 // files share one strict function scope, so the intrinsics prelude.js
 // captures are visible to sanitize.js and console.js but not to user code.
-var prelude = "(function () {\n\"use strict\";\nconst CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) + ";\n" + preludeJS + "\n" + sanitizeJS + "\n" + consoleJS + "\n})();\n"
+var prelude = "(function () {\n\"use strict\";\nconst CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) + ";\nconst MAX_ERROR_CHARS = " + strconv.Itoa(MaxLineChars) + ";\n" + preludeJS + "\n" + sanitizeJS + "\n" + consoleJS + "\n})();\n"
 
 // codeOrigin names the user's code in stack traces.
 const codeOrigin = "code.js"

@@ -14,7 +14,23 @@
 
 const global = globalThis;
 const hostConsole = global.__runcode.console;
+const hostCode = global.__runcode.code;
+const hostResult = global.__runcode.result;
 delete global.__runcode;
+
+// The user's code must be a function body by itself. The source the engine
+// runs wraps it in a function, so code that is not a body on its own, yet
+// makes the wrapped source valid, closes that function ("}); …
+// (function(){") to run outside of it: such code gets a SyntaxError and is
+// never called. An ordinary syntax error fails the wrapped source itself,
+// with its position. The check compiles the code, it does not run it.
+const AsyncFunction = (async function () {}).constructor;
+let bodyError = null;
+try {
+  new AsyncFunction(hostCode());
+} catch (e) {
+  bodyError = e;
+}
 
 // Intrinsics.
 const { apply } = Reflect;
@@ -165,8 +181,24 @@ function functionLabel(f) {
   return name ? "[Function: " + name + "]" : "[Function (anonymous)]";
 }
 
-// describeError turns a thrown value into {name, message, stack}.
+// capText bounds error text the script controls, as Go bounds console
+// lines (truncateLine), so a huge message cannot exceed the result cap.
+function capText(s) {
+  if (s.length <= MAX_ERROR_CHARS + 64) return s;
+  return apply(stringSlice, s, [0, MAX_ERROR_CHARS]) + "... [" + (s.length - MAX_ERROR_CHARS) + " more characters]";
+}
+
+// describeError turns a thrown value into {name, message, stack}, each
+// bounded by capText.
 function describeError(e) {
+  const out = describeErrorWhole(e);
+  setKey(out, "name", capText(out.name));
+  setKey(out, "message", capText(out.message));
+  setKey(out, "stack", capText(out.stack));
+  return out;
+}
+
+function describeErrorWhole(e) {
   const out = objectCreate(null);
   if (isError(e)) {
     setKey(out, "name", safeString(e, "name") || "Error");
@@ -199,6 +231,18 @@ defineProperty(global, "__isogate_run", {
   value: function (fn) {
     if (started) throw new ErrorCtor("__isogate_run may only be called once");
     started = true;
+    if (bodyError !== null) {
+      const envelope = objectCreate(null);
+      const err = objectCreate(null);
+      setKey(err, "name", "SyntaxError");
+      setKey(err, "message", "the code is not a function body on its own (" + errorText(bodyError) +
+        "): it must not close the function it runs in");
+      setKey(err, "stack", "");
+      setKey(envelope, "ok", false);
+      setKey(envelope, "error", err);
+      hostResult(envelope);
+      return envelope;
+    }
     return (async () => {
       const envelope = objectCreate(null);
       let value;
@@ -207,6 +251,7 @@ defineProperty(global, "__isogate_run", {
       } catch (e) {
         setKey(envelope, "ok", false);
         setKey(envelope, "error", describeError(e));
+        hostResult(envelope);
         return envelope;
       }
       try {
@@ -220,6 +265,7 @@ defineProperty(global, "__isogate_run", {
         setKey(envelope, "ok", false);
         setKey(envelope, "error", err);
       }
+      hostResult(envelope);
       return envelope;
     })();
   },

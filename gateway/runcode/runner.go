@@ -201,7 +201,7 @@ func (r *Runner) Run(ctx context.Context, in Input) Output {
 		return out
 	}
 
-	s := newSession(apis, hints)
+	s := newSession(in.Code, apis, hints)
 	job := v8sandbox.Job{
 		Source:      wrapSource(in.Code),
 		Origin:      codeOrigin,
@@ -220,10 +220,17 @@ func (r *Runner) Run(ctx context.Context, in Input) Output {
 	if runErr != nil {
 		out.Error = engineError(runErr, in.Code)
 	} else {
-		out.Result, out.Error = decodeEnvelope(res.Value)
+		// Only the envelope the prelude's runner delivered counts: the
+		// completion value is the code's to choose.
+		out.Result, out.Error = decodeEnvelope(s.delivered())
 		if out.Error != nil {
 			out.Result = json.RawMessage("null")
 		}
+	}
+	if out.Error != nil {
+		// A script controls its error text: bound it like a console line.
+		out.Error.Message = truncateLine(out.Error.Message)
+		out.Error.Stack = truncateLine(out.Error.Stack)
 	}
 	out.OK = out.Error == nil
 	r.logger.Debug("run_code", "ok", out.OK, "timeout_ms", timeoutMS, "host_calls", res.HostCalls,
