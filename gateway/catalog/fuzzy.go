@@ -63,12 +63,13 @@ func osaDistanceBuf(a, b []rune, max int, buf *[]int) int {
 }
 
 // maxEdits is the largest edit distance tolerated when correcting a query
-// term of n runes: none below 3 runes, 1 up to 5, 2 from 6 on.
+// term of n runes: none below 3 runes, 1 up to 7, 2 from 8 on (two edits in
+// a short word reach unrelated words: "weather" → "whether").
 func maxEdits(n int) int {
 	switch {
 	case n < 3:
 		return 0
-	case n < 6:
+	case n < 8:
 		return 1
 	default:
 		return 2
@@ -111,7 +112,7 @@ func (ix *index) correct(t string) (int32, bool) {
 	tr := []rune(t)
 	n := len(tr)
 	maxD := maxEdits(n)
-	if maxD == 0 {
+	if maxD == 0 || n > maxCorrectedRunes {
 		return -1, false
 	}
 	var best correction
@@ -124,6 +125,9 @@ func (ix *index) correct(t string) (int32, bool) {
 			c.class, c.cost, c.usable = 0, n-len(vr), true
 		case len(vr) > n && strings.HasPrefix(v, t):
 			c.class, c.cost, c.usable = 0, len(vr)-n, true
+		case !sameStart(tr, vr):
+			// Typos rarely hit the first letter: "weather" must not become
+			// "either", two edits away.
 		default:
 			if d := osaDistanceBuf(tr, vr, maxD, &buf); d <= maxD {
 				c.class, c.cost, c.usable = 1, d, true
@@ -134,4 +138,20 @@ func (ix *index) correct(t string) (int32, bool) {
 		}
 	}
 	return best.id, best.usable
+}
+
+// maxCorrectedRunes bounds the length of a query word that is corrected at
+// all: longer words are no typos, and the edit distance costs time.
+const maxCorrectedRunes = 64
+
+// sameStart reports whether a and b begin with the same rune, or with the
+// same two runes swapped ("smu" and "mus" for "sum" and "usm").
+func sameStart(a, b []rune) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	if a[0] == b[0] {
+		return true
+	}
+	return len(a) > 1 && len(b) > 1 && a[0] == b[1] && a[1] == b[0]
 }

@@ -98,7 +98,9 @@ func (r SearchResult) Text() string {
 	case len(r.Hits) == 0:
 		fmt.Fprintf(&b, "No tools match %s", strconv.Quote(r.Query))
 	case strings.TrimSpace(r.Query) == "":
-		fmt.Fprintf(&b, "%d tools", r.Total)
+		b.WriteString(count(r.Total, "tool"))
+	case r.Total == 1:
+		fmt.Fprintf(&b, "1 tool matches %s", strconv.Quote(r.Query))
 	default:
 		fmt.Fprintf(&b, "%d tools match %s", r.Total, strconv.Quote(r.Query))
 	}
@@ -121,7 +123,7 @@ func (r SearchResult) Text() string {
 			b.WriteString(h.Signature)
 			b.WriteString("\n")
 		}
-		if !r.Brief && h.Example != "" {
+		if h.Example != "" {
 			b.WriteString("  ")
 			b.WriteString(h.Example)
 			b.WriteString("\n")
@@ -162,3 +164,11 @@ func (c *Catalog) Index() string {
 
 // oneLine collapses whitespace so a text fits on one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// count writes n with noun, singular for one: "1 tool", "3 tools".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

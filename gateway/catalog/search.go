@@ -54,7 +54,8 @@ type SearchOptions struct {
 	// Tag, if set, restricts the search to tools that carry the tag
 	// themselves or through their backend (case-insensitive).
 	Tag string
-	// Brief omits Example and Tags from hits, leaving name, summary and score.
+	// Brief omits Tags from hits; every hit keeps its name, summary,
+	// signature and ready-to-paste call.
 	Brief bool
 }
 
@@ -99,7 +100,7 @@ type Hit struct {
 	// `everything.get_sum(args: { a: number; b: number }): Promise<unknown>`.
 	Signature string `json:"signature,omitempty"`
 	// Example is a ready-to-paste call_tool_chain statement with
-	// placeholder values for the required parameters (omitted when Brief).
+	// placeholder values for the required parameters.
 	Example string `json:"example,omitempty"`
 	// Score is the BM25 relevance; 0 when listing for an empty query.
 	Score float64 `json:"score"`
@@ -307,8 +308,8 @@ func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 // makeHit renders an entry as a search hit.
 func makeHit(e *Entry, score float64, brief bool) Hit {
 	h := Hit{Name: e.Name, Backend: e.Backend, Tool: e.Tool, Summary: e.Summary, Signature: e.Signature(), Score: score}
+	h.Example = e.Example() // the ready-to-paste call, brief or not
 	if !brief {
-		h.Example = e.Example()
 		h.Tags = slices.Clone(e.Tags)
 	}
 	return h

@@ -73,7 +73,7 @@ func TestSearchCorrectsMisspellings(t *testing.T) {
 func TestSearchDoesNotOvercorrect(t *testing.T) {
 	c := testCatalog()
 	// Four letters allow one edit only; "sxmx" is two away from "sum".
-	for _, q := range []string{"sxmx", "qz", "zzzzzzzz"} {
+	for _, q := range []string{"sxmx", "qz", "zzzzzzzz", "weather", strings.Repeat("environment", 10)} {
 		r := c.Search(q, SearchOptions{})
 		if len(r.Hits) != 0 || len(r.Corrections) != 0 {
 			t.Errorf("%q: hits %v corrections %v, want none", q, hitNames(r), r.Corrections)
@@ -201,7 +201,7 @@ func TestSearchLimitAndBrief(t *testing.T) {
 		t.Fatalf("limit 2: hits %d total %d", len(r.Hits), r.Total)
 	}
 	for _, h := range r.Hits {
-		if h.Example != "" || h.Tags != nil || h.Summary == "" {
+		if h.Example == "" || h.Tags != nil || h.Summary == "" {
 			t.Errorf("brief hit %+v", h)
 		}
 	}
@@ -237,7 +237,11 @@ func TestSearchResultText(t *testing.T) {
 	if txt := c.Search("qqqq", SearchOptions{}).Text(); !strings.HasPrefix(txt, `No tools match "qqqq"`) {
 		t.Errorf("no-hit text:\n%s", txt)
 	}
-	if txt := c.Search("sum", SearchOptions{Brief: true}).Text(); strings.Contains(txt, "await") {
-		t.Errorf("brief text has examples:\n%s", txt)
+	// Brief hits keep the ready-to-paste call; one hit is "1 tool".
+	if txt := c.Search("sum", SearchOptions{Brief: true}).Text(); !strings.Contains(txt, "await everything.get_sum({ a: 0, b: 0 })") {
+		t.Errorf("brief text lacks the call:\n%s", txt)
+	}
+	if txt := c.Search("gzip", SearchOptions{}).Text(); !strings.HasPrefix(txt, `1 tool matches "gzip"`) {
+		t.Errorf("one hit:\n%s", txt)
 	}
 }
