@@ -67,7 +67,32 @@ type ServerConfig struct {
 	// WatchConfig reloads the configuration when its file changes, as
 	// SIGHUP does.
 	WatchConfig bool `koanf:"watch_config"`
+	// Expose is which tools clients see: ExposeMeta (the meta-tools, the
+	// default), ExposePassthrough (every allowed backend tool as
+	// <backend>__<tool>) or ExposeBoth. An HTTP client may ask for another
+	// with /mcp?expose=….
+	Expose Expose `koanf:"expose"`
+	// PassthroughShaping runs passed-through tool results through the
+	// code-mode output pipeline (truncation, chunking, stored results)
+	// instead of returning them unchanged.
+	PassthroughShaping bool `koanf:"passthrough_shaping"`
 }
+
+// Expose selects the tools a client sees (server.expose).
+type Expose string
+
+// The values of server.expose.
+const (
+	// ExposeMeta lists the meta-tools (search_tools, tool_info, …).
+	ExposeMeta Expose = "meta"
+	// ExposePassthrough lists every allowed backend tool directly.
+	ExposePassthrough Expose = "passthrough"
+	// ExposeBoth lists the meta-tools and the backend tools.
+	ExposeBoth Expose = "both"
+)
+
+// Exposes lists the valid values of server.expose.
+var Exposes = []Expose{ExposeMeta, ExposePassthrough, ExposeBoth}
 
 // TelemetryConfig configures OpenTelemetry tracing.
 type TelemetryConfig struct {
@@ -312,6 +337,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			LogLevel:  "info",
 			LogFormat: "text",
 			CacheDir:  defaultCacheDir(lookup),
+			Expose:    ExposeMeta,
 
 			SessionIdleTimeout: DefaultSessionIdleTimeout,
 			MaxSessions:        DefaultMaxSessions,

@@ -102,6 +102,7 @@ func (c *collector) validateServer(s *ServerConfig) {
 	}
 	c.oneOf("server.log_level", s.LogLevel, "debug", "info", "warn", "error")
 	c.oneOf("server.log_format", s.LogFormat, "text", "json")
+	c.oneOf("server.expose", string(s.Expose), string(ExposeMeta), string(ExposePassthrough), string(ExposeBoth))
 	if strings.ContainsAny(s.AuthToken, "\r\n") {
 		c.add("server.auth_token", "must not contain line breaks")
 	}

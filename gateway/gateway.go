@@ -59,7 +59,10 @@ type Gateway struct {
 	ownsPool bool
 	runCode  *runcode.Runner
 	rcPool   v8sandbox.Runner // run_code's own small pool
-	server   *mcp.Server
+	server   *mcp.Server                   // the one server.expose selects
+	servers  map[config.Expose]*mcp.Server // one per server.expose value
+
+	passthrough passthrough // backend tools listed directly
 
 	closeOnce  sync.Once
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
@@ -154,7 +157,16 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("run_code: %w", err)
 		}
 	}
-	g.server = g.newServer()
+	g.passthrough.g = g
+	g.servers = map[config.Expose]*mcp.Server{}
+	for _, e := range config.Exposes {
+		g.servers[e] = g.newServer(e)
+	}
+	expose := cfg.Server.Expose
+	if g.servers[expose] == nil {
+		expose = config.ExposeMeta
+	}
+	g.server = g.servers[expose]
 	return g, nil
 }
 
@@ -173,8 +185,12 @@ func (g *Gateway) Start(ctx context.Context) error {
 	return g.manager.Start(ctx)
 }
 
-// Server returns the MCP server.
+// Server returns the MCP server that server.expose selects.
 func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// ServerFor returns the MCP server exposing the given tools (meta,
+// passthrough or both), or nil for another value.
+func (g *Gateway) ServerFor(e config.Expose) *mcp.Server { return g.servers[e] }
 
 // Catalog returns the tool catalogue.
 func (g *Gateway) Catalog() *catalog.Catalog { return g.catalog }

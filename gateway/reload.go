@@ -19,6 +19,7 @@ func (g *Gateway) publish(name string, tools []*mcp.Tool) {
 		return
 	}
 	g.catalog.SetBackend(name, g.tagsOf(name), g.policy.Filter(name, tools))
+	g.passthrough.sync()
 }
 
 // Reload applies the backends and tool policy of a new configuration (which
@@ -39,6 +40,7 @@ func (g *Gateway) Reload(cfg *config.Config) (backend.UpdateResult, error) {
 	for _, name := range res.Removed {
 		g.catalog.RemoveBackend(name)
 	}
+	g.passthrough.sync()
 	// Tags and policy may have changed for the backends that kept running.
 	tools := g.manager.Tools()
 	for _, name := range g.manager.Backends() {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // HTTP server timeouts. There is no write timeout: a response streams for
@@ -39,7 +41,7 @@ var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback addre
 // the Origin check and the bearer token (both before the body is read),
 // plus /healthz, /readyz and /metrics.
 func (g *Gateway) HTTPHandler() http.Handler {
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
+	mcpHandler := mcp.NewStreamableHTTPHandler(g.serverForRequest,
 		&mcp.StreamableHTTPOptions{Logger: g.logger, PropagateRequestCancellation: true,
 			SessionTimeout: g.cfg.Server.SessionIdleTimeout})
 	var h http.Handler = g.requests.link(mcpHandler)
@@ -52,6 +54,16 @@ func (g *Gateway) HTTPHandler() http.Handler {
 	mux.HandleFunc("/readyz", g.readyz)
 	mux.Handle("/metrics", g.metrics.Handler())
 	return mux
+}
+
+// serverForRequest picks the server for an HTTP client: server.expose, or
+// the one its URL asks for with ?expose=meta|passthrough|both (nil, a 400,
+// for another value).
+func (g *Gateway) serverForRequest(r *http.Request) *mcp.Server {
+	if e := r.URL.Query().Get("expose"); e != "" {
+		return g.ServerFor(config.Expose(e))
+	}
+	return g.server
 }
 
 // Listen checks addr against the token policy and opens the listener.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/catalog"
 	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/gateway/pipeline"
@@ -61,12 +62,19 @@ type chainInput struct {
 	Intent        string `json:"intent,omitempty" jsonschema:"what you are looking for; large outputs are filtered to matching sections"`
 }
 
-func (g *Gateway) newServer() *mcp.Server {
+// newServer builds an MCP server that exposes the meta-tools, the
+// passthrough tools or both; every server has the resources and prompts.
+func (g *Gateway) newServer(expose config.Expose) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "isogate", Version: g.opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       sdklog.Demote(g.logger), // session lifecycle at DEBUG
 	})
 	s.AddReceivingMiddleware(g.sessionMiddleware)
+	g.addResources(s)
+	if expose == config.ExposePassthrough {
+		g.passthrough.attach(s)
+		return s
+	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Annotations: readOnly,
 		Description: "Search the tools of every backend by what they do. Returns tool names (backend.tool), one-line summaries and ready-to-paste calls for call_tool_chain."},
@@ -86,7 +94,9 @@ func (g *Gateway) newServer() *mcp.Server {
 	if g.runCode != nil {
 		g.runCode.AddTo(s)
 	}
-	g.addResources(s)
+	if expose == config.ExposeBoth {
+		g.passthrough.attach(s)
+	}
 	return s
 }
 

@@ -1,0 +1,305 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/gateway/pipeline"
+)
+
+// MaxPassthroughName is the longest passthrough tool name: several model
+// APIs accept only ^[a-zA-Z0-9_-]{1,64}$.
+const MaxPassthroughName = 64
+
+// passthroughHashLen is the length of the hash suffix that tells colliding
+// or overlong passthrough names apart.
+const passthroughHashLen = 8
+
+// PassthroughName returns the name of a backend tool when passed through:
+// "<backend>__<tool>" with every character outside [A-Za-z0-9_-] replaced
+// by '_'. It does not resolve collisions or length: see PassthroughNames.
+func PassthroughName(backend, tool string) string {
+	return sanitizeToolName(backend + "__" + tool)
+}
+
+func sanitizeToolName(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// hashedName cuts name to leave room for "_" and a short hash of the
+// original backend and tool names.
+func hashedName(name, backend, tool string) string {
+	sum := sha256.Sum256([]byte(backend + "\x00" + tool))
+	h := hex.EncodeToString(sum[:])[:passthroughHashLen]
+	if max := MaxPassthroughName - passthroughHashLen - 1; len(name) > max {
+		name = name[:max]
+	}
+	return name + "_" + h
+}
+
+// PassthroughNames names every entry for passthrough, deterministically:
+// a name that is short enough and claimed by one tool whose original
+// "<backend>__<tool>" it equals (or, failing that, by the first tool in
+// backend, tool order) is kept; every other tool sharing it, and every
+// overlong name, gets a suffix "_" + 8 hex digits of a hash of its original
+// backend and tool names.
+func PassthroughNames(entries []*catalog.Entry) map[*catalog.Entry]string {
+	groups := map[string][]*catalog.Entry{}
+	for _, e := range entries {
+		n := PassthroughName(e.Backend, e.Tool)
+		groups[n] = append(groups[n], e)
+	}
+	out := make(map[*catalog.Entry]string, len(entries))
+	for n, es := range groups {
+		slices.SortFunc(es, func(a, b *catalog.Entry) int {
+			if c := strings.Compare(a.Backend, b.Backend); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Tool, b.Tool)
+		})
+		keep := -1
+		if len(n) <= MaxPassthroughName {
+			keep = 0
+			for i, e := range es {
+				if e.Backend+"__"+e.Tool == n {
+					keep = i
+					break
+				}
+			}
+		}
+		for i, e := range es {
+			if i == keep {
+				out[e] = n
+			} else {
+				out[e] = hashedName(n, e.Backend, e.Tool)
+			}
+		}
+	}
+	return out
+}
+
+// passthrough keeps every allowed backend tool listed, as
+// <backend>__<tool>, on the servers that expose them, and routes their calls
+// through the call pipeline.
+type passthrough struct {
+	g       *Gateway
+	mu      sync.Mutex
+	servers []*mcp.Server
+	listed  map[string]string // name → fingerprint of the listed definition
+}
+
+// attach adds a server that lists passthrough tools.
+func (p *passthrough) attach(s *mcp.Server) {
+	p.mu.Lock()
+	p.servers = append(p.servers, s)
+	p.mu.Unlock()
+	p.sync()
+}
+
+// sync brings the listed tools in line with the catalogue (which holds only
+// tools the policy allows). The SDK tells connected clients with
+// notifications/tools/list_changed.
+func (p *passthrough) sync() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.servers) == 0 {
+		return
+	}
+	if p.listed == nil {
+		p.listed = map[string]string{}
+	}
+	entries := p.g.catalog.Entries()
+	names := PassthroughNames(entries)
+	want := map[string]bool{}
+	for _, e := range entries {
+		name := names[e]
+		want[name] = true
+		t := passthroughTool(name, e.Def)
+		fp, _ := json.Marshal(struct {
+			T       *mcp.Tool
+			B, Tool string
+		}{t, e.Backend, e.Tool})
+		if p.listed[name] == string(fp) {
+			continue
+		}
+		p.listed[name] = string(fp)
+		h := p.handler(e.Backend, e.Tool)
+		for _, s := range p.servers {
+			s.AddTool(t, h)
+		}
+	}
+	var stale []string
+	for name := range p.listed {
+		if !want[name] {
+			stale = append(stale, name)
+			delete(p.listed, name)
+		}
+	}
+	if len(stale) > 0 {
+		for _, s := range p.servers {
+			s.RemoveTools(stale...)
+		}
+	}
+}
+
+// passthroughTool is the definition a client sees: the backend's title,
+// description, schemas and annotations (shown, not trusted: the policy
+// still decides) under the passthrough name.
+func passthroughTool(name string, def *mcp.Tool) *mcp.Tool {
+	t := &mcp.Tool{Name: name, Title: def.Title, Description: def.Description, Annotations: def.Annotations, Meta: def.Meta}
+	t.InputSchema = clientSafeSchema(rawSchema(def.InputSchema), true)
+	if out := clientSafeSchema(rawSchema(def.OutputSchema), false); out != nil {
+		t.OutputSchema = out
+	}
+	return t
+}
+
+func rawSchema(v any) json.RawMessage {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// clientSafeSchema makes a backend schema acceptable to strict clients (the
+// TypeScript SDK validates tools/list with zod): the root must be an
+// object schema with "type": "object", and every property schema an
+// object, so boolean sub-schemas become {} (true) or {"not": {}} (false).
+// An input schema that cannot be read becomes {"type": "object"}; an
+// output schema that is not an object schema is dropped (nil).
+func clientSafeSchema(raw json.RawMessage, input bool) json.RawMessage {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if len(raw) == 0 || dec.Decode(&m) != nil || m == nil {
+		if input {
+			return json.RawMessage(`{"type":"object"}`)
+		}
+		return nil
+	}
+	switch ty := m["type"].(type) {
+	case nil:
+		if !input {
+			return nil
+		}
+		m["type"] = "object"
+	case string:
+		if ty != "object" {
+			if !input {
+				return nil
+			}
+			m = map[string]any{"type": "object"}
+		}
+	default:
+		if !input {
+			return nil
+		}
+		m = map[string]any{"type": "object"}
+	}
+	objectProperties(m, 0)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return b
+}
+
+// objectProperties replaces boolean property schemas with object ones, at
+// every depth (bounded).
+func objectProperties(v any, depth int) {
+	if depth > 64 {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if props, ok := v["properties"].(map[string]any); ok {
+			for k, p := range props {
+				if b, ok := p.(bool); ok {
+					if b {
+						props[k] = map[string]any{}
+					} else {
+						props[k] = map[string]any{"not": map[string]any{}}
+					}
+				}
+			}
+		} else if _, present := v["properties"]; present {
+			delete(v, "properties")
+		}
+		for _, c := range v {
+			objectProperties(c, depth+1)
+		}
+	case []any:
+		for _, c := range v {
+			objectProperties(c, depth+1)
+		}
+	}
+}
+
+// handler calls one backend tool through the call pipeline (policy,
+// approval, record, stats, manager) and returns the backend's result
+// unchanged, or shaped when server.passthrough_shaping is on.
+func (p *passthrough) handler(backendName, tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
+		call := &pipeline.Call{Backend: backendName, Tool: tool, Args: req.Params.Arguments}
+		if token := req.Params.GetProgressToken(); token != nil {
+			call.Meta = mcp.Meta{"progressToken": token}
+		}
+		res, err := p.g.calls.Call(ctx, call)
+		if err != nil {
+			r := textResult(err.Error(), true)
+			if code := pipeline.CodeOf(err); code != "" {
+				r.Meta = mcp.Meta{"isogate/code": string(code)}
+			}
+			return r, nil
+		}
+		if p.g.cfg.Server.PassthroughShaping {
+			p.shape(ctx, req, res)
+		}
+		return res, nil
+	}
+}
+
+// shape runs every text content of a result through the output pipeline;
+// what a stage removes stays readable as isogate://result/{id}.
+func (p *passthrough) shape(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult) {
+	out := p.g.cfg.Sandbox.Output
+	opts := output.Options{
+		AutoChunk: out.AutoChunk, ChunkThreshold: out.ChunkThreshold,
+		Truncate: out.Truncate, Footer: out.Footer,
+		MaxOutputSize: p.g.cfg.Sandbox.MaxOutputSize,
+		Owner:         p.g.owner(req.Session),
+	}
+	for i, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			shaped := output.Shape(ctx, tc.Text, "", opts, p.g.store)
+			res.Content[i] = &mcp.TextContent{Text: shaped.Text, Annotations: tc.Annotations, Meta: tc.Meta}
+		}
+	}
+}
