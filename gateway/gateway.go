@@ -58,7 +58,7 @@ type Gateway struct {
 	runner   v8sandbox.Runner
 	ownsPool bool
 	runCode  *runcode.Runner
-	rcPool   v8sandbox.Runner // run_code's own small pool
+	rcPool   v8sandbox.Runner              // run_code's own small pool
 	server   *mcp.Server                   // the one server.expose selects
 	servers  map[config.Expose]*mcp.Server // one per server.expose value
 

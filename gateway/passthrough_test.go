@@ -267,10 +267,10 @@ func TestPassthroughNames(t *testing.T) {
 func TestClientSafeSchema(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"type":"object","properties":{"a":true,"b":false,"c":{"type":"object","properties":{"d":true}}}}`: `{"properties":{"a":{},"b":{"not":{}},"c":{"properties":{"d":{}},"type":"object"}},"type":"object"}`,
-		`{"properties":{"x":{"type":"number"}}}`: `{"properties":{"x":{"type":"number"}},"type":"object"}`,
-		`{"type":"array"}`: `{"type":"object"}`,
-		`true`:             `{"type":"object"}`,
-		``:                 `{"type":"object"}`,
+		`{"properties":{"x":{"type":"number"}}}`:                                                            `{"properties":{"x":{"type":"number"}},"type":"object"}`,
+		`{"type":"array"}`:                                                                                  `{"type":"object"}`,
+		`true`:                                                                                              `{"type":"object"}`,
+		``:                                                                                                  `{"type":"object"}`,
 	} {
 		if got := string(clientSafeSchema(json.RawMessage(in), true)); got != want {
 			t.Errorf("input %s → %s, want %s", in, got, want)
