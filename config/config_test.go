@@ -116,7 +116,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := &Config{
 		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
-			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000},
+			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -481,6 +481,7 @@ func TestFlagOverrides(t *testing.T) {
 			}
 			tt.want.CacheDir = "/cache/isogate"
 			tt.want.SessionIdleTimeout, tt.want.MaxSessions = DefaultSessionIdleTimeout, DefaultMaxSessions
+			tt.want.Expose = ExposeMeta
 			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
 			}
@@ -940,5 +941,20 @@ func TestAcceptedValues(t *testing.T) {
 		if _, err := loadYAML(t, yaml); err != nil {
 			t.Errorf("%s: %v", yaml, err)
 		}
+	}
+}
+
+func TestExposeValidated(t *testing.T) {
+	for _, e := range Exposes {
+		c := Default()
+		c.Server.Expose = e
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", e, err)
+		}
+	}
+	c := Default()
+	c.Server.Expose = "all"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "server.expose") {
+		t.Errorf("expose: all: %v", err)
 	}
 }
