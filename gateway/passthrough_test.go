@@ -27,7 +27,7 @@ func surfaceGateway(t *testing.T, expose config.Expose, mutate func(*config.Conf
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Server.Expose = expose
 	cfg.Sandbox.Timeout = 10 * time.Second
-	cfg.Sandbox.Isolation = config.IsolationThread
+	cfg.Sandbox.Isolation, cfg.Sandbox.TrustedCode = config.IsolationThread, true
 	cfg.Backends = map[string]config.Backend{"everything": {
 		Name: "everything", Transport: config.TransportStdio, Command: "node",
 		Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8,
