@@ -30,9 +30,10 @@ func newBridgeHarness(t *testing.T, mode config.Isolation) *bridgeHarness {
 	h := &bridgeHarness{cancelled: make(chan struct{}, 16)}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
-	cfg.Sandbox.Timeout = 20 * time.Second
+	cfg.Sandbox.Timeout = 60 * time.Second
 	cfg.Sandbox.Isolation = mode
 	cfg.Sandbox.MaxToolCalls = 5000
+	cfg.Sandbox.MaxHeapMB = 16 // the value-release case needs 20 MB of dropped results to prove its point
 	cfg.Backends = map[string]config.Backend{
 		"everything": {Name: "everything", Transport: config.TransportStdio, Command: "node",
 			Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8},
@@ -99,6 +100,7 @@ func (h *bridgeHarness) chain(t *testing.T, args map[string]any) (string, bool) 
 // real MCP client, in both isolation modes.
 func TestCodeModeBridge(t *testing.T) {
 	isolations(t, func(t *testing.T, mode config.Isolation) {
+		t.Parallel()
 		h := newBridgeHarness(t, mode)
 		ok := func(t *testing.T, args map[string]any, wants ...string) string {
 			t.Helper()
@@ -177,7 +179,7 @@ func TestCodeModeBridge(t *testing.T) {
 			<-h.cancelled
 		})
 		t.Run("caller timeout is clamped", func(t *testing.T) {
-			ok(t, map[string]any{"code": `return 1`, "timeout": 1e15}, "[warning] timeout of", "clamped to 20000 ms")
+			ok(t, map[string]any{"code": `return 1`, "timeout": 1e15}, "[warning] timeout of", "clamped to 60000 ms")
 		})
 		t.Run("pending calls end with the run", func(t *testing.T) {
 			before := h.started.Load()
@@ -194,9 +196,14 @@ func TestCodeModeBridge(t *testing.T) {
 			}
 		})
 		t.Run("bridge values are released", func(t *testing.T) {
+			if mode == config.IsolationProcess {
+				t.Skip("the worker process runs the same engine code; thread mode covers it at half the cost")
+			}
+			// 1 000 sequential 20 KB results (20 MB) under a 16 MB heap cap:
+			// HEAP_LIMIT unless each dropped result is collectable.
 			ok(t, map[string]any{"code": fmt.Sprintf(`const s = "x".repeat(%d); let n = 0;
-				for (let i = 0; i < 3000; i++) n += (await local.echo({message: s})).length;
-				return n`, 20_000)}, "60000000")
+				for (let i = 0; i < 1000; i++) n += (await local.echo({message: s})).length;
+				return n`, 20_000)}, "20000000")
 		})
 	})
 }
