@@ -69,8 +69,8 @@
 // doubling up to 5 s); when every slot is failing, Run fails fast with
 // SANDBOX_CRASHED instead of waiting.
 //
-// Memory: the parent samples each worker's RSS (/proc/PID/statm) after every
-// run and every 100 ms. A worker over Options.MaxRSSMB is recycled between
+// Memory: the parent samples each worker's RSS (/proc/PID/statm) every
+// 100 ms, never on a run's path. A worker over Options.MaxRSSMB is recycled between
 // runs (no new runs, current ones finish, then it exits and is replaced);
 // one over Options.KillRSSMB is killed even mid-run.
 //

@@ -226,7 +226,6 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 	for {
 		select {
 		case o := <-r.done:
-			p.afterRun(pr)
 			// Host calls share the caller's context, so a cancellation can
 			// reach the script as a thrown error before the cancel frame
 			// does: the stop reason wins, as in process.
@@ -321,18 +320,6 @@ func (p *Pool) detach(r *pending) bool {
 	}
 	p.broadcastLocked()
 	return true
-}
-
-// afterRun recycles the process if it has grown too large; the check runs
-// between runs, so it never costs a run.
-func (p *Pool) afterRun(pr *proc) {
-	if p.opts.MaxRSSMB < 0 || pr.pid == 0 {
-		return
-	}
-	rss, err := readRSS(pr.pid)
-	if err == nil && rss > int64(p.opts.MaxRSSMB)<<20 {
-		p.retire(pr, fmt.Sprintf("RSS %d MB over the %d MB limit", rss>>20, p.opts.MaxRSSMB))
-	}
 }
 
 // retire drains pr: no new runs; it exits once its current runs are over,
@@ -510,8 +497,9 @@ func (p *Pool) spawner() {
 	}
 }
 
-// monitor samples the workers' RSS: a worker over KillRSSMB is killed on
-// the spot, an idle one over MaxRSSMB is recycled.
+// monitor samples the workers' RSS (the only place it is read: never on a
+// run's path): a worker over KillRSSMB is killed on the spot, one over
+// MaxRSSMB is recycled.
 func (p *Pool) monitor() {
 	defer p.helpersDone.Done()
 	t := time.NewTicker(monitorEvery)
@@ -539,12 +527,8 @@ func (p *Pool) monitor() {
 			case p.opts.KillRSSMB > 0 && rss > int64(p.opts.KillRSSMB)<<20:
 				pr.kill(killRSS, fmt.Sprintf("RSS %d MB over the %d MB hard limit", rss>>20, p.opts.KillRSSMB))
 			case p.opts.MaxRSSMB > 0 && rss > int64(p.opts.MaxRSSMB)<<20:
-				p.mu.Lock()
-				idle := len(pr.runs) == 0
-				p.mu.Unlock()
-				if idle {
-					p.retire(pr, fmt.Sprintf("RSS %d MB over the %d MB limit", rss>>20, p.opts.MaxRSSMB))
-				}
+				// Drained: it takes no new run and exits once its runs end.
+				p.retire(pr, fmt.Sprintf("RSS %d MB over the %d MB limit", rss>>20, p.opts.MaxRSSMB))
 			}
 		}
 	}
