@@ -145,7 +145,7 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", fmt.Errorf("building isogate: %v: %s", err, out)
 	}
 	cfgPath := filepath.Join(dir, "isogate.yaml")
-	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  isolation: %%s\n", filepath.Join(dir, "cache"), everything)
+	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %%s\n", filepath.Join(dir, "cache"), everything)
 
 	connect := func(cmd *exec.Cmd) (*mcp.ClientSession, error) {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -1,0 +1,293 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway"
+	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+func init() {
+	RegisterSection(Section{Title: "Code-mode targets (issue 13)", Order: 9, Run: targetsSection})
+}
+
+// Figures of the previous design (eager bridge, esbuild on every program, a
+// fresh context per run on the critical path), measured by this bench on
+// 2026-11-22 before the rework: the reference the targets were set against.
+// They are not side by side with this run.
+const (
+	prevTrivialThread = 1100 * time.Microsecond
+	prevCatalog5000   = 47 * time.Millisecond
+	prevCatalog1000   = 6 * time.Millisecond
+	prevBigResult     = 110 * time.Millisecond
+	prevRSSMB         = 439
+)
+
+// targetsSection measures each target of issue 13 through the real gateway
+// engine (Engine.Execute, in-process go-sdk backends) and says whether it is
+// met. Ratios to goja are in the workload tables (`trivial`,
+// `sequential-1000`).
+func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
+	var b strings.Builder
+	b.WriteString("Each figure is measured in this run through `Engine.Execute` (tier 3 forced with a program that is not a fast-path form) with in-process go-sdk backends. \"Previous\" is the design before the rework, from this bench's earlier report (not side by side).\n\n")
+	b.WriteString("| target | figure | goal | met | previous | ÷ previous |\n|---|---:|---:|:---:|---:|---:|\n")
+	row := func(name string, got, goal, prev time.Duration) {
+		met := "yes"
+		if got > goal {
+			met = "**no**"
+		}
+		p, ratio := "—", ""
+		if prev > 0 {
+			p, ratio = fmtDur(prev), fmt.Sprintf("×%.3f", float64(got)/float64(prev))
+		}
+		fmt.Fprintf(&b, "| %s | %s | ≤ %s | %s | %s | %s |\n", name, fmtDur(got), fmtDur(goal), met, p, ratio)
+	}
+	n := iterations(cfg)
+
+	for _, mode := range []config.Isolation{config.IsolationThread, config.IsolationProcess} {
+		g, err := benchGateway(ctx, mode, bigBackend())
+		if err != nil {
+			return "", err
+		}
+		e := g.Engine()
+		run := func(code string) func() error {
+			return func() error {
+				if r := e.Execute(ctx, codemode.Request{Code: code}); r.IsError {
+					return fmt.Errorf("%s: %s", code, r.Text)
+				}
+				return nil
+			}
+		}
+		trivial, _, err := latency(ctx, n, run("const x = 1;\nreturn x"))
+		if err != nil {
+			g.Close()
+			return "", err
+		}
+		goal, prev := 200*time.Microsecond, prevTrivialThread
+		if mode == config.IsolationProcess {
+			goal, prev = 450*time.Microsecond, 0
+		}
+		row(fmt.Sprintf("trivial tier-3 run p50 (%s)", mode), trivial, goal, prev)
+
+		direct, _, err := latency(ctx, n, func() error {
+			_, err := g.Backends().Call(ctx, "big", &mcp.CallToolParams{Name: "small", Arguments: map[string]any{}})
+			return err
+		})
+		if err != nil {
+			g.Close()
+			return "", err
+		}
+		one, _, err := latency(ctx, n, run("const r = await big.small({});\nreturn r.ok"))
+		if err != nil {
+			g.Close()
+			return "", err
+		}
+		row(fmt.Sprintf("one tool call, tier 3 minus direct, p50 (%s)", mode), max(one-direct, 0), 250*time.Microsecond, 0)
+
+		bigN := max(n/10, 20)
+		big, _, err := latency(ctx, bigN, run("const r = await big.mb({});\nreturn r"))
+		if err != nil {
+			g.Close()
+			return "", err
+		}
+		prev = prevBigResult
+		if mode == config.IsolationProcess {
+			prev = 0
+		}
+		row(fmt.Sprintf("1 MB tool result through tier 3 and back, p50 (%s)", mode), big, 30*time.Millisecond, prev)
+		g.Close()
+	}
+
+	for _, tools := range []int{10, 100, 1000, 5000} {
+		d, err := catalogueRun(ctx, tools, n)
+		if err != nil {
+			return "", err
+		}
+		var prev time.Duration
+		switch tools {
+		case 1000:
+			prev = prevCatalog1000
+		case 5000:
+			prev = prevCatalog5000
+		}
+		row(fmt.Sprintf("`return 1` with %d tools, p50 (thread)", tools), d, 500*time.Microsecond, prev)
+	}
+
+	peak, base, runs, err := concurrentRSS(ctx, 3*time.Second)
+	if err != nil {
+		return "", err
+	}
+	met := "yes"
+	if peak > 150 {
+		met = "**no**"
+	}
+	fmt.Fprintf(&b, "| peak RSS, 8 concurrent trivial runs for 3 s (thread; this process, %d MB before, %d runs) | %d MB | ≤ 150 MB | %s | %d MB | ×%.2f |\n",
+		base, runs, peak, met, prevRSSMB, float64(peak)/prevRSSMB)
+	b.WriteString("\nThe RSS row is the whole benchmark process (Go heap of earlier sections included), sampled every 50 ms.\n")
+	return b.String(), nil
+}
+
+// benchGateway starts a gateway in the given isolation mode with the given
+// in-process backends and waits until they are healthy.
+func benchGateway(ctx context.Context, mode config.Isolation, specs ...backend.Spec) (*gateway.Gateway, error) {
+	c := config.Default()
+	c.Server.CacheDir = ""
+	c.Sandbox.Isolation = mode
+	c.Sandbox.TrustedCode = mode == config.IsolationThread
+	c.Sandbox.MaxOutputSize = 4 << 20
+	c.RunCode.Enabled = false
+	g, err := gateway.New(c, gateway.Options{ExtraSpecs: specs})
+	if err != nil {
+		return nil, err
+	}
+	g.Start(ctx)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := g.Backends().WaitHealthy(wctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// bigBackend serves `small` (a tiny JSON object) and `mb` (about 1 MB of
+// JSON records).
+func bigBackend() backend.Spec {
+	var doc strings.Builder
+	doc.WriteString(`{"items":[`)
+	for i := 0; doc.Len() < 1<<20; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `{"id":%d,"name":"item %d","price":%d.5,"tags":["a","b"],"ok":true}`, i, i, i)
+	}
+	doc.WriteString(`]}`)
+	mb := doc.String()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "big"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "small", Description: "A tiny result."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "mb", Description: "About 1 MB of JSON."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: mb}}}, nil, nil
+		})
+	return backend.InMemory("big", srv)
+}
+
+// noCalls is the Caller of a catalogue-size measurement, whose program
+// makes no tool call.
+type noCalls struct{}
+
+func (noCalls) CallTool(context.Context, string, string, json.RawMessage) (*mcp.CallToolResult, error) {
+	return nil, errors.New("this measurement makes no tool calls")
+}
+
+// catalogueRun is the p50 of a tier-3 `return 1` on the in-process pool
+// with a catalogue of the given number of tools (over 10 backends).
+func catalogueRun(ctx context.Context, tools, n int) (time.Duration, error) {
+	cat := catalog.New()
+	per := max(tools/10, 1)
+	for be := 0; be*per < tools; be++ {
+		var list []*mcp.Tool
+		for i := 0; i < per && be*per+i < tools; i++ {
+			list = append(list, &mcp.Tool{Name: fmt.Sprintf("tool_%d", i), Description: "A tool.",
+				InputSchema: map[string]any{"type": "object"}})
+		}
+		cat.SetBackend(fmt.Sprintf("backend_%d", be), nil, list)
+	}
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 8})
+	defer pool.Close()
+	e, err := codemode.New(codemode.Options{Runner: pool, Catalog: codemode.FromCatalog(cat), Caller: noCalls{},
+		Output: output.DefaultOptions()})
+	if err != nil {
+		return 0, err
+	}
+	req := codemode.Request{Code: "const x = 1;\nreturn x"}
+	for range 20 { // warm every worker
+		e.Execute(ctx, req)
+	}
+	p50, _, err := latency(ctx, n, func() error {
+		if r := e.Execute(ctx, req); r.IsError || r.Text != "1" {
+			return fmt.Errorf("return 1 with %d tools: %s", tools, r.Text)
+		}
+		return nil
+	})
+	return p50, err
+}
+
+// concurrentRSS runs 8 goroutines of trivial tier-3 programs on a
+// thread-mode gateway for d and returns the peak and starting RSS of this
+// process in MB, and the number of runs.
+func concurrentRSS(ctx context.Context, d time.Duration) (peak, base int64, runs int64, err error) {
+	g, err := benchGateway(ctx, config.IsolationThread)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer g.Close()
+	base = selfRSSMB()
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	counts := make([]int64, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			for rctx.Err() == nil {
+				if r := g.Engine().Execute(ctx, codemode.Request{Code: "const x = 1;\nreturn x"}); r.IsError {
+					mu.Lock()
+					firstErr = errors.Join(firstErr, errors.New(r.Text))
+					mu.Unlock()
+					return
+				}
+				counts[i]++
+			}
+		})
+	}
+	peak = base
+	tick := time.NewTicker(50 * time.Millisecond)
+	for rctx.Err() == nil {
+		select {
+		case <-tick.C:
+			peak = max(peak, selfRSSMB())
+		case <-rctx.Done():
+		}
+	}
+	tick.Stop()
+	wg.Wait()
+	for _, c := range counts {
+		runs += c
+	}
+	return peak, base, runs, firstErr
+}
+
+// selfRSSMB is this process's resident memory in MB (0 where /proc is
+// missing).
+func selfRSSMB() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize()) >> 20
+}
