@@ -30,6 +30,7 @@ func fsGateway(t *testing.T, dir string, mutate func(*config.Config)) *Gateway {
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Timeout = 10 * time.Second
 	cfg.Sandbox.Isolation = config.IsolationThread
+	cfg.Sandbox.TrustedCode = true // the test's own programs, on the shared in-process pool
 	cfg.Backends = map[string]config.Backend{
 		"filesystem": {Name: "filesystem", Transport: config.TransportStdio, Command: "node",
 			Args: []string{fsPath, dir}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8,
@@ -214,10 +215,10 @@ func TestToolBudget(t *testing.T) {
 	text := chainOK(t, cs, `let n = 0;
 for (let i = 0; i < 10; i++) {
   try { await everything.echo({message: "m" + i}); n++; }
-  catch (e) { return {n, error: e.message}; }
+  catch (e) { return {n, code: e.code, error: e.message}; }
 }
 return {n};`)
-	if !strings.Contains(text, `"n": 3`) || !strings.Contains(text, "TOOL_BUDGET") || !strings.Contains(text, "sandbox.max_tool_calls") {
+	if !strings.Contains(text, `"n": 3`) || !strings.Contains(text, `"code": "TOOL_BUDGET"`) || !strings.Contains(text, "sandbox.max_tool_calls") {
 		t.Fatalf("budget: %s", text)
 	}
 	// The budget is per run: the next run gets a fresh one.
@@ -269,7 +270,7 @@ func testApprovals(t *testing.T, version string) {
 			t.Fatal(err)
 		}
 		code := `try { return await filesystem.move_file({source: ` + jsString(filepath.Join(dir, from)) +
-			`, destination: ` + jsString(filepath.Join(dir, to)) + `}); } catch (e) { return "caught: " + e.message; }`
+			`, destination: ` + jsString(filepath.Join(dir, to)) + `}); } catch (e) { return "caught: " + e.code + " | " + e.message; }`
 		text, isErr, _ := callText(t, cs, "call_tool_chain", map[string]any{"code": code})
 		return text, isErr
 	}

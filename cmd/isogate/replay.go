@@ -11,6 +11,7 @@ import (
 
 	"github.com/isogate/isogate/gateway/replay"
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 func init() {
@@ -36,7 +37,11 @@ func runReplay(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []strin
 		return execFail(env, "INVALID_REQUEST", err.Error(), 2)
 	}
 	timeout, _ := fs.GetDuration("timeout")
-	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 1})
+	// The recorded program is untrusted: it runs in a sandbox worker process.
+	pool, err := procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: 1, Defaults: v8sandbox.Limits{Timeout: timeout}})
+	if err != nil {
+		return execFail(env, "INTERNAL", err.Error(), 1)
+	}
 	defer pool.Close()
 	out, err := replay.Run(ctx, rec, replay.Options{Runner: pool, Timeout: timeout})
 	if err != nil {
