@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	backendpkg "github.com/isogate/isogate/gateway/backend"
 	"github.com/isogate/isogate/gateway/pipeline"
@@ -58,7 +59,13 @@ type bridgeHost struct {
 	tracker *callTracker
 
 	runCtx context.Context // ends with the run: its deadline, or Run returning
+
+	suggestions atomic.Int32 // "did you mean" searches made for this run
 }
+
+// maxSuggestionsPerRun bounds the "did you mean" searches a program can
+// trigger through __getToolInterface (each compares the name with every tool).
+const maxSuggestionsPerRun = 8
 
 func (h *bridgeHost) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	// Host calls end with the run, whichever isolation mode delivers them.
@@ -110,7 +117,8 @@ func (h *bridgeHost) Call(ctx context.Context, name string, args json.RawMessage
 		if err := json.Unmarshal(args, &a); err != nil || len(a) != 1 {
 			return nil, fmt.Errorf("__getToolInterface expects a tool name")
 		}
-		return toolInterface(h.view, a[0])
+		// Suggestions cost an edit distance per tool: a run gets a few.
+		return toolInterface(h.view, a[0], h.suggestions.Add(1) <= maxSuggestionsPerRun)
 	}
 	return nil, fmt.Errorf("unknown host function %q", name)
 }
@@ -230,8 +238,8 @@ func interfaces(tools []Tool) map[string]map[string]Interface {
 
 // toolInterface finds a tool by "backend.tool" (original or sanitized) or
 // by a bare name that only one backend has.
-func toolInterface(v *view, name string) (json.RawMessage, error) {
-	t, err := findTool(v, name)
+func toolInterface(v *view, name string, suggest bool) (json.RawMessage, error) {
+	t, err := findTool(v, name, suggest)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +248,7 @@ func toolInterface(v *view, name string) (json.RawMessage, error) {
 
 // findTool resolves "backend.tool" (original or sanitized names) or a bare
 // tool name that only one backend has.
-func findTool(v *view, name string) (Tool, error) {
+func findTool(v *view, name string, suggest bool) (Tool, error) {
 	for i := 0; i < len(name); i++ {
 		if name[i] != '.' {
 			continue
@@ -259,6 +267,9 @@ func findTool(v *view, name string) (Tool, error) {
 	case 1:
 		return *bare[0], nil
 	case 0:
+		if !suggest {
+			return Tool{}, fmt.Errorf("no tool named %q", name)
+		}
 		names := make([]string, 0, len(v.tools))
 		for _, t := range v.tools {
 			names = append(names, t.Backend+"."+t.Name)

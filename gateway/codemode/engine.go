@@ -281,13 +281,13 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 	case fastpath.KindInterfaces:
 		return &Response{Tier: TierSimpleCall, Value: v.interfacesJSON()}
 	case fastpath.KindToolInterface:
-		val, err := toolInterface(v, plan.InterfaceName)
+		val, err := toolInterface(v, plan.InterfaceName, true)
 		if err != nil {
 			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
 		}
 		return &Response{Tier: TierSimpleCall, Value: mustCanonical(val)}
 	case fastpath.KindDirect:
-		t, err := findTool(v, plan.Name)
+		t, err := findTool(v, plan.Name, true)
 		if err != nil && e.opts.Backends != nil {
 			// The backend may be configured but still starting.
 			if b, _, ok := strings.Cut(plan.Name, "."); ok && v.backend(b) != nil && len(v.backend(b).tools) == 0 {
@@ -296,7 +296,7 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req.Code, v, calls, nil)
 				}
 				v = e.view()
-				t, err = findTool(v, plan.Name)
+				t, err = findTool(v, plan.Name, true)
 			}
 		}
 		if err != nil {

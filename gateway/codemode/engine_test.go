@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -56,6 +57,13 @@ func TestIntrospection(t *testing.T) {
 		t.Fatalf("__getToolInterface: %s vs %s", one.Text, bare.Text)
 	}
 	f.fails(t, `return __getToolInterface("everything.get-summ")`, `did you mean "everything.get-sum"`)
+	// Suggestions compare a name with every tool: a run gets a bounded number.
+	r := f.ok(t, `const out = [];
+		for (let i = 0; i < 20; i++) { try { __getToolInterface("everything.get-summ") } catch (e) { out.push(e.message.includes("did you mean")) } }
+		return out.filter(Boolean).length`)
+	if r.Text != fmt.Sprint(maxSuggestionsPerRun) {
+		t.Fatalf("suggestions made: %s, want %d", r.Text, maxSuggestionsPerRun)
+	}
 }
 
 func TestBridgeNamesAndMirrors(t *testing.T) {
