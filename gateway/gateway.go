@@ -18,6 +18,7 @@ import (
 	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/metrics"
 	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/gateway/tracing"
 	"github.com/isogate/isogate/gateway/resultstore"
 	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/gateway/stats"
@@ -68,6 +69,7 @@ type Gateway struct {
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 	sessions   *sessionTracker
 	metrics    *metrics.Metrics
+	tracer     *tracing.Tracer // nil: tracing off
 	specs      atomic.Pointer[[]backend.Spec] // the current backends, replaced by Reload
 	reloadMu   sync.Mutex
 	requests   httpRequests
@@ -107,6 +109,11 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		},
 	})
 	g.metrics = g.newMetrics()
+	tracer, err := tracing.New(cfg.Telemetry.OTLPEndpoint, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	g.tracer = tracer
 	g.calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(g.manager), Policy: g.policy, Stats: g.stats,
 		Observe: g.observe})
 
@@ -226,6 +233,9 @@ func (g *Gateway) Close() error {
 		}
 		if g.rcPool != nil {
 			g.rcPool.Close()
+		}
+		if terr := g.tracer.Shutdown(ctx); terr != nil {
+			g.logger.Warn("flushing traces", "err", terr)
 		}
 	})
 	return err

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/gateway/backend"
 	"github.com/isogate/isogate/gateway/codemode"
 	"github.com/isogate/isogate/gateway/metrics"
 	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/gateway/tracing"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
@@ -58,13 +61,24 @@ func workerStates(r v8sandbox.Runner) metrics.Workers {
 }
 
 // observe is the pipeline stage next to the backend: it records each
-// call's metrics.
+// call's metrics and span, and passes the trace context on to the backend
+// in the call's _meta.
 func (g *Gateway) observe(next pipeline.Caller) pipeline.Caller {
 	return pipeline.CallerFunc(func(ctx context.Context, c *pipeline.Call) (*mcp.CallToolResult, error) {
 		start := time.Now()
+		ctx, span := g.tracer.Start(ctx, "backend tools/call", trace.SpanKindClient,
+			attribute.String("isogate.backend", c.Backend), attribute.String("mcp.tool", c.Tool))
+		if g.tracer != nil {
+			call := *c
+			call.Meta = g.tracer.Inject(ctx, c.Meta)
+			c = &call
+		}
 		res, err := next.Call(ctx, c)
+		outcome := callOutcome(res, err)
+		span.SetAttributes(attribute.String("isogate.outcome", outcome))
+		span.End(err)
 		b, tool := g.labels(c.Backend, c.Tool)
-		g.metrics.ToolCall(b, tool, callOutcome(res, err), time.Since(start))
+		g.metrics.ToolCall(b, tool, outcome, time.Since(start))
 		return res, err
 	})
 }
@@ -96,7 +110,7 @@ func callOutcome(res *mcp.CallToolResult, err error) string {
 }
 
 // observeRun records a finished code-mode run.
-func (g *Gateway) observeRun(resp codemode.Response, took time.Duration) {
+func (g *Gateway) observeRun(span tracing.Span, resp codemode.Response, took time.Duration) {
 	outcome, processed := "ok", resp.Shaped.ProcessedBytes
 	if resp.IsError {
 		outcome, processed = string(resp.Code), len(resp.Text)
@@ -105,6 +119,8 @@ func (g *Gateway) observeRun(resp codemode.Response, took time.Duration) {
 		}
 	}
 	g.metrics.Run(string(resp.Tier), outcome, took, processed, len(resp.Render()))
+	span.SetAttributes(attribute.String("isogate.tier", string(resp.Tier)), attribute.String("isogate.outcome", outcome))
+	span.End(nil)
 }
 
 // readyz answers 200 when every enabled backend is healthy or has a cached

@@ -29,11 +29,14 @@ type httpGateway struct {
 	started   chan struct{}
 	cancelled chan struct{}
 	extra     []backend.Spec
+	// traceparents receives the traceparent of the calls echo received.
+	traceparents chan string
 }
 
 func newHTTPGateway(t *testing.T, mutate func(*config.Config), extra ...backend.Spec) *httpGateway {
 	t.Helper()
-	h := &httpGateway{started: make(chan struct{}, 10), cancelled: make(chan struct{}, 10), extra: extra}
+	h := &httpGateway{started: make(chan struct{}, 10), cancelled: make(chan struct{}, 10), extra: extra,
+		traceparents: make(chan string, 10)}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Isolation = config.IsolationThread
@@ -50,7 +53,13 @@ func newHTTPGateway(t *testing.T, mutate func(*config.Config), extra ...backend.
 			return nil, nil, ctx.Err()
 		})
 	mcp.AddTool(local, &mcp.Tool{Name: "echo", Description: "Returns its arguments."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			if tp, ok := req.Params.Meta["traceparent"].(string); ok {
+				select {
+				case h.traceparents <- tp:
+				default:
+				}
+			}
 			b, _ := json.Marshal(in)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
 		})

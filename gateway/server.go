@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/catalog"
@@ -162,8 +163,9 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 		}
 	}
 	start := time.Now()
+	ctx, span := g.tracer.Start(ctx, "run", trace.SpanKindInternal)
 	resp := g.engine.Execute(ctx, creq)
-	g.observeRun(resp, time.Since(start))
+	g.observeRun(span, resp, time.Since(start))
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
 		g.KeepRun(creq.Owner, resp.Record)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/config"
 )
@@ -165,6 +167,26 @@ func (g *Gateway) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx, stop = g.requests.bind(ctx, req)
 			defer stop()
 		}
-		return next(ctx, method, req)
+		if g.tracer == nil || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		return g.traceRequest(ctx, method, req, next)
 	}
+}
+
+// traceRequest serves one MCP request inside a server span, a child of the
+// traceparent in the request's _meta when it has one.
+func (g *Gateway) traceRequest(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	attrs := []attribute.KeyValue{attribute.String("mcp.method", method)}
+	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+		attrs = append(attrs, attribute.String("mcp.tool", p.Name))
+	}
+	var meta map[string]any
+	if p := req.GetParams(); p != nil {
+		meta = p.GetMeta()
+	}
+	ctx, span := g.tracer.Start(g.tracer.Extract(ctx, meta), "mcp "+method, trace.SpanKindServer, attrs...)
+	res, err := next(ctx, method, req)
+	span.End(err)
+	return res, err
 }
