@@ -18,10 +18,10 @@ import (
 	"github.com/isogate/isogate/gateway/codemode/output"
 	"github.com/isogate/isogate/gateway/metrics"
 	"github.com/isogate/isogate/gateway/pipeline"
-	"github.com/isogate/isogate/gateway/tracing"
 	"github.com/isogate/isogate/gateway/resultstore"
 	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/gateway/stats"
+	"github.com/isogate/isogate/gateway/tracing"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -69,7 +69,7 @@ type Gateway struct {
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 	sessions   *sessionTracker
 	metrics    *metrics.Metrics
-	tracer     *tracing.Tracer // nil: tracing off
+	tracer     *tracing.Tracer                // nil: tracing off
 	specs      atomic.Pointer[[]backend.Spec] // the current backends, replaced by Reload
 	reloadMu   sync.Mutex
 	requests   httpRequests
