@@ -52,8 +52,19 @@
     target[leaf] = fn;
   }
 
+  // A trusted prelude may register one function that turns the completion
+  // value into JSON data before it is serialized (gateway/jsvalue does);
+  // later registrations are ignored. Without one, JSON.stringify rules.
+  let toData = null;
+  defineProperty(global, "__isogate_set_serializer", {
+    value: (fn) => {
+      if (toData === null && typeof fn === "function") toData = fn;
+    },
+    configurable: true,
+  });
+
   const serialize = (value) => {
-    const s = stringify(value);
+    const s = stringify(toData === null ? value : toData(value));
     return s === undefined ? "null" : s;
   };
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	backendpkg "github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/gateway/jsvalue"
 	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -43,8 +44,9 @@ func prelude(backends []*backendView) string {
 	if backends == nil {
 		backends = []*backendView{}
 	}
-	// JSON is a JavaScript expression: names cannot inject code.
-	return strings.Replace(bridgeJS, "SPEC);", string(mustMarshal(backends))+");", 1)
+	// JSON is a JavaScript expression: names cannot inject code. The result
+	// serializer shared with run_code comes first.
+	return jsvalue.Install + strings.Replace(bridgeJS, "SPEC);", string(mustMarshal(backends))+");", 1)
 }
 
 // bridgeHost serves one run's host functions: tool lookup and calls through

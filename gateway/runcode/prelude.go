@@ -5,13 +5,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/isogate/isogate/gateway/jsvalue"
 )
 
 var (
 	//go:embed prelude.js
 	preludeJS string
-	//go:embed sanitize.js
-	sanitizeJS string
 	//go:embed console.js
 	consoleJS string
 )
@@ -30,10 +30,14 @@ const (
 	resultFunction = "__runcode.result"
 )
 
-// prelude is the trusted script run before the user's code: the three
-// files share one strict function scope, so the intrinsics prelude.js
-// captures are visible to sanitize.js and console.js but not to user code.
-var prelude = "(function () {\n\"use strict\";\nconst CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) + ";\nconst MAX_ERROR_CHARS = " + strconv.Itoa(MaxLineChars) + ";\n" + preludeJS + "\n" + sanitizeJS + "\n" + consoleJS + "\n})();\n"
+// prelude is the trusted script run before the user's code: prelude.js,
+// the shared result sanitizer (gateway/jsvalue, the same conversion
+// call_tool_chain uses) and console.js share one strict function scope, so
+// the intrinsics prelude.js captures are visible to the sanitizer's options
+// and console.js but not to user code.
+var prelude = "(function () {\n\"use strict\";\nconst CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) +
+	";\nconst MAX_ERROR_CHARS = " + strconv.Itoa(MaxLineChars) + ";\n" + preludeJS +
+	"\nconst sanitize = (" + jsvalue.Factory + ")({stripStack, errorText});\n" + consoleJS + "\n})();\n"
 
 // codeOrigin names the user's code in stack traces.
 const codeOrigin = "code.js"

@@ -1,6 +1,6 @@
 // prelude.js is trusted code that runs in every run_code context after the
 // engine's bootstrap and before the user's code. Go wraps prelude.js,
-// sanitize.js and console.js in one strict function scope (see prelude.go),
+// the shared sanitizer (gateway/jsvalue) and console.js in one strict function scope (see prelude.go),
 // so they share the intrinsics captured here, before user code can replace
 // them, and none of it is reachable from user code except through the
 // globals installed at the end of this file.
@@ -21,15 +21,23 @@ delete global.__runcode;
 // The user's code must be a function body by itself. The source the engine
 // runs wraps it in a function, so code that is not a body on its own, yet
 // makes the wrapped source valid, closes that function ("}); …
-// (function(){") to run outside of it: such code gets a SyntaxError and is
-// never called. An ordinary syntax error fails the wrapped source itself,
-// with its position. The check compiles the code, it does not run it.
+// (function(){") to run outside of it: __isogate_run then reports a
+// SyntaxError and never calls it, and since only the envelope the runner
+// delivers counts, code outside the function cannot forge a result. An
+// ordinary syntax error fails the wrapped source itself, with its position.
+// The check compiles the code (handed over as data), it does not run it;
+// it runs when the run starts (host functions do not answer while the
+// prelude is prepared ahead of the run).
 const AsyncFunction = (async function () {}).constructor;
-let bodyError = null;
-try {
-  new AsyncFunction(hostCode());
-} catch (e) {
-  bodyError = e;
+const SyntaxErrorCtor = SyntaxError;
+function bodyError() {
+  try {
+    new AsyncFunction(hostCode());
+    return null;
+  } catch (e) {
+    if (e instanceof SyntaxErrorCtor) return e;
+    throw e;
+  }
 }
 
 // Intrinsics.
@@ -231,11 +239,12 @@ defineProperty(global, "__isogate_run", {
   value: function (fn) {
     if (started) throw new ErrorCtor("__isogate_run may only be called once");
     started = true;
-    if (bodyError !== null) {
+    const badBody = bodyError();
+    if (badBody !== null) {
       const envelope = objectCreate(null);
       const err = objectCreate(null);
       setKey(err, "name", "SyntaxError");
-      setKey(err, "message", "the code is not a function body on its own (" + errorText(bodyError) +
+      setKey(err, "message", "the code is not a function body on its own (" + errorText(badBody) +
         "): it must not close the function it runs in");
       setKey(err, "stack", "");
       setKey(envelope, "ok", false);

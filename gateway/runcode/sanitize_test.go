@@ -108,13 +108,13 @@ func TestSanitize_MaxDepth(t *testing.T) {
 		}
 	}
 	const nest = `const nest = (n) => { let o = "leaf"; for (let i = 0; i < n; i++) o = {a: o}; return o };`
-	if n, leaf := depth(nest + `return nest(11)`); n != 11 || leaf != "leaf" {
-		t.Fatalf("11 levels: %d objects, leaf %v; want all of them", n, leaf)
+	if n, leaf := depth(nest + `return nest(65)`); n != 65 || leaf != "leaf" {
+		t.Fatalf("65 levels: %d objects, leaf %v; want all of them", n, leaf)
 	}
-	if n, leaf := depth(nest + `return nest(12)`); n != 11 || leaf != "[MaxDepth]" {
-		t.Fatalf("12 levels: %d objects, then %v; want 11 then [MaxDepth]", n, leaf)
+	if n, leaf := depth(nest + `return nest(66)`); n != 65 || leaf != "[MaxDepth]" {
+		t.Fatalf("66 levels: %d objects, then %v; want 65 then [MaxDepth]", n, leaf)
 	}
-	if n, leaf := depth(nest + `return nest(5000)`); n != 11 || leaf != "[MaxDepth]" {
+	if n, leaf := depth(nest + `return nest(5000)`); n != 65 || leaf != "[MaxDepth]" {
 		t.Fatalf("5000 levels: %d objects, then %v", n, leaf)
 	}
 }

@@ -1,0 +1,293 @@
+// sanitize.js is the one conversion of a JavaScript value into plain JSON
+// data that isogate uses for results: call_tool_chain results (registered
+// with the sandbox as its serializer) and run_code results (inside its
+// envelope). It never throws for a value user code can build: every
+// property read is guarded, so throwing getters, revoked Proxies and hostile
+// toJSON methods end up as marker strings.
+//
+// The script evaluates to makeSanitizer(options) and captures every
+// intrinsic it uses when it runs, before user code can replace them.
+// options: maxDepth (default 64), stripStack(stack) → stack shown for
+// Error values (default: as is), errorText(e) → one-line description of a
+// thrown value (default: "Name: message" or String(e)).
+//
+// Rules:
+//   undefined → null; NaN, Infinity, -Infinity → "NaN", "Infinity", "-Infinity";
+//   BigInt → decimal string; Symbol → "Symbol(desc)";
+//   function → "[Function: name]" (or "[class Name]");
+//   cycle → "[Circular]"; an object nested deeper than maxDepth → "[MaxDepth]";
+//   Map with string keys → object, other Map → array of [key, value];
+//   Set → array; Date → ISO string ("Invalid Date"); RegExp → "/src/flags";
+//   Error → {name, message, stack} (+ cause); typed array → array of numbers;
+//   ArrayBuffer / DataView → "[ArrayBuffer: N bytes]"; Promise, WeakMap,
+//   WeakSet → "[Promise]", …; boxed primitives → their primitive;
+//   an object with a toJSON method → what toJSON returns, sanitized;
+//   other objects → their own enumerable string-keyed properties;
+//   a property whose read throws → "[Getter threw: <error>]";
+//   an object that cannot be inspected at all → "[Unserializable: <error>]".
+// Objects and arrays it builds have no prototype, so a script's
+// Array.prototype.toJSON cannot change how they serialize.
+(function () {
+"use strict";
+const { apply } = Reflect;
+const {
+  keys: objectKeys,
+  getOwnPropertyDescriptor,
+  getPrototypeOf,
+  setPrototypeOf,
+  defineProperty,
+  create: objectCreate,
+} = Object;
+const isArray = Array.isArray;
+const isView = ArrayBuffer.isView;
+const StringCtor = String;
+const getter = (proto, name) => getOwnPropertyDescriptor(proto, name).get;
+const functionToString = Function.prototype.toString;
+const isPrototypeOf = Object.prototype.isPrototypeOf;
+const hasOwnProperty = Object.prototype.hasOwnProperty;
+const stringStartsWith = String.prototype.startsWith;
+const symbolToString = Symbol.prototype.toString;
+const bigintToString = BigInt.prototype.toString;
+const numberValueOf = Number.prototype.valueOf;
+const stringValueOf = String.prototype.valueOf;
+const booleanValueOf = Boolean.prototype.valueOf;
+const bigintValueOf = BigInt.prototype.valueOf;
+const symbolValueOf = Symbol.prototype.valueOf;
+const mapSize = getter(Map.prototype, "size");
+const mapForEach = Map.prototype.forEach;
+const setSize = getter(Set.prototype, "size");
+const setForEach = Set.prototype.forEach;
+const weakMapHas = WeakMap.prototype.has;
+const weakSetHas = WeakSet.prototype.has;
+const dateGetTime = Date.prototype.getTime;
+const dateToISOString = Date.prototype.toISOString;
+const regexpSource = getter(RegExp.prototype, "source");
+const regexpFlags = getter(RegExp.prototype, "flags");
+const typedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
+const typedArrayTag = getter(typedArrayPrototype, Symbol.toStringTag);
+const typedArrayLength = getter(typedArrayPrototype, "length");
+const arrayBufferByteLength = getter(ArrayBuffer.prototype, "byteLength");
+const dataViewByteLength = getter(DataView.prototype, "byteLength");
+const ErrorPrototype = Error.prototype;
+const PromisePrototype = Promise.prototype;
+
+function brand(fn, v) {
+  try {
+    apply(fn, v, []);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function push(arr, value) {
+  defineProperty(arr, arr.length, { value, writable: true, enumerable: true, configurable: true });
+}
+
+function setKey(obj, key, value) {
+  defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+// newArray returns an array without a prototype.
+function newArray() {
+  const a = [];
+  setPrototypeOf(a, null);
+  return a;
+}
+
+function isError(v) {
+  try {
+    return apply(isPrototypeOf, ErrorPrototype, [v]);
+  } catch {
+    return false;
+  }
+}
+
+function safeString(obj, key) {
+  try {
+    const s = obj[key];
+    return typeof s === "string" ? s : "";
+  } catch {
+    return "";
+  }
+}
+
+function functionLabel(f) {
+  let name = "";
+  try {
+    const n = f.name;
+    if (typeof n === "string") name = n;
+  } catch {}
+  let isClass = false;
+  try {
+    isClass = apply(stringStartsWith, apply(functionToString, f, []), ["class"]);
+  } catch {}
+  if (isClass) return name ? "[class " + name + "]" : "[class (anonymous)]";
+  return name ? "[Function: " + name + "]" : "[Function (anonymous)]";
+}
+
+function defaultErrorText(e) {
+  try {
+    if (isError(e)) {
+      const name = safeString(e, "name") || "Error";
+      const message = safeString(e, "message");
+      return message ? name + ": " + message : name;
+    }
+    return StringCtor(e);
+  } catch {
+    return "unprintable value";
+  }
+}
+
+return function makeSanitizer(options) {
+  const MAX_DEPTH = (options && options.maxDepth) || 64;
+  const stripStack = (options && options.stripStack) || ((s) => (typeof s === "string" ? s : ""));
+  const errorText = (options && options.errorText) || defaultErrorText;
+
+  function sanitizeValue(v, depth, ancestors) {
+    switch (typeof v) {
+      case "undefined":
+        return null;
+      case "boolean":
+      case "string":
+        return v;
+      case "number":
+        if (v !== v) return "NaN";
+        if (v === Infinity) return "Infinity";
+        if (v === -Infinity) return "-Infinity";
+        return v;
+      case "bigint":
+        return apply(bigintToString, v, []);
+      case "symbol":
+        return apply(symbolToString, v, []);
+      case "function":
+        return functionLabel(v);
+    }
+    if (v === null) return null;
+    for (let i = 0; i < ancestors.length; i++) {
+      if (ancestors[i] === v) return "[Circular]";
+    }
+    if (depth > MAX_DEPTH) return "[MaxDepth]";
+    push(ancestors, v);
+    try {
+      return sanitizeObject(v, depth + 1, ancestors);
+    } catch (e) {
+      return "[Unserializable: " + errorText(e) + "]";
+    } finally {
+      ancestors.length--;
+    }
+  }
+
+  // readProperty reads v[key] and sanitizes it, turning a throw into a marker.
+  function readProperty(v, key, depth, ancestors) {
+    let value;
+    try {
+      value = v[key];
+    } catch (e) {
+      return "[Getter threw: " + errorText(e) + "]";
+    }
+    return sanitizeValue(value, depth, ancestors);
+  }
+
+  // sanitizeObject renders object v; depth is the depth of its children.
+  function sanitizeObject(v, depth, ancestors) {
+    if (isArray(v)) {
+      const out = newArray();
+      const n = v.length;
+      for (let i = 0; i < n; i++) push(out, readProperty(v, i, depth, ancestors));
+      return out;
+    }
+    if (brand(dateGetTime, v)) {
+      const t = apply(dateGetTime, v, []);
+      return t !== t ? "Invalid Date" : apply(dateToISOString, v, []);
+    }
+    if (brand(mapSize, v)) {
+      let stringKeys = true;
+      apply(mapForEach, v, [(_, key) => { if (typeof key !== "string") stringKeys = false; }]);
+      if (stringKeys) {
+        const out = objectCreate(null);
+        apply(mapForEach, v, [(value, key) => setKey(out, key, sanitizeValue(value, depth, ancestors))]);
+        return out;
+      }
+      const out = newArray();
+      apply(mapForEach, v, [(value, key) => {
+        const entry = newArray();
+        push(entry, sanitizeValue(key, depth, ancestors));
+        push(entry, sanitizeValue(value, depth, ancestors));
+        push(out, entry);
+      }]);
+      return out;
+    }
+    if (brand(setSize, v)) {
+      const out = newArray();
+      apply(setForEach, v, [(value) => push(out, sanitizeValue(value, depth, ancestors))]);
+      return out;
+    }
+    if (isError(v)) {
+      const out = objectCreate(null);
+      setKey(out, "name", safeString(v, "name") || "Error");
+      setKey(out, "message", safeString(v, "message"));
+      let stack = "";
+      try {
+        stack = stripStack(v.stack);
+      } catch {}
+      setKey(out, "stack", stack);
+      let hasCause = false;
+      try {
+        hasCause = apply(hasOwnProperty, v, ["cause"]);
+      } catch {}
+      if (hasCause) setKey(out, "cause", readProperty(v, "cause", depth, ancestors));
+      return out;
+    }
+    if (brand(regexpSource, v)) {
+      return "/" + apply(regexpSource, v, []) + "/" + apply(regexpFlags, v, []);
+    }
+    if (isView(v)) {
+      const tag = apply(typedArrayTag, v, []);
+      if (tag === undefined) return "[DataView: " + apply(dataViewByteLength, v, []) + " bytes]";
+      const out = newArray();
+      const n = apply(typedArrayLength, v, []);
+      for (let i = 0; i < n; i++) push(out, sanitizeValue(v[i], depth, ancestors));
+      return out;
+    }
+    if (brand(arrayBufferByteLength, v)) {
+      return "[ArrayBuffer: " + apply(arrayBufferByteLength, v, []) + " bytes]";
+    }
+    if (brand(weakMapHas, v)) return "[WeakMap]";
+    if (brand(weakSetHas, v)) return "[WeakSet]";
+    if (apply(isPrototypeOf, PromisePrototype, [v])) return "[Promise]";
+    if (brand(numberValueOf, v)) return sanitizeValue(apply(numberValueOf, v, []), depth, ancestors);
+    if (brand(stringValueOf, v)) return apply(stringValueOf, v, []);
+    if (brand(booleanValueOf, v)) return apply(booleanValueOf, v, []);
+    if (brand(bigintValueOf, v)) return sanitizeValue(apply(bigintValueOf, v, []), depth, ancestors);
+    if (brand(symbolValueOf, v)) return sanitizeValue(apply(symbolValueOf, v, []), depth, ancestors);
+
+    let toJSON;
+    try {
+      toJSON = v.toJSON;
+    } catch (e) {
+      return "[Getter threw: " + errorText(e) + "]";
+    }
+    if (typeof toJSON === "function") {
+      let replaced;
+      try {
+        replaced = apply(toJSON, v, [""]);
+      } catch (e) {
+        return "[toJSON threw: " + errorText(e) + "]";
+      }
+      return sanitizeValue(replaced, depth, ancestors);
+    }
+
+    const out = objectCreate(null);
+    const keys = objectKeys(v);
+    for (let i = 0; i < keys.length; i++) {
+      setKey(out, keys[i], readProperty(v, keys[i], depth, ancestors));
+    }
+    return out;
+  }
+
+  return function sanitize(value) {
+    return sanitizeValue(value, 0, []);
+  };
+};
+})()
