@@ -1,8 +1,10 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -281,5 +283,28 @@ func TestBareExpressionsReturnTheirValue(t *testing.T) {
 	// Statements without a value still return nothing.
 	if r := f.ok(t, `const x = await everything.get_sum({a: 1, b: 2});`); !strings.HasPrefix(r.Text, "null\n(The program returned nothing") {
 		t.Fatalf("declaration: %s", r.Text)
+	}
+}
+
+// TestOneLogLinePerRun: each run writes one INFO line with its tier,
+// duration, tool calls and outcome.
+func TestOneLogLinePerRun(t *testing.T) {
+	var buf bytes.Buffer
+	f := newFixture(t, Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	f.ok(t, `const a = await everything.get_sum({a: 1, b: 2}); const b = await everything.add({a: 1, b: 2}); return [a, b]`)
+	f.fails(t, `throw new Error("x")`)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("log lines:\n%s", buf.String())
+	}
+	for i, want := range [][]string{
+		{"level=INFO", "msg=call_tool_chain", "tier=v8", "duration=", "tool_calls=2", "tools=everything.get-sum,everything.add", "outcome=ok"},
+		{"level=INFO", "msg=call_tool_chain", "tool_calls=0", "outcome=EVAL_ERROR"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i], w) {
+				t.Fatalf("line %d lacks %q: %s", i, w, lines[i])
+			}
+		}
 	}
 }

@@ -76,9 +76,10 @@ type Plan struct {
 	// Bracket is true when the call was written b["tool"](...) or
 	// b['tool'](...).
 	Bracket bool
-	// Returns is true when the program returns the value (a return
-	// statement, or direct JSON). A bare statement such as `await b.t()`
-	// makes the call but the program returns undefined, as it would in V8.
+	// Returns is true when the program returns the value with a return
+	// statement (or is direct JSON). A bare statement such as `await b.t()`
+	// is an expression statement: code mode returns its value too (the
+	// last-expression rule), as V8 does for the same program.
 	Returns bool
 }
 
