@@ -87,7 +87,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func backendsConfig(t *testing.T, path string, names ...string) {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n  cache_dir: %s\n  log_level: info\nsandbox:\n  isolation: thread\n  timeout: 10s\nbackends:\n",
+	fmt.Fprintf(&b, "server:\n  cache_dir: %s\n  log_level: info\nsandbox:\n  isolation: thread\n  trusted_code: true\n  timeout: 10s\nbackends:\n",
 		filepath.Join(filepath.Dir(path), "cache"))
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %s:\n    command: node\n    args: [%q, stdio]\n", n, everythingServer(t))
