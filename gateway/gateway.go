@@ -64,6 +64,7 @@ type Gateway struct {
 	servers  map[config.Expose]*mcp.Server // one per server.expose value
 
 	passthrough passthrough // backend tools listed directly
+	aggregate   aggregate   // backend prompts and resources
 
 	closeOnce  sync.Once
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
@@ -106,7 +107,10 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 			// Denied tools never enter the catalogue: search, tool_info,
 			// list_tools_meta, __interfaces and the bridge all read it.
 			g.publish(name, tools)
+			g.aggregate.refresh(name)
 		},
+		OnListChanged:     g.aggregate.refresh,
+		OnResourceUpdated: g.aggregate.updated,
 	})
 	g.metrics = g.newMetrics()
 	tracer, err := tracing.New(cfg.Telemetry.OTLPEndpoint, opts.Version)
@@ -165,6 +169,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		}
 	}
 	g.passthrough.g = g
+	g.aggregate.g = g
 	g.servers = map[config.Expose]*mcp.Server{}
 	for _, e := range config.Exposes {
 		g.servers[e] = g.newServer(e)

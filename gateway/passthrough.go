@@ -63,34 +63,51 @@ func hashedName(name, backend, tool string) string {
 // overlong name, gets a suffix "_" + 8 hex digits of a hash of its original
 // backend and tool names.
 func PassthroughNames(entries []*catalog.Entry) map[*catalog.Entry]string {
-	groups := map[string][]*catalog.Entry{}
-	for _, e := range entries {
-		n := PassthroughName(e.Backend, e.Tool)
-		groups[n] = append(groups[n], e)
+	pairs := make([]namePair, len(entries))
+	for i, e := range entries {
+		pairs[i] = namePair{e.Backend, e.Tool}
 	}
+	names := uniqueNames(pairs)
 	out := make(map[*catalog.Entry]string, len(entries))
-	for n, es := range groups {
-		slices.SortFunc(es, func(a, b *catalog.Entry) int {
-			if c := strings.Compare(a.Backend, b.Backend); c != 0 {
+	for i, e := range entries {
+		out[e] = names[pairs[i]]
+	}
+	return out
+}
+
+// namePair is a backend and the original name of one of its tools or prompts.
+type namePair struct{ backend, name string }
+
+// uniqueNames gives each pair its passthrough name (see PassthroughNames).
+func uniqueNames(pairs []namePair) map[namePair]string {
+	groups := map[string][]namePair{}
+	for _, p := range pairs {
+		n := PassthroughName(p.backend, p.name)
+		groups[n] = append(groups[n], p)
+	}
+	out := make(map[namePair]string, len(pairs))
+	for n, ps := range groups {
+		slices.SortFunc(ps, func(a, b namePair) int {
+			if c := strings.Compare(a.backend, b.backend); c != 0 {
 				return c
 			}
-			return strings.Compare(a.Tool, b.Tool)
+			return strings.Compare(a.name, b.name)
 		})
 		keep := -1
 		if len(n) <= MaxPassthroughName {
 			keep = 0
-			for i, e := range es {
-				if e.Backend+"__"+e.Tool == n {
+			for i, p := range ps {
+				if p.backend+"__"+p.name == n {
 					keep = i
 					break
 				}
 			}
 		}
-		for i, e := range es {
+		for i, p := range ps {
 			if i == keep {
-				out[e] = n
+				out[p] = n
 			} else {
-				out[e] = hashedName(n, e.Backend, e.Tool)
+				out[p] = hashedName(n, p.backend, p.name)
 			}
 		}
 	}

@@ -44,6 +44,11 @@ func surfaceGateway(t *testing.T, expose config.Expose, mutate func(*config.Conf
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return textResult("first", false), nil, nil
 		})
+	// A prompt from the start, so that dyn announces prompts (with
+	// listChanged) and its clients follow prompt list changes.
+	dyn.AddPrompt(&mcp.Prompt{Name: "hello"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+	})
 	g, err := New(cfg, Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("dyn", dyn)}})
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ func (g *Gateway) Reload(cfg *config.Config) (backend.UpdateResult, error) {
 	}
 	for _, name := range res.Removed {
 		g.catalog.RemoveBackend(name)
+		g.aggregate.forget(name)
 	}
 	g.passthrough.sync()
 	// Tags and policy may have changed for the backends that kept running.

@@ -69,9 +69,20 @@ func (g *Gateway) newServer(expose config.Expose) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "isogate", Version: g.opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       sdklog.Demote(g.logger), // session lifecycle at DEBUG
+		// Backend prompts and resources may arrive after a client connects:
+		// announce the capabilities from the start.
+		Capabilities: &mcp.ServerCapabilities{
+			Logging:   &mcp.LoggingCapabilities{},
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		},
+		SubscribeHandler:   g.aggregate.subscribe,
+		UnsubscribeHandler: g.aggregate.unsubscribe,
 	})
 	s.AddReceivingMiddleware(g.sessionMiddleware)
 	g.addResources(s)
+	g.aggregate.attach(s)
 	if expose == config.ExposePassthrough {
 		g.passthrough.attach(s)
 		return s

@@ -58,6 +58,21 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 				f(b.spec.Name, req.Params)
 			}
 		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			if f := b.opts.OnListChanged; f != nil {
+				f(b.spec.Name)
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			if f := b.opts.OnListChanged; f != nil {
+				f(b.spec.Name)
+			}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if f := b.opts.OnResourceUpdated; f != nil && req.Params != nil {
+				f(b.spec.Name, req.Params)
+			}
+		},
 	})
 	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx, b: b}, nil)
 	if err != nil {

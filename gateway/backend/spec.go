@@ -177,6 +177,13 @@ type Options struct {
 	// OnProgress, if set, receives progress notifications sent by backends
 	// (for calls that carried a progress token in their _meta).
 	OnProgress func(backend string, params *mcp.ProgressNotificationParams)
+	// OnListChanged, if set, is called when a backend sends
+	// notifications/prompts/list_changed or notifications/resources/list_changed.
+	// It must not block.
+	OnListChanged func(backend string)
+	// OnResourceUpdated, if set, receives a backend's
+	// notifications/resources/updated (for resources the gateway subscribed to).
+	OnResourceUpdated func(backend string, params *mcp.ResourceUpdatedNotificationParams)
 }
 
 // withDefaults returns a copy of o with zero fields replaced by defaults.

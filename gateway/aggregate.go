@@ -1,0 +1,338 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Bounds of prompt and resource aggregation.
+const (
+	// maxAggregated bounds the prompts, resources and resource templates
+	// taken from one backend (each).
+	maxAggregated = 1000
+	// aggregateTimeout bounds listing one backend's prompts and resources.
+	aggregateTimeout = 30 * time.Second
+)
+
+// backendLists are one backend's prompts, resources and templates.
+type backendLists struct {
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	subscribe bool // the backend supports resources/subscribe
+}
+
+// aggregate lists every backend's prompts (as <backend>__<prompt>),
+// resources and resource templates (under their own URIs) on the gateway's
+// servers and forwards prompts/get, resources/read and resources/subscribe
+// to the owning backend. A URI (or template) two backends claim goes to the
+// first in configuration order; the conflict is logged once.
+type aggregate struct {
+	g       *Gateway
+	mu      sync.Mutex
+	servers []*mcp.Server
+	lists   map[string]*backendLists
+	listed  map[string]string // "p:name", "r:uri", "t:template" → fingerprint
+	owners  map[string]string // resource URI → backend
+	logged  map[string]bool   // conflicts already logged
+	subs    map[string]int    // resource URI → subscribed client sessions
+}
+
+func (a *aggregate) attach(s *mcp.Server) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.servers = append(a.servers, s)
+}
+
+// refresh lists a backend's prompts and resources again, in the background
+// (the caller may be holding up the backend's connection).
+func (a *aggregate) refresh(name string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), aggregateTimeout)
+		defer cancel()
+		l, err := a.fetch(ctx, name)
+		if err != nil {
+			a.g.logger.Debug("listing backend prompts and resources failed", slog.String("backend", name), slog.Any("error", err))
+			return
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.lists == nil {
+			a.lists = map[string]*backendLists{}
+		}
+		a.lists[name] = l
+		a.publishLocked()
+	}()
+}
+
+// forget drops a removed backend's prompts and resources.
+func (a *aggregate) forget(name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.lists, name)
+	a.publishLocked()
+}
+
+// fetch lists what the backend offers, according to its capabilities.
+func (a *aggregate) fetch(ctx context.Context, name string) (*backendLists, error) {
+	sess, err := a.g.manager.Session(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	l := &backendLists{}
+	if ir := sess.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Resources != nil {
+		l.subscribe = ir.Capabilities.Resources.Subscribe
+	}
+	// Capabilities are announced at connection time, but a backend may add
+	// prompts or resources later: ask anyway, and take an error (method not
+	// found) as "none".
+	for p, err := range sess.Prompts(ctx, nil) {
+		if err != nil || len(l.prompts) >= maxAggregated {
+			break
+		}
+		if p != nil && p.Name != "" {
+			l.prompts = append(l.prompts, p)
+		}
+	}
+	for r, err := range sess.Resources(ctx, nil) {
+		if err != nil || len(l.resources) >= maxAggregated {
+			break
+		}
+		if r != nil && r.URI != "" {
+			l.resources = append(l.resources, r)
+		}
+	}
+	for t, err := range sess.ResourceTemplates(ctx, nil) {
+		if err != nil || len(l.templates) >= maxAggregated {
+			break
+		}
+		if t != nil && t.URITemplate != "" {
+			l.templates = append(l.templates, t)
+		}
+	}
+	return l, nil
+}
+
+// publishLocked brings every server's prompts, resources and templates in
+// line with the backends' lists.
+func (a *aggregate) publishLocked() {
+	if a.listed == nil {
+		a.listed = map[string]string{}
+	}
+	want := map[string]bool{}
+	owners := map[string]string{}
+	var pairs []namePair
+	prompts := map[namePair]*mcp.Prompt{}
+	claimed := map[string]string{} // "r:uri" / "t:template" → backend
+	for _, name := range a.g.manager.Backends() { // configuration order
+		l := a.lists[name]
+		if l == nil {
+			continue
+		}
+		for _, p := range l.prompts {
+			np := namePair{name, p.Name}
+			pairs = append(pairs, np)
+			prompts[np] = p
+		}
+		for _, r := range l.resources {
+			if a.claim(claimed, "r:"+r.URI, name) && validURI(r.URI) {
+				owners[r.URI] = name
+				key := "r:" + r.URI
+				want[key] = true
+				a.register(key, r, func(s *mcp.Server) { s.AddResource(r, a.readHandler(name)) })
+			}
+		}
+		for _, t := range l.templates {
+			if a.claim(claimed, "t:"+t.URITemplate, name) {
+				key := "t:" + t.URITemplate
+				want[key] = true
+				a.register(key, t, func(s *mcp.Server) { s.AddResourceTemplate(t, a.readHandler(name)) })
+			}
+		}
+	}
+	for np, n := range uniqueNames(pairs) {
+		p := prompts[np]
+		key := "p:" + n
+		want[key] = true
+		shown := &mcp.Prompt{Name: n, Title: p.Title, Description: p.Description, Arguments: p.Arguments, Icons: p.Icons}
+		a.register(key, struct {
+			P *mcp.Prompt
+			B string
+		}{p, np.backend}, func(s *mcp.Server) { s.AddPrompt(shown, a.promptHandler(np.backend, p.Name)) })
+	}
+	a.owners = owners
+	var stalePrompts, staleResources, staleTemplates []string
+	for key := range a.listed {
+		if want[key] {
+			continue
+		}
+		delete(a.listed, key)
+		switch key[:2] {
+		case "p:":
+			stalePrompts = append(stalePrompts, key[2:])
+		case "r:":
+			staleResources = append(staleResources, key[2:])
+		case "t:":
+			staleTemplates = append(staleTemplates, key[2:])
+		}
+	}
+	for _, s := range a.servers {
+		if len(stalePrompts) > 0 {
+			s.RemovePrompts(stalePrompts...)
+		}
+		if len(staleResources) > 0 {
+			s.RemoveResources(staleResources...)
+		}
+		if len(staleTemplates) > 0 {
+			s.RemoveResourceTemplates(staleTemplates...)
+		}
+	}
+}
+
+// claim gives key to backend unless an earlier backend (or isogate itself)
+// holds it, logging a conflict once.
+func (a *aggregate) claim(claimed map[string]string, key, backend string) bool {
+	if strings.HasPrefix(strings.ToLower(key[2:]), "isogate:") {
+		a.logOnce(key, fmt.Sprintf("backend %q offers %s, which is isogate's own; ignored", backend, key[2:]))
+		return false
+	}
+	if first, ok := claimed[key]; ok {
+		if first != backend {
+			a.logOnce(key, fmt.Sprintf("backends %q and %q both offer %s; %q serves it", first, backend, key[2:], first))
+		}
+		return false
+	}
+	claimed[key] = backend
+	return true
+}
+
+func (a *aggregate) logOnce(key, msg string) {
+	if a.logged == nil {
+		a.logged = map[string]bool{}
+	}
+	if !a.logged[key] {
+		a.logged[key] = true
+		a.g.logger.Warn(msg)
+	}
+}
+
+// register adds (or replaces) one item on every server when its definition
+// changed since it was last listed.
+func (a *aggregate) register(key string, def any, add func(*mcp.Server)) {
+	fp, _ := json.Marshal(def)
+	if a.listed[key] == string(fp) {
+		return
+	}
+	a.listed[key] = string(fp)
+	for _, s := range a.servers {
+		func() {
+			defer func() {
+				if r := recover(); r != nil { // the SDK panics on an invalid URI or template
+					a.g.logger.Warn("backend resource not listed", slog.String("key", key), slog.Any("error", r))
+				}
+			}()
+			add(s)
+		}()
+	}
+}
+
+// validURI reports whether the SDK will accept uri as a resource URI.
+func validURI(uri string) bool { return strings.Contains(uri, ":") && !strings.ContainsAny(uri, " \t\n") }
+
+func (a *aggregate) promptHandler(backend, name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		sess, err := a.g.manager.Session(ctx, backend)
+		if err != nil {
+			return nil, err
+		}
+		return sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: req.Params.Meta})
+	}
+}
+
+func (a *aggregate) readHandler(backend string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		sess, err := a.g.manager.Session(ctx, backend)
+		if err != nil {
+			return nil, err
+		}
+		return sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: req.Params.Meta})
+	}
+}
+
+// subscribe forwards resources/subscribe to the resource's backend, once
+// per URI however many clients subscribe.
+func (a *aggregate) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	a.mu.Lock()
+	backend, ok := a.owners[uri]
+	l := a.lists[backend]
+	first := a.subs[uri] == 0
+	a.mu.Unlock()
+	if !ok {
+		if strings.HasPrefix(uri, "isogate:") {
+			return nil // isogate's own resources: accepted, no updates
+		}
+		return fmt.Errorf("no backend offers %s", uri)
+	}
+	if l == nil || !l.subscribe {
+		return fmt.Errorf("backend %q does not support resources/subscribe", backend)
+	}
+	if first {
+		sess, err := a.g.manager.Session(ctx, backend)
+		if err != nil {
+			return err
+		}
+		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			return err
+		}
+	}
+	a.mu.Lock()
+	if a.subs == nil {
+		a.subs = map[string]int{}
+	}
+	a.subs[uri]++
+	a.mu.Unlock()
+	return nil
+}
+
+// unsubscribe forwards resources/unsubscribe when the last client leaves.
+func (a *aggregate) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	uri := req.Params.URI
+	a.mu.Lock()
+	backend, ok := a.owners[uri]
+	last := a.subs[uri] == 1
+	if a.subs[uri] > 0 {
+		a.subs[uri]--
+	}
+	a.mu.Unlock()
+	if !ok || !last {
+		return nil
+	}
+	sess, err := a.g.manager.Session(ctx, backend)
+	if err != nil {
+		return err
+	}
+	return sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+}
+
+// updated relays a backend's notifications/resources/updated to the
+// subscribed clients of every server.
+func (a *aggregate) updated(backend string, params *mcp.ResourceUpdatedNotificationParams) {
+	a.mu.Lock()
+	owner := a.owners[params.URI]
+	servers := append([]*mcp.Server(nil), a.servers...)
+	a.mu.Unlock()
+	if owner != backend {
+		return
+	}
+	for _, s := range servers {
+		_ = s.ResourceUpdated(context.Background(), params)
+	}
+}
