@@ -130,7 +130,7 @@ func (a *aggregate) publishLocked() {
 	owners := map[string]string{}
 	var pairs []namePair
 	prompts := map[namePair]*mcp.Prompt{}
-	claimed := map[string]string{} // "r:uri" / "t:template" → backend
+	claimed := map[string]string{}                // "r:uri" / "t:template" → backend
 	for _, name := range a.g.manager.Backends() { // configuration order
 		l := a.lists[name]
 		if l == nil {
@@ -244,7 +244,9 @@ func (a *aggregate) register(key string, def any, add func(*mcp.Server)) {
 }
 
 // validURI reports whether the SDK will accept uri as a resource URI.
-func validURI(uri string) bool { return strings.Contains(uri, ":") && !strings.ContainsAny(uri, " \t\n") }
+func validURI(uri string) bool {
+	return strings.Contains(uri, ":") && !strings.ContainsAny(uri, " \t\n")
+}
 
 func (a *aggregate) promptHandler(backend, name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
