@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,6 +33,13 @@ func (s *servedGateway) logged(sub string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.ContainsFunc(s.stderr, func(l string) bool { return strings.Contains(l, sub) })
+}
+
+// log returns stderr so far.
+func (s *servedGateway) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.stderr, "\n")
 }
 
 func serveWithConfig(t *testing.T, cfgPath string) *servedGateway {
@@ -144,7 +152,7 @@ func TestSIGHUPReloadsBackendsWhileAClientStaysConnected(t *testing.T) {
 		t.Fatalf("the removed backend's tools are still in the catalogue:\n%s", text)
 	}
 	if !s.logged("configuration reloaded") || !s.logged("added=[arrive]") || !s.logged("removed=[leave]") {
-		t.Fatalf("no INFO line describing the reload:\n%s", strings.Join(s.stderr, "\n"))
+		t.Fatalf("no INFO line describing the reload:\n%s", s.log())
 	}
 
 	// An invalid configuration is logged and ignored.
@@ -160,5 +168,42 @@ func TestSIGHUPReloadsBackendsWhileAClientStaysConnected(t *testing.T) {
 	}
 	if text, isErr := add(); isErr || !strings.Contains(text, "5") {
 		t.Fatalf("after an invalid reload: %s", text)
+	}
+}
+
+func TestWatchConfigReloadsAndMetricsAddrServes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "isogate.yaml")
+	metricsAddr := freeAddr(t)
+	write := func(backends string) {
+		cfg := fmt.Sprintf("server:\n  cache_dir: %s\n  watch_config: true\n  metrics_addr: %s\nsandbox:\n  isolation: thread\n  trusted_code: true\nbackends:\n%s",
+			filepath.Join(dir, "cache"), metricsAddr, backends)
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	everything := func(name string) string {
+		return fmt.Sprintf("  %s:\n    command: node\n    args: [%q, stdio]\n", name, everythingServer(t))
+	}
+	write(everything("first"))
+	s := serveWithConfig(t, path)
+	scrape := func() string {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	eventually(t, "server.metrics_addr to serve the first backend", func() bool {
+		return strings.Contains(scrape(), `isogate_backend_up{backend="first"} 1`)
+	})
+	write(everything("first") + everything("second"))
+	eventually(t, "the file change to add a backend", func() bool {
+		return strings.Contains(scrape(), `isogate_backend_up{backend="second"} 1`)
+	})
+	if !s.logged(`trigger="file change"`) || !s.logged("added=[second]") {
+		t.Fatalf("no INFO line for the file change:\n%s", s.log())
 	}
 }
