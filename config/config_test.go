@@ -116,7 +116,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := &Config{
 		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
-			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta},
+			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ShutdownGrace: 5 * time.Second},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -482,6 +482,7 @@ func TestFlagOverrides(t *testing.T) {
 			tt.want.CacheDir = "/cache/isogate"
 			tt.want.SessionIdleTimeout, tt.want.MaxSessions = DefaultSessionIdleTimeout, DefaultMaxSessions
 			tt.want.Expose = ExposeMeta
+			tt.want.ShutdownGrace = DefaultShutdownGrace
 			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
 			}

@@ -76,6 +76,11 @@ type ServerConfig struct {
 	// code-mode output pipeline (truncation, chunking, stored results)
 	// instead of returning them unchanged.
 	PassthroughShaping bool `koanf:"passthrough_shaping"`
+	// ShutdownGrace bounds shutdown on SIGTERM or SIGINT: in-flight runs
+	// are cancelled at once, and the gateway exits at most this long after
+	// the signal (stdio backends that have not exited by then are killed).
+	// Default 5s.
+	ShutdownGrace time.Duration `koanf:"shutdown_grace"`
 }
 
 // Expose selects the tools a client sees (server.expose).
@@ -320,6 +325,8 @@ const (
 	DefaultSessionIdleTimeout = 30 * time.Minute
 	// DefaultMaxSessions is the default of ServerConfig.MaxSessions.
 	DefaultMaxSessions = 10000
+	// DefaultShutdownGrace is the default of ServerConfig.ShutdownGrace.
+	DefaultShutdownGrace = 5 * time.Second
 	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.
 	DefaultWeatherBaseURL = "https://api.open-meteo.com"
 )
@@ -341,6 +348,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 
 			SessionIdleTimeout: DefaultSessionIdleTimeout,
 			MaxSessions:        DefaultMaxSessions,
+			ShutdownGrace:      DefaultShutdownGrace,
 		},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{

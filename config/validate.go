@@ -108,6 +108,7 @@ func (c *collector) validateServer(s *ServerConfig) {
 	}
 	c.positiveDuration("server.session_idle_timeout", s.SessionIdleTimeout)
 	c.between("server.max_sessions", int64(s.MaxSessions), 1, 1_000_000)
+	c.positiveDuration("server.shutdown_grace", s.ShutdownGrace)
 	for i, o := range s.AllowedOrigins {
 		if !validOrigin(o) {
 			c.add(indexKey("server.allowed_origins", i), fmt.Sprintf(`expected an origin such as "https://app.example.com" or "http://localhost:3000" (scheme://host[:port], no path), got %q`, o))

@@ -228,16 +228,37 @@ func (g *Gateway) Stats() *stats.Counters { return g.stats }
 
 // Close stops the backends (no orphan processes) and the sandbox.
 func (g *Gateway) Close() error {
+	grace := g.cfg.Server.ShutdownGrace
+	if grace <= 0 {
+		grace = config.DefaultShutdownGrace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return g.Shutdown(ctx)
+}
+
+// Shutdown is Close bounded by ctx: when ctx ends, stdio backends still
+// running are killed and Shutdown returns without waiting for the sandbox
+// workers (a process about to exit need not). Only the first call of Close
+// or Shutdown does the work; later calls return at once.
+func (g *Gateway) Shutdown(ctx context.Context) error {
 	var err error
 	g.closeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
+		sandboxDone := make(chan struct{})
+		go func() {
+			defer close(sandboxDone)
+			if g.ownsPool && g.runner != nil {
+				g.runner.Close()
+			}
+			if g.rcPool != nil {
+				g.rcPool.Close()
+			}
+		}()
 		err = g.manager.Close(ctx)
-		if g.ownsPool && g.runner != nil {
-			g.runner.Close()
-		}
-		if g.rcPool != nil {
-			g.rcPool.Close()
+		select {
+		case <-sandboxDone:
+		case <-ctx.Done():
+			g.logger.Warn("shutdown grace exceeded; not waiting for the sandbox", slog.Any("error", ctx.Err()))
 		}
 		if terr := g.tracer.Shutdown(ctx); terr != nil {
 			g.logger.Warn("flushing traces", "err", terr)

@@ -24,8 +24,6 @@ const (
 	readBodyTimeout = 30 * time.Second
 	// idleTimeout closes keep-alive connections with no request.
 	idleTimeout = 2 * time.Minute
-	// shutdownTimeout bounds the graceful HTTP shutdown.
-	shutdownTimeout = 5 * time.Second
 )
 
 // ServeStdio serves MCP over stdin/stdout until the client disconnects or
@@ -82,10 +80,12 @@ func (g *Gateway) Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// ServeHTTP serves streamable HTTP on ln until ctx ends, then shuts down
-// gracefully.
+// ServeHTTP serves streamable HTTP on ln until ctx ends, then shuts down:
+// requests in flight (and the runs behind them) are cancelled at once and
+// given up to server.shutdown_grace to answer before their connections are
+// closed.
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
-	return serveUntil(ctx, ln, newHTTPServer(g.HTTPHandler()))
+	return serveUntil(ctx, ln, newHTTPServer(g.HTTPHandler()), g.cfg.Server.ShutdownGrace)
 }
 
 // ServeMetrics serves /metrics (and /healthz, /readyz) on ln until ctx
@@ -95,7 +95,7 @@ func (g *Gateway) ServeMetrics(ctx context.Context, ln net.Listener) error {
 	mux.Handle("/metrics", g.metrics.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", g.readyz)
-	return serveUntil(ctx, ln, newHTTPServer(mux))
+	return serveUntil(ctx, ln, newHTTPServer(mux), g.cfg.Server.ShutdownGrace)
 }
 
 // newHTTPServer applies the server timeouts to h.
@@ -103,17 +103,28 @@ func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
 }
 
-// serveUntil serves srv on ln until ctx ends, then shuts it down.
-func serveUntil(ctx context.Context, ln net.Listener, srv *http.Server) error {
+// serveUntil serves srv on ln until ctx ends, then shuts it down: the
+// contexts of requests in flight are cancelled at once, and after grace
+// the connections still open are closed.
+func serveUntil(ctx context.Context, ln net.Listener, srv *http.Server, grace time.Duration) error {
+	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	srv.BaseContext = func(net.Listener) context.Context { return base }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		cancelRequests()
+		if grace <= 0 {
+			grace = config.DefaultShutdownGrace
+		}
+		shutdown, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
-		_ = srv.Shutdown(shutdown)
+		if err := srv.Shutdown(shutdown); err != nil {
+			_ = srv.Close()
+		}
 		return nil
 	}
 }

@@ -88,7 +88,7 @@ func init() {
 			if !ok {
 				return 1
 			}
-			defer g.Close()
+			defer shutdownWithin(ctx, g, cfg.Server.ShutdownGrace, logger)()
 			if !serveMetrics(ctx, env, g, cfg.Server.MetricsAddr, logger) {
 				return 2
 			}
@@ -166,6 +166,29 @@ func init() {
 			return code
 		},
 	})
+}
+
+// shutdownWithin returns the function that shuts g down when serving ends:
+// at most grace after ctx ended (the signal), so that the whole shutdown,
+// HTTP included, fits in one grace period.
+func shutdownWithin(ctx context.Context, g *gateway.Gateway, grace time.Duration, logger *slog.Logger) func() {
+	signalled := make(chan time.Time, 1)
+	stop := context.AfterFunc(ctx, func() {
+		signalled <- time.Now()
+		logger.Info("shutting down", "grace", grace)
+	})
+	return func() {
+		stop()
+		deadline := time.Now().Add(grace)
+		select {
+		case t := <-signalled:
+			deadline = t.Add(grace)
+		default:
+		}
+		sctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		_ = g.Shutdown(sctx)
+	}
 }
 
 // quiet raises the log level of one-shot commands to warnings unless the

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestSIGTERMCancelsRunsAndExitsWithinGrace sends a real SIGTERM to the
+// real binary while a run waits on a 50-second backend operation: the run
+// is cancelled at once, the client gets an answer or a closed connection,
+// and the process exits without waiting out its 30-second grace period.
+func TestSIGTERMCancelsRunsAndExitsWithinGrace(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "isogate.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`server:
+  cache_dir: %s
+  shutdown_grace: 30s
+backends:
+  everything:
+    command: node
+    args: [%q, stdio]
+    timeout: 120s
+sandbox:
+  isolation: thread
+  timeout: 120s
+`, filepath.Join(dir, "cache"), everythingServer(t))), 0o600)
+
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "serve", "--config", cfg, "--http", addr)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	var logs strings.Builder
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+		}
+	}()
+	go func() { <-logDone; exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	url := "http://" + addr + "/mcp"
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never answered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	callDone := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
+			Arguments: map[string]any{"code": `await everything.trigger_long_running_operation({duration: 50, steps: 50}); return "finished"`}})
+		switch {
+		case err != nil:
+			callDone <- "error: " + err.Error()
+		default:
+			callDone <- res.Content[0].(*mcp.TextContent).Text
+		}
+	}()
+	// Wait until the backend call is in flight (the backend's status says so).
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "isogate://backend/everything"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Contents[0].Text, `"in_flight": 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backend call never started: %s\n%s", res.Contents[0].Text, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, logs.String())
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("still running 40s after SIGTERM (grace 30s)\n%s", logs.String())
+	}
+	// The run is cancelled at once, so the exit does not wait out the
+	// (long) grace period.
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("exited %s after SIGTERM: the in-flight run was not cancelled\n%s", took, logs.String())
+	}
+	t.Logf("exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+	select {
+	case text := <-callDone:
+		t.Logf("call ended %s after SIGTERM: %.200s", time.Since(start).Round(time.Millisecond), text)
+		if strings.Contains(text, "finished") {
+			t.Fatalf("the run was not cancelled: %s", text)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client's call never ended")
+	}
+	if !strings.Contains(logs.String(), "shutting down") {
+		t.Errorf("no shutdown log line:\n%s", logs.String())
+	}
+}
