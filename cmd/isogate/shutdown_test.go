@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ backends:
     timeout: 120s
 sandbox:
   isolation: thread
+  trusted_code: true
   timeout: 120s
 `, filepath.Join(dir, "cache"), everythingServer(t))), 0o600)
 
@@ -43,13 +45,13 @@ sandbox:
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	var logs strings.Builder
+	var logs syncLog
 	logDone := make(chan struct{})
 	go func() {
 		defer close(logDone)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
+			logs.add(sc.Text())
 		}
 	}()
 	go func() { <-logDone; exited <- cmd.Wait() }()
@@ -64,7 +66,7 @@ sandbox:
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("never answered: %v", err)
+			t.Fatalf("never answered: %v\n%s", err, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -131,4 +133,22 @@ sandbox:
 	if !strings.Contains(logs.String(), "shutting down") {
 		t.Errorf("no shutdown log line:\n%s", logs.String())
 	}
+}
+
+// syncLog collects log lines from one goroutine for another.
+type syncLog struct {
+	mu sync.Mutex
+	sb strings.Builder
+}
+
+func (l *syncLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sb.WriteString(line + "\n")
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sb.String()
 }
