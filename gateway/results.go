@@ -28,11 +28,8 @@ const readResultDescription = "Read a stored full result (isogate://result/{id},
 func (g *Gateway) addResultAccess(s *mcp.Server) {
 	handler := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		data, err := g.readResult(ctx, g.owner(req.Session), req.Params.URI)
-		if errors.Is(err, resultstore.ErrNotFound) {
-			return nil, fmt.Errorf("%w (results are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.store.Limits().TTL)
-		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", req.Params.URI, err)
+			return nil, resultReadError(req.Params.URI, err, g.store.Limits().TTL)
 		}
 		mime := "text/plain"
 		if json.Valid(data) {

@@ -29,7 +29,7 @@ const (
 // ServeStdio serves MCP over stdin/stdout until the client disconnects or
 // ctx ends.
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.server.Run(ctx, &mcp.StdioTransport{})
+	return g.server.Run(ctx, codedTransport{&mcp.StdioTransport{}})
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.

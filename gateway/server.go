@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
@@ -81,13 +82,14 @@ func (g *Gateway) newServer(expose config.Expose) *mcp.Server {
 		UnsubscribeHandler: g.aggregate.unsubscribe,
 	})
 	s.AddReceivingMiddleware(g.sessionMiddleware)
+	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
 	g.addResources(s)
 	g.aggregate.attach(s)
 	if expose == config.ExposePassthrough {
 		g.passthrough.attach(s)
 		return s
 	}
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)}
 	mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Annotations: readOnly,
 		Description: "Search the tools of every backend by what they do. Returns tool names (backend.tool), one-line summaries and ready-to-paste calls for call_tool_chain."},
 		g.searchTools)
@@ -97,7 +99,10 @@ func (g *Gateway) newServer(expose config.Expose) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "list_tools_meta", Annotations: readOnly,
 		Description: "List every tool name (backend.tool), sorted, with pagination."},
 		g.listTools)
+	// call_tool_chain reaches every backend tool: it may change and reach
+	// anything they can.
 	mcp.AddTool(s, &mcp.Tool{Name: "call_tool_chain",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(true), OpenWorldHint: jsonschema.Ptr(true)},
 		Description: "Run a TypeScript/JavaScript program that calls backend tools as async functions " +
 			"(`await backend.tool({...})`), with loops, Promise.all and filtering, and return only its final result. " +
 			"Runs in a V8 sandbox with no filesystem, network or process access. Top-level await and return work; " +

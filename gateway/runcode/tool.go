@@ -25,6 +25,8 @@ func (r *Runner) AddTo(server *mcp.Server) {
 // Tool returns the definition of the run_code tool.
 func (r *Runner) Tool() *mcp.Tool {
 	apis := r.snapshot()
+	// Without APIs a program can only compute: read-only, idempotent and
+	// closed-world. Each API that is not read-only makes it none of those.
 	readOnly := true
 	for _, a := range apis {
 		readOnly = readOnly && a.ReadOnly
@@ -38,7 +40,8 @@ func (r *Runner) Tool() *mcp.Tool {
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Run JavaScript",
 			ReadOnlyHint:    readOnly,
-			DestructiveHint: jsonschema.Ptr(false),
+			IdempotentHint:  readOnly,
+			DestructiveHint: jsonschema.Ptr(!readOnly),
 			OpenWorldHint:   jsonschema.Ptr(len(apis) > 0),
 		},
 	}
@@ -113,7 +116,11 @@ func inputSchema() *jsonschema.Schema {
 
 func outputSchema() *jsonschema.Schema {
 	s, err := jsonschema.For[Output](&jsonschema.ForOptions{
-		TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}},
+		// Any JSON value, as an object schema: strict clients (the TypeScript
+		// SDK) reject a boolean `true` sub-schema, which is what {} marshals to.
+		TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {
+			Description: "The program's return value: any JSON value.",
+		}},
 	})
 	if err != nil {
 		panic(err)
