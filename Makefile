@@ -38,7 +38,7 @@ vet:
 	$(GO) vet ./...
 
 fmt-check:
-	@out=$$(gofmt -l cmd v8sandbox gateway config bench 2>/dev/null); \
+	@out=$$(gofmt -l cmd v8sandbox gateway config bench interop 2>/dev/null); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 test: deps vet fmt-check

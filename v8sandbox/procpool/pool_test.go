@@ -349,7 +349,10 @@ func TestHardDeadline(t *testing.T) {
 	if e := wantCode(t, err, v8sandbox.CodeTimeout); e.Message != "execution exceeded 300 ms" {
 		t.Errorf("message = %q", e.Message)
 	}
-	if elapsed < timeout+grace || elapsed > timeout+grace+700*time.Millisecond {
+	// The lower bound is exact; the upper one only tells a kill from a run
+	// that went on (Array.from of 2**27 ignores termination for seconds and
+	// would finish far later), with room for a loaded machine.
+	if elapsed < timeout+grace || elapsed > timeout+grace+10*time.Second {
 		t.Errorf("hard deadline fired after %v, want %v + %v (+ slack)", elapsed, timeout, grace)
 	}
 	if st := p.Stats(); st.Killed != 1 {
@@ -525,7 +528,7 @@ func TestNewFailsOnABrokenCommand(t *testing.T) {
 				p.Close()
 				t.Fatal("New succeeded")
 			}
-			if d := time.Since(start); d > 5*time.Second {
+			if d := time.Since(start); d > 30*time.Second { // a hang guard
 				t.Errorf("New took %v to fail", d)
 			}
 		})
