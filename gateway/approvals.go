@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -85,8 +87,9 @@ func (r *liveRun) answer(responses mcp.InputResponseMap) {
 
 // roundTrips keeps runs between rounds, by requestState.
 type roundTrips struct {
-	mu     sync.Mutex
-	parked map[string]*liveRun
+	mu        sync.Mutex
+	parked    map[string]*liveRun
+	approvals map[string]pendingApproval // passthrough calls
 }
 
 // park keeps r until its client retries, and returns the requestState that
@@ -126,6 +129,11 @@ func (t *roundTrips) sweepLocked() {
 		if now.After(r.deadline.Add(time.Minute)) {
 			r.cancel()
 			delete(t.parked, state)
+		}
+	}
+	for state, p := range t.approvals {
+		if now.After(p.expires) {
+			delete(t.approvals, state)
 		}
 	}
 }
@@ -177,4 +185,84 @@ func (g *Gateway) runTimeout(in chainInput) time.Duration {
 		return time.Duration(in.Timeout) * time.Millisecond
 	}
 	return g.cfg.Sandbox.Timeout
+}
+
+// passthroughApproval is the approval round of a passthrough call (the
+// call has not started yet, so nothing waits): for a client that answers by
+// retrying, the first call of a tool under approve returns the approval
+// request as an inputRequest; the retry, with the same arguments and the
+// requestState, carries the answer. It returns a result to send instead of
+// calling, or the approver for the call.
+func (g *Gateway) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
+	if !usesRoundTrips(req.Session) || g.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
+		return nil, pipeline.ElicitApprover{Session: req.Session}
+	}
+	owner, key := g.owner(req.Session), approvalKey(call)
+	if state := req.Params.RequestState; state != "" {
+		if !g.trips.takeApproval(state, owner, key) {
+			return textResult("unknown or expired requestState (approvals are asked again for every call); call the tool again", true), nil
+		}
+		res, _ := req.Params.InputResponses[passthroughApprovalID].(*mcp.ElicitResult)
+		return nil, answered(res != nil && res.Action == "accept")
+	}
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{passthroughApprovalID: pipeline.ElicitParams(call)},
+		RequestState:  g.trips.parkApproval(owner, key),
+	}, nil
+}
+
+// passthroughApprovalID names the one input request of a passthrough call.
+const passthroughApprovalID = "approval"
+
+// approvalWait bounds how long a passthrough approval waits for the retry.
+const approvalWait = 10 * time.Minute
+
+// answered is an approval the person already gave (or refused).
+type answered bool
+
+// Approve implements pipeline.Approver.
+func (a answered) Approve(context.Context, *pipeline.Call) (bool, error) { return bool(a), nil }
+
+// approvalKey ties an answer to the call it was asked for.
+func approvalKey(c *pipeline.Call) string {
+	var b bytes.Buffer
+	if json.Compact(&b, c.Args) != nil {
+		b.Reset()
+		b.Write(c.Args)
+	}
+	return c.Backend + "\x00" + c.Tool + "\x00" + b.String()
+}
+
+// pendingApproval is a passthrough approval asked and not yet answered.
+type pendingApproval struct {
+	owner, key string
+	expires    time.Time
+}
+
+func (t *roundTrips) parkApproval(owner, key string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	state := "approval-" + hex.EncodeToString(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweepLocked()
+	if t.approvals == nil {
+		t.approvals = map[string]pendingApproval{}
+	}
+	t.approvals[state] = pendingApproval{owner: owner, key: key, expires: time.Now().Add(approvalWait)}
+	return state
+}
+
+// takeApproval reports whether state names an approval owner asked for
+// exactly this call, and forgets it.
+func (t *roundTrips) takeApproval(state, owner, key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweepLocked()
+	p, ok := t.approvals[state]
+	if !ok || p.owner != owner || p.key != key {
+		return false
+	}
+	delete(t.approvals, state)
+	return true
 }

@@ -283,11 +283,15 @@ func objectProperties(v any, depth int) {
 // unchanged, or shaped when server.passthrough_shaping is on.
 func (p *passthrough) handler(backendName, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
 		call := &pipeline.Call{Backend: backendName, Tool: tool, Args: req.Params.Arguments}
 		if token := req.Params.GetProgressToken(); token != nil {
 			call.Meta = mcp.Meta{"progressToken": token}
 		}
+		ask, approver := p.g.passthroughApproval(req, call)
+		if ask != nil {
+			return ask, nil
+		}
+		ctx = pipeline.WithApprover(ctx, approver)
 		res, err := p.g.calls.Call(ctx, call)
 		if err != nil {
 			r := textResult(err.Error(), true)

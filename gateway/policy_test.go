@@ -256,7 +256,7 @@ func TestApprovals(t *testing.T) {
 
 func testApprovals(t *testing.T, version string) {
 	dir := t.TempDir()
-	g := fsGateway(t, dir, nil)
+	g := fsGateway(t, dir, func(c *config.Config) { c.Server.Expose = config.ExposeBoth })
 	el := &elicitations{}
 	var versions []string
 	if version != "" {
@@ -308,6 +308,31 @@ return 1`)
 	text, _ := move(plain, "c1", "d1")
 	if !strings.Contains(text, "caught: APPROVAL_REQUIRED") || !strings.Contains(text, "backends.filesystem.tools.approve") || exists("d1") {
 		t.Fatalf("client without elicitation: %s", text)
+	}
+
+	// Passthrough calls ask the same way.
+	direct := func(cs *mcp.ClientSession, from, to string) *mcp.CallToolResult {
+		if err := os.WriteFile(filepath.Join(dir, from), []byte(from), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "filesystem__move_file",
+			Arguments: map[string]any{"source": filepath.Join(dir, from), "destination": filepath.Join(dir, to)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	el.action = "accept"
+	before = len(el.requests)
+	if res := direct(asking, "p1", "p2"); res.IsError || !exists("p2") || len(el.requests) != before+1 {
+		t.Fatalf("accepted passthrough move: %+v, asked %d times", res.Content, len(el.requests)-before)
+	}
+	el.action = "decline"
+	if res := direct(asking, "p3", "p4"); !res.IsError || res.Meta["isogate/code"] != "APPROVAL_DENIED" || exists("p4") {
+		t.Fatalf("declined passthrough move: %+v %v", res.Content, res.Meta)
+	}
+	if res := direct(plain, "p5", "p6"); !res.IsError || res.Meta["isogate/code"] != "APPROVAL_REQUIRED" || exists("p6") {
+		t.Fatalf("passthrough move without elicitation: %+v %v", res.Content, res.Meta)
 	}
 }
 
