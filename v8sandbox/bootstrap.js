@@ -55,6 +55,8 @@
   // A trusted prelude may register one function that turns the completion
   // value into JSON data before it is serialized (gateway/jsvalue does);
   // later registrations are ignored. Without one, JSON.stringify rules.
+  // The engine removes the hook (seal) once the prelude has run, so job
+  // code never sees it.
   let toData = null;
   defineProperty(global, "__isogate_set_serializer", {
     value: (fn) => {
@@ -62,6 +64,9 @@
     },
     configurable: true,
   });
+  const seal = () => {
+    delete global.__isogate_set_serializer;
+  };
 
   const serialize = (value) => {
     const s = stringify(toData === null ? value : toData(value));
@@ -85,5 +90,5 @@
     return stringify({ name, message, stack });
   };
 
-  return [serialize, describe];
+  return [serialize, describe, seal];
 })

@@ -14,6 +14,7 @@ type preparedContext struct {
 	ctx       *v8.Context
 	serialize *v8.Function
 	describe  *v8.Function
+	seal      *v8.Function // removes the serializer hook after the prelude
 	// What it was prepared for: a job with equal functions and prelude may
 	// use it.
 	functions []Function
@@ -41,6 +42,11 @@ func (w *worker) prepare(functions []Function, prelude string) (*preparedContext
 			c.ctx.Close()
 			return nil, Errorf(CodeInternal, "prelude failed: %v", err)
 		}
+	}
+	// Only the prelude may register a result serializer.
+	if _, err := c.seal.Call(v8.Undefined(w.iso)); err != nil {
+		c.ctx.Close()
+		return nil, Errorf(CodeInternal, "sealing the bootstrap: %v", err)
 	}
 	return c, nil
 }
@@ -75,7 +81,10 @@ func (c *preparedContext) bootstrap(w *worker) error {
 	if c.serialize, err = helperAt(obj, 0); err != nil {
 		return err
 	}
-	c.describe, err = helperAt(obj, 1)
+	if c.describe, err = helperAt(obj, 1); err != nil {
+		return err
+	}
+	c.seal, err = helperAt(obj, 2)
 	return err
 }
 
