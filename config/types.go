@@ -325,6 +325,10 @@ const (
 	DefaultSessionIdleTimeout = 30 * time.Minute
 	// DefaultMaxSessions is the default of ServerConfig.MaxSessions.
 	DefaultMaxSessions = 10000
+	// MaxConcurrentLimit is the largest SandboxConfig.MaxConcurrent: each
+	// concurrent run holds a V8 isolate (and, in process isolation, a
+	// worker process).
+	MaxConcurrentLimit = 256
 	// DefaultShutdownGrace is the default of ServerConfig.ShutdownGrace.
 	DefaultShutdownGrace = 5 * time.Second
 	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.

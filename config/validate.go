@@ -106,9 +106,9 @@ func (c *collector) validateServer(s *ServerConfig) {
 	if strings.ContainsAny(s.AuthToken, "\r\n") {
 		c.add("server.auth_token", "must not contain line breaks")
 	}
-	c.positiveDuration("server.session_idle_timeout", s.SessionIdleTimeout)
+	c.durationBetween("server.session_idle_timeout", s.SessionIdleTimeout, 7*24*time.Hour)
 	c.between("server.max_sessions", int64(s.MaxSessions), 1, 1_000_000)
-	c.positiveDuration("server.shutdown_grace", s.ShutdownGrace)
+	c.durationBetween("server.shutdown_grace", s.ShutdownGrace, 10*time.Minute)
 	for i, o := range s.AllowedOrigins {
 		if !validOrigin(o) {
 			c.add(indexKey("server.allowed_origins", i), fmt.Sprintf(`expected an origin such as "https://app.example.com" or "http://localhost:3000" (scheme://host[:port], no path), got %q`, o))
@@ -200,8 +200,8 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 		c.add(key+".transport", fmt.Sprintf("must be one of stdio, streamable-http, sse (got %q)", t))
 	}
 
-	c.positiveDuration(key+".timeout", b.Timeout)
-	c.atLeast(key+".max_concurrent_calls", int64(b.MaxConcurrentCalls), 1)
+	c.durationBetween(key+".timeout", b.Timeout, 24*time.Hour)
+	c.between(key+".max_concurrent_calls", int64(b.MaxConcurrentCalls), 1, 1024)
 	for _, k := range sortedKeys(b.Env) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			c.add(joinKey(key+".env", k), `not a valid environment variable name (must be non-empty, without "=")`)
@@ -257,17 +257,17 @@ func (c *collector) validateSandbox(s *SandboxConfig) {
 			"and builtins that ignore the deadline are not bounded: it requires sandbox.trusted_code: true "+
 			"(or use isolation: process, the default, for untrusted code)")
 	}
-	c.positiveDuration("sandbox.timeout", s.Timeout)
+	c.durationBetween("sandbox.timeout", s.Timeout, time.Hour)
 	c.between("sandbox.max_heap_mb", int64(s.MaxHeapMB), 8, 4096)
-	c.atLeast("sandbox.max_concurrent", int64(s.MaxConcurrent), 1)
-	c.atLeast("sandbox.max_output_size", int64(s.MaxOutputSize), 1)
+	c.between("sandbox.max_concurrent", int64(s.MaxConcurrent), 1, MaxConcurrentLimit)
+	c.between("sandbox.max_output_size", int64(s.MaxOutputSize), 1, 8<<20)
 	c.between("sandbox.max_tool_calls", int64(s.MaxToolCalls), 1, 1_000_000)
-	c.positiveDuration("sandbox.backend_wait", s.BackendWait)
+	c.durationBetween("sandbox.backend_wait", s.BackendWait, 10*time.Minute)
 	o := &s.Output
-	c.atLeast("sandbox.output.intent_min_bytes", int64(o.IntentMinBytes), 0)
-	c.atLeast("sandbox.output.chunk_threshold", int64(o.ChunkThreshold), 1)
-	c.positiveDuration("sandbox.output.result_ttl", o.ResultTTL)
-	c.atLeast("sandbox.output.result_store_bytes", o.ResultStoreBytes, 1)
+	c.between("sandbox.output.intent_min_bytes", int64(o.IntentMinBytes), 0, 64<<20)
+	c.between("sandbox.output.chunk_threshold", int64(o.ChunkThreshold), 1, 64<<20)
+	c.durationBetween("sandbox.output.result_ttl", o.ResultTTL, 7*24*time.Hour)
+	c.between("sandbox.output.result_store_bytes", o.ResultStoreBytes, 1, 16<<30)
 }
 
 func (c *collector) validateRunCode(r *RunCodeConfig) {
@@ -300,6 +300,16 @@ func (c *collector) between(key string, v, lo, hi int64) {
 func (c *collector) atLeast(key string, v, lo int64) {
 	if v < lo {
 		c.add(key, fmt.Sprintf("must be at least %d (got %d)", lo, v))
+	}
+}
+
+// durationBetween requires 0 < d <= hi.
+func (c *collector) durationBetween(key string, d, hi time.Duration) {
+	switch {
+	case d <= 0:
+		c.positiveDuration(key, d)
+	case d > hi:
+		c.add(key, fmt.Sprintf("must be at most %s (got %s)", hi, d))
 	}
 }
 
