@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/pflag"
@@ -70,6 +71,10 @@ func reload(fs *pflag.FlagSet, g *gateway.Gateway, why string, logger *slog.Logg
 		"added", res.Added, "removed", res.Removed, "changed", res.Changed)
 }
 
+// watchSettle is how long the configuration file must stay unchanged before
+// a file change triggers a reload.
+const watchSettle = 200 * time.Millisecond
+
 // watchFile calls changed when path is written, created or replaced. It
 // watches the directory, so that editors that save by renaming are seen.
 func watchFile(ctx context.Context, path string, changed func(), logger *slog.Logger) {
@@ -86,16 +91,23 @@ func watchFile(ctx context.Context, path string, changed func(), logger *slog.Lo
 	}
 	go func() {
 		defer w.Close()
+		// A save that writes in place truncates first: wait for the writes
+		// to settle so that a half-written file is not loaded.
+		settle := time.NewTimer(time.Hour)
+		settle.Stop()
+		defer settle.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-settle.C:
+				changed()
 			case ev, ok := <-w.Events:
 				if !ok {
 					return
 				}
 				if filepath.Clean(ev.Name) == abs && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
-					changed()
+					settle.Reset(watchSettle)
 				}
 			case err, ok := <-w.Errors:
 				if !ok {

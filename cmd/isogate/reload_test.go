@@ -178,7 +178,13 @@ func TestWatchConfigReloadsAndMetricsAddrServes(t *testing.T) {
 	write := func(backends string) {
 		cfg := fmt.Sprintf("server:\n  cache_dir: %s\n  watch_config: true\n  metrics_addr: %s\nsandbox:\n  isolation: thread\n  trusted_code: true\nbackends:\n%s",
 			filepath.Join(dir, "cache"), metricsAddr, backends)
-		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		// Written aside and renamed into place, as editors save: the
+		// watcher sees one complete file.
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
 			t.Fatal(err)
 		}
 	}
