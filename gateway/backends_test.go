@@ -9,6 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // TestFirstCallsWithStartingAndDeadBackends: with an empty cache, the first
@@ -18,6 +21,9 @@ import (
 // through an MCP client, right after Start.
 func TestFirstCallsWithStartingAndDeadBackends(t *testing.T) {
 	const missing = "/nonexistent/isogate-dead-backend"
+	// Secrets of the gateway and of other programs never reach a backend.
+	t.Setenv("ISOGATE_SERVER__AUTH_TOKEN", "gateway-secret-token")
+	t.Setenv("OTHER_BACKEND_API_KEY", "other-secret-key")
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir() // empty cache
 	cfg.Sandbox.Isolation = config.IsolationThread
@@ -25,7 +31,8 @@ func TestFirstCallsWithStartingAndDeadBackends(t *testing.T) {
 	cfg.Sandbox.BackendWait = 30 * time.Second
 	cfg.Backends = map[string]config.Backend{
 		"everything": {Name: "everything", Transport: config.TransportStdio, Command: "node",
-			Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8},
+			Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8,
+			Env: map[string]string{"EVERYTHING_OWN_SETTING": "its-own-value"}},
 		"dead": {Name: "dead", Transport: config.TransportStdio, Command: missing, Timeout: 10 * time.Second, MaxConcurrentCalls: 8},
 	}
 	g, err := New(cfg, Options{Runner: testPool()})
@@ -57,6 +64,16 @@ func TestFirstCallsWithStartingAndDeadBackends(t *testing.T) {
 	if text, isErr := call("call_tool_chain", map[string]any{"code": `return await everything.get_sum({a: 40, b: 2})`}); isErr || !strings.Contains(text, "42") {
 		t.Fatalf("first call on an empty cache: %s", text)
 	}
+	// server-everything's get-env shows the environment it was started with.
+	env, isErr := call("call_tool_chain", map[string]any{"code": `return await everything.get_env({})`})
+	if isErr || !strings.Contains(env, "its-own-value") || !strings.Contains(env, "PATH") {
+		t.Fatalf("backend environment lacks its own env or the base: %.500s", env)
+	}
+	for _, secret := range []string{"ISOGATE_SERVER__AUTH_TOKEN", "gateway-secret-token", "OTHER_BACKEND_API_KEY", "other-secret-key"} {
+		if strings.Contains(env, secret) {
+			t.Fatalf("%s reached the backend's environment", secret)
+		}
+	}
 	text, isErr := call("call_tool_chain", map[string]any{"code": `return await dead.anything({})`})
 	if !isErr || !strings.Contains(text, `backend "dead" is unavailable`) || !strings.Contains(text, missing) {
 		t.Fatalf("call to a dead backend: %s", text)
@@ -67,5 +84,73 @@ func TestFirstCallsWithStartingAndDeadBackends(t *testing.T) {
 	}
 	if strings.Contains(text, "Still connecting") {
 		t.Fatalf("search_tools reports a connected backend as connecting:\n%s", text)
+	}
+}
+
+// TestLookupOfStartingBackendEndsAtTheRunDeadline: in process isolation a
+// program that touches a backend still connecting holds its worker's V8
+// thread while the host waits. The wait ends with the run's own deadline
+// (TIMEOUT), not with sandbox.backend_wait or the pool's grace, so the
+// worker answers in time and is not killed.
+func TestLookupOfStartingBackendEndsAtTheRunDeadline(t *testing.T) {
+	isolations(t, testLookupOfStartingBackend)
+}
+
+func testLookupOfStartingBackend(t *testing.T, mode config.Isolation) {
+	var runner v8sandbox.Runner = testPool()
+	var pool *procpool.Pool
+	if mode == config.IsolationProcess {
+		// A grace of 3 run timeouts for the worker to answer after the
+		// deadline, below code mode's own second of grace: a wait that
+		// outlived the deadline would make the pool kill the worker.
+		var err error
+		if pool, err = procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: 1, Grace: 900 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		runner = pool
+	}
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Sandbox.Isolation = mode
+	cfg.Sandbox.Timeout = 300 * time.Millisecond
+	cfg.Backends = map[string]config.Backend{}
+	held := backend.Spec{Name: "held", Transport: backend.TransportCustom,
+		Dial: func(ctx context.Context) (mcp.Transport, error) { <-ctx.Done(); return nil, ctx.Err() }}
+	g, err := New(cfg, Options{Runner: runner, StartWait: 10 * time.Minute, ExtraSpecs: []backend.Spec{held}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	// A sync lookup (property access), and an async call caught by the
+	// script: both end as the run's TIMEOUT naming the wait.
+	for _, code := range []string{`return typeof held.anything`,
+		`try { return await held.anything({}) } catch (e) { return "caught: " + e }`} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
+			Arguments: map[string]any{"code": code}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if !res.IsError || !strings.HasPrefix(text, "TIMEOUT") || !strings.Contains(text, `backend "held" to start`) {
+			t.Fatalf("%s: waiting for a starting backend past the run's deadline: %s", code, text)
+		}
+	}
+	if pool != nil {
+		if st := pool.Stats(); st.Killed != 0 {
+			t.Fatalf("the worker was killed (%d): the host wait outlived the run's deadline", st.Killed)
+		}
 	}
 }

@@ -22,12 +22,13 @@ import (
 type bridgeHarness struct {
 	cs        *mcp.ClientSession
 	cancelled chan struct{} // one value per cancelled slow-op call
+	strictEnd chan struct{} // one value per ended call of "strict" (its own 300 ms timeout)
 	started   atomic.Int32  // slow-op calls that reached the backend
 }
 
 func newBridgeHarness(t *testing.T, mode config.Isolation) *bridgeHarness {
 	t.Helper()
-	h := &bridgeHarness{cancelled: make(chan struct{}, 16)}
+	h := &bridgeHarness{cancelled: make(chan struct{}, 16), strictEnd: make(chan struct{}, 16)}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Timeout = 60 * time.Second
@@ -62,11 +63,20 @@ func newBridgeHarness(t *testing.T, mode config.Isolation) *bridgeHarness {
 		}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
 		})
+	strictServer := mcp.NewServer(&mcp.Implementation{Name: "strict"}, nil)
+	mcp.AddTool(strictServer, &mcp.Tool{Name: "hang", Description: "Waits until cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			h.strictEnd <- struct{}{}
+			return nil, nil, ctx.Err()
+		})
+	strict := backend.InMemory("strict", strictServer)
+	strict.Timeout = 300 * time.Millisecond // the backend's own per-call timeout
 	var runner v8sandbox.Runner = testPool()
 	if mode == config.IsolationProcess {
 		runner = nil
 	}
-	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local", local)}})
+	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local", local), strict}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +168,7 @@ func TestCodeModeBridge(t *testing.T) {
 			fails(t, map[string]any{"code": `return await fetch("https://example.com")`}, "no network access")
 			fails(t, map[string]any{"code": `await new Promise(r => setTimeout(r, 10)); return 1`}, "There are no timers")
 			fails(t, map[string]any{"code": "import fs from 'fs';\nreturn fs.readFileSync('/etc/passwd')"}, "cannot import modules")
+			fails(t, map[string]any{"code": "const fs = require('fs');\nreturn fs.readFileSync('/etc/passwd')"}, `require("fs") is not available`, "Call backend tools instead")
 			fails(t, map[string]any{"code": `return await everything.search_tools({query: "sum"})`}, "`search_tools` is an MCP tool of the gateway")
 		})
 		t.Run("the host decides what a call is", func(t *testing.T) {
@@ -177,6 +188,13 @@ func TestCodeModeBridge(t *testing.T) {
 				t.Fatalf("blames the backend: %s", text)
 			}
 			<-h.cancelled
+		})
+		t.Run("a backend's own timeout is the backend's error", func(t *testing.T) {
+			text := fails(t, map[string]any{"code": `return await strict.hang({})`}, `backend "strict"`, `tool "hang"`)
+			if strings.Contains(text, "TIMEOUT: execution exceeded") {
+				t.Fatalf("blames the run's deadline: %s", text)
+			}
+			<-h.strictEnd
 		})
 		t.Run("caller timeout is clamped", func(t *testing.T) {
 			ok(t, map[string]any{"code": `return 1`, "timeout": 1e15}, "[warning] timeout of", "clamped to 60000 ms")

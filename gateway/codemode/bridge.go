@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	backendpkg "github.com/isogate/isogate/gateway/backend"
 	"github.com/isogate/isogate/gateway/jsvalue"
@@ -60,7 +61,8 @@ type bridgeHost struct {
 	onCall  func(tool string)
 	tracker *callTracker
 
-	runCtx context.Context // ends with the run: its deadline, or Run returning
+	runCtx   context.Context // ends when Run returns
+	deadline time.Time       // the run's deadline
 
 	suggestions atomic.Int32 // "did you mean" searches made for this run
 }
@@ -147,7 +149,20 @@ func (h *bridgeHost) backend(ctx context.Context, name string) (*backendView, er
 	if len(b.tools) > 0 || h.engine.opts.Backends == nil {
 		return b, nil
 	}
-	if err := h.engine.waitBackend(ctx, b.Name); err != nil {
+	// Bounded by the run's own deadline too: in process isolation a sync
+	// lookup holds the worker's V8 thread while it waits.
+	ctx, cancel := context.WithDeadline(ctx, h.deadline)
+	defer cancel()
+	h.tracker.waitStart(b.Name)
+	err := h.engine.waitBackend(ctx, b.Name)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(h.deadline) {
+		// The run's own deadline, not the backend: the run ends with
+		// TIMEOUT naming the wait (left recorded as in flight), and the
+		// script gets no backend error to catch.
+		return nil, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline while waiting for backend %q", b.Name)
+	}
+	h.tracker.waitDone(b.Name)
+	if err != nil {
 		h.tracker.failed(b.Name, err)
 		return nil, err
 	}

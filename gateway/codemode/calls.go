@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -14,7 +15,8 @@ import (
 type callTracker struct {
 	mu       sync.Mutex
 	inflight map[string]int
-	called   []string // distinct tools, in first-call order
+	waiting  map[string]int // backends a call waits for (still starting)
+	called   []string       // distinct tools, in first-call order
 	total    int
 	failures []backendFailure
 }
@@ -69,13 +71,36 @@ func (c *callTracker) failed(b string, err error) {
 	c.failures = append(c.failures, backendFailure{backend: b, code: code})
 }
 
-// inFlight names the calls still running, sorted.
+// waitStart records that the run waits for a backend that is starting.
+func (c *callTracker) waitStart(backend string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting == nil {
+		c.waiting = map[string]int{}
+	}
+	c.waiting[backend]++
+}
+
+// waitDone ends a wait recorded by waitStart.
+func (c *callTracker) waitDone(backend string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting[backend]--; c.waiting[backend] <= 0 {
+		delete(c.waiting, backend)
+	}
+}
+
+// inFlight names the calls still running and the backends waited for,
+// sorted.
 func (c *callTracker) inFlight() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	names := make([]string, 0, len(c.inflight))
+	names := make([]string, 0, len(c.inflight)+len(c.waiting))
 	for n := range c.inflight {
 		names = append(names, n)
+	}
+	for b := range c.waiting {
+		names = append(names, "backend "+strconv.Quote(b)+" to start")
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")

@@ -395,7 +395,7 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 	runCtx, end := context.WithCancel(ctx)
 	defer end()
 	host := &bridgeHost{engine: e, view: v, console: console, onCall: newCallCounter(req.OnToolCall),
-		tracker: calls, runCtx: runCtx}
+		tracker: calls, runCtx: runCtx, deadline: deadline}
 	job := v8sandbox.Job{
 		Source:      prog.js,
 		Origin:      origin,
