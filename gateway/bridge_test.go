@@ -180,6 +180,9 @@ func TestCodeModeBridge(t *testing.T) {
 			}
 			ok(t, map[string]any{"code": `return [local["not-a-tool"], "slow-op" in local, Object.keys(local).includes("slow_op")]`},
 				"null", "true")
+			// Nor blank the description of the error the program ends with.
+			fails(t, map[string]any{"code": `Object.prototype.toJSON = () => ({}); await local.noop({}); throw new TypeError("still described")`},
+				"TypeError: still described")
 		})
 		t.Run("timeout is the run's, naming the call in flight", func(t *testing.T) {
 			text := fails(t, map[string]any{"code": `return await local.slow_op({ms: 30000})`, "timeout": 300},
@@ -198,6 +201,12 @@ func TestCodeModeBridge(t *testing.T) {
 		})
 		t.Run("caller timeout is clamped", func(t *testing.T) {
 			ok(t, map[string]any{"code": `return 1`, "timeout": 1e15}, "[warning] timeout of", "clamped to 60000 ms")
+			// max_output_size too: the default sandbox.max_output_size (200 000) holds.
+			text := ok(t, map[string]any{"code": `return "a".repeat(300000)`, "max_output_size": 1e15},
+				"[warning] max_output_size of", "clamped to 200000 bytes", "isogate://result/")
+			if len(text) > 200_000+200 {
+				t.Fatalf("%d bytes returned", len(text))
+			}
 		})
 		t.Run("pending calls end with the run", func(t *testing.T) {
 			before := h.started.Load()

@@ -29,6 +29,7 @@ func TestOneSerializerForBothTools(t *testing.T) {
 		{"throwing getter", `({ok: 1, get bad() { throw new RangeError("no") }})`, `{"bad":"[Getter threw: RangeError: no]","ok":1}`},
 		{"proxy", `({p: new Proxy({a: 1}, {get() { throw new Error("trap") }})})`, `{"p":"[Getter threw: Error: trap]"}`},
 		{"poisoned toJSON", `(() => { Array.prototype.toJSON = () => "forged"; return {a: [1, 2]} })()`, `{"a":[1,2]}`},
+		{"Object.prototype.toJSON", `(() => { Object.prototype.toJSON = function () { return {n: 1} }; return {a: 1} })()`, `{"n":1}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

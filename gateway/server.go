@@ -60,7 +60,7 @@ type listInput struct {
 type chainInput struct {
 	Code          string `json:"code" jsonschema:"TypeScript or JavaScript; backends are objects, tools async functions; return the result"`
 	Timeout       int64  `json:"timeout,omitempty" jsonschema:"wall-clock limit in milliseconds (default and maximum: sandbox.timeout)"`
-	MaxOutputSize int    `json:"max_output_size,omitempty" jsonschema:"maximum bytes returned (default 200000)"`
+	MaxOutputSize int    `json:"max_output_size,omitempty" jsonschema:"maximum bytes returned (default and maximum: sandbox.max_output_size, 200000 unless configured)"`
 	Intent        string `json:"intent,omitempty" jsonschema:"what you are looking for; large outputs are filtered to matching sections"`
 }
 

@@ -87,7 +87,10 @@
     } catch (e) {
       message = "unprintable error value";
     }
-    return stringify({ name, message, stack });
+    // Field by field: strings never consult toJSON, while an object
+    // literal would honour a script-defined Object.prototype.toJSON and
+    // lose the whole description.
+    return '{"name":' + stringify(name) + ',"message":' + stringify(message) + ',"stack":' + stringify(stack) + "}";
   };
 
   return [serialize, describe, seal];

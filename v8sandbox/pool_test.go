@@ -103,6 +103,11 @@ func TestRun_EvalErrors(t *testing.T) {
 	if e = wantCode(t, err, CodeEval); e.Message != "plain string" {
 		t.Errorf("non-error rejection message = %q", e.Message)
 	}
+	// A script-defined toJSON does not blank the error's description.
+	_, err = runJob(t, Job{Source: `Object.prototype.toJSON = () => ({}); Promise.reject(new TypeError("still described"))`, AwaitResult: true}, nil)
+	if e = wantCode(t, err, CodeEval); e.Message != "TypeError: still described" {
+		t.Errorf("rejection after toJSON tampering = %q", e.Message)
+	}
 	_, err = runJob(t, Job{Source: `const o = {}; o.self = o; o`, AwaitResult: true}, nil)
 	if e = wantCode(t, err, CodeEval); !strings.Contains(e.Message, "circular") {
 		t.Errorf("cyclic result message = %q", e.Message)

@@ -141,7 +141,7 @@ type Request struct {
 	// the maximum (a larger or negative value is replaced, with a warning
 	// in the response). See [Millis].
 	Timeout       time.Duration
-	MaxOutputSize int // 0: the engine default
+	MaxOutputSize int // 0: the engine's, which is also the maximum
 	Intent        string
 	// Owner scopes stored full results (e.g. the MCP session id).
 	Owner string
@@ -203,6 +203,21 @@ func (e *Engine) timeoutOf(d time.Duration) (time.Duration, string) {
 	return d, ""
 }
 
+// outputLimitOf validates a request's max_output_size against the engine's
+// (sandbox.max_output_size), which is its default and its maximum.
+func (e *Engine) outputLimitOf(n int) (int, string) {
+	max := min(e.opts.MaxOutputSize, output.MaxOutputSizeCap)
+	switch {
+	case n == 0:
+		return max, ""
+	case n < 0:
+		return max, fmt.Sprintf("max_output_size must be positive; using sandbox.max_output_size (%d bytes)", max)
+	case n > max:
+		return max, fmt.Sprintf("max_output_size of %d bytes exceeds sandbox.max_output_size; clamped to %d bytes", n, max)
+	}
+	return n, ""
+}
+
 // Execute runs one request in the cheapest tier that can serve it.
 func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	start := time.Now()
@@ -222,6 +237,11 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	}
 	if warning != "" {
 		resp.Warnings = append(resp.Warnings, warning)
+	}
+	var outWarning string
+	req.MaxOutputSize, outWarning = e.outputLimitOf(req.MaxOutputSize)
+	if outWarning != "" {
+		resp.Warnings = append(resp.Warnings, outWarning)
 	}
 	resp.ToolCalls = calls.count()
 	e.finish(ctx, req, resp)
@@ -441,11 +461,7 @@ func (e *Engine) failure(tier Tier, code v8sandbox.Code, message, src string, v 
 // console lines, and records statistics.
 func (e *Engine) finish(ctx context.Context, req Request, resp *Response) {
 	processed := len(resp.Text)
-	limit := e.opts.MaxOutputSize
-	if req.MaxOutputSize > 0 {
-		limit = req.MaxOutputSize
-	}
-	limit = min(limit, output.MaxOutputSizeCap)
+	limit := req.MaxOutputSize // validated by Execute
 	if !resp.IsError {
 		raw := renderValue(resp.Value)
 		if raw == "null" && !reReturn.MatchString(req.Code) {

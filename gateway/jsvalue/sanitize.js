@@ -21,7 +21,8 @@
 //   Error → {name, message, stack} (+ cause); typed array → array of numbers;
 //   ArrayBuffer / DataView → "[ArrayBuffer: N bytes]"; Promise, WeakMap,
 //   WeakSet → "[Promise]", …; boxed primitives → their primitive;
-//   an object with a toJSON method → what toJSON returns, sanitized;
+//   an object with a toJSON method → what toJSON returns, sanitized (without
+//   calling its own toJSON again, as JSON.stringify does);
 //   other objects → their own enumerable string-keyed properties;
 //   a property whose read throws → "[Getter threw: <error>]";
 //   an object that cannot be inspected at all → "[Unserializable: <error>]".
@@ -144,7 +145,9 @@ return function makeSanitizer(options) {
   const stripStack = (options && options.stripStack) || ((s) => (typeof s === "string" ? s : ""));
   const errorText = (options && options.errorText) || defaultErrorText;
 
-  function sanitizeValue(v, depth, ancestors) {
+  // fromToJSON marks the value a toJSON method returned: as in
+  // JSON.stringify, its own toJSON is not called again (its children's are).
+  function sanitizeValue(v, depth, ancestors, fromToJSON) {
     switch (typeof v) {
       case "undefined":
         return null;
@@ -170,7 +173,7 @@ return function makeSanitizer(options) {
     if (depth > MAX_DEPTH) return "[MaxDepth]";
     push(ancestors, v);
     try {
-      return sanitizeObject(v, depth + 1, ancestors);
+      return sanitizeObject(v, depth + 1, ancestors, fromToJSON);
     } catch (e) {
       return "[Unserializable: " + errorText(e) + "]";
     } finally {
@@ -190,7 +193,7 @@ return function makeSanitizer(options) {
   }
 
   // sanitizeObject renders object v; depth is the depth of its children.
-  function sanitizeObject(v, depth, ancestors) {
+  function sanitizeObject(v, depth, ancestors, fromToJSON) {
     if (isArray(v)) {
       const out = newArray();
       const n = v.length;
@@ -264,7 +267,7 @@ return function makeSanitizer(options) {
 
     let toJSON;
     try {
-      toJSON = v.toJSON;
+      toJSON = fromToJSON ? undefined : v.toJSON;
     } catch (e) {
       return "[Getter threw: " + errorText(e) + "]";
     }
@@ -275,7 +278,7 @@ return function makeSanitizer(options) {
       } catch (e) {
         return "[toJSON threw: " + errorText(e) + "]";
       }
-      return sanitizeValue(replaced, depth, ancestors);
+      return sanitizeValue(replaced, depth - 1, ancestors, true);
     }
 
     const out = objectCreate(null);
