@@ -64,6 +64,9 @@ func (g *Gateway) readResult(ctx context.Context, owner, uri string) ([]byte, er
 // readResultTool serves read_result: a byte range of a stored result, with
 // a last line saying what is left.
 func (g *Gateway) readResultTool(ctx context.Context, req *mcp.CallToolRequest, in readResultInput) (*mcp.CallToolResult, any, error) {
+	if r := tooLong("uri", in.URI, maxURIBytes); r != nil {
+		return r, nil, nil
+	}
 	data, err := g.readResult(ctx, g.owner(req.Session), in.URI)
 	if errors.Is(err, resultstore.ErrNotFound) {
 		return textResult(fmt.Sprintf("%s: %v (results are kept for %v, for the session that produced them)",

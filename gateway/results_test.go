@@ -169,3 +169,34 @@ func testErrorsBounded(t *testing.T, mode config.Isolation) {
 		})
 	}
 }
+
+// The meta-tools refuse text inputs far beyond any real use, with a short
+// error, instead of echoing them or matching them against every tool.
+func TestMetaToolInputsBounded(t *testing.T) {
+	h := newHarness(t, nil)
+	huge := strings.Repeat("y", 1<<20)
+	for _, c := range []struct {
+		tool  string
+		args  map[string]any
+		field string
+	}{
+		{"search_tools", map[string]any{"query": huge}, "query"},
+		{"search_tools", map[string]any{"query": "sum", "tag": huge}, "tag"},
+		{"tool_info", map[string]any{"tool_name": "everything." + huge}, "tool_name"},
+		{"read_result", map[string]any{"uri": "isogate://result/" + huge}, "uri"},
+	} {
+		res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if !res.IsError || len(text) > 200 || !strings.HasPrefix(text, c.field+" is too long") {
+			t.Fatalf("%s with a 1 MiB %s: isError %v, %d bytes: %.200s", c.tool, c.field, res.IsError, len(text), text)
+		}
+	}
+	// Inputs of a real size still work.
+	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "sum"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "get-sum") {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -121,7 +122,27 @@ func textResult(text string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
 }
 
+// Bounds of the meta-tools' text inputs: far above any real use, and low
+// enough that an answer echoing them (or matching them against every tool)
+// stays small and cheap.
+const (
+	maxQueryBytes    = 2000
+	maxToolNameBytes = 512
+	maxURIBytes      = 4096
+)
+
+// tooLong reports an input over its bound as a tool error, or returns nil.
+func tooLong(field, value string, max int) *mcp.CallToolResult {
+	if len(value) <= max {
+		return nil
+	}
+	return textResult(fmt.Sprintf("%s is too long: %d bytes, at most %d", field, len(value), max), true)
+}
+
 func (g *Gateway) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
+	if r := cmp.Or(tooLong("query", in.Query, maxQueryBytes), tooLong("tag", in.Tag, maxToolNameBytes)); r != nil {
+		return r, nil, nil
+	}
 	brief := true
 	if in.Brief != nil {
 		brief = *in.Brief
@@ -131,6 +152,9 @@ func (g *Gateway) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in se
 }
 
 func (g *Gateway) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {
+	if r := tooLong("tool_name", in.ToolName, maxToolNameBytes); r != nil {
+		return r, nil, nil
+	}
 	info, err := g.catalog.Info(in.ToolName, in.Detail)
 	if err != nil {
 		return textResult(err.Error(), true), nil, nil
