@@ -16,8 +16,36 @@ namespace v8 {
 using NearHeapLimitCallback = size_t (*)(void* data, size_t current_heap_limit,
                                          size_t initial_heap_limit);
 
+class Isolate;
+using InterruptCallback = void (*)(Isolate* isolate, void* data);
+
+// Same layout as V8 10.9's v8::HeapStatistics (v8-statistics.h).
+class HeapStatistics {
+ public:
+  HeapStatistics();
+  size_t used_heap_size() { return used_heap_size_; }
+
+ private:
+  size_t total_heap_size_;
+  size_t total_heap_size_executable_;
+  size_t total_physical_size_;
+  size_t total_available_size_;
+  size_t used_heap_size_;
+  size_t heap_size_limit_;
+  size_t malloced_memory_;
+  size_t external_memory_;
+  size_t peak_malloced_memory_;
+  bool does_zap_garbage_;
+  size_t number_of_native_contexts_;
+  size_t number_of_detached_contexts_;
+  size_t total_global_handles_size_;
+  size_t used_global_handles_size_;
+};
+
 class Isolate {
  public:
+  void RequestInterrupt(InterruptCallback callback, void* data);
+  void GetHeapStatistics(HeapStatistics* heap_statistics);
   void AddNearHeapLimitCallback(NearHeapLimitCallback callback, void* data);
   void RemoveNearHeapLimitCallback(NearHeapLimitCallback callback,
                                    size_t heap_limit);
@@ -128,8 +156,25 @@ class CountingAllocator : public v8::ArrayBuffer::Allocator {
 
 struct isogate_heap {
   v8::Isolate* iso;
+  size_t hard_limit;  // bytes of used heap (all spaces) that end a run
   std::atomic<int> hit{0};
 };
+
+// heap_check runs on the isolate's thread, between two steps of the script
+// (an interrupt): V8 lets a single allocation exceed the old-generation
+// limit after its last-resort collection (large array backing stores,
+// dictionary elements), so the near-heap-limit callback alone is not a cap.
+static bool heap_over(isogate_heap* h) {
+  v8::HeapStatistics hs;
+  h->iso->GetHeapStatistics(&hs);
+  if (hs.used_heap_size() <= h->hard_limit) return false;
+  h->hit.store(1);
+  return true;
+}
+
+static void heap_check(v8::Isolate* iso, void* data) {
+  if (heap_over(static_cast<isogate_heap*>(data))) iso->TerminateExecution();
+}
 
 static size_t near_heap_limit(void* data, size_t current_heap_limit,
                               size_t initial_heap_limit) {
@@ -159,9 +204,11 @@ void isogate_budget_set_limit(isogate_budget* b, int64_t limit_bytes) {
 
 int64_t isogate_budget_used(isogate_budget* b) { return b->used.load(); }
 
-isogate_heap* isogate_heap_install(void* iso, size_t limit_bytes) {
+isogate_heap* isogate_heap_install(void* iso, size_t limit_bytes,
+                                   size_t hard_limit_bytes) {
   isogate_heap* h = new isogate_heap();
   h->iso = static_cast<v8::Isolate*>(iso);
+  h->hard_limit = hard_limit_bytes;
   // Adding then removing the callback with a limit lowers the isolate's
   // old-generation limit to max(limit, 1.25 × live heap); then the callback
   // is installed for good to catch the hit.
@@ -172,6 +219,18 @@ isogate_heap* isogate_heap_install(void* iso, size_t limit_bytes) {
 }
 
 int isogate_heap_hit(isogate_heap* h) { return h->hit.load(); }
+
+void isogate_heap_poll(isogate_heap* h) {
+  h->iso->RequestInterrupt(heap_check, h);
+}
+
+int isogate_heap_check_now(isogate_heap* h) {
+  v8::Locker locker(h->iso);
+  h->iso->Enter();
+  bool over = heap_over(h);
+  h->iso->Exit();
+  return over ? 1 : 0;
+}
 
 void isogate_heap_free(isogate_heap* h) { delete h; }
 

@@ -7,6 +7,7 @@ import "C"
 import (
 	"reflect"
 	"sync"
+	"time"
 	"unsafe"
 
 	v8 "rogchap.com/v8go"
@@ -37,14 +38,58 @@ func rawIsolate(iso *v8.Isolate) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
-// heapGuard caps one isolate's old-generation heap.
+// heapGuard caps one isolate's heap: V8 itself stops the old generation at
+// the limit (the near-heap-limit callback), and a poll while a run executes
+// ends it when the whole heap passes the limit plus [heapSlackMB], which
+// catches the single large allocations V8 lets past its own limit.
 type heapGuard struct{ h *C.isogate_heap }
 
+// heapSlackMB is the room above the cap for the young generation (two
+// --max-semi-space-size spaces) and for garbage not yet collected.
+const heapSlackMB = 32
+
+// heapPollEvery is how often a running script's heap is compared with its
+// hard limit.
+const heapPollEvery = 10 * time.Millisecond
+
 func installHeapGuard(iso *v8.Isolate, limitMB int) heapGuard {
-	return heapGuard{C.isogate_heap_install(rawIsolate(iso), C.size_t(limitMB)<<20)}
+	return heapGuard{C.isogate_heap_install(rawIsolate(iso), C.size_t(limitMB)<<20, C.size_t(limitMB+heapSlackMB)<<20)}
 }
 
 func (g heapGuard) hit() bool { return C.isogate_heap_hit(g.h) != 0 }
+
+// checkNow compares the heap with the hard limit while no script runs (a
+// builtin such as Array.prototype.fill can allocate and finish between two
+// polls) and marks the hit when it is passed.
+func (g heapGuard) checkNow() bool { return C.isogate_heap_check_now(g.h) != 0 }
+
+// watch polls the heap every heapPollEvery until the returned stop is
+// called; after stop returns, no poll is made, so the isolate may then be
+// disposed.
+func (g heapGuard) watch() (stop func()) {
+	var (
+		mu      sync.Mutex
+		stopped bool
+		timer   *time.Timer
+	)
+	mu.Lock()
+	defer mu.Unlock()
+	timer = time.AfterFunc(heapPollEvery, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		C.isogate_heap_poll(g.h)
+		timer.Reset(heapPollEvery)
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
+	}
+}
 
 // free releases the guard; call only after the isolate is disposed.
 func (g heapGuard) free() { C.isogate_heap_free(g.h) }

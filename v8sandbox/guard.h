@@ -26,9 +26,19 @@ void isogate_budget_set_limit(isogate_budget* b, int64_t limit_bytes);
 int64_t isogate_budget_used(isogate_budget* b);
 
 // isogate_heap_install caps the old generation of iso at limit_bytes and
-// terminates execution when the cap is reached.
-isogate_heap* isogate_heap_install(void* iso, size_t limit_bytes);
+// terminates execution when the cap is reached, or when a poll finds the
+// used heap (all spaces) above hard_limit_bytes.
+isogate_heap* isogate_heap_install(void* iso, size_t limit_bytes,
+                                   size_t hard_limit_bytes);
 int isogate_heap_hit(isogate_heap* h);
+// isogate_heap_poll asks iso, from any thread, to compare its used heap with
+// the hard limit at its next interrupt check. Call it only while iso is
+// alive.
+void isogate_heap_poll(isogate_heap* h);
+// isogate_heap_check_now compares the used heap with the hard limit at once
+// (no script may be running on iso); it returns 1, and marks the hit, when
+// the limit is passed.
+int isogate_heap_check_now(isogate_heap* h);
 void isogate_heap_free(isogate_heap* h);
 
 // isogate_disallow_atomics_wait makes Atomics.wait throw instead of blocking.

@@ -196,6 +196,22 @@ func TestRun_HeapBombsDoNotKillTheProcess(t *testing.T) {
 	}
 }
 
+// TestRun_HeapCapHoldsForLargeAllocations covers the allocations V8 lets
+// past its own old-generation limit: one large backing store, and a fill
+// that allocates and finishes between two heap polls (only the check at the
+// end of the run sees it).
+func TestRun_HeapCapHoldsForLargeAllocations(t *testing.T) {
+	pool := NewPool(Options{Workers: 1})
+	defer pool.Close()
+	for _, src := range []string{
+		`const a = []; for (let i = 0; i < 2e7; i++) a.push(i); a.length`,
+		`new Array(2e7).fill(1).length`,
+	} {
+		_, err := pool.Run(context.Background(), Job{Source: src, AwaitResult: true, Limits: Limits{HeapMB: 16, Timeout: 20 * time.Second}}, nil)
+		wantCode(t, err, CodeHeapLimit)
+	}
+}
+
 func TestRun_ArrayBufferCap(t *testing.T) {
 	src := `const keep = []; let n = 0;
 	try { for (;;) { keep.push(new Uint8Array(16 << 20)); n++ } } catch (e) { [e.name, n] }`

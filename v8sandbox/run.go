@@ -71,8 +71,10 @@ func (r *run) execute() (Result, error) {
 		defer close(terminated)
 		r.terminateUntilDone()
 	})
+	stopHeapWatch := r.w.heap.watch()
 	r.w.current = r
 	defer func() {
+		stopHeapWatch()
 		r.w.current = nil
 		close(r.done)
 		if !stop() {
@@ -172,6 +174,9 @@ func (r *run) evaluate() (json.RawMessage, error) {
 		}
 	} else if err := r.drain(); err != nil {
 		return nil, err
+	}
+	if r.w.heap.checkNow() {
+		return nil, r.stopError()
 	}
 	if !r.job.AwaitResult {
 		return nil, nil
