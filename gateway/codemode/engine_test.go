@@ -176,6 +176,13 @@ func TestErrorHints(t *testing.T) {
 	f.fails(t, `return await search_tools({query: "sum"})`, "`search_tools` is an MCP tool of the gateway")
 	f.fails(t, `return await get_sum({a: 1, b: 2})`, "`get_sum` may be a tool; call it as everything.get_sum({...})")
 	f.fails(t, `return await everything.get_summ({a: 1, b: 2})`, "did you mean `everything.get_sum`")
+	// Names of no sane length are not matched against the tools (that cost
+	// an edit distance per tool), even when they start like one: the
+	// error-message patterns and closest() both bound them.
+	long := f.fails(t, "return await everything.get_sum"+strings.Repeat("x", 100)+"({a: 1, b: 2})", "is not a function")
+	if strings.Contains(long.Text, "did you mean") {
+		t.Fatalf("hint for a 107-character name: %s", long.Text)
+	}
 	// A backend that cannot be reached.
 	down := newFixture(t, Options{})
 	down.engine.opts.Caller = downCaller{}
