@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 NPM_OK  := examples/node_modules/.isogate-installed
 INTEROP_OK := interop/node_modules/.isogate-installed
 
-.PHONY: all build deps test vet fmt-check run bench clean
+.PHONY: all build deps redis test vet fmt-check run bench clean
 
 all: build
 
@@ -20,8 +20,18 @@ build:
 
 # The example backends (pinned in examples/package-lock.json) are real MCP
 # servers used by `make run` and by the tests.
-deps: $(NPM_OK) $(INTEROP_OK)
+deps: $(NPM_OK) $(INTEROP_OK) redis
 	$(GO) mod download
+
+# The Redis store tests start a real redis-server (Debian package
+# redis-server). Installed here when missing and apt-get can; otherwise
+# those tests are skipped and say why.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || \
+	  { apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
+	    { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1; } || \
+	    sudo -n apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
+	    echo "redis-server not installed (no apt-get rights): the Redis tests will be skipped"; }
 
 $(NPM_OK): examples/package.json examples/package-lock.json
 	npm ci --prefix examples --no-audit --no-fund --loglevel=error
@@ -38,7 +48,7 @@ vet:
 	$(GO) vet ./...
 
 fmt-check:
-	@out=$$(gofmt -l cmd v8sandbox gateway config bench interop 2>/dev/null); \
+	@out=$$(gofmt -l cmd v8sandbox gateway config bench interop deploy 2>/dev/null); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 test: deps vet fmt-check

@@ -24,6 +24,8 @@ type Config struct {
 	RunCode RunCodeConfig `koanf:"run_code"`
 	// Telemetry configures trace export.
 	Telemetry TelemetryConfig `koanf:"telemetry"`
+	// Store configures where stored results and run records are kept.
+	Store StoreConfig `koanf:"store"`
 
 	// Source is the configuration file that was loaded, or "" if none was.
 	Source string `koanf:"-"`
@@ -67,6 +69,12 @@ type ServerConfig struct {
 	// WatchConfig reloads the configuration when its file changes, as
 	// SIGHUP does.
 	WatchConfig bool `koanf:"watch_config"`
+	// Stateless serves streamable HTTP without protocol sessions: every
+	// request stands alone, so any replica behind a load balancer can
+	// serve it, and clients speaking MCP 2026-07-28 negotiate it. Stored
+	// results and run records then belong to the caller's identity (the
+	// bearer token's principal) instead of a session.
+	Stateless bool `koanf:"stateless"`
 	// Expose is which tools clients see: ExposeMeta (the meta-tools, the
 	// default), ExposePassthrough (every allowed backend tool as
 	// <backend>__<tool>) or ExposeBoth. An HTTP client may ask for another
@@ -98,6 +106,15 @@ const (
 
 // Exposes lists the valid values of server.expose.
 var Exposes = []Expose{ExposeMeta, ExposePassthrough, ExposeBoth}
+
+// StoreConfig configures the shared state store.
+type StoreConfig struct {
+	// RedisURL, such as "redis://127.0.0.1:6379/0", keeps stored results,
+	// run records and backend tool-list caches in Redis (with the TTLs and
+	// byte budgets of sandbox.output), shared by every replica. Empty keeps
+	// them in process memory. ${VAR} is expanded.
+	RedisURL string `koanf:"redis_url"`
+}
 
 // TelemetryConfig configures OpenTelemetry tracing.
 type TelemetryConfig struct {

@@ -91,6 +91,11 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	c.validateSandbox(&cfg.Sandbox)
 	c.validateRunCode(&cfg.RunCode)
 	c.validateTelemetry(&cfg.Telemetry)
+	if cfg.Store.RedisURL != "" && !skip["store.redis_url"] {
+		if u, err := url.Parse(cfg.Store.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			c.add("store.redis_url", fmt.Sprintf(`expected a Redis URL such as "redis://127.0.0.1:6379/0", got %q`, cfg.Store.RedisURL))
+		}
+	}
 }
 
 func (c *collector) validateServer(s *ServerConfig) {

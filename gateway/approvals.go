@@ -141,7 +141,7 @@ func (t *roundTrips) sweepLocked() {
 // chainInRounds serves call_tool_chain for a client that answers
 // approvals by retrying: a first call starts the run, a retry resumes it.
 func (g *Gateway) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
-	owner := g.owner(req.Session)
+	owner := g.ownerOf(req)
 	var run *liveRun
 	if state := req.Params.RequestState; state != "" {
 		if run = g.trips.take(state, owner); run == nil {
@@ -197,7 +197,7 @@ func (g *Gateway) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.C
 	if !usesRoundTrips(req.Session) || g.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
 		return nil, pipeline.ElicitApprover{Session: req.Session}
 	}
-	owner, key := g.owner(req.Session), approvalKey(call)
+	owner, key := g.ownerOf(req), approvalKey(call)
 	if state := req.Params.RequestState; state != "" {
 		if !g.trips.takeApproval(state, owner, key) {
 			return textResult("unknown or expired requestState (approvals are asked again for every call); call the tool again", true), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -86,7 +87,11 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, opts: opts, logger: opts.Logger, catalog: catalog.New(), stats: stats.New()}
 	g.sessions = newSessionTracker(cfg.Server.MaxSessions, g.logger)
-	g.store = resultstore.NewMemory(resultstore.Limits{TTL: cfg.Sandbox.Output.ResultTTL, MaxBytes: int(cfg.Sandbox.Output.ResultStoreBytes)})
+	store, err := newStore(cfg, "results:")
+	if err != nil {
+		return nil, err
+	}
+	g.store = store
 
 	startWait := opts.StartWait
 	if startWait <= 0 {
@@ -96,7 +101,11 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	specs = append(specs, opts.ExtraSpecs...)
 	g.specs.Store(&specs)
 	g.policy = pipeline.NewPolicy(cfg.Backends)
-	g.runs = newRunStore(cfg)
+	runStore, err := newStore(cfg, "runs:")
+	if err != nil {
+		return nil, err
+	}
+	g.runs = newRunStore(cfg, runStore)
 	g.manager = backend.NewManager(backend.Options{
 		Specs:      specs,
 		CacheDir:   cfg.Server.CacheDir,
@@ -255,6 +264,11 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 			}
 		}()
 		err = g.manager.Close(ctx)
+		for _, st := range []resultstore.Store{g.store, g.runs.store} {
+			if c, ok := st.(io.Closer); ok {
+				_ = c.Close()
+			}
+		}
 		select {
 		case <-sandboxDone:
 		case <-ctx.Done():

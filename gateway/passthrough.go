@@ -315,7 +315,7 @@ func (p *passthrough) shape(ctx context.Context, req *mcp.CallToolRequest, res *
 		AutoChunk: out.AutoChunk, ChunkThreshold: out.ChunkThreshold,
 		Truncate: out.Truncate, Footer: out.Footer,
 		MaxOutputSize: p.g.cfg.Sandbox.MaxOutputSize,
-		Owner:         p.g.owner(req.Session),
+		Owner:         p.g.ownerOf(req),
 	}
 	for i, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

@@ -27,7 +27,7 @@ const readResultDescription = "Read a stored full result (isogate://result/{id},
 // addResultAccess registers the result resources and the read_result tool.
 func (g *Gateway) addResultAccess(s *mcp.Server) {
 	handler := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		data, err := g.readResult(ctx, g.owner(req.Session), req.Params.URI)
+		data, err := g.readResult(ctx, g.ownerOf(req), req.Params.URI)
 		if err != nil {
 			return nil, resultReadError(req.Params.URI, err, g.store.Limits().TTL)
 		}
@@ -67,7 +67,7 @@ func (g *Gateway) readResultTool(ctx context.Context, req *mcp.CallToolRequest, 
 	if r := tooLong("uri", in.URI, maxURIBytes); r != nil {
 		return r, nil, nil
 	}
-	data, err := g.readResult(ctx, g.owner(req.Session), in.URI)
+	data, err := g.readResult(ctx, g.ownerOf(req), in.URI)
 	if errors.Is(err, resultstore.ErrNotFound) {
 		return textResult(fmt.Sprintf("%s: %v (results are kept for %v, for the session that produced them)",
 			in.URI, err, g.store.Limits().TTL), true), nil, nil

@@ -34,13 +34,24 @@ type runStore struct {
 	order []string          // run ids, oldest first
 }
 
-func newRunStore(cfg *config.Config) *runStore {
+// newRunStore keeps run records in store. A store shared by replicas
+// (resultstore.Keyed) keeps them under their run id; another one under its
+// own id, found through a local index.
+func newRunStore(cfg *config.Config, store resultstore.Store) *runStore {
+	return &runStore{store: store, dir: cfg.Server.RecordDir, index: map[string]string{}}
+}
+
+// newStore returns the store for stored results or run records (kind, a
+// key prefix): on Redis when store.redis_url is set, in memory otherwise,
+// with the TTL and byte budget of sandbox.output.
+func newStore(cfg *config.Config, kind string) (resultstore.Store, error) {
 	o := cfg.Sandbox.Output
-	return &runStore{
-		store: resultstore.NewMemory(resultstore.Limits{TTL: o.ResultTTL, MaxBytes: int(o.ResultStoreBytes)}),
-		dir:   cfg.Server.RecordDir,
-		index: map[string]string{},
+	limits := resultstore.Limits{TTL: o.ResultTTL, MaxBytes: int(o.ResultStoreBytes)}
+	if cfg.Store.RedisURL == "" {
+		return resultstore.NewMemory(limits), nil
 	}
+	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Limits: limits,
+		Prefix: resultstore.RedisKeyPrefix + kind})
 }
 
 // put keeps rec for owner and writes it to the record directory.
@@ -50,7 +61,11 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
 		return
 	}
-	if sid, err := s.store.Put(ctx, owner, data); err != nil {
+	if keyed, ok := s.store.(resultstore.Keyed); ok {
+		if err := keyed.PutID(ctx, owner, rec.ID, data); err != nil {
+			logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
+		}
+	} else if sid, err := s.store.Put(ctx, owner, data); err != nil {
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
 	} else {
 		s.mu.Lock()
@@ -71,6 +86,10 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 
 // get returns the record of run id if owner produced it and it is still kept.
 func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
+	if _, ok := s.store.(resultstore.Keyed); ok {
+		data, err := s.store.Get(ctx, owner, id)
+		return string(data), err == nil
+	}
 	s.mu.Lock()
 	sid, ok := s.index[id]
 	s.mu.Unlock()

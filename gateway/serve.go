@@ -41,7 +41,7 @@ var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback addre
 func (g *Gateway) HTTPHandler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(g.serverForRequest,
 		&mcp.StreamableHTTPOptions{Logger: g.logger, PropagateRequestCancellation: true,
-			SessionTimeout: g.cfg.Server.SessionIdleTimeout})
+			SessionTimeout: g.cfg.Server.SessionIdleTimeout, Stateless: g.cfg.Server.Stateless})
 	var h http.Handler = g.requests.link(mcpHandler)
 	h = readBody(readBodyTimeout, h)
 	h = requireToken(g.cfg.Server.AuthToken, h)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -194,7 +195,7 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 		Timeout:       codemode.Millis(in.Timeout),
 		MaxOutputSize: in.MaxOutputSize,
 		Intent:        in.Intent,
-		Owner:         g.owner(req.Session),
+		Owner:         g.ownerOf(req),
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
 		creq.OnToolCall = func(done int, tool string) {
@@ -218,6 +219,31 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 // it to server.record_dir when that is set.
 func (g *Gateway) KeepRun(owner string, rec *pipeline.RunRecord) {
 	g.runs.put(context.Background(), owner, rec, g.logger)
+}
+
+// ownerOf is who owns what req stores (results, run records, approvals):
+// in stateless mode the caller's identity, the principal of its bearer
+// token, so that any replica serves the caller's results; otherwise its
+// session.
+func (g *Gateway) ownerOf(req mcp.Request) string {
+	if g.cfg.Server.Stateless {
+		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+			return principal(extra.Header.Get("Authorization"))
+		}
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	return g.owner(ss)
+}
+
+// principal names the identity behind an Authorization header (already
+// checked against server.auth_token): a digest of the credential, never
+// the credential itself; "anonymous" without one.
+func principal(authorization string) string {
+	if authorization == "" {
+		return "anonymous"
+	}
+	sum := sha256.Sum256([]byte(authorization))
+	return "bearer:" + hex.EncodeToString(sum[:16])
 }
 
 // owner scopes stored results to an MCP session. Sessions without an ID
@@ -304,7 +330,7 @@ func (g *Gateway) addResources(s *mcp.Server) {
 		Description: "What one call_tool_chain run did: program, outcome, console and every backend call with its timing (id from the result's _meta isogate/run)."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			id := strings.TrimPrefix(req.Params.URI, RunURIPrefix)
-			text, ok := g.runs.get(ctx, g.owner(req.Session), id)
+			text, ok := g.runs.get(ctx, g.ownerOf(req), id)
 			if !ok {
 				return nil, fmt.Errorf("%w (run records are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.cfg.Sandbox.Output.ResultTTL)
 			}

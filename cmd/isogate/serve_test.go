@@ -192,6 +192,13 @@ func freeAddr(t *testing.T) string {
 // startHTTP runs `isogate serve --http` and waits until it answers.
 func startHTTP(t *testing.T, cfg string, env ...string) string {
 	t.Helper()
+	url, _ := startHTTPProcess(t, cfg, env...)
+	return url
+}
+
+// startHTTPProcess is startHTTP that also returns the process.
+func startHTTPProcess(t *testing.T, cfg string, env ...string) (string, *exec.Cmd) {
+	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(binary, "serve", "--config", cfg, "--http", addr)
 	cmd.Env = append(os.Environ(), env...)
@@ -221,7 +228,7 @@ func startHTTP(t *testing.T, cfg string, env ...string) string {
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			return "http://" + addr + "/mcp"
+			return "http://" + addr + "/mcp", cmd
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("isogate serve --http never answered: %v", err)

@@ -33,6 +33,16 @@ type Store interface {
 	Limits() Limits
 }
 
+// Keyed is a [Store] that can also store data under an id the caller
+// chose (an unguessable one, such as a run id), so that every replica
+// sharing the store finds it by that id without a local index.
+type Keyed interface {
+	Store
+	// PutID stores data for owner under id, with the same budgets and
+	// errors as Put.
+	PutID(ctx context.Context, owner, id string, data []byte) error
+}
+
 // Limits describe how long and how much a Store keeps.
 type Limits struct {
 	// TTL is how long an entry stays readable after it was stored.

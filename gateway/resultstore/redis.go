@@ -1,0 +1,179 @@
+package resultstore
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisKeyPrefix starts every key the Redis store writes. The hash tag
+// keeps them in one cluster slot, as the put script touches several.
+const RedisKeyPrefix = "{isogate}:"
+
+// Redis is a [Store] on a Redis server, shared by every gateway replica
+// that points at it: a result stored through one replica is read through
+// any other. Entries expire Limits.TTL after they were stored (Redis
+// expires them itself), and the byte budgets hold across replicas: a Lua
+// script does the accounting and eviction atomically, with the same rules
+// as [Memory] (an owner's own oldest entries make room; another owner's
+// live entries are never evicted).
+//
+// A Redis that cannot be reached makes Put and Get fail with an error
+// naming the store; the client reconnects on its own once Redis is back.
+type Redis struct {
+	client *redis.Client
+	limits Limits
+	prefix string
+}
+
+// RedisOptions configure a Redis store; zero fields take defaults.
+type RedisOptions struct {
+	// URL is the server: redis://[user:pass@]host:port/db, or rediss://
+	// for TLS. Required.
+	URL string
+	// Limits are the retention and byte budgets.
+	Limits Limits
+	// Prefix starts every key; default RedisKeyPrefix. Stores with
+	// different prefixes keep separate budgets on one server.
+	Prefix string
+}
+
+// NewRedis returns a store on the Redis server at o.URL. It does not wait
+// for the server: the first operation does.
+func NewRedis(o RedisOptions) (*Redis, error) {
+	opt, err := redis.ParseURL(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("store.redis_url: %w", err)
+	}
+	opt.MaxRetries = 2
+	if o.Prefix == "" {
+		o.Prefix = RedisKeyPrefix
+	}
+	return &Redis{client: redis.NewClient(opt), limits: o.Limits.WithDefaults(), prefix: o.Prefix}, nil
+}
+
+// Limits implements [Store].
+func (r *Redis) Limits() Limits { return r.limits }
+
+// Ping checks that Redis answers.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("result store (redis %s): %w", r.client.Options().Addr, err)
+	}
+	return nil
+}
+
+// Close closes the connections to Redis.
+func (r *Redis) Close() error { return r.client.Close() }
+
+// Put implements [Store].
+func (r *Redis) Put(ctx context.Context, owner string, data []byte) (string, error) {
+	for {
+		id := randomID()
+		err := r.PutID(ctx, owner, id, data)
+		if errors.Is(err, errDuplicate) {
+			continue // 128 random bits: practically never
+		}
+		return id, err
+	}
+}
+
+// errDuplicate means PutID was given an id that is already stored.
+var errDuplicate = errors.New("id already stored")
+
+// PutID implements [Keyed].
+func (r *Redis) PutID(ctx context.Context, owner, id string, data []byte) error {
+	if len(data) > r.limits.OwnerBytes {
+		return fmt.Errorf("%w: %d bytes, share %d bytes", ErrTooLarge, len(data), r.limits.OwnerBytes)
+	}
+	res, err := putScript.Run(ctx, r.client, []string{r.prefix}, owner, id, data,
+		r.limits.TTL.Milliseconds(), r.limits.OwnerBytes, r.limits.MaxBytes).Slice()
+	if err != nil {
+		return r.wrap(err)
+	}
+	switch res[0] {
+	case "ok":
+		return nil
+	case "dup":
+		return fmt.Errorf("%w: %s", errDuplicate, id)
+	case "full":
+		return fmt.Errorf("%w: %v of %d bytes held by other callers' results until they expire",
+			ErrFull, res[1], r.limits.MaxBytes)
+	}
+	return fmt.Errorf("result store (redis): unexpected reply %v", res)
+}
+
+// Get implements [Store].
+func (r *Redis) Get(ctx context.Context, owner, id string) ([]byte, error) {
+	vals, err := r.client.HMGet(ctx, r.prefix+"r:"+id, "o", "d").Result()
+	if err != nil {
+		return nil, r.wrap(err)
+	}
+	o, ok1 := vals[0].(string)
+	d, ok2 := vals[1].(string)
+	if !ok1 || !ok2 || subtle.ConstantTimeCompare([]byte(o), []byte(owner)) != 1 {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return []byte(d), nil
+}
+
+func (r *Redis) wrap(err error) error {
+	return fmt.Errorf("result store (redis %s) unavailable: %w", r.client.Options().Addr, err)
+}
+
+// putScript stores one entry and keeps the byte accounting. Keys, under
+// the prefix KEYS[1]: r:<id> (hash: o owner, d data; expires by itself),
+// all (zset id → expiry ms), sz (hash id → bytes), own (hash id → owner),
+// tot (total bytes), o:<owner> (zset id → expiry ms) and ob:<owner>
+// (owner's bytes). Expired entries are first removed from the accounting;
+// then the owner's oldest entries make room.
+// ARGV: owner, id, data, ttl ms, owner bytes, max bytes.
+var putScript = redis.NewScript(strings.TrimSpace(`
+local p = KEYS[1]
+local owner, id, data = ARGV[1], ARGV[2], ARGV[3]
+local ttl, ownerMax, totalMax = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local function remove(rid)
+  local o = redis.call('HGET', p .. 'own', rid)
+  local s = tonumber(redis.call('HGET', p .. 'sz', rid) or '0')
+  redis.call('ZREM', p .. 'all', rid)
+  redis.call('HDEL', p .. 'sz', rid)
+  redis.call('HDEL', p .. 'own', rid)
+  redis.call('DEL', p .. 'r:' .. rid)
+  if redis.call('DECRBY', p .. 'tot', s) <= 0 then redis.call('DEL', p .. 'tot') end
+  if o then
+    redis.call('ZREM', p .. 'o:' .. o, rid)
+    if redis.call('DECRBY', p .. 'ob:' .. o, s) <= 0 then
+      redis.call('DEL', p .. 'ob:' .. o, p .. 'o:' .. o)
+    end
+  end
+end
+
+for _, rid in ipairs(redis.call('ZRANGEBYSCORE', p .. 'all', '-inf', now)) do remove(rid) end
+
+local size = string.len(data)
+local function num(k) return tonumber(redis.call('GET', k) or '0') end
+while num(p .. 'ob:' .. owner) + size > ownerMax or num(p .. 'tot') + size > totalMax do
+  local oldest = redis.call('ZRANGE', p .. 'o:' .. owner, 0, 0)
+  if #oldest == 0 then break end
+  remove(oldest[1])
+end
+if num(p .. 'tot') + size > totalMax then return {'full', num(p .. 'tot')} end
+if redis.call('EXISTS', p .. 'r:' .. id) == 1 or redis.call('HEXISTS', p .. 'sz', id) == 1 then return {'dup'} end
+
+redis.call('HSET', p .. 'r:' .. id, 'o', owner, 'd', data)
+redis.call('PEXPIRE', p .. 'r:' .. id, ttl)
+redis.call('ZADD', p .. 'all', now + ttl, id)
+redis.call('HSET', p .. 'sz', id, size)
+redis.call('HSET', p .. 'own', id, owner)
+redis.call('INCRBY', p .. 'tot', size)
+redis.call('ZADD', p .. 'o:' .. owner, now + ttl, id)
+redis.call('INCRBY', p .. 'ob:' .. owner, size)
+return {'ok'}
+`))
