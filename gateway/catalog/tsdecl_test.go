@@ -253,3 +253,14 @@ func TestDeclarationsTypeCheck(t *testing.T) {
 		t.Error("TypeScript(unknown backend) reported tools")
 	}
 }
+
+// BenchmarkTypeScript1000Tools measures the .d.ts of a 1 000-tool catalogue.
+func BenchmarkTypeScript1000Tools(b *testing.B) {
+	c := syntheticCatalog(b, 20)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, ok := c.TypeScript(""); !ok {
+			b.Fatal("no tools")
+		}
+	}
+}
