@@ -146,14 +146,14 @@ func (a *aggregate) publishLocked() {
 				owners[r.URI] = name
 				key := "r:" + r.URI
 				want[key] = true
-				a.register(key, r, func(s *mcp.Server) { s.AddResource(r, a.readHandler(name)) })
+				a.register(key, name, r, func(s *mcp.Server) { s.AddResource(r, a.readHandler(name)) })
 			}
 		}
 		for _, t := range l.templates {
 			if a.claim(claimed, "t:"+t.URITemplate, name) {
 				key := "t:" + t.URITemplate
 				want[key] = true
-				a.register(key, t, func(s *mcp.Server) { s.AddResourceTemplate(t, a.readHandler(name)) })
+				a.register(key, name, t, func(s *mcp.Server) { s.AddResourceTemplate(t, a.readHandler(name)) })
 			}
 		}
 	}
@@ -162,10 +162,7 @@ func (a *aggregate) publishLocked() {
 		key := "p:" + n
 		want[key] = true
 		shown := &mcp.Prompt{Name: n, Title: p.Title, Description: p.Description, Arguments: p.Arguments, Icons: p.Icons}
-		a.register(key, struct {
-			P *mcp.Prompt
-			B string
-		}{p, np.backend}, func(s *mcp.Server) { s.AddPrompt(shown, a.promptHandler(np.backend, p.Name)) })
+		a.register(key, np.backend, p, func(s *mcp.Server) { s.AddPrompt(shown, a.promptHandler(np.backend, p.Name)) })
 	}
 	a.owners = owners
 	var stalePrompts, staleResources, staleTemplates []string
@@ -224,9 +221,14 @@ func (a *aggregate) logOnce(key, msg string) {
 }
 
 // register adds (or replaces) one item on every server when its definition
-// changed since it was last listed.
-func (a *aggregate) register(key string, def any, add func(*mcp.Server)) {
-	fp, _ := json.Marshal(def)
+// or its owning backend changed since it was last listed.
+func (a *aggregate) register(key, owner string, def any, add func(*mcp.Server)) {
+	// The owner is part of the fingerprint: when an earlier backend in
+	// configuration order comes up and takes over a URI, the handler changes.
+	fp, _ := json.Marshal(struct {
+		Owner string
+		Def   any
+	}{owner, def})
 	if a.listed[key] == string(fp) {
 		return
 	}
