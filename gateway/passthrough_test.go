@@ -320,3 +320,52 @@ func TestPassthroughShaping(t *testing.T) {
 		}
 	}
 }
+
+// TestPassthroughAnnotationsShownNotTrusted: a backend's annotations reach
+// the client unchanged, but they grant nothing: echo, annotated read-only by
+// server-everything, is denied by policy and stays unlisted and uncallable.
+func TestPassthroughAnnotationsShownNotTrusted(t *testing.T) {
+	g, _ := surfaceGateway(t, config.ExposePassthrough, func(cfg *config.Config) {
+		b := cfg.Backends["everything"]
+		b.Tools.Deny = append(b.Tools.Deny, "echo")
+		cfg.Backends["everything"] = b
+	})
+	cs := connect(t, g, nil)
+	ctx := context.Background()
+	direct, err := g.Backends().Session(ctx, "everything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backendTools := map[string]*mcp.Tool{}
+	for tool, err := range direct.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		backendTools[tool.Name] = tool
+	}
+	if a := backendTools["echo"].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Fatalf("server-everything's echo is no longer annotated read-only: %+v", a)
+	}
+	listed := map[string]*mcp.Tool{}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed[tool.Name] = tool
+	}
+	got, ok := listed["everything__get-structured-content"]
+	if !ok {
+		t.Fatalf("everything__get-structured-content not listed: %v", toolNames(t, cs))
+	}
+	gj, _ := json.Marshal(got.Annotations)
+	wj, _ := json.Marshal(backendTools["get-structured-content"].Annotations)
+	if got.Annotations == nil || string(gj) != string(wj) {
+		t.Errorf("annotations %s, backend's %s", gj, wj)
+	}
+	if _, ok := listed["everything__echo"]; ok {
+		t.Error("denied everything__echo listed because it is annotated read-only")
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hi"}}); err == nil {
+		t.Error("calling the denied, read-only-annotated everything__echo succeeded")
+	}
+}
