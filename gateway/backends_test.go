@@ -100,9 +100,9 @@ func testLookupOfStartingBackend(t *testing.T, mode config.Isolation) {
 	var runner v8sandbox.Runner = testPool()
 	var pool *procpool.Pool
 	if mode == config.IsolationProcess {
-		// A grace of 3 run timeouts for the worker to answer after the
-		// deadline, below code mode's own second of grace: a wait that
-		// outlived the deadline would make the pool kill the worker.
+		// A grace for the worker to answer after the deadline, below code
+		// mode's own second of grace: a wait that outlived the deadline
+		// would make the pool kill the worker.
 		var err error
 		if pool, err = procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: 1, Grace: 900 * time.Millisecond}); err != nil {
 			t.Fatal(err)
@@ -113,7 +113,9 @@ func testLookupOfStartingBackend(t *testing.T, mode config.Isolation) {
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Isolation = mode
-	cfg.Sandbox.Timeout = 300 * time.Millisecond
+	// Long enough for the program to reach its lookup on a loaded machine
+	// (a deadline that strikes while the context is prepared names no wait).
+	cfg.Sandbox.Timeout = 1500 * time.Millisecond
 	cfg.Backends = map[string]config.Backend{}
 	held := backend.Spec{Name: "held", Transport: backend.TransportCustom,
 		Dial: func(ctx context.Context) (mcp.Transport, error) { <-ctx.Done(); return nil, ctx.Err() }}
