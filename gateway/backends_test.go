@@ -35,23 +35,8 @@ func TestFirstCallsWithStartingAndDeadBackends(t *testing.T) {
 			Env: map[string]string{"EVERYTHING_OWN_SETTING": "its-own-value"}},
 		"dead": {Name: "dead", Transport: config.TransportStdio, Command: missing, Timeout: 10 * time.Second, MaxConcurrentCalls: 8},
 	}
-	g, err := New(cfg, Options{Runner: testPool()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	g := startGateway(t, cfg, Options{Runner: testPool()})
+	cs := connect(t, g, nil)
 	call := func(tool string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -119,23 +104,7 @@ func testLookupOfStartingBackend(t *testing.T, mode config.Isolation) {
 	cfg.Backends = map[string]config.Backend{}
 	held := backend.Spec{Name: "held", Transport: backend.TransportCustom,
 		Dial: func(ctx context.Context) (mcp.Transport, error) { <-ctx.Done(); return nil, ctx.Err() }}
-	g, err := New(cfg, Options{Runner: runner, StartWait: 10 * time.Minute, ExtraSpecs: []backend.Spec{held}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connect(t, startGateway(t, cfg, Options{Runner: runner, StartWait: 10 * time.Minute, ExtraSpecs: []backend.Spec{held}}), nil)
 	// A sync lookup (property access), and an async call caught by the
 	// script: both end as the run's TIMEOUT naming the wait.
 	for _, code := range []string{`return typeof held.anything`,

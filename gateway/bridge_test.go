@@ -75,24 +75,7 @@ func newBridgeHarness(t *testing.T, mode config.Isolation) *bridgeHarness {
 	if mode == config.IsolationProcess {
 		runner = nil
 	}
-	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local", local), strict}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	h.cs = cs
+	h.cs = connect(t, startGateway(t, cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local", local), strict}}), nil)
 	return h
 }
 

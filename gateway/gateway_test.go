@@ -104,14 +104,7 @@ func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 	if cfg.Sandbox.Isolation == config.IsolationProcess {
 		runner = nil
 	}
-	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local-backend", local)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	g := startGateway(t, cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local-backend", local)}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := g.Backends().WaitHealthy(ctx); err != nil {

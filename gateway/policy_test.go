@@ -48,17 +48,25 @@ func fsGateway(t *testing.T, dir string, mutate func(*config.Config)) *Gateway {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(cfg, Options{Runner: testPool()})
+	g := startGateway(t, cfg, Options{Runner: testPool()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Backends().WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// startGateway creates and starts a gateway that is closed when the test
+// ends; it does not wait for the backends.
+func startGateway(t testing.TB, cfg *config.Config, opts Options) *Gateway {
+	t.Helper()
+	g, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
 	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.Backends().WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return g

@@ -46,23 +46,7 @@ func TestShapingSearchAndLogsThroughAClient(t *testing.T) {
 	cfg.Sandbox.TrustedCode = true
 	cfg.Backends = map[string]config.Backend{"everything": {Name: "everything", Transport: config.TransportStdio, Command: "node",
 		Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8}}
-	g, err := New(cfg, Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connect(t, startGateway(t, cfg, Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(logs, nil))}), nil)
 	call := func(tool string, args map[string]any) string {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
