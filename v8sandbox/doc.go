@@ -1,9 +1,14 @@
 // Package v8sandbox runs untrusted JavaScript in V8 isolates under hard
 // limits.
 //
-// A [Pool] owns a fixed number of workers. Each worker is one goroutine locked
-// to its own OS thread that owns one warm isolate; every [Job] gets a fresh
-// context on that isolate, so no state survives from one run to the next.
+// A [Pool] owns a fixed number of workers, each owning one warm isolate;
+// every [Job] gets a fresh context on that isolate, so no state survives
+// from one run to the next. A run's goroutine is locked to an OS thread
+// whenever JavaScript may execute. While the script only waits for async
+// host calls it is unlocked: resuming on whichever thread is free costs far
+// less than waking one particular thread (sequential host calls ran twice
+// as fast), and every v8go call takes V8's Locker, which moves the isolate
+// safely; the per-thread ArrayBuffer budget is bound again on resuming.
 // Isolates are recycled after a configurable number of runs and after any
 // run that was terminated.
 //

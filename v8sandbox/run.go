@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -236,7 +237,18 @@ func (r *run) drain() error {
 }
 
 // waitCompletion settles the next finished async host call.
+//
+// The goroutine is not locked to its thread while it waits: waking a
+// locked goroutine means waking that very thread, which costs far more
+// than resuming on whichever thread is free. Every v8go call takes V8's
+// Locker, which moves the isolate to the resuming thread; the ArrayBuffer
+// budget, charged per thread, is bound again.
 func (r *run) waitCompletion() error {
+	runtime.UnlockOSThread()
+	defer func() {
+		runtime.LockOSThread()
+		r.w.budget.bind()
+	}()
 	select {
 	case c := <-r.completions:
 		r.inflight--
