@@ -23,12 +23,12 @@ func init() {
 	RegisterSection(Section{Title: "End-to-end call_tool_chain over stdio", Order: 11, Run: endToEndSection})
 }
 
-// latency runs f n times and returns its p50 and p99.
+// latency runs f n times, [SampleGap] apart, and returns its p50 and p99.
 func latency(ctx context.Context, n int, f func() error) (p50, p99 time.Duration, err error) {
 	samples := make([]time.Duration, 0, n)
 	for range n {
-		if ctx.Err() != nil {
-			return 0, 0, ctx.Err()
+		if err := pause(ctx, SampleGap); err != nil {
+			return 0, 0, err
 		}
 		start := time.Now()
 		if err := f(); err != nil {

@@ -57,7 +57,7 @@ func (r *Results) Markdown(cfg ReportConfig) string {
 	p("Each cell is the variant's cost divided by `%s`'s on the same workload: **×2.0 means twice as slow as isogate's pool, ×0.5 twice as fast**.\n\n", Baseline)
 	p("By kind of workload (geometric mean of the p50 latency ratios):\n\n")
 	r.kindTable(&b, others)
-	p("\np50 latency at concurrency 1:\n\n")
+	p("\np50 latency at concurrency 1 (runs %s apart, as an agent's requests arrive):\n\n", cfg.Measure.Gap)
 	r.ratioTable(&b, others, func(m Measurement) float64 { return m.P50.Seconds() }, false)
 	top := cfg.Measure.Concurrency[len(cfg.Measure.Concurrency)-1]
 	p("\nThroughput at concurrency %d (`%s` runs/s ÷ variant runs/s):\n\n", top, Baseline)
@@ -65,7 +65,7 @@ func (r *Results) Markdown(cfg ReportConfig) string {
 	p("\n")
 
 	p("## Latency at concurrency 1\n\n")
-	p("p50 / p99 in milliseconds (runs sampled).\n\n")
+	p("p50 / p99 in milliseconds (runs sampled), one run at a time with %s between runs: an agent's requests arrive far apart, and the V8 pools prepare the next context in that pause. Back-to-back cost is in the throughput tables.\n\n", cfg.Measure.Gap)
 	r.gridHeader(&b, r.measuredVariants())
 	for _, w := range r.Workloads {
 		p("| `%s` |", w.Name)

@@ -39,6 +39,13 @@ type MeasureConfig struct {
 	ThroughputBudget time.Duration
 	// Rounds is how many turns variants take (default 1).
 	Rounds int
+	// Gap is the pause before each latency sample (zero: back to back).
+	// An agent's requests arrive far apart, with a model turn between
+	// them, and a runner does its between-run work (the V8 pools prepare
+	// the next context after replying) in that pause; back to back, that
+	// work competes with the next run and latency measures throughput
+	// instead. Throughput is always measured back to back.
+	Gap time.Duration
 }
 
 // Measurement is one workload measured on one variant.
@@ -135,6 +142,10 @@ func MeasureSideBySide(ctx context.Context, vs []Variant, w *Workload, cfg Measu
 			n := 0
 			start := time.Now()
 			for n < minPerRound || (n < maxPerRound && time.Since(start) < cfg.LatencyBudget/time.Duration(rounds)) {
+				if err := pause(ctx, cfg.Gap); err != nil {
+					s.fail(err)
+					return
+				}
 				t0 := time.Now()
 				if err := s.once(ctx, w); err != nil {
 					s.fail(err)
@@ -238,4 +249,19 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
 	rank = min(max(rank, 1), len(sorted))
 	return sorted[rank-1]
+}
+
+// pause waits for d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -38,6 +38,10 @@ type ReportConfig struct {
 	Progress io.Writer
 }
 
+// SampleGap is the pause before each latency sample in the report: requests
+// at rest, as an agent sends them (see [MeasureConfig].Gap).
+const SampleGap = 5 * time.Millisecond
+
 // DefaultReportConfig returns the standard budgets; quick trades precision
 // for time.
 func DefaultReportConfig(quick bool) ReportConfig {
@@ -51,6 +55,7 @@ func DefaultReportConfig(quick bool) ReportConfig {
 			Concurrency:      []int{1, 2, 8},
 			ThroughputBudget: 1500 * time.Millisecond,
 			Rounds:           4,
+			Gap:              SampleGap,
 		},
 		ConformanceTimeout: 5 * time.Second,
 	}

@@ -100,7 +100,7 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		row(fmt.Sprintf("one tool call, tier 3 minus direct, p50 (%s)", mode), max(one-direct, 0), 250*time.Microsecond, 0)
 
 		bigN := max(n/10, 20)
-		big, _, err := latency(ctx, bigN, run("const r = await big.mb({});\nreturn r"))
+		big, _, err := latency(ctx, bigN, run("const r = await big.mb({});\nconst out = r;\nreturn out"))
 		if err != nil {
 			g.Close()
 			return "", err
