@@ -64,6 +64,8 @@ func (r *Results) Markdown(cfg ReportConfig) string {
 	r.ratioTable(&b, others, func(m Measurement) float64 { return m.Throughput[top] }, true)
 	p("\n")
 
+	r.gojaGoals(&b)
+
 	p("## Latency at concurrency 1\n\n")
 	p("p50 / p99 in milliseconds (runs sampled), one run at a time with %s between runs: an agent's requests arrive far apart, and the V8 pools prepare the next context in that pause. Back-to-back cost is in the throughput tables.\n\n", cfg.Measure.Gap)
 	r.gridHeader(&b, r.measuredVariants())
@@ -390,4 +392,52 @@ func mb(v float64) string {
 		return "≈ 0 MB"
 	}
 	return fmt.Sprintf("%.2f MB", v)
+}
+
+// gojaGoals states the two engine goals against goja (issue 13), from this
+// run's p50 latencies: V8's pool ahead of goja-loop on every workload, and
+// within ×2 of goja-sync on trivial.
+func (r *Results) gojaGoals(b *strings.Builder) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	if !r.hasVariant(VariantGojaLoop) || !r.hasVariant(VariantGojaSync) {
+		return
+	}
+	var behind []string
+	measured := 0
+	for _, w := range r.Workloads {
+		base, okB := r.Measurements[w.Name][Baseline]
+		loop, okL := r.Measurements[w.Name][VariantGojaLoop]
+		if !okB || !okL || base.Err != "" || loop.Err != "" || base.P50 <= 0 {
+			continue
+		}
+		measured++
+		if base.P50 >= loop.P50 {
+			behind = append(behind, fmt.Sprintf("`%s` (×%.2f)", w.Name, float64(loop.P50)/float64(base.P50)))
+		}
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "**not met**"
+	}
+	p("Goals against goja (p50 at concurrency 1, this run):\n\n")
+	if measured > 0 {
+		detail := "ahead on all %d workloads"
+		args := []any{measured}
+		if len(behind) > 0 {
+			detail = "behind on " + strings.Join(behind, ", ") + " (goja-loop p50 ÷ `%s` p50)"
+			args = []any{Baseline}
+		}
+		p("- `%s` ahead of `%s` on every workload: %s, %s.\n", Baseline, VariantGojaLoop,
+			verdict(len(behind) == 0), fmt.Sprintf(detail, args...))
+	}
+	base, okB := r.Measurements[WorkloadTrivial][Baseline]
+	sync, okS := r.Measurements[WorkloadTrivial][VariantGojaSync]
+	if okB && okS && base.Err == "" && sync.Err == "" && sync.P50 > 0 {
+		ratio := float64(base.P50) / float64(sync.P50)
+		p("- `%s` within ×2 of `%s` on `%s`: %s, ×%.2f (%s vs %s ms).\n", Baseline, VariantGojaSync, WorkloadTrivial,
+			verdict(ratio <= 2), ratio, ms(base.P50), ms(sync.P50))
+	}
+	p("\n")
 }
