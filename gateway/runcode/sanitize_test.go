@@ -29,6 +29,11 @@ func TestSanitize(t *testing.T) {
 		{"set", `return new Set([1, "x", 1])`, `[1,"x"]`},
 		{"date", `return {d: new Date(Date.UTC(2024, 0, 2, 3, 4, 5))}`, `{"d":"2024-01-02T03:04:05.000Z"}`},
 		{"invalid date", `return new Date("nope")`, `"Invalid Date"`},
+		{"date subclass", `class D extends Date {}; return [new D(0)]`, `["1970-01-01T00:00:00.000Z"]`},
+		{"map subclass", `class M extends Map {}; return new M([["a", 1]])`, `{"a":1}`},
+		// An exotic object given Object.prototype (or null) as its prototype
+		// is taken as an ordinary object: no brand check runs (sanitize.js).
+		{"re-prototyped date", `const d = new Date(0); Object.setPrototypeOf(d, Object.prototype); d.k = 1; return [d]`, `[{"k":1}]`},
 		{"regexp", `return /x+/g`, `"/x+/g"`},
 		{"typed array", `return new Int16Array([1, -2])`, `[1,-2]`},
 		{"bigint typed array", `return new BigInt64Array([5n])`, `["5"]`},
