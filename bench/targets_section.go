@@ -110,6 +110,15 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 			prev = 0
 		}
 		row(fmt.Sprintf("1 MB tool result through tier 3 and back, p50 (%s)", mode), big, 30*time.Millisecond, prev)
+		bigDirect, _, err := latency(ctx, bigN, func() error {
+			_, err := g.Backends().Call(ctx, "big", &mcp.CallToolParams{Name: "mb", Arguments: map[string]any{}})
+			return err
+		})
+		if err != nil {
+			g.Close()
+			return "", err
+		}
+		fmt.Fprintf(&b, "| (for reference: the same 1 MB call made directly on the backend, p50 (%s)) | %s | | | | |\n", mode, fmtDur(bigDirect))
 		g.Close()
 	}
 
