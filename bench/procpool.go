@@ -38,8 +38,10 @@ func NewV8Proc(workers int, command []string) (*RunnerVariant, error) {
 
 // ServeWorkerIfRequested turns this process into a sandbox worker when it
 // was started as one (first argument "sandbox-worker") and exits when the
-// parent is done with it. Call it first thing in main (or TestMain) of any
+// parent is done with it; started with "rss-probe", it measures the RSS of
+// concurrent runs in a fresh process (see the targets section) and exits. Call it first thing in main (or TestMain) of any
 // binary that runs the "v8-proc" variant with its default command.
 func ServeWorkerIfRequested() {
 	procpool.RunWorkerIfRequested()
+	runRSSProbeIfRequested()
 }
