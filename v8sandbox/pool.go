@@ -122,7 +122,8 @@ func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
 		return Result{}, Errorf(CodeInternal, "sandbox pool is closed")
 	}
 	p.busy.Add(1)
-	resp := w.serve(&request{ctx: ctx, job: job, host: host})
+	req := &request{ctx: ctx, job: job, host: host}
+	resp := serveOffMainThread(func() response { return w.serve(req) })
 	p.busy.Add(-1)
 	go w.tidy()
 	return resp.result, resp.err
