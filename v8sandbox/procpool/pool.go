@@ -205,7 +205,9 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 		return v8sandbox.Result{}, contextError(ctx, "waiting for a free sandbox worker")
 	}
 	r := &pending{id: p.nextRun.Add(1), host: host, done: make(chan outcome, 1)}
-	frame, err := encodeFrame(&message{Type: msgRun, ID: r.id, Job: &job})
+	ref, lean := preludeRef(job.Prelude), job
+	lean.Prelude = ""
+	frame, err := encodeFrame(&message{Type: msgRun, ID: r.id, Job: &lean, PreludeRef: ref})
 	if err != nil {
 		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeInternal, "job cannot be sent to a sandbox worker: %v", err)
 	}
@@ -217,9 +219,15 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 	if err != nil {
 		return v8sandbox.Result{}, err
 	}
+	withPrelude := func() ([]byte, error) {
+		return encodeFrame(&message{Type: msgRun, ID: r.id, Job: &job, PreludeRef: ref})
+	}
+	if err := pr.sendRun(frame, ref, withPrelude); err != nil {
+		p.detach(r)
+		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeInternal, "job cannot be sent to a sandbox worker: %v", err)
+	}
 	hard := time.NewTimer(job.Limits.Timeout + p.opts.Grace)
 	defer hard.Stop()
-	pr.send(frame)
 
 	var grace <-chan time.Time
 	ctxDone := ctx.Done()

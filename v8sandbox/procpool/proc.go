@@ -48,8 +48,9 @@ type proc struct {
 	oomBase int64 // cgroup oom_kill counter at start
 	oomOK   bool
 
-	wmu         sync.Mutex // serializes frames to the worker
-	stdin       *os.File   // the worker's stdin, written with a deadline
+	wmu         sync.Mutex   // serializes frames to the worker
+	preludes    preludeCache // what the worker holds (guarded by wmu)
+	stdin       *os.File     // the worker's stdin, written with a deadline
 	closeInOnce sync.Once
 	readyCh     chan struct{} // closed by the ready frame
 	released    chan struct{} // closed when the slot must start a replacement
@@ -178,6 +179,11 @@ const writeTimeout = 5 * time.Second
 func (pr *proc) send(frame []byte) {
 	pr.wmu.Lock()
 	defer pr.wmu.Unlock()
+	pr.writeLocked(frame)
+}
+
+// writeLocked writes frame; pr.wmu is held.
+func (pr *proc) writeLocked(frame []byte) {
 	if isClosed(pr.exited) {
 		return
 	}
@@ -189,6 +195,27 @@ func (pr *proc) send(frame []byte) {
 		// Otherwise the worker is gone (EPIPE) or its stdin was closed;
 		// the read loop handles the death.
 	}
+}
+
+// sendRun writes a run frame. When the worker does not hold the job's
+// prelude (ref) yet, it writes the frame withPrelude returns instead, which
+// carries the text: deciding under the write lock keeps the record of what
+// the worker holds in pipe order.
+func (pr *proc) sendRun(frame []byte, ref string, withPrelude func() ([]byte, error)) error {
+	pr.wmu.Lock()
+	defer pr.wmu.Unlock()
+	if ref != "" {
+		if _, held := pr.preludes.get(ref); !held {
+			full, err := withPrelude()
+			if err != nil {
+				return err
+			}
+			frame = full
+			pr.preludes.add(ref, "")
+		}
+	}
+	pr.writeLocked(frame)
+	return nil
 }
 
 // closeStdin makes the worker exit (it serves until its stdin ends).

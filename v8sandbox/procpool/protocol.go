@@ -14,7 +14,7 @@ import (
 
 // protocolVersion is checked by both sides in the init/ready handshake, so
 // a worker built from another version of the binary is refused.
-const protocolVersion = 1
+const protocolVersion = 2
 
 // MaxFrameBytes is the largest frame either side accepts (length prefix
 // excluded). A bigger frame from a worker is a protocol violation that kills
@@ -47,8 +47,10 @@ type message struct {
 	Init    *initConfig `json:"init,omitempty"`
 	PID     int         `json:"pid,omitempty"`
 
-	// run
-	Job *v8sandbox.Job `json:"job,omitempty"`
+	// run: PreludeRef names the job's prelude; the job carries its text
+	// only when the worker does not hold it yet (prelude.go).
+	Job        *v8sandbox.Job `json:"job,omitempty"`
+	PreludeRef string         `json:"prelude_ref,omitempty"`
 
 	// call
 	Name string          `json:"name,omitempty"`

@@ -89,6 +89,8 @@ type server struct {
 	logger *slog.Logger
 	pool   *v8sandbox.Pool
 
+	preludes preludeCache // held preludes, used by the read loop only
+
 	mu       sync.Mutex
 	runs     map[uint64]context.CancelFunc // runs in progress by id
 	calls    map[uint64]chan *message      // host calls awaiting a reply
@@ -102,7 +104,18 @@ func (s *server) handle(ctx context.Context, m *message) error {
 		if m.Job == nil || m.ID == 0 {
 			return fmt.Errorf("%w: run frame without id or job", errProtocol)
 		}
-		s.startRun(ctx, m.ID, *m.Job)
+		job := *m.Job
+		if m.PreludeRef != "" {
+			if job.Prelude != "" {
+				s.preludes.add(m.PreludeRef, job.Prelude)
+			} else if text, ok := s.preludes.get(m.PreludeRef); ok {
+				job.Prelude = text
+			} else {
+				return s.send(&message{Type: msgResult, ID: m.ID, Err: v8sandbox.Errorf(v8sandbox.CodeInternal,
+					"sandbox worker does not hold prelude %s", m.PreludeRef)})
+			}
+		}
+		s.startRun(ctx, m.ID, job)
 	case msgCancel:
 		s.mu.Lock()
 		cancel := s.runs[m.ID]
