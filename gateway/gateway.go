@@ -22,6 +22,7 @@ import (
 	"github.com/isogate/isogate/gateway/resultstore"
 	"github.com/isogate/isogate/gateway/runcode"
 	"github.com/isogate/isogate/gateway/stats"
+	"github.com/isogate/isogate/gateway/toolcache"
 	"github.com/isogate/isogate/gateway/tracing"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -56,6 +57,7 @@ type Gateway struct {
 	trips    roundTrips // runs paused for approval between rounds
 	engine   *codemode.Engine
 	store    resultstore.Store
+	tools    backend.ToolCache // nil: files in server.cache_dir, or none
 	stats    *stats.Counters
 	runner   v8sandbox.Runner
 	ownsPool bool
@@ -106,9 +108,15 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.runs = newRunStore(cfg, runStore)
+	if cfg.Store.RedisURL != "" {
+		if g.tools, err = toolcache.NewRedis(cfg.Store.RedisURL); err != nil {
+			return nil, err
+		}
+	}
 	g.manager = backend.NewManager(backend.Options{
 		Specs:      specs,
 		CacheDir:   cfg.Server.CacheDir,
+		ToolCache:  g.tools,
 		Logger:     g.logger,
 		StartWait:  startWait,
 		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
@@ -264,7 +272,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 			}
 		}()
 		err = g.manager.Close(ctx)
-		for _, st := range []resultstore.Store{g.store, g.runs.store} {
+		for _, st := range []any{g.store, g.runs.store, g.tools} {
 			if c, ok := st.(io.Closer); ok {
 				_ = c.Close()
 			}

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -72,38 +73,40 @@ func cachePath(dir, fp string) string {
 	return filepath.Join(dir, CacheSubdir, fp+".json")
 }
 
-// loadCacheEntry reads a backend's cache file; a missing file yields nil.
-func loadCacheEntry(dir, fp string) (*cacheEntry, error) {
-	path := cachePath(dir, fp)
-	data, err := os.ReadFile(path)
+// ToolCache keeps backends' tool lists across restarts and across gateway
+// replicas: one entry per backend fingerprint, the JSON described above.
+// Get returns nil and no error when there is no entry. Implementations are
+// safe for concurrent use. A failing cache is logged and otherwise ignored:
+// it never stops a backend.
+type ToolCache interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Put(ctx context.Context, key string, entry []byte) error
+}
+
+// DirCache is the [ToolCache] in a directory: one file per backend in
+// Dir/[CacheSubdir], replaced atomically.
+type DirCache struct{ Dir string }
+
+// Get implements [ToolCache].
+func (d DirCache) Get(_ context.Context, key string) ([]byte, error) {
+	data, err := os.ReadFile(cachePath(d.Dir, key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading tool cache: %w", err)
 	}
-	var e cacheEntry
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, fmt.Errorf("parsing tool cache %s: %w", path, err)
-	}
-	if e.Version != cacheVersion {
-		return nil, fmt.Errorf("tool cache %s has version %d, want %d", path, e.Version, cacheVersion)
-	}
-	return &e, nil
+	return data, nil
 }
 
-// writeCacheEntry atomically replaces a backend's cache file.
-func writeCacheEntry(dir, fp string, e *cacheEntry) (err error) {
-	sub := filepath.Join(dir, CacheSubdir)
+// Put implements [ToolCache]: a temporary file in the same directory,
+// fsync, rename.
+func (d DirCache) Put(_ context.Context, key string, data []byte) (err error) {
+	sub := filepath.Join(d.Dir, CacheSubdir)
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return fmt.Errorf("creating cache dir: %w", err)
 	}
-	e.Version = cacheVersion
-	data, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("encoding tool cache: %w", err)
-	}
-	tmp, err := os.CreateTemp(sub, "."+fp+".tmp-*")
+	tmp, err := os.CreateTemp(sub, "."+key+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("creating temporary cache file: %w", err)
 	}
@@ -122,18 +125,62 @@ func writeCacheEntry(dir, fp string, e *cacheEntry) (err error) {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp.Name(), err)
 	}
-	if err := os.Rename(tmp.Name(), cachePath(dir, fp)); err != nil {
+	if err := os.Rename(tmp.Name(), cachePath(d.Dir, key)); err != nil {
 		return fmt.Errorf("replacing tool cache: %w", err)
 	}
 	return nil
 }
 
-// loadCache seeds the backend's tool list from its cache file.
+// cacheTimeout bounds one cache read or write (a Redis that does not answer
+// must not hold up a backend).
+const cacheTimeout = 2 * time.Second
+
+// getCacheEntry reads and checks a backend's entry; a missing entry yields
+// nil.
+func getCacheEntry(ctx context.Context, c ToolCache, fp string) (*cacheEntry, error) {
+	data, err := c.Get(ctx, fp)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("parsing tool cache entry %s: %w", fp, err)
+	}
+	if e.Version != cacheVersion {
+		return nil, fmt.Errorf("tool cache entry %s has version %d, want %d", fp, e.Version, cacheVersion)
+	}
+	return &e, nil
+}
+
+// putCacheEntry replaces a backend's entry.
+func putCacheEntry(ctx context.Context, c ToolCache, fp string, e *cacheEntry) error {
+	e.Version = cacheVersion
+	data, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encoding tool cache: %w", err)
+	}
+	return c.Put(ctx, fp, data)
+}
+
+// loadCacheEntry reads a backend's cache file; a missing file yields nil.
+func loadCacheEntry(dir, fp string) (*cacheEntry, error) {
+	return getCacheEntry(context.Background(), DirCache{dir}, fp)
+}
+
+// writeCacheEntry atomically replaces a backend's cache file.
+func writeCacheEntry(dir, fp string, e *cacheEntry) error {
+	return putCacheEntry(context.Background(), DirCache{dir}, fp, e)
+}
+
+// loadCache seeds the backend's tool list from the tool cache.
 func (b *backend) loadCache() {
-	if b.opts.CacheDir == "" || b.invalid != nil {
+	cache := b.opts.toolCache()
+	if cache == nil || b.invalid != nil {
 		return
 	}
-	e, err := loadCacheEntry(b.opts.CacheDir, b.fingerprint)
+	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
+	defer cancel()
+	e, err := getCacheEntry(ctx, cache, b.fingerprint)
 	if err != nil {
 		b.log.Warn("ignoring tool cache", slog.Any("error", err))
 		return
@@ -146,13 +193,16 @@ func (b *backend) loadCache() {
 	b.log.Debug("loaded cached tools", slog.Int("tools", len(tools)))
 }
 
-// saveCache writes the backend's live tool list to its cache file.
+// saveCache writes the backend's live tool list to the tool cache.
 func (b *backend) saveCache(tools []*mcp.Tool, at time.Time) {
-	if b.opts.CacheDir == "" {
+	cache := b.opts.toolCache()
+	if cache == nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
+	defer cancel()
 	e := &cacheEntry{Backend: b.spec.Name, UpdatedAt: at, Tools: tools}
-	if err := writeCacheEntry(b.opts.CacheDir, b.fingerprint, e); err != nil {
-		b.log.Warn("cannot write tool cache", slog.String("dir", b.opts.CacheDir), slog.Any("error", err))
+	if err := putCacheEntry(ctx, cache, b.fingerprint, e); err != nil {
+		b.log.Warn("cannot write tool cache", slog.Any("error", err))
 	}
 }

@@ -114,9 +114,12 @@ type Options struct {
 	// Specs lists the backends to manage.
 	Specs []Spec
 	// CacheDir is the directory of the tool cache (one file per backend in
-	// its [CacheSubdir], keyed by the backend's effective spec). If empty,
-	// tool lists are not cached.
+	// its [CacheSubdir], keyed by the backend's effective spec), used when
+	// ToolCache is nil. If both are empty, tool lists are not cached.
 	CacheDir string
+	// ToolCache, when set, holds the tool cache instead of CacheDir (for
+	// example in Redis, shared by replicas).
+	ToolCache ToolCache
 	// Logger receives the manager's logs; every record about a backend has
 	// a "backend" attribute. If nil, slog.Default() is used.
 	Logger *slog.Logger
@@ -304,4 +307,15 @@ func InMemory(name string, server *mcp.Server) Spec {
 		}
 		return ct, nil
 	}}
+}
+
+// toolCache is where tool lists are cached, or nil for nowhere.
+func (o *Options) toolCache() ToolCache {
+	if o.ToolCache != nil {
+		return o.ToolCache
+	}
+	if o.CacheDir != "" {
+		return DirCache{Dir: o.CacheDir}
+	}
+	return nil
 }

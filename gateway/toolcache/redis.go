@@ -1,0 +1,68 @@
+// Package toolcache holds backends' tool lists in Redis, so that every
+// gateway replica sharing one Redis starts with the tool lists any of them
+// has seen (see [backend.ToolCache]; without Redis, the gateway caches them
+// in files under server.cache_dir).
+package toolcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/isogate/isogate/gateway/backend"
+)
+
+// KeyPrefix starts every key this cache writes, followed by the backend's
+// fingerprint.
+const KeyPrefix = "{isogate}:tools:"
+
+// TTL is how long an entry lives after its last write: a backend no
+// replica has listed for that long is forgotten.
+const TTL = 30 * 24 * time.Hour
+
+// Redis is a [backend.ToolCache] on a Redis server.
+type Redis struct{ client *redis.Client }
+
+var _ backend.ToolCache = (*Redis)(nil)
+
+// NewRedis returns a tool cache on the Redis server at url
+// (redis://[user:pass@]host:port/db, or rediss:// for TLS). It does not
+// wait for the server: the first operation does.
+func NewRedis(url string) (*Redis, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("store.redis_url: %w", err)
+	}
+	opt.MaxRetries = 1
+	return &Redis{client: redis.NewClient(opt)}, nil
+}
+
+// Get implements [backend.ToolCache].
+func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
+	data, err := r.client.Get(ctx, KeyPrefix+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.wrap(err)
+	}
+	return data, nil
+}
+
+// Put implements [backend.ToolCache].
+func (r *Redis) Put(ctx context.Context, key string, entry []byte) error {
+	if err := r.client.Set(ctx, KeyPrefix+key, entry, TTL).Err(); err != nil {
+		return r.wrap(err)
+	}
+	return nil
+}
+
+// Close closes the connections to Redis.
+func (r *Redis) Close() error { return r.client.Close() }
+
+func (r *Redis) wrap(err error) error {
+	return fmt.Errorf("tool cache (redis %s) unavailable: %w", r.client.Options().Addr, err)
+}

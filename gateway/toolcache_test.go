@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/gateway/resultstore/redistest"
+)
+
+// TestToolListCacheSharedOnRedis: with store.redis_url, replica A writes a
+// backend's tool list to Redis (no cache file anywhere), and replica B, whose
+// copy of the same backend cannot connect, serves that list at once. With
+// Redis gone, a gateway still starts and says why its cache is unusable.
+func TestToolListCacheSharedOnRedis(t *testing.T) {
+	srv, err := redistest.Start()
+	if errors.Is(err, redistest.ErrNoRedis) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+
+	replica := func(spec backend.Spec, logs *syncBuffer) *Gateway {
+		cfg := config.Default()
+		cfg.Server.CacheDir = t.TempDir() // must stay unused: Redis holds the cache
+		cfg.Store.RedisURL = srv.URL()
+		cfg.RunCode.Enabled = false
+		opts := Options{Runner: testPool(), ExtraSpecs: []backend.Spec{spec}, StartWait: 200 * time.Millisecond}
+		if logs != nil {
+			opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+		}
+		g, err := New(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		g.Start(t.Context())
+		return g
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "weather"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "forecast_by_city", Description: "Forecast for a city."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	a := replica(backend.InMemory("weather", server), nil)
+	if err := a.Backends().WaitHealthy(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Replica B: the same backend (a custom backend is identified by its
+	// name), which never connects.
+	dead := backend.Spec{Name: "weather", Transport: backend.TransportCustom,
+		Dial: func(ctx context.Context) (mcp.Transport, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+	b := replica(dead, nil)
+	res := b.Catalog().Search("forecast", searchOpts())
+	if len(res.Hits) == 0 || res.Hits[0].Name != "weather.forecast_by_city" {
+		t.Fatalf("replica B does not serve the tool list replica A cached in Redis: %+v", res)
+	}
+	for _, g := range []*Gateway{a, b} {
+		if files, _ := filepath.Glob(filepath.Join(g.cfg.Server.CacheDir, backend.CacheSubdir, "*")); len(files) > 0 {
+			t.Fatalf("cache files %v written beside Redis", files)
+		}
+	}
+
+	srv.Kill()
+	var logs syncBuffer
+	c := replica(dead, &logs)
+	if res := c.Catalog().Search("forecast", searchOpts()); len(res.Hits) != 0 {
+		t.Fatalf("a tool list with Redis down: %+v", res)
+	}
+	if !bytes.Contains(logs.Bytes(), []byte("tool cache (redis")) {
+		t.Fatalf("no log line says the Redis tool cache is unavailable:\n%s", logs.Bytes())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+// Bytes returns a copy of what was written.
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.buf.Bytes())
+}
