@@ -17,10 +17,16 @@
   const hasOwn = Object.hasOwn;
   // Own properties only: a script that pollutes Object.prototype must not
   // change what a host function returned.
+  // A failed call throws an Error built from the host's typed error: name,
+  // message, and code and data when the host set them.
   const unwrap = (envelope) => {
     if (hasOwn(envelope, "ok") && envelope.ok) return hasOwn(envelope, "value") ? envelope.value : undefined;
-    const e = new ErrorCtor(hasOwn(envelope, "message") ? envelope.message : "host function failed");
-    if (hasOwn(envelope, "name")) e.name = envelope.name;
+    const d = hasOwn(envelope, "error") && envelope.error !== null ? envelope.error : {};
+    const e = new ErrorCtor(hasOwn(d, "message") ? d.message : "host function failed");
+    const own = (key, value) => defineProperty(e, key, { value, writable: true, configurable: true });
+    if (hasOwn(d, "name")) own("name", d.name);
+    if (hasOwn(d, "code")) own("code", d.code);
+    if (hasOwn(d, "data")) own("data", d.data);
     throw e;
   };
 

@@ -13,10 +13,15 @@
 // run that was terminated.
 //
 // A job is plain data: JavaScript source, the names of the host functions it
-// may call and its [Limits]. Host functions are named calls with JSON
-// arguments and JSON results, served by a [Host]; the engine never hands V8
-// values to Go code outside this package. That keeps a job runnable in another
-// process unchanged.
+// may call and its [Limits]. A host call is plain data too: a [HostCall]
+// (name, JSON arguments) answered by a [HostReply] (a JSON value, a
+// [HostError] thrown into the script with its name, code and data, or a
+// fatal [Error] that ends the run). A [Table] maps each function to its
+// handler, so a job's declarations and its dispatch come from one place;
+// [Dispatch] turns a [Host]'s answer into the reply for every runner. The
+// engine never hands V8 values to Go code outside this package. That keeps a
+// job runnable in another process unchanged (package procpool), and package
+// sandboxtest holds the behaviour suite every runner passes.
 //
 // Limits:
 //   - a wall-clock deadline enforced with TerminateExecution, re-issued until

@@ -28,8 +28,8 @@ type Job struct {
 
 // Function declares a host function visible to the script.
 //
-// The script calls it with any arguments; they reach [Host.Call] as a JSON
-// array. A sync function returns the host's JSON result directly (or throws
+// The script calls it with any arguments; they reach the [Host] as the JSON
+// array of a [HostCall]. A sync function returns the host's JSON result directly (or throws
 // its error); an async one returns a Promise settled on the worker's event
 // loop, so many calls can be in flight at once.
 type Function struct {
@@ -58,29 +58,6 @@ type Result struct {
 	HostCalls int `json:"host_calls"`
 	// Duration is the wall time of the run on its worker.
 	Duration time.Duration `json:"duration"`
-}
-
-// Host serves the host functions of a job.
-//
-// Call receives the function's name and its arguments as a JSON array and
-// returns a JSON result (nil means undefined). A returned *Error ends the
-// whole run with that error (for example OUTPUT_LIMIT); any other error is
-// thrown into the script as an Error with the same message. A panic is
-// recovered and ends the run with CodeInternal.
-//
-// Sync functions are called on the worker's thread and should be quick;
-// async ones run on their own goroutine and must honour ctx, which ends with
-// the run.
-type Host interface {
-	Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
-}
-
-// HostFunc adapts a function to the [Host] interface.
-type HostFunc func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
-
-// Call implements [Host].
-func (f HostFunc) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	return f(ctx, name, args)
 }
 
 // Runner runs jobs. [*Pool] runs them on threads of this process; a

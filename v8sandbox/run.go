@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -388,44 +387,38 @@ func callArgs(info *v8.FunctionCallbackInfo) (name, args string) {
 	return a[0].String(), a[1].String()
 }
 
-// invoke calls the host and wraps the outcome in the envelope the bootstrap
-// unwraps: {"ok":true,"value":…} or {"ok":false,"message":…}. A fatal
-// error ends the run instead.
+// invoke serves a call through [Dispatch] and wraps the reply in the
+// envelope the bootstrap unwraps: {"ok":true,"value":…} or
+// {"ok":false,"error":{name, code, message, data}}. A fatal reply ends the
+// run instead.
 func (r *run) invoke(name, args string) (envelope string, fatal *Error) {
-	if r.req.host == nil {
-		return errorEnvelope(fmt.Sprintf("no host serves function %q", name)), nil
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			fatal = Errorf(CodeInternal, "host function %q panicked: %v", name, p)
-		}
-	}()
-	result, err := r.req.host.Call(r.ctx, name, json.RawMessage(args))
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return "", e
-		}
-		return errorEnvelope(err.Error()), nil
-	}
-	if len(result) == 0 {
+	reply := Dispatch(r.ctx, r.req.host, HostCall{Name: name, Args: json.RawMessage(args)})
+	switch {
+	case reply.Fatal != nil:
+		return "", reply.Fatal
+	case reply.Error != nil:
+		return errorEnvelope(reply.Error), nil
+	case len(reply.Value) == 0:
 		return `{"ok":true}`, nil
 	}
-	if !json.Valid(result) {
-		return "", Errorf(CodeInternal, "host function %q returned invalid JSON", name)
-	}
 	var b strings.Builder
-	b.Grow(len(result) + 20)
+	b.Grow(len(reply.Value) + 20)
 	b.WriteString(`{"ok":true,"value":`)
-	b.Write(result)
+	b.Write(reply.Value)
 	b.WriteByte('}')
 	return b.String(), nil
 }
 
-func errorEnvelope(message string) string {
-	b, _ := json.Marshal(struct {
-		OK      bool   `json:"ok"`
-		Message string `json:"message"`
-	}{false, message})
+func errorEnvelope(e *HostError) string {
+	b, err := json.Marshal(struct {
+		OK    bool       `json:"ok"`
+		Error *HostError `json:"error"`
+	}{false, e})
+	if err != nil { // Data that is not JSON: drop it, keep the error
+		b, _ = json.Marshal(struct {
+			OK    bool      `json:"ok"`
+			Error HostError `json:"error"`
+		}{false, HostError{Name: e.Name, Code: e.Code, Message: e.Message}})
+	}
 	return string(b)
 }

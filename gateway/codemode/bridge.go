@@ -30,14 +30,9 @@ const (
 	fnInterface  = "__isogate_interface"
 )
 
-var bridgeFunctions = []v8sandbox.Function{
-	{Name: fnCall, Async: true},
-	{Name: fnLookup},
-	{Name: fnKeys},
-	{Name: fnConsole},
-	{Name: fnInterfaces},
-	{Name: fnInterface},
-}
+// bridgeFunctions declares the bridge's host functions: those of every
+// run's table, so a context prepared for one run fits the next.
+var bridgeFunctions = (&bridgeHost{}).table().Functions()
 
 // prelude generates the bridge for a backend list. It does not depend on
 // the tools, which the host looks up by name.
@@ -71,60 +66,108 @@ type bridgeHost struct {
 // trigger through __getToolInterface (each compares the name with every tool).
 const maxSuggestionsPerRun = 8
 
-func (h *bridgeHost) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	// Host calls end with the run, whichever isolation mode delivers them.
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	defer context.AfterFunc(h.runCtx, stop)()
-	switch name {
-	case fnCall:
-		backend, tool, callArgs, err := callArguments(args)
-		if err != nil {
-			return nil, err
-		}
-		return h.call(ctx, backend, tool, callArgs)
-	case fnLookup:
-		var a []string
-		if err := json.Unmarshal(args, &a); err != nil || len(a) != 2 {
-			return nil, fmt.Errorf("bad tool lookup arguments")
-		}
-		b, err := h.backend(ctx, a[0])
-		if err != nil {
-			return nil, err
-		}
-		t := b.tool(a[1])
-		if t == nil {
-			return nil, nil
-		}
-		return mustMarshal([2]string{t.Name, t.NameIdent}), nil
-	case fnKeys:
-		var a []string
-		if err := json.Unmarshal(args, &a); err != nil || len(a) != 1 {
-			return nil, fmt.Errorf("bad backend keys arguments")
-		}
-		b, err := h.backend(ctx, a[0])
-		if err != nil {
-			return nil, err
-		}
-		return b.keysJSON(), nil
-	case fnConsole:
-		var a []string
-		if err := json.Unmarshal(args, &a); err != nil || len(a) != 2 {
-			return nil, fmt.Errorf("bad console arguments")
-		}
-		h.console.add(a[0], a[1])
-		return nil, nil
-	case fnInterfaces:
+// table is the run's function table: every bridge host function and its
+// handler. A handler's context ends with the run, whichever isolation mode
+// delivers the call.
+func (h *bridgeHost) table() *v8sandbox.Table {
+	t := new(v8sandbox.Table)
+	t.Async(fnCall, h.endsWithRun(h.callHandler))
+	t.Sync(fnLookup, h.endsWithRun(h.lookupHandler))
+	t.Sync(fnKeys, h.endsWithRun(h.keysHandler))
+	t.Sync(fnConsole, h.consoleHandler)
+	t.Sync(fnInterfaces, func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return h.view.interfacesJSON(), nil
-	case fnInterface:
-		var a []string
-		if err := json.Unmarshal(args, &a); err != nil || len(a) != 1 {
-			return nil, fmt.Errorf("__getToolInterface expects a tool name")
-		}
-		// Suggestions cost an edit distance per tool: a run gets a few.
-		return toolInterface(h.view, a[0], h.suggestions.Add(1) <= maxSuggestionsPerRun)
+	})
+	t.Sync(fnInterface, h.interfaceHandler)
+	return t
+}
+
+// endsWithRun makes a handler's context end when the run does.
+func (h *bridgeHost) endsWithRun(f v8sandbox.Handler) v8sandbox.Handler {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		defer context.AfterFunc(h.runCtx, stop)()
+		return f(ctx, args)
 	}
-	return nil, fmt.Errorf("unknown host function %q", name)
+}
+
+// callHandler makes one tool call. A refusal or backend failure reaches the
+// script as an Error whose code is the failure's code (e.code ===
+// "TOOL_DENIED", "BACKEND_UNAVAILABLE", …).
+func (h *bridgeHost) callHandler(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	backend, tool, callArgs, err := callArguments(args)
+	if err != nil {
+		return nil, err
+	}
+	value, err := h.call(ctx, backend, tool, callArgs)
+	return value, coded(err)
+}
+
+// coded gives a pipeline or backend error its code as data; other errors
+// are returned as they are.
+func coded(err error) error {
+	if err == nil {
+		return nil
+	}
+	var fatal *v8sandbox.Error
+	if errors.As(err, &fatal) {
+		return err
+	}
+	code := string(pipeline.CodeOf(err))
+	if code == "" {
+		code = string(backendpkg.CodeOf(err))
+	}
+	if code == "" {
+		return err
+	}
+	return &v8sandbox.HostError{Code: code, Message: err.Error()}
+}
+
+func (h *bridgeHost) lookupHandler(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a []string
+	if err := json.Unmarshal(args, &a); err != nil || len(a) != 2 {
+		return nil, fmt.Errorf("bad tool lookup arguments")
+	}
+	b, err := h.backend(ctx, a[0])
+	if err != nil {
+		return nil, coded(err)
+	}
+	t := b.tool(a[1])
+	if t == nil {
+		return nil, nil
+	}
+	return mustMarshal([2]string{t.Name, t.NameIdent}), nil
+}
+
+func (h *bridgeHost) keysHandler(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a []string
+	if err := json.Unmarshal(args, &a); err != nil || len(a) != 1 {
+		return nil, fmt.Errorf("bad backend keys arguments")
+	}
+	b, err := h.backend(ctx, a[0])
+	if err != nil {
+		return nil, coded(err)
+	}
+	return b.keysJSON(), nil
+}
+
+func (h *bridgeHost) consoleHandler(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a []string
+	if err := json.Unmarshal(args, &a); err != nil || len(a) != 2 {
+		return nil, fmt.Errorf("bad console arguments")
+	}
+	h.console.add(a[0], a[1])
+	return nil, nil
+}
+
+func (h *bridgeHost) interfaceHandler(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a []string
+	if err := json.Unmarshal(args, &a); err != nil || len(a) != 1 {
+		return nil, fmt.Errorf("__getToolInterface expects a tool name")
+	}
+	// Suggestions cost an edit distance per tool: a run gets a few.
+	return toolInterface(h.view, a[0], h.suggestions.Add(1) <= maxSuggestionsPerRun)
 }
 
 // callArguments splits a bridge call's arguments: backend and tool are

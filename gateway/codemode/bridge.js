@@ -17,23 +17,9 @@
   const hasOwn = Object.hasOwn;
   const ProxyCtor = Proxy;
 
-  // A call the pipeline refused rejects with a message that starts with its
-  // code ("TOOL_DENIED: …"); the code is also the error's code property.
-  const apply = Reflect.apply;
-  const startsWith = String.prototype.startsWith;
-  const refusalCodes = ["TOOL_DENIED", "TOOL_BUDGET", "APPROVAL_DENIED", "APPROVAL_REQUIRED"];
-  const withCode = (e) => {
-    const message = e !== null && typeof e === "object" ? e.message : undefined;
-    if (typeof message === "string") {
-      for (let i = 0; i < refusalCodes.length; i++) {
-        if (apply(startsWith, message, [refusalCodes[i] + ": "])) {
-          defineProperty(e, "code", { value: refusalCodes[i], writable: true, configurable: true });
-          break;
-        }
-      }
-    }
-    return e;
-  };
+  // A call the pipeline refused, or a backend failure, rejects with an
+  // Error whose code property is the failure's code ("TOOL_DENIED",
+  // "BACKEND_UNAVAILABLE", …): the host sends it as data (v8sandbox.HostError).
 
   const makeBackend = (backend) => {
     // Per run: property name → tool function, or null for "no such tool";
@@ -51,11 +37,7 @@
             fn = byTool[tool];
           } else {
             fn = async function (args) {
-              try {
-                return await call(backend.name, tool, args === undefined ? {} : args);
-              } catch (e) {
-                throw withCode(e);
-              }
+              return await call(backend.name, tool, args === undefined ? {} : args);
             };
             defineProperty(fn, "name", { value: found[1] });
             byTool[tool] = fn;

@@ -424,7 +424,7 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		AwaitResult: true,
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: MaxResultBytes},
 	}
-	return e.opts.Runner.Run(ctx, job, host)
+	return e.opts.Runner.Run(ctx, job, host.table())
 }
 
 // describeError renders an engine error with the user's line numbers.

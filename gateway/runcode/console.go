@@ -15,7 +15,6 @@ import (
 // session is the host of one run: it collects console lines and serves
 // api.* calls.
 type session struct {
-	apis    map[string]*registeredAPI
 	order   []*registeredAPI
 	hints   map[string]json.RawMessage
 	console consoleBuffer
@@ -31,40 +30,38 @@ type session struct {
 func newSession(code string, apis []*registeredAPI, hints map[string]json.RawMessage) *session {
 	s := &session{
 		code:  code,
-		apis:  make(map[string]*registeredAPI, len(apis)),
 		order: apis,
 		hints: hints,
 		slots: make(chan struct{}, MaxConcurrentAPICalls),
 	}
-	for _, a := range apis {
-		s.apis["api."+a.Name] = a
-	}
 	return s
 }
 
-// functions lists the host functions of the run.
-func (s *session) functions() []v8sandbox.Function {
-	fns := []v8sandbox.Function{{Name: consoleFunction}, {Name: codeFunction}, {Name: resultFunction}}
-	for _, a := range s.order {
-		fns = append(fns, v8sandbox.Function{Name: "api." + a.Name, Async: true})
+// table is the run's function table: the prelude's console, code and
+// result functions and one async function per registered API.
+func (s *session) table() *v8sandbox.Table {
+	t := new(v8sandbox.Table)
+	t.Sync(consoleFunction, func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return s.console.write(args)
+	})
+	t.Sync(codeFunction, func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.Marshal(s.code)
+	})
+	t.Sync(resultFunction, func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return nil, s.deliver(args)
+	})
+	for _, api := range s.order {
+		name := "api." + api.Name
+		t.Async(name, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			return s.callAPI(ctx, name, api, args)
+		})
 	}
-	return fns
+	return t
 }
 
-// Call implements [v8sandbox.Host].
-func (s *session) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	switch name {
-	case consoleFunction:
-		return s.console.write(args)
-	case codeFunction:
-		return json.Marshal(s.code)
-	case resultFunction:
-		return nil, s.deliver(args)
-	}
-	api, ok := s.apis[name]
-	if !ok {
-		return nil, fmt.Errorf("%s is not available", name)
-	}
+// callAPI serves one api.* call, within the run's call budget and
+// concurrency bound.
+func (s *session) callAPI(ctx context.Context, name string, api *registeredAPI, args json.RawMessage) (json.RawMessage, error) {
 	s.mu.Lock()
 	s.apiCalls++
 	n := s.apiCalls

@@ -202,11 +202,12 @@ func (r *Runner) Run(ctx context.Context, in Input) Output {
 	}
 
 	s := newSession(in.Code, apis, hints)
+	host := s.table()
 	job := v8sandbox.Job{
 		Source:      wrapSource(in.Code),
 		Origin:      codeOrigin,
 		Prelude:     prelude,
-		Functions:   s.functions(),
+		Functions:   host.Functions(),
 		AwaitResult: true,
 		Limits: v8sandbox.Limits{
 			Timeout:        time.Duration(timeoutMS) * time.Millisecond,
@@ -215,7 +216,7 @@ func (r *Runner) Run(ctx context.Context, in Input) Output {
 			MaxResultBytes: MaxResultBytes,
 		},
 	}
-	res, runErr := r.runner.Run(ctx, job, s)
+	res, runErr := r.runner.Run(ctx, job, host)
 	out.Stdout, out.Stderr, out.Warnings = s.console.collect(out.Warnings)
 	if runErr != nil {
 		out.Error = engineError(runErr, in.Code)

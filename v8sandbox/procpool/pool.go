@@ -600,38 +600,12 @@ type outcome struct {
 	err *v8sandbox.Error
 }
 
-// callHost serves one host call with the engine's semantics: a *Error ends
-// the run, another error is thrown into the script, a panic ends the run
-// with INTERNAL.
-func callHost(ctx context.Context, host v8sandbox.Host, name string, args json.RawMessage) (reply *message) {
-	reply = &message{Type: msgReply}
-	if host == nil {
-		reply.Error = &callError{Message: fmt.Sprintf("no host serves function %q", name)}
-		return reply
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			reply = &message{Type: msgReply, Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "host function %q panicked: %v", name, v)}
-		}
-	}()
-	value, err := host.Call(ctx, name, args)
-	if err != nil {
-		var e *v8sandbox.Error
-		if errors.As(err, &e) {
-			reply.Fatal = e
-		} else {
-			reply.Error = &callError{Message: err.Error()}
-		}
-		return reply
-	}
-	if len(value) > 0 {
-		if !json.Valid(value) {
-			reply.Fatal = v8sandbox.Errorf(v8sandbox.CodeInternal, "host function %q returned invalid JSON", name)
-			return reply
-		}
-		reply.Value = value
-	}
-	return reply
+// callHost serves a worker's host call with the job's host (through
+// v8sandbox.Dispatch, as the in-process pool does) and returns the reply
+// frame.
+func callHost(ctx context.Context, host v8sandbox.Host, name string, args json.RawMessage) *message {
+	reply := v8sandbox.Dispatch(ctx, host, v8sandbox.HostCall{Name: name, Args: args})
+	return &message{Type: msgReply, Value: reply.Value, Error: reply.Error, Fatal: reply.Fatal}
 }
 
 // contextError maps a finished caller context like the in-process pool does.

@@ -50,13 +50,13 @@ type gate struct {
 
 func newGate() *gate { return &gate{arrived: make(chan string, 16), release: make(chan struct{})} }
 
-func (g *gate) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	g.arrived <- string(args)
+func (g *gate) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.HostReply {
+	g.arrived <- string(c.Args)
 	select {
 	case <-g.release:
-		return args, nil
+		return v8sandbox.HostReply{Value: c.Args}
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return v8sandbox.Reply(nil, ctx.Err())
 	}
 }
 

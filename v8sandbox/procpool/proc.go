@@ -271,7 +271,7 @@ func (pr *proc) dispatch(m *message) error {
 		p.mu.Unlock()
 		if r == nil {
 			// The run is over here; the worker's side ends too.
-			if f, err := encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call, Error: &callError{Message: "the run is over"}}); err == nil {
+			if f, err := encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call, Error: &v8sandbox.HostError{Message: "the run is over"}}); err == nil {
 				go pr.send(f) // the read loop never blocks on a write
 			}
 			return nil
@@ -286,7 +286,7 @@ func (pr *proc) dispatch(m *message) error {
 			frame, err := encodeFrame(reply)
 			if err != nil {
 				frame, _ = encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call,
-					Error: &callError{Message: fmt.Sprintf("result of host function %q cannot be sent to the sandbox: %v", m.Name, err)}})
+					Error: &v8sandbox.HostError{Message: fmt.Sprintf("result of host function %q cannot be sent to the sandbox: %v", m.Name, err)}})
 			}
 			pr.send(frame)
 		}()

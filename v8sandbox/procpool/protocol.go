@@ -14,7 +14,7 @@ import (
 
 // protocolVersion is checked by both sides in the init/ready handshake, so
 // a worker built from another version of the binary is refused.
-const protocolVersion = 2
+const protocolVersion = 3
 
 // MaxFrameBytes is the largest frame either side accepts (length prefix
 // excluded). A bigger frame from a worker is a protocol violation that kills
@@ -56,11 +56,11 @@ type message struct {
 	Name string          `json:"name,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
 
-	// reply: exactly one of Value (absent means undefined), Error (thrown
-	// into the script) or Fatal (ends the run with that error).
-	Value json.RawMessage  `json:"value,omitempty"`
-	Error *callError       `json:"error,omitempty"`
-	Fatal *v8sandbox.Error `json:"fatal,omitempty"`
+	// reply: a v8sandbox.HostReply, field for field: Value (absent means
+	// undefined), Error (thrown into the script) or Fatal (ends the run).
+	Value json.RawMessage      `json:"value,omitempty"`
+	Error *v8sandbox.HostError `json:"error,omitempty"`
+	Fatal *v8sandbox.Error     `json:"fatal,omitempty"`
 
 	// result: Result on success, else Err.
 	Result *v8sandbox.Result `json:"result,omitempty"`
@@ -72,11 +72,6 @@ type message struct {
 type initConfig struct {
 	Slots        int `json:"slots"`
 	RecycleAfter int `json:"recycle_after,omitempty"`
-}
-
-// callError is an ordinary host error, thrown into the script as an Error.
-type callError struct {
-	Message string `json:"message"`
 }
 
 // errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.

@@ -2,7 +2,6 @@ package procpool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -228,9 +227,10 @@ type remoteHost struct {
 // maxArgsBytes leaves room for the rest of the call frame.
 const maxArgsBytes = MaxFrameBytes - 64<<10
 
-func (h *remoteHost) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+func (h *remoteHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.HostReply {
+	name, args := c.Name, c.Args
 	if len(args) > maxArgsBytes {
-		return nil, fmt.Errorf("arguments of host function %q are too large (%d bytes, maximum %d)", name, len(args), maxArgsBytes)
+		return v8sandbox.Reply(nil, fmt.Errorf("arguments of host function %q are too large (%d bytes, maximum %d)", name, len(args), maxArgsBytes))
 	}
 	s := h.s
 	id := s.nextCall.Add(1)
@@ -244,19 +244,12 @@ func (h *remoteHost) Call(ctx context.Context, name string, args json.RawMessage
 		s.mu.Unlock()
 	}()
 	if err := s.send(&message{Type: msgCall, ID: h.run, Call: id, Name: name, Args: args}); err != nil {
-		return nil, v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", name, err)
+		return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", name, err)}
 	}
 	select {
 	case m := <-ch:
-		switch {
-		case m.Fatal != nil:
-			return nil, m.Fatal
-		case m.Error != nil:
-			return nil, errors.New(m.Error.Message)
-		default:
-			return m.Value, nil
-		}
+		return v8sandbox.HostReply{Value: m.Value, Error: m.Error, Fatal: m.Fatal} // as the parent's Dispatch made it
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return v8sandbox.Reply(nil, ctx.Err())
 	}
 }

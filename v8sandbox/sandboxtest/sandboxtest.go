@@ -211,10 +211,10 @@ var blockingHost = v8sandbox.HostFunc(func(ctx context.Context, _ string, _ json
 // arrival.
 type gatedHost struct{ arrived chan struct{} }
 
-func (g gatedHost) Call(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+func (g gatedHost) Call(ctx context.Context, _ v8sandbox.HostCall) v8sandbox.HostReply {
 	g.arrived <- struct{}{}
 	<-ctx.Done()
-	return nil, ctx.Err()
+	return v8sandbox.Reply(nil, ctx.Err())
 }
 
 func deadlineWhileWaiting(t *testing.T, r v8sandbox.Runner) {
@@ -295,11 +295,14 @@ func hostFunctions(t *testing.T, r v8sandbox.Runner) {
 			return nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "too much")
 		case "invalid":
 			return json.RawMessage(`{not json`), nil
+		case "denied", "deniedAsync":
+			return nil, &v8sandbox.HostError{Name: "DeniedError", Code: "TOOL_DENIED", Message: "not this one",
+				Data: json.RawMessage(`{"tool":"x"}`)}
 		}
 		return nil, fmt.Errorf("unknown %s", name)
 	})
 	fns := []v8sandbox.Function{{Name: "add"}, {Name: "api.echo", Async: true}, {Name: "nothing"},
-		{Name: "fail", Async: true}, {Name: "stop"}, {Name: "invalid"}}
+		{Name: "fail", Async: true}, {Name: "stop"}, {Name: "invalid"}, {Name: "denied"}, {Name: "deniedAsync", Async: true}}
 	job := func(src string) v8sandbox.Job { return v8sandbox.Job{Source: src, Functions: fns} }
 
 	got := mustValue(t, r, job(`(async () => [add(2, 3), await api.echo("a", {b: [1]}), api.echo.name, typeof nothing()])()`), host)
@@ -313,6 +316,13 @@ func hostFunctions(t *testing.T, r v8sandbox.Runner) {
 	got = mustValue(t, r, job(`(async () => { try { await fail() } catch (e) { return [e instanceof Error, e.message] } })()`), host)
 	if got != `[true,"backend said no"]` {
 		t.Fatalf("rejection: %s", got)
+	}
+	// A typed host error reaches the script as data, sync or async.
+	for _, call := range []string{`denied()`, `await deniedAsync()`} {
+		got = mustValue(t, r, job(`(async () => { try { `+call+` } catch (e) { return [e instanceof Error, e.name, e.code, e.message, e.data] } })()`), host)
+		if got != `[true,"DeniedError","TOOL_DENIED","not this one",{"tool":"x"}]` {
+			t.Fatalf("typed host error through %s: %s", call, got)
+		}
 	}
 	_, err = r.Run(context.Background(), job(`try { stop() } catch (e) {} for(;;){}`), host)
 	wantCode(t, err, v8sandbox.CodeOutputLimit)

@@ -263,7 +263,11 @@ func (h *Host) Output() string {
 }
 
 // Call implements v8sandbox.Host.
-func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+func (h *Host) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.HostReply {
+	return v8sandbox.Reply(h.call(ctx, c.Name, c.Args))
+}
+
+func (h *Host) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	// A JSON string decodes to at least a sixth of its encoded length
 	// (\u escapes): an emit whose arguments are that large is over the cap
 	// for sure, and is refused before the costly decode (a loaded machine

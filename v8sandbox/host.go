@@ -1,0 +1,154 @@
+package v8sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// HostCall is one call a script makes to a host function: plain data, the
+// same in the in-process pool and across the process boundary.
+type HostCall struct {
+	// Name is the function's name as declared in [Job].Functions.
+	Name string `json:"name"`
+	// Args are the call's arguments, a JSON array.
+	Args json.RawMessage `json:"args"`
+}
+
+// HostReply is the answer to a [HostCall]: at most one of Error and Fatal
+// is set; otherwise Value is the result (empty means undefined).
+type HostReply struct {
+	Value json.RawMessage `json:"value,omitempty"`
+	// Error is thrown into the script (a sync function throws, an async
+	// one rejects); the script may catch it.
+	Error *HostError `json:"error,omitempty"`
+	// Fatal ends the whole run with this error (for example OUTPUT_LIMIT).
+	Fatal *Error `json:"fatal,omitempty"`
+}
+
+// HostError is an error a host function throws into the script. The script
+// catches an Error whose name, message, code and data are these (code and
+// data only when set), whichever runner carried the call.
+type HostError struct {
+	// Name is the Error's name; empty means "Error".
+	Name string `json:"name,omitempty"`
+	// Code is a machine-readable code, e.g. "TOOL_DENIED" (e.code).
+	Code string `json:"code,omitempty"`
+	// Message is the Error's message.
+	Message string `json:"message"`
+	// Data is any JSON the script may inspect (e.data).
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Error implements error: "CODE: message" when there is a code.
+func (e *HostError) Error() string {
+	if e.Code != "" {
+		return e.Code + ": " + e.Message
+	}
+	return e.Message
+}
+
+// Host serves the host functions of a job. Sync functions are called on
+// the thread running the script and should be quick; async ones run on a
+// goroutine of their own and must honour ctx, which ends with the run.
+// [Table] builds a Host from one handler per function; [HostFunc] adapts a
+// single function.
+type Host interface {
+	Call(ctx context.Context, call HostCall) HostReply
+}
+
+// HostFunc adapts a function returning a JSON result or an error to the
+// [Host] interface; see [Reply] for how the outcome becomes a reply.
+type HostFunc func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+
+// Call implements [Host].
+func (f HostFunc) Call(ctx context.Context, call HostCall) HostReply {
+	return Reply(f(ctx, call.Name, call.Args))
+}
+
+// Reply turns a Go outcome into a reply: nil error → Value (nil means
+// undefined); a *Error ends the run (Fatal); a *HostError is thrown as it
+// is; any other error is thrown as an Error with its message.
+func Reply(value json.RawMessage, err error) HostReply {
+	if err == nil {
+		return HostReply{Value: value}
+	}
+	var fatal *Error
+	if errors.As(err, &fatal) {
+		return HostReply{Fatal: fatal}
+	}
+	var he *HostError
+	if errors.As(err, &he) {
+		return HostReply{Error: he}
+	}
+	return HostReply{Error: &HostError{Message: err.Error()}}
+}
+
+// Dispatch serves one call with host: the one place where a host's answer
+// becomes a reply, used by every runner (the process-isolated one calls it
+// in the parent). A missing host is a thrown error; a panic, or a value that
+// is not JSON, ends the run with INTERNAL.
+func Dispatch(ctx context.Context, host Host, call HostCall) (reply HostReply) {
+	if host == nil {
+		return HostReply{Error: &HostError{Message: fmt.Sprintf("no host serves function %q", call.Name)}}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			reply = HostReply{Fatal: Errorf(CodeInternal, "host function %q panicked: %v", call.Name, p)}
+		}
+	}()
+	reply = host.Call(ctx, call)
+	if reply.Fatal == nil && reply.Error == nil && len(reply.Value) > 0 && !json.Valid(reply.Value) {
+		return HostReply{Fatal: Errorf(CodeInternal, "host function %q returned invalid JSON", call.Name)}
+	}
+	return reply
+}
+
+// Handler serves one host function: its arguments are the call's JSON
+// array; the outcome becomes a reply as in [Reply].
+type Handler func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+
+// Table is a function table: each host function's name, kind and handler.
+// A job's declarations ([Table.Functions]) and its dispatch ([Table.Call])
+// both come from it, so they cannot disagree. Build it with Sync and Async
+// before the run; it is then read-only and safe for concurrent calls.
+type Table struct {
+	functions []Function
+	handlers  map[string]Handler
+}
+
+// Sync adds a sync function (it returns its result to the script directly)
+// and returns t.
+func (t *Table) Sync(name string, h Handler) *Table { return t.add(Function{Name: name}, h) }
+
+// Async adds an async function (it returns a promise) and returns t.
+func (t *Table) Async(name string, h Handler) *Table {
+	return t.add(Function{Name: name, Async: true}, h)
+}
+
+func (t *Table) add(f Function, h Handler) *Table {
+	if t.handlers == nil {
+		t.handlers = map[string]Handler{}
+	}
+	if _, dup := t.handlers[f.Name]; dup {
+		panic(fmt.Sprintf("v8sandbox: host function %q declared twice", f.Name))
+	}
+	t.functions = append(t.functions, f)
+	t.handlers[f.Name] = h
+	return t
+}
+
+// Functions returns the declarations for [Job].Functions, in the order the
+// functions were added.
+func (t *Table) Functions() []Function { return slices.Clone(t.functions) }
+
+// Call implements [Host]: it runs the named function's handler.
+func (t *Table) Call(ctx context.Context, call HostCall) HostReply {
+	h, ok := t.handlers[call.Name]
+	if !ok {
+		return HostReply{Error: &HostError{Message: fmt.Sprintf("unknown host function %q", call.Name)}}
+	}
+	return Reply(h(ctx, call.Args))
+}

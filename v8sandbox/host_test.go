@@ -1,0 +1,66 @@
+package v8sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestTableDeclaresAndDispatches(t *testing.T) {
+	tbl := new(Table)
+	tbl.Sync("a", func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
+	tbl.Async("b", func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil })
+	if got, want := tbl.Functions(), []Function{{Name: "a"}, {Name: "b", Async: true}}; !slices.Equal(got, want) {
+		t.Fatalf("Functions() = %v, want %v", got, want)
+	}
+	if r := tbl.Call(context.Background(), HostCall{Name: "b", Args: json.RawMessage(`[2]`)}); string(r.Value) != `[2]` {
+		t.Fatalf("b: %+v", r)
+	}
+	if r := tbl.Call(context.Background(), HostCall{Name: "c"}); r.Error == nil || r.Fatal != nil {
+		t.Fatalf("an undeclared function: %+v", r)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a function declared twice did not panic")
+		}
+	}()
+	tbl.Sync("a", nil)
+}
+
+func TestReplyAndDispatch(t *testing.T) {
+	he := &HostError{Code: "X", Message: "m"}
+	for _, c := range []struct {
+		err           error
+		thrown, fatal bool
+		message, code string
+	}{
+		{err: errors.New("plain"), thrown: true, message: "plain"},
+		{err: he, thrown: true, message: "m", code: "X"},
+		{err: errors.Join(errors.New("wrapped"), he), thrown: true, message: "m", code: "X"},
+		{err: Errorf(CodeOutputLimit, "too much"), fatal: true},
+	} {
+		r := Reply(nil, c.err)
+		if (r.Error != nil) != c.thrown || (r.Fatal != nil) != c.fatal {
+			t.Errorf("%v: %+v", c.err, r)
+			continue
+		}
+		if c.thrown && (r.Error.Message != c.message || r.Error.Code != c.code) {
+			t.Errorf("%v: thrown %+v", c.err, r.Error)
+		}
+	}
+	panics := HostFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) { panic("boom") })
+	if r := Dispatch(context.Background(), panics, HostCall{Name: "p"}); r.Fatal == nil || r.Fatal.Code != CodeInternal {
+		t.Errorf("a panicking host: %+v", r)
+	}
+	invalid := HostFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{`), nil
+	})
+	if r := Dispatch(context.Background(), invalid, HostCall{Name: "i"}); r.Fatal == nil || r.Fatal.Code != CodeInternal {
+		t.Errorf("invalid JSON: %+v", r)
+	}
+	if r := Dispatch(context.Background(), nil, HostCall{Name: "n"}); r.Error == nil {
+		t.Errorf("no host: %+v", r)
+	}
+}
