@@ -217,7 +217,8 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		fmt.Fprintf(&b, "| %s (%s) | %s | %s | %s | %s | %s | ≥ ×%.1f | %s / %s |\n",
 			uw.name, uw.description, cells[0], cells[1], cells[2], rt, rp, uw.goal, mt, mp)
 	}
-	b.WriteString("\nThread mode is the like-for-like row (UTCP runs isolated-vm inside its own Node process); process mode (isogate's default) adds a supervised worker process per sandbox. UTCP code-mode creates a new isolate and context per program and its tool calls block the isolate (`applySyncPromise`), so its five calls run one after another.\n")
+	fmt.Fprintf(&b, "\nLoad average at the end: %s. ", LoadAvg())
+	b.WriteString("Thread mode is the like-for-like row (UTCP runs isolated-vm inside its own Node process); process mode (isogate's default) adds a supervised worker process per sandbox. UTCP code-mode creates a new isolate and context per program and its tool calls block the isolate (`applySyncPromise`), so its five calls run one after another. The harness does less per call than UTCP's own MCP server (`@utcp/code-mode-mcp`, which also validates content blocks and returns logs; not installable from this machine's package registry), which if anything favours UTCP.\n")
 	return b.String(), nil
 }
 
