@@ -88,8 +88,9 @@ func Reply(value json.RawMessage, err error) HostReply {
 
 // Dispatch serves one call with host: the one place where a host's answer
 // becomes a reply, used by every runner (the process-isolated one calls it
-// in the parent). A missing host is a thrown error; a panic, or a value that
-// is not JSON, ends the run with INTERNAL.
+// in the parent). A missing host is a thrown error; a panic, or a value or
+// an error's data that is not JSON, ends the run with INTERNAL (in either
+// runner: the reply could not cross the process boundary either).
 func Dispatch(ctx context.Context, host Host, call HostCall) (reply HostReply) {
 	if host == nil {
 		return HostReply{Error: &HostError{Message: fmt.Sprintf("no host serves function %q", call.Name)}}
@@ -100,7 +101,15 @@ func Dispatch(ctx context.Context, host Host, call HostCall) (reply HostReply) {
 		}
 	}()
 	reply = host.Call(ctx, call)
-	if reply.Fatal == nil && reply.Error == nil && len(reply.Value) > 0 && !json.Valid(reply.Value) {
+	switch {
+	case reply.Fatal != nil:
+		return HostReply{Fatal: reply.Fatal}
+	case reply.Error != nil:
+		if len(reply.Error.Data) > 0 && !json.Valid(reply.Error.Data) {
+			return HostReply{Fatal: Errorf(CodeInternal, "host function %q threw an error whose data is not JSON", call.Name)}
+		}
+		return HostReply{Error: reply.Error}
+	case len(reply.Value) > 0 && !json.Valid(reply.Value):
 		return HostReply{Fatal: Errorf(CodeInternal, "host function %q returned invalid JSON", call.Name)}
 	}
 	return reply

@@ -60,6 +60,12 @@ func TestReplyAndDispatch(t *testing.T) {
 	if r := Dispatch(context.Background(), invalid, HostCall{Name: "i"}); r.Fatal == nil || r.Fatal.Code != CodeInternal {
 		t.Errorf("invalid JSON: %+v", r)
 	}
+	badData := HostFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return nil, &HostError{Message: "m", Data: json.RawMessage(`{`)}
+	})
+	if r := Dispatch(context.Background(), badData, HostCall{Name: "d"}); r.Fatal == nil || r.Fatal.Code != CodeInternal {
+		t.Errorf("an error whose data is not JSON: %+v", r)
+	}
 	if r := Dispatch(context.Background(), nil, HostCall{Name: "n"}); r.Error == nil {
 		t.Errorf("no host: %+v", r)
 	}

@@ -2,7 +2,6 @@ package v8sandbox
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -117,7 +116,7 @@ func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
 	select {
 	case w = <-p.idle:
 	case <-ctx.Done():
-		return Result{}, contextError(ctx, "waiting for a free sandbox worker")
+		return Result{}, WaitError(ctx, "waiting for a free sandbox worker")
 	case <-p.quit:
 		return Result{}, Errorf(CodeInternal, "sandbox pool is closed")
 	}
@@ -142,14 +141,6 @@ func (p *Pool) Close() {
 			w.disposeIsolate()
 		}
 	})
-}
-
-// contextError maps a finished context to CANCELLED or TIMEOUT.
-func contextError(ctx context.Context, doing string) *Error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return Errorf(CodeTimeout, "deadline exceeded while %s", doing)
-	}
-	return Errorf(CodeCancelled, "cancelled while %s", doing)
 }
 
 // WithDefaults returns l with its zero fields taken from d.

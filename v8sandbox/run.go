@@ -397,7 +397,14 @@ func (r *run) invoke(name, args string) (envelope string, fatal *Error) {
 	case reply.Fatal != nil:
 		return "", reply.Fatal
 	case reply.Error != nil:
-		return errorEnvelope(reply.Error), nil
+		b, err := json.Marshal(struct {
+			OK    bool       `json:"ok"`
+			Error *HostError `json:"error"`
+		}{false, reply.Error})
+		if err != nil { // Dispatch checked the data already
+			return "", Errorf(CodeInternal, "host function %q: encoding its error: %v", name, err)
+		}
+		return string(b), nil
 	case len(reply.Value) == 0:
 		return `{"ok":true}`, nil
 	}
@@ -407,18 +414,4 @@ func (r *run) invoke(name, args string) (envelope string, fatal *Error) {
 	b.Write(reply.Value)
 	b.WriteByte('}')
 	return b.String(), nil
-}
-
-func errorEnvelope(e *HostError) string {
-	b, err := json.Marshal(struct {
-		OK    bool       `json:"ok"`
-		Error *HostError `json:"error"`
-	}{false, e})
-	if err != nil { // Data that is not JSON: drop it, keep the error
-		b, _ = json.Marshal(struct {
-			OK    bool      `json:"ok"`
-			Error HostError `json:"error"`
-		}{false, HostError{Name: e.Name, Code: e.Code, Message: e.Message}})
-	}
-	return string(b)
 }

@@ -21,6 +21,16 @@ func StopReason(ctx context.Context, expired bool, timeout time.Duration) *Error
 	return nil
 }
 
+// WaitError is the error of a run whose ctx ended before it started
+// (while doing, for example "waiting for a free sandbox worker"): TIMEOUT
+// when ctx's deadline passed, else CANCELLED.
+func WaitError(ctx context.Context, doing string) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return Errorf(CodeTimeout, "deadline exceeded while %s", doing)
+	}
+	return Errorf(CodeCancelled, "cancelled while %s", doing)
+}
+
 // Settle decides a finished run's error when stop (from [StopReason]) may be
 // set: the stop reason wins over what the script itself ended with, a
 // result or an EVAL_ERROR the stop caused (a host call failed with "context

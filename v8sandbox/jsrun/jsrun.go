@@ -137,23 +137,19 @@ func Run(ctx context.Context, runner Runner, req Request) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding input: %w", err)
 	}
-	host := v8sandbox.HostFunc(func(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-		switch name {
-		case "emit":
+	host := new(v8sandbox.Table).
+		Sync("emit", func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 			var parts []string
 			if err := json.Unmarshal(args, &parts); err != nil || len(parts) != 1 {
 				return nil, fmt.Errorf("emit expects one string")
 			}
-			return nil, out.write(parts[0])
-		case "read_input":
-			return inputJSON, nil
-		}
-		return nil, fmt.Errorf("unknown function %q", name)
-	})
+			return nil, out.write(parts[0]) // OUTPUT_LIMIT ends the run
+		}).
+		Sync("read_input", func(context.Context, json.RawMessage) (json.RawMessage, error) { return inputJSON, nil })
 	job := v8sandbox.Job{
 		Source:    req.Source,
 		Prelude:   prelude,
-		Functions: []v8sandbox.Function{{Name: "emit"}, {Name: "read_input"}},
+		Functions: host.Functions(),
 		Limits: v8sandbox.Limits{
 			Timeout:       time.Duration(req.Limits.WallMS) * time.Millisecond,
 			HeapMB:        req.Limits.HeapMB,

@@ -202,7 +202,7 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 		job.Origin = "main.js"
 	}
 	if ctx.Err() != nil {
-		return v8sandbox.Result{}, contextError(ctx, "waiting for a free sandbox worker")
+		return v8sandbox.Result{}, v8sandbox.WaitError(ctx, "waiting for a free sandbox worker")
 	}
 	r := &pending{id: p.nextRun.Add(1), host: host, done: make(chan outcome, 1)}
 	ref, lean := preludeRef(job.Prelude), job
@@ -245,7 +245,7 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 			if p.detach(r) {
 				pr.kill(killDeadline, fmt.Sprintf("run %d did not answer within its deadline of %v plus %v grace",
 					r.id, job.Limits.Timeout, p.opts.Grace))
-				return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded %d ms", job.Limits.Timeout.Milliseconds())
+				return v8sandbox.Result{}, v8sandbox.StopReason(ctx, true, job.Limits.Timeout)
 			}
 			// The answer is being delivered: take it from r.done.
 		case <-ctxDone:
@@ -259,10 +259,7 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 		case <-grace:
 			if p.detach(r) {
 				pr.kill(killCancel, fmt.Sprintf("run %d did not stop within %v of its cancellation", r.id, p.opts.Grace))
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded %d ms", job.Limits.Timeout.Milliseconds())
-				}
-				return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeCancelled, "execution cancelled by the caller")
+				return v8sandbox.Result{}, v8sandbox.StopReason(ctx, true, job.Limits.Timeout)
 			}
 		}
 	}
@@ -307,7 +304,7 @@ func (p *Pool) acquire(ctx context.Context, r *pending) (*proc, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, contextError(ctx, "waiting for a free sandbox worker")
+			return nil, v8sandbox.WaitError(ctx, "waiting for a free sandbox worker")
 		}
 	}
 }
@@ -606,14 +603,6 @@ type outcome struct {
 func callHost(ctx context.Context, host v8sandbox.Host, name string, args json.RawMessage) *message {
 	reply := v8sandbox.Dispatch(ctx, host, v8sandbox.HostCall{Name: name, Args: args})
 	return &message{Type: msgReply, Value: reply.Value, Error: reply.Error, Fatal: reply.Fatal}
-}
-
-// contextError maps a finished caller context like the in-process pool does.
-func contextError(ctx context.Context, doing string) *v8sandbox.Error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return v8sandbox.Errorf(v8sandbox.CodeTimeout, "deadline exceeded while %s", doing)
-	}
-	return v8sandbox.Errorf(v8sandbox.CodeCancelled, "cancelled while %s", doing)
 }
 
 var _ v8sandbox.Runner = (*Pool)(nil)

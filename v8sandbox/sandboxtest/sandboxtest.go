@@ -277,32 +277,28 @@ func resultSizeLimit(t *testing.T, r v8sandbox.Runner) {
 }
 
 func hostFunctions(t *testing.T, r v8sandbox.Runner) {
-	host := v8sandbox.HostFunc(func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-		switch name {
-		case "add":
+	handler := func(v json.RawMessage, err error) v8sandbox.Handler {
+		return func(context.Context, json.RawMessage) (json.RawMessage, error) { return v, err }
+	}
+	denied := &v8sandbox.HostError{Name: "DeniedError", Code: "TOOL_DENIED", Message: "not this one",
+		Data: json.RawMessage(`{"tool":"x"}`)}
+	host := new(v8sandbox.Table).
+		Sync("add", func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 			var ab []float64
 			if err := json.Unmarshal(args, &ab); err != nil {
 				return nil, err
 			}
 			return json.RawMessage(fmt.Sprint(ab[0] + ab[1])), nil
-		case "api.echo":
-			return args, nil
-		case "nothing":
-			return nil, nil
-		case "fail":
-			return nil, errors.New("backend said no")
-		case "stop":
-			return nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "too much")
-		case "invalid":
-			return json.RawMessage(`{not json`), nil
-		case "denied", "deniedAsync":
-			return nil, &v8sandbox.HostError{Name: "DeniedError", Code: "TOOL_DENIED", Message: "not this one",
-				Data: json.RawMessage(`{"tool":"x"}`)}
-		}
-		return nil, fmt.Errorf("unknown %s", name)
-	})
-	fns := []v8sandbox.Function{{Name: "add"}, {Name: "api.echo", Async: true}, {Name: "nothing"},
-		{Name: "fail", Async: true}, {Name: "stop"}, {Name: "invalid"}, {Name: "denied"}, {Name: "deniedAsync", Async: true}}
+		}).
+		Async("api.echo", func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }).
+		Sync("nothing", handler(nil, nil)).
+		Async("fail", handler(nil, errors.New("backend said no"))).
+		Sync("stop", handler(nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "too much"))).
+		Sync("invalid", handler(json.RawMessage(`{not json`), nil)).
+		Sync("denied", handler(nil, denied)).
+		Async("deniedAsync", handler(nil, fmt.Errorf("wrapped: %w", denied))).
+		Async("badData", handler(nil, &v8sandbox.HostError{Message: "m", Data: json.RawMessage(`{`)}))
+	fns := host.Functions()
 	job := func(src string) v8sandbox.Job { return v8sandbox.Job{Source: src, Functions: fns} }
 
 	got := mustValue(t, r, job(`(async () => [add(2, 3), await api.echo("a", {b: [1]}), api.echo.name, typeof nothing()])()`), host)
@@ -324,6 +320,17 @@ func hostFunctions(t *testing.T, r v8sandbox.Runner) {
 			t.Fatalf("typed host error through %s: %s", call, got)
 		}
 	}
+	// Defined on the error, not assigned: a setter the script put on
+	// Error.prototype does not intercept them.
+	got = mustValue(t, r, job(`Object.defineProperty(Error.prototype, "code", {set() { throw 1 }, get() { return "forged" }});
+		(() => { try { denied() } catch (e) { return e.code } })()`), host)
+	if got != `"TOOL_DENIED"` {
+		t.Fatalf("code under a hostile Error.prototype: %s", got)
+	}
+	// Data that is not JSON could not cross the process boundary: both
+	// runners end the run with INTERNAL rather than dropping it.
+	_, err = r.Run(context.Background(), job(`(async () => { try { await badData() } catch (e) {} })()`), host)
+	wantCode(t, err, v8sandbox.CodeInternal)
 	_, err = r.Run(context.Background(), job(`try { stop() } catch (e) {} for(;;){}`), host)
 	wantCode(t, err, v8sandbox.CodeOutputLimit)
 	_, err = r.Run(context.Background(), job(`invalid()`), host)

@@ -181,7 +181,7 @@ func Parse(name, src string) (Case, error) {
 }
 
 // Functions are the harness's host functions.
-var Functions = []v8sandbox.Function{{Name: "tick", Async: true}, {Name: "emit"}}
+var Functions = NewHost().table.Functions()
 
 // Job returns the case as a job for the harness.
 func (c Case) Job() v8sandbox.Job {
@@ -247,13 +247,18 @@ func truncate(s string, n int) string {
 
 // Host serves the harness functions for one run. Use a new Host per run.
 type Host struct {
+	table  *v8sandbox.Table // tick and emit: the declarations and the dispatch
 	mu     sync.Mutex
 	ticks  int
 	output strings.Builder
 }
 
 // NewHost returns a fresh harness host.
-func NewHost() *Host { return &Host{} }
+func NewHost() *Host {
+	h := &Host{}
+	h.table = new(v8sandbox.Table).Async("tick", h.tick).Sync("emit", h.emit)
+	return h
+}
 
 // Output returns what the run emitted.
 func (h *Host) Output() string {
@@ -264,58 +269,64 @@ func (h *Host) Output() string {
 
 // Call implements v8sandbox.Host.
 func (h *Host) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.HostReply {
-	return v8sandbox.Reply(h.call(ctx, c.Name, c.Args))
+	return h.table.Call(ctx, c)
 }
 
-func (h *Host) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+var _ v8sandbox.Host = (*Host)(nil)
+
+// tick waits a millisecond and returns how many ticks the run made;
+// tick("fail") throws.
+func (h *Host) tick(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a []any
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, fmt.Errorf("tick: bad arguments: %v", err)
+	}
+	if len(a) > 0 && a[0] == "fail" {
+		return nil, errors.New("tick failed")
+	}
+	t := time.NewTimer(time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	h.mu.Lock()
+	h.ticks++
+	n := h.ticks
+	h.mu.Unlock()
+	return json.RawMessage(strconv.Itoa(n)), nil
+}
+
+// emit appends its argument (a string, else its JSON) to the output; past
+// OutputLimitBytes the run ends with OUTPUT_LIMIT.
+func (h *Host) emit(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 	// A JSON string decodes to at least a sixth of its encoded length
 	// (\u escapes): an emit whose arguments are that large is over the cap
 	// for sure, and is refused before the costly decode (a loaded machine
 	// running -race would otherwise hit the deadline first).
-	if name == "emit" && (len(args)-4)/6 > OutputLimitBytes {
+	if (len(args)-4)/6 > OutputLimitBytes {
 		return nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "output exceeded %d bytes", OutputLimitBytes)
 	}
 	var a []any
 	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, fmt.Errorf("%s: bad arguments: %v", name, err)
+		return nil, fmt.Errorf("emit: bad arguments: %v", err)
 	}
-	switch name {
-	case "tick":
-		if len(a) > 0 && a[0] == "fail" {
-			return nil, errors.New("tick failed")
+	s := ""
+	if len(a) > 0 {
+		switch v := a[0].(type) {
+		case string:
+			s = v
+		default:
+			b, _ := json.Marshal(v)
+			s = string(b)
 		}
-		t := time.NewTimer(time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		h.mu.Lock()
-		h.ticks++
-		n := h.ticks
-		h.mu.Unlock()
-		return json.RawMessage(strconv.Itoa(n)), nil
-	case "emit":
-		s := ""
-		if len(a) > 0 {
-			switch v := a[0].(type) {
-			case string:
-				s = v
-			default:
-				b, _ := json.Marshal(v)
-				s = string(b)
-			}
-		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.output.Len()+len(s) > OutputLimitBytes {
-			return nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "output exceeded %d bytes", OutputLimitBytes)
-		}
-		h.output.WriteString(s)
-		return nil, nil
 	}
-	return nil, fmt.Errorf("unknown function %q", name)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.output.Len()+len(s) > OutputLimitBytes {
+		return nil, v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "output exceeded %d bytes", OutputLimitBytes)
+	}
+	h.output.WriteString(s)
+	return nil, nil
 }
-
-var _ v8sandbox.Host = (*Host)(nil)
