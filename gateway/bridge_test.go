@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -61,6 +62,10 @@ func newBridgeHarness(t *testing.T, mode config.Isolation) *bridgeHarness {
 			Message string `json:"message"`
 		}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+		})
+	mcp.AddTool(local, &mcp.Tool{Name: "refuse", Description: "Always answers with a tool error."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no way"}}}, nil, nil
 		})
 	strictServer := mcp.NewServer(&mcp.Implementation{Name: "strict"}, nil)
 	mcp.AddTool(strictServer, &mcp.Tool{Name: "hang", Description: "Waits until cancelled."},
@@ -128,6 +133,27 @@ func TestCodeModeBridge(t *testing.T) {
 			ok(t, map[string]any{"code": `return [typeof ghost, typeof globalThis["ghost"]]`}, `"object"`)
 			fails(t, map[string]any{"code": `return await ghost.anything({})`},
 				`backend "ghost" is unavailable:`, "isogate-no-such-command", "isogate://backend/ghost")
+		})
+		t.Run("failures reach catch as typed errors", func(t *testing.T) {
+			// The same e.name, e.code, e.message and e.data in both
+			// isolation modes: the code travels as data, not in the text.
+			text := ok(t, map[string]any{"code": `const out = [];
+for (const f of [() => ghost.anything({}), () => local.refuse({}), () => strict.hang({})]) {
+  try { await f(); out.push("ok") } catch (e) { out.push([e instanceof Error, e.name, e.code, e.data ?? null, e.message]) }
+}
+return out.map((x) => JSON.stringify(x)).join("\n")`})
+			if err := json.Unmarshal([]byte(text), &text); err != nil {
+				t.Fatalf("result is not a JSON string: %s", text)
+			}
+			for _, want := range []string{
+				`[true,"Error","BACKEND_UNAVAILABLE",null,"backend \"ghost\" is unavailable`,
+				`[true,"Error","TOOL_ERROR",{"tool":"local.refuse"},"local.refuse failed: no way"]`,
+				`[true,"Error","BACKEND_TIMEOUT",null,`,
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("lacks %s:\n%s", want, text)
+				}
+			}
 		})
 		t.Run("program shapes", func(t *testing.T) {
 			for code, want := range map[string]string{

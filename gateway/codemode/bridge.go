@@ -104,8 +104,9 @@ func (h *bridgeHost) callHandler(ctx context.Context, args json.RawMessage) (jso
 	return value, coded(err)
 }
 
-// coded gives a pipeline or backend error its code as data; other errors
-// are returned as they are.
+// coded gives a pipeline or backend error, or a tool's error result, its
+// code as data (a tool error also names the tool in e.data.tool); other
+// errors are returned as they are.
 func coded(err error) error {
 	if err == nil {
 		return nil
@@ -113,6 +114,12 @@ func coded(err error) error {
 	var fatal *v8sandbox.Error
 	if errors.As(err, &fatal) {
 		return err
+	}
+	var toolErr *ToolError
+	if errors.As(err, &toolErr) {
+		return &v8sandbox.HostError{Code: CodeToolError, Message: err.Error(), Data: mustMarshal(struct {
+			Tool string `json:"tool"`
+		}{toolErr.Tool})}
 	}
 	code := string(pipeline.CodeOf(err))
 	if code == "" {

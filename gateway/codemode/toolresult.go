@@ -8,6 +8,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// CodeToolError is the code (e.code) of the error a program's tool call
+// rejects with when the tool answered with isError: true.
+const CodeToolError = "TOOL_ERROR"
+
 // ToolError is a backend tool call that returned isError: true.
 type ToolError struct {
 	Tool    string
