@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/isogate/isogate/gateway/backend"
 )
 
 // Config is the complete configuration of the gateway.
@@ -333,7 +335,7 @@ type WeatherConfig struct {
 // Defaults that callers may want to refer to; see Default for all of them.
 const (
 	// DefaultBackendTimeout is the default of Backend.Timeout.
-	DefaultBackendTimeout = 30 * time.Second
+	DefaultBackendTimeout = backend.DefaultTimeout
 	// DefaultMaxConcurrentCalls is the default of Backend.MaxConcurrentCalls.
 	DefaultMaxConcurrentCalls = 8
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.

@@ -114,13 +114,13 @@ func New(opts Options) (*Engine, error) {
 		return nil, errors.New("codemode: Runner, Catalog and Caller are required")
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = 30 * time.Second
+		opts.Timeout = v8sandbox.DefaultTimeout
 	}
 	if opts.HeapMB <= 0 {
-		opts.HeapMB = 50
+		opts.HeapMB = v8sandbox.DefaultHeapMB
 	}
 	if opts.MaxConcurrent <= 0 {
-		opts.MaxConcurrent = 8
+		opts.MaxConcurrent = v8sandbox.DefaultWorkers
 	}
 	if opts.MaxOutputSize <= 0 {
 		opts.MaxOutputSize = 200_000
