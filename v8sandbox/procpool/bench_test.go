@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -61,6 +62,21 @@ func benchHostCalls(b *testing.B, r v8sandbox.Runner) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/call")
+}
+
+// BenchmarkLargeHostValueProcess: one sync host call per run returning a
+// 1 MB JSON value, in a worker process (the value crosses the pipe).
+func BenchmarkLargeHostValueProcess(b *testing.B) {
+	p := newTestPool(b, Options{Workers: 1, SlotsPerWorker: 1})
+	v := json.RawMessage(`{"items":[` + strings.Repeat(`{"id":12345,"name":"some name here","tags":["a","b"]},`, 20000) + `{}]}`)
+	host := v8sandbox.HostFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return v, nil })
+	job := v8sandbox.Job{Source: `big().items.length`, AwaitResult: true, Functions: []v8sandbox.Function{{Name: "big"}}}
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		if res, err := p.Run(context.Background(), job, host); err != nil || string(res.Value) != "20001" {
+			b.Fatal(res.Value, err)
+		}
+	}
 }
 
 // TestSoak runs 10 000 mixed runs through a default-sized process pool and

@@ -2,7 +2,6 @@ package procpool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -595,14 +594,6 @@ type pending struct {
 type outcome struct {
 	res v8sandbox.Result
 	err *v8sandbox.Error
-}
-
-// callHost serves a worker's host call with the job's host (through
-// v8sandbox.Dispatch, as the in-process pool does) and returns the reply
-// frame.
-func callHost(ctx context.Context, host v8sandbox.Host, name string, args json.RawMessage) *message {
-	reply := v8sandbox.Dispatch(ctx, host, v8sandbox.HostCall{Name: name, Args: args})
-	return &message{Type: msgReply, Value: reply.Value, Error: reply.Error, Fatal: reply.Fatal}
 }
 
 var _ v8sandbox.Runner = (*Pool)(nil)

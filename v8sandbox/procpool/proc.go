@@ -281,9 +281,8 @@ func (pr *proc) dispatch(m *message) error {
 			args = []byte("[]")
 		}
 		go func() {
-			reply := callHost(r.hostCtx, r.host, m.Name, args)
-			reply.ID, reply.Call = m.ID, m.Call
-			frame, err := encodeFrame(reply)
+			reply := v8sandbox.Dispatch(r.hostCtx, r.host, v8sandbox.HostCall{Name: m.Name, Args: args})
+			frame, err := encodeReply(m.ID, m.Call, reply)
 			if err != nil {
 				frame, _ = encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call,
 					Error: &v8sandbox.HostError{Message: fmt.Sprintf("result of host function %q cannot be sent to the sandbox: %v", m.Name, err)}})

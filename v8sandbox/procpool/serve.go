@@ -186,16 +186,21 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 	}()
 }
 
-// send writes one frame. Writes are serialized; a write error means the
+// send writes one message. Writes are serialized; a write error means the
 // parent is gone, which the read loop notices too.
 func (s *server) send(m *message) error {
 	frame, err := encodeFrame(m)
 	if err != nil {
 		return err
 	}
+	return s.write(frame)
+}
+
+// write writes one encoded frame.
+func (s *server) write(frame []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, err = s.w.Write(frame)
+	_, err := s.w.Write(frame)
 	return err
 }
 
@@ -243,7 +248,11 @@ func (h *remoteHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.H
 		delete(s.calls, id)
 		s.mu.Unlock()
 	}()
-	if err := s.send(&message{Type: msgCall, ID: h.run, Call: id, Name: name, Args: args}); err != nil {
+	frame, err := encodeCall(h.run, id, c)
+	if err == nil {
+		err = s.write(frame)
+	}
+	if err != nil {
 		return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", name, err)}
 	}
 	select {
