@@ -120,7 +120,7 @@ func encodeCall(run, call uint64, c v8sandbox.HostCall) ([]byte, error) {
 // validated it); an error or fatal reply goes through encodeFrame.
 func encodeReply(run, call uint64, r v8sandbox.HostReply) ([]byte, error) {
 	if r.Error != nil || r.Fatal != nil {
-		return encodeFrame(&message{Type: msgReply, ID: run, Call: call, Value: r.Value, Error: r.Error, Fatal: r.Fatal})
+		return encodeFrame(&message{Type: msgReply, ID: run, Call: call, Error: r.Error, Fatal: r.Fatal}) // Value is meaningless then
 	}
 	b := make([]byte, 4, 4+64+len(r.Value))
 	b = append(b, `{"type":"reply","id":`...)
@@ -148,6 +148,9 @@ func finishFrame(b []byte) ([]byte, error) {
 type frameReader struct {
 	r   *bufio.Reader
 	max int
+	// fromParent is set on a worker's reader: value replies skip
+	// encoding/json (decodeValueReply).
+	fromParent bool
 }
 
 func newFrameReader(r io.Reader) *frameReader {
@@ -176,9 +179,58 @@ func (fr *frameReader) read() (*message, error) {
 		}
 		return nil, fmt.Errorf("truncated frame body: %w", err)
 	}
+	if fr.fromParent {
+		if m := decodeValueReply(body); m != nil {
+			return m, nil
+		}
+	}
 	m := new(message)
 	if err := json.Unmarshal(body, m); err != nil {
 		return nil, fmt.Errorf("%w: frame is not a JSON message: %v", errProtocol, err)
 	}
 	return m, nil
+}
+
+// decodeValueReply decodes a reply frame exactly as encodeReply's hand-built
+// path writes it, without encoding/json's scan and copy of the value (V8
+// parses it next); nil for any other frame. Only a worker uses it: the
+// parent is trusted, while the parent validates every frame it reads.
+func decodeValueReply(body []byte) *message {
+	const head, callKey, valueKey = `{"type":"reply","id":`, `,"call":`, `,"value":`
+	rest, ok := bytes.CutPrefix(body, []byte(head))
+	if !ok {
+		return nil
+	}
+	m := &message{Type: msgReply}
+	if m.ID, rest = cutUint(rest); m.ID == 0 {
+		return nil
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(callKey)); !ok {
+		return nil
+	}
+	if m.Call, rest = cutUint(rest); m.Call == 0 {
+		return nil
+	}
+	switch value, ok := bytes.CutPrefix(rest, []byte(valueKey)); {
+	case string(rest) == "}":
+		return m
+	case ok && len(value) > 1 && value[len(value)-1] == '}':
+		m.Value = value[:len(value)-1]
+		return m
+	}
+	return nil
+}
+
+// cutUint reads the decimal number b starts with; 0 when there is none (or
+// it overflows).
+func cutUint(b []byte) (uint64, []byte) {
+	i := 0
+	for i < len(b) && i < 20 && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseUint(string(b[:i]), 10, 64)
+	if err != nil {
+		return 0, b
+	}
+	return n, b[i:]
 }

@@ -48,13 +48,33 @@ func TestHandBuiltFramesReadLikeEncodedOnes(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := encodeFrame(&message{Type: msgReply, ID: 3, Call: 4, Value: r.Value, Error: r.Error, Fatal: r.Fatal})
-		g, w := read(t, got), read(t, want)
-		if !jsonEqual(g.Value, w.Value) {
-			t.Errorf("reply value: hand-built %s, encoded %s", g.Value, w.Value)
+		w := read(t, want)
+		// As the parent reads it (encoding/json) and as a worker does
+		// (decodeValueReply for a value reply).
+		for _, fromParent := range []bool{false, true} {
+			fr := newFrameReader(bytes.NewReader(got))
+			fr.fromParent = fromParent
+			g, err := fr.read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonEqual(g.Value, w.Value) {
+				t.Errorf("reply value (fromParent %v): hand-built %s, encoded %s", fromParent, g.Value, w.Value)
+			}
+			if len(r.Value) > 0 && fromParent && string(g.Value) != string(r.Value) {
+				t.Errorf("a worker's reply value is %s, not the bytes sent (%s)", g.Value, r.Value)
+			}
+			gv, wv := *g, *w
+			gv.Value, wv.Value = nil, nil
+			if !reflect.DeepEqual(gv, wv) {
+				t.Errorf("reply (fromParent %v): hand-built %+v, encoded %+v", fromParent, gv, wv)
+			}
 		}
-		g.Value, w.Value = nil, nil
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("reply: hand-built %+v, encoded %+v", g, w)
+	}
+	for _, body := range []string{`{"type":"reply","id":1,"call":2,"error":{"message":"m"}}`,
+		`{"type":"reply","id":0,"call":2}`, `{"type":"reply","id":1,"call":x}`, `{"type":"result","id":1}`} {
+		if m := decodeValueReply([]byte(body)); m != nil {
+			t.Errorf("decodeValueReply(%s) = %+v, want nil (left to encoding/json)", body, m)
 		}
 	}
 	big := json.RawMessage(`"` + strings.Repeat("x", MaxFrameBytes) + `"`)

@@ -27,6 +27,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) e
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	fr := newFrameReader(r)
+	fr.fromParent = true
 	first, err := fr.read()
 	if err != nil {
 		return fmt.Errorf("reading init: %w", err)
