@@ -47,10 +47,17 @@ const maxSuggestions = 5
 // backends; otherwise an *AmbiguousError lists the candidates. A name that
 // matches nothing yields a *NotFoundError with the closest names.
 func (c *Catalog) Lookup(name string) (*Entry, error) {
-	return c.snap.Load().lookup(name)
+	return c.snap.Load().lookup(name, true)
 }
 
-func (s *snapshot) lookup(name string) (*Entry, error) {
+// Resolve is Lookup without the search for suggestions (a *NotFoundError
+// has none): for callers that must bound the work an unknown name costs,
+// such as a program looking up names in a loop.
+func (c *Catalog) Resolve(name string) (*Entry, error) {
+	return c.snap.Load().lookup(name, false)
+}
+
+func (s *snapshot) lookup(name string, suggest bool) (*Entry, error) {
 	for _, m := range []map[string][]*Entry{s.byName, s.byJSName, s.byTool, s.byJSTool} {
 		switch es := m[name]; len(es) {
 		case 0:
@@ -65,6 +72,9 @@ func (s *snapshot) lookup(name string) (*Entry, error) {
 			slices.Sort(cands)
 			return nil, &AmbiguousError{Name: name, Candidates: slices.Compact(cands)}
 		}
+	}
+	if !suggest {
+		return nil, &NotFoundError{Name: name}
 	}
 	return nil, &NotFoundError{Name: name, Suggestions: s.suggest(name)}
 }

@@ -174,7 +174,7 @@ func (h *bridgeHost) interfaceHandler(_ context.Context, args json.RawMessage) (
 		return nil, fmt.Errorf("__getToolInterface expects a tool name")
 	}
 	// Suggestions cost an edit distance per tool: a run gets a few.
-	return toolInterface(h.view, a[0], h.suggestions.Add(1) <= maxSuggestionsPerRun)
+	return h.engine.toolInterface(h.view, a[0], h.suggestions.Add(1) <= maxSuggestionsPerRun)
 }
 
 // callArguments splits a bridge call's arguments: backend and tool are
@@ -303,54 +303,27 @@ func interfaces(tools []Tool) map[string]map[string]Interface {
 	return out
 }
 
-// toolInterface finds a tool by "backend.tool" (original or sanitized) or
-// by a bare name that only one backend has.
-func toolInterface(v *view, name string, suggest bool) (json.RawMessage, error) {
-	t, err := findTool(v, name, suggest)
+// toolInterface describes the tool a name resolves to (see findTool).
+func (e *Engine) toolInterface(v *view, name string, suggest bool) (json.RawMessage, error) {
+	t, err := e.findTool(v, name, suggest)
 	if err != nil {
 		return nil, err
 	}
 	return mustMarshal(interfaceOf(t)), nil
 }
 
-// findTool resolves "backend.tool" (original or sanitized names) or a bare
-// tool name that only one backend has.
-func findTool(v *view, name string, suggest bool) (Tool, error) {
-	for i := 0; i < len(name); i++ {
-		if name[i] != '.' {
-			continue
-		}
-		if t := v.backend(name[:i]).tool(name[i+1:]); t != nil {
-			return *t, nil
-		}
+// findTool resolves a name through the catalogue, the only authority on
+// names, and returns the run's view of that tool (the catalogue may have
+// moved on since the view was taken).
+func (e *Engine) findTool(v *view, name string, suggest bool) (Tool, error) {
+	t, err := e.opts.Catalog.Lookup(name, suggest)
+	if err != nil {
+		return Tool{}, err
 	}
-	var bare []*Tool
-	for _, b := range v.backends {
-		if t := b.tool(name); t != nil {
-			bare = append(bare, t)
-		}
+	if vt := v.backend(t.Backend).tool(t.Name); vt != nil {
+		return *vt, nil
 	}
-	switch len(bare) {
-	case 1:
-		return *bare[0], nil
-	case 0:
-		if !suggest {
-			return Tool{}, fmt.Errorf("no tool named %q", name)
-		}
-		names := make([]string, 0, len(v.tools))
-		for _, t := range v.tools {
-			names = append(names, t.Backend+"."+t.Name)
-		}
-		if s := closest(name, names); s != "" {
-			return Tool{}, fmt.Errorf("no tool named %q; did you mean %q?", name, s)
-		}
-		return Tool{}, fmt.Errorf("no tool named %q", name)
-	}
-	var names []string
-	for _, t := range bare {
-		names = append(names, t.Backend+"."+t.Name)
-	}
-	return Tool{}, fmt.Errorf("tool name %q is ambiguous: %s", name, strings.Join(names, ", "))
+	return t, nil
 }
 
 // consoleBuffer keeps the first lines a program logs.

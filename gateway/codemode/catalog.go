@@ -15,16 +15,35 @@ func (a catalogAdapter) CodeModeTools() []Tool {
 	entries := a.c.Entries()
 	tools := make([]Tool, 0, len(entries))
 	for _, e := range entries {
-		t := Tool{Backend: e.Backend, Name: e.Tool, BackendIdent: e.JSBackend, NameIdent: e.JSTool, Declarations: e.TypeScript}
-		if e.Def != nil {
-			t.Description = e.Def.Description
-			if raw, ok := e.Def.InputSchema.(json.RawMessage); ok {
-				t.InputSchema = raw
-			}
-		}
-		tools = append(tools, t)
+		tools = append(tools, toolOf(e))
 	}
 	return tools
+}
+
+// Lookup resolves a name by the catalogue's rules: the catalogue is the
+// only authority on names. Without suggest, an unknown name costs no search
+// for close ones.
+func (a catalogAdapter) Lookup(name string, suggest bool) (Tool, error) {
+	lookup := a.c.Resolve
+	if suggest {
+		lookup = a.c.Lookup
+	}
+	e, err := lookup(name)
+	if err != nil {
+		return Tool{}, err
+	}
+	return toolOf(e), nil
+}
+
+func toolOf(e *catalog.Entry) Tool {
+	t := Tool{Backend: e.Backend, Name: e.Tool, BackendIdent: e.JSBackend, NameIdent: e.JSTool, Declarations: e.TypeScript}
+	if e.Def != nil {
+		t.Description = e.Def.Description
+		if raw, ok := e.Def.InputSchema.(json.RawMessage); ok {
+			t.InputSchema = raw
+		}
+	}
+	return t
 }
 
 // Version is the catalogue's version: code mode rebuilds its view of the

@@ -47,9 +47,14 @@ type Tool struct {
 	Declarations func() string
 }
 
-// Catalog lists the tools programs can call.
+// Catalog lists the tools programs can call and is the only authority on
+// their names.
 type Catalog interface {
 	CodeModeTools() []Tool
+	// Lookup resolves "backend.tool", its sanitized form or a bare tool
+	// name that only one backend has; with suggest, an unknown name's
+	// error names the closest tools.
+	Lookup(name string, suggest bool) (Tool, error)
 }
 
 // Caller calls backend tools.
@@ -301,13 +306,13 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 	case fastpath.KindInterfaces:
 		return &Response{Tier: TierSimpleCall, Value: v.interfacesJSON()}
 	case fastpath.KindToolInterface:
-		val, err := toolInterface(v, plan.InterfaceName, true)
+		val, err := e.toolInterface(v, plan.InterfaceName, true)
 		if err != nil {
 			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
 		}
 		return &Response{Tier: TierSimpleCall, Value: mustCanonical(val)}
 	case fastpath.KindDirect:
-		t, err := findTool(v, plan.Name, true)
+		t, err := e.findTool(v, plan.Name, true)
 		if err != nil && e.opts.Backends != nil {
 			// The backend may be configured but still starting.
 			if b, _, ok := strings.Cut(plan.Name, "."); ok && v.backend(b) != nil && len(v.backend(b).tools) == 0 {
@@ -316,7 +321,7 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req.Code, v, calls, nil)
 				}
 				v = e.view()
-				t, err = findTool(v, plan.Name, true)
+				t, err = e.findTool(v, plan.Name, true)
 			}
 		}
 		if err != nil {

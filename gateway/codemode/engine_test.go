@@ -58,7 +58,7 @@ func TestIntrospection(t *testing.T) {
 	if one.Text != bare.Text || !strings.Contains(one.Text, `"input_schema"`) {
 		t.Fatalf("__getToolInterface: %s vs %s", one.Text, bare.Text)
 	}
-	f.fails(t, `return __getToolInterface("everything.get-summ")`, `did you mean "everything.get-sum"`)
+	f.fails(t, `return __getToolInterface("everything.get-summ")`, `did you mean everything.get-sum`)
 	// Suggestions compare a name with every tool: a run gets a bounded number.
 	r := f.ok(t, `const out = [];
 		for (let i = 0; i < 20; i++) { try { __getToolInterface("everything.get-summ") } catch (e) { out.push(e.message.includes("did you mean")) } }
