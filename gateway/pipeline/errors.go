@@ -8,8 +8,8 @@ import (
 // Code classifies why the pipeline refused a call.
 type Code string
 
-// The pipeline's error codes. Each message starts with its code, so a
-// program can tell them apart: `e.message.startsWith("TOOL_DENIED")`.
+// The pipeline's error codes. Each message starts with its code, and a
+// program's catch sees the code as data too: e.code === "TOOL_DENIED".
 const (
 	// CodeToolDenied: the configuration denies the tool, or does not allow it.
 	CodeToolDenied Code = "TOOL_DENIED"
