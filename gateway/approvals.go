@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/internal/pipeline"
 )
 
 // Approvals reach the person through MCP elicitation. Clients on protocol

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/internal/codemode"
 )
 
 // BenchmarkTiers compares the three call_tool_chain tiers over a trivial

@@ -14,7 +14,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool/corpus"
 )
@@ -92,7 +92,7 @@ var codeModeExpect = map[string][]v8sandbox.Code{
 	// The throw becomes the main promise's rejection, which code mode
 	// describes without calling the thrown object's looping toString.
 	"throw_tostring_loop": {v8sandbox.CodeEval},
-	// Code mode renders results through gateway/jsvalue, which serializes
+	// Code mode renders results through internal/jsvalue, which serializes
 	// what JSON.stringify rejects (BigInt, cycles, throwing getters and
 	// Proxies, endless toJSON, deep nesting) instead of failing the run.
 	"bigint_result":           {corpus.OK},

@@ -1,5 +1,5 @@
 // Package gateway assembles isogate: backend MCP servers (gateway/backend),
-// the tool catalogue (gateway/catalog), code mode (gateway/codemode) and
+// the tool catalogue (internal/catalog), code mode (internal/codemode) and
 // the V8 engine (v8sandbox) behind one MCP server that offers a few
 // meta-tools instead of hundreds of tools.
 //

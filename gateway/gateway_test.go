@@ -13,8 +13,8 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/catalog"
-	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/v8sandbox"
 )
 

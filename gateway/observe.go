@@ -13,10 +13,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/codemode"
-	"github.com/isogate/isogate/gateway/metrics"
-	"github.com/isogate/isogate/gateway/pipeline"
-	"github.com/isogate/isogate/gateway/tracing"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/metrics"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/tracing"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/pipeline"
-	"github.com/isogate/isogate/gateway/tracing"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/tracing"
 )
 
 // discard is a span exporter that drops every span.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/catalog"
-	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/pipeline"
 )
 
 // surfaceGateway is a gateway over the real server-everything (with

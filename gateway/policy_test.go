@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/internal/pipeline"
 )
 
 // fsGateway is a gateway over the real server-filesystem (serving dir) and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/internal/pipeline"
 )
 
 // publish puts a backend's tools in the catalogue, as the tool policy

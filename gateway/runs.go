@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/pipeline"
 )
 
 // RunURIPrefix is the resource URI prefix of run records: RunURIPrefix + id.

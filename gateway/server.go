@@ -16,10 +16,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/catalog"
-	"github.com/isogate/isogate/gateway/codemode"
-	"github.com/isogate/isogate/gateway/pipeline"
-	"github.com/isogate/isogate/gateway/sdklog"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/sdklog"
 )
 
 // Instructions teach an agent the discovery → call workflow.

@@ -59,7 +59,7 @@
   }
 
   // A trusted prelude may register one function that turns the completion
-  // value into JSON data before it is serialized (gateway/jsvalue does);
+  // value into JSON data before it is serialized (internal/jsvalue does);
   // later registrations are ignored. Without one, JSON.stringify rules.
   // The engine removes the hook (seal) once the prelude has run, so job
   // code never sees it.

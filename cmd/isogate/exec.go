@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/codemode"
+	"github.com/isogate/isogate/internal/codemode"
 )
 
 func init() {

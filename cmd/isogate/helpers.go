@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/isogate/isogate/gateway"
-	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/internal/catalog"
 )
 
 func joinArgs(args []string) string { return strings.Join(args, " ") }

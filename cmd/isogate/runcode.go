@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/runcode"
+	"github.com/isogate/isogate/internal/runcode"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/sdklog"
+	"github.com/isogate/isogate/internal/sdklog"
 )
 
 // connect starts or dials the backend, initialises the MCP session and

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/isogate/isogate/gateway/jsvalue"
+	"github.com/isogate/isogate/internal/jsvalue"
 )
 
 var (
@@ -31,7 +31,7 @@ const (
 )
 
 // prelude is the trusted script run before the user's code: prelude.js,
-// the shared result sanitizer (gateway/jsvalue, the same conversion
+// the shared result sanitizer (internal/jsvalue, the same conversion
 // call_tool_chain uses) and console.js share one strict function scope, so
 // the intrinsics prelude.js captures are visible to the sanitizer's options
 // and console.js but not to user code.

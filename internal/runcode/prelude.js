@@ -1,6 +1,6 @@
 // prelude.js is trusted code that runs in every run_code context after the
 // engine's bootstrap and before the user's code. Go wraps prelude.js,
-// the shared sanitizer (gateway/jsvalue) and console.js in one strict function scope (see prelude.go),
+// the shared sanitizer (internal/jsvalue) and console.js in one strict function scope (see prelude.go),
 // so they share the intrinsics captured here, before user code can replace
 // them, and none of it is reachable from user code except through the
 // globals installed at the end of this file.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/isogate/isogate/gateway/jssyntax"
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // reservedWord reports names that cannot be JavaScript binding

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/isogate/isogate/gateway/jssyntax"
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // jkind is the JSON type of a jval.

@@ -20,9 +20,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/catalog"
-	"github.com/isogate/isogate/gateway/codemode"
-	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/v8sandbox"
 )
 

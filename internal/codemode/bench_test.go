@@ -7,8 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/catalog"
-	"github.com/isogate/isogate/gateway/codemode/output"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode/output"
 )
 
 // BenchmarkTrivialRunByCatalogueSize measures a tier-3 `return 1` on the

@@ -14,11 +14,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/catalog"
-	"github.com/isogate/isogate/gateway/codemode/output"
-	"github.com/isogate/isogate/gateway/pipeline"
 	"github.com/isogate/isogate/gateway/resultstore"
-	"github.com/isogate/isogate/gateway/stats"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/v8sandbox"
 )
 

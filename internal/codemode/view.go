@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/internal/catalog"
 )
 
 // view is everything a run needs to know about the catalogue, built once

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/isogate/isogate/gateway/jssyntax"
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // stopWords are dropped from an intent before matching: function words and

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/isogate/isogate/gateway/jssyntax"
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // referenceCanonicalJSON is the token-by-token implementation canonicalJSON

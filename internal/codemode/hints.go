@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/v8sandbox"
 )
 

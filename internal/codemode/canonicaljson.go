@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/isogate/isogate/gateway/jssyntax"
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // maxJSONDepth bounds the nesting canonicalJSON accepts (encoding/json's

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/isogate/isogate/gateway/jssyntax"
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // maxDepth bounds the nesting of arrays and objects in a literal. Deeper

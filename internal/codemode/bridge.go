@@ -12,8 +12,8 @@ import (
 	"time"
 
 	backendpkg "github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/jsvalue"
-	"github.com/isogate/isogate/gateway/pipeline"
+	"github.com/isogate/isogate/internal/jsvalue"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/v8sandbox"
 )
 

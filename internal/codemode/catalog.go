@@ -3,7 +3,7 @@ package codemode
 import (
 	"encoding/json"
 
-	"github.com/isogate/isogate/gateway/catalog"
+	"github.com/isogate/isogate/internal/catalog"
 )
 
 // FromCatalog adapts the gateway's tool catalogue to code mode.

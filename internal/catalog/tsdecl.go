@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/isogate/isogate/gateway/jssyntax"
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // Bounds of the declaration generator. Hostile or merely huge schemas
