@@ -19,6 +19,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway/backend"
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // httpGateway is a gateway served over real HTTP on a loopback port, with
@@ -390,6 +391,60 @@ func TestMetricsMoveAfterCalls(t *testing.T) {
 	if strings.Contains(text, "boom") || strings.Contains(text, `"i"`) {
 		t.Error("program text or arguments leaked into metric labels")
 	}
+
+	// A run held inside a backend call shows a busy worker.
+	done := make(chan error, 1)
+	callCtx, cancelCall := context.WithCancel(ctx)
+	defer cancelCall()
+	go func() {
+		_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": "const r = await local.block({}); const s = [r]; return s.length"}})
+		done <- err
+	}()
+	<-h.started
+	if _, text := h.get(t, "/metrics"); !hasSample(text, "isogate_sandbox_workers", 1, "state", "busy") {
+		t.Error("isogate_sandbox_workers{state=\"busy\"} < 1 while a run waits on a backend call")
+	}
+	cancelCall()
+	<-done
+	<-h.cancelled
+
+	// A worker process killed from outside counts as a crash.
+	pool, ok := h.g.runner.(*procpool.Pool)
+	if !ok {
+		t.Fatalf("runner is %T, want a process pool", h.g.runner)
+	}
+	workers := pool.Stats().Workers
+	if len(workers) == 0 {
+		t.Fatal("no sandbox worker processes")
+	}
+	if err := syscall.Kill(workers[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitForSample(t, h, "isogate_sandbox_deaths_total", 1, "cause", "crashed")
+}
+
+// hasSample reports whether the scrape has the sample with at least min.
+func hasSample(text, metric string, min float64, labels ...string) bool {
+	v, ok := sample(text, metric, labels...)
+	return ok && v >= min
+}
+
+// waitForSample scrapes /metrics until the sample reaches min (polling an
+// outcome that follows an asynchronous event, bounded by 30 s).
+func waitForSample(t *testing.T, h *httpGateway, metric string, min float64, labels ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, text := h.get(t, "/metrics")
+		if hasSample(text, metric, min, labels...) {
+			return
+		}
+		if time.Now().After(deadline) {
+			v, ok := sample(text, metric, labels...)
+			t.Fatalf("%s%v = %v (present %v), never reached %v", metric, labels, v, ok, min)
+		}
+		time.Sleep(50 * time.Millisecond) // polling an outcome
+	}
 }
 
 func TestReadyzFlipsWhenABackendDies(t *testing.T) {
@@ -438,4 +493,9 @@ func TestReadyzFlipsWhenABackendDies(t *testing.T) {
 	if code, _ := h.get(t, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz with a backend down: %d", code)
 	}
+	// The metrics follow: the backend is down and its restarts count.
+	if _, text := h.get(t, "/metrics"); !hasSample(text, "isogate_backend_up", 0, "backend", "dying") || hasSample(text, "isogate_backend_up", 1, "backend", "dying") {
+		t.Error(`isogate_backend_up{backend="dying"} is not 0 after /readyz flipped`)
+	}
+	waitForSample(t, h, "isogate_backend_restarts_total", 1, "backend", "dying")
 }
