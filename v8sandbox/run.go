@@ -35,6 +35,7 @@ type run struct {
 	describe  *v8.Function
 
 	completions chan completion
+	callers     chan func() // idle host-call goroutines take calls here (spawn)
 	inflight    int
 	hostCalls   int
 	fatal       *Error // set by a host function that ends the run
@@ -55,6 +56,7 @@ func newRun(w *worker, req *request) *run {
 		w: w, req: req, job: req.job, ctx: ctx, cancel: cancel,
 		done:        make(chan struct{}),
 		completions: make(chan completion),
+		callers:     make(chan func()),
 	}
 }
 
@@ -362,14 +364,36 @@ func (r *run) callAsync(info *v8.FunctionCallbackInfo) *v8.Value {
 	}
 	r.inflight++
 	promise := resolver.GetPromise().Value
-	go func() {
+	r.spawn(func() {
 		envelope, fatal := r.invoke(name, args)
 		select {
 		case r.completions <- completion{resolver: resolver, promise: promise, envelope: envelope, fatal: fatal}:
 		case <-r.done:
 		}
-	}()
+	})
 	return promise
+}
+
+// spawn runs an async host call on a goroutine of the run's: an idle one
+// that served an earlier call takes it (its stack is already grown, and no
+// goroutine is created), else a new one, which then stays for the next
+// call until the run ends. Sequential awaited calls thus reuse one
+// goroutine; concurrent calls get as many as they need.
+func (r *run) spawn(call func()) {
+	select {
+	case r.callers <- call:
+	default:
+		go func() {
+			for {
+				call()
+				select {
+				case call = <-r.callers:
+				case <-r.done:
+					return
+				}
+			}
+		}()
+	}
 }
 
 // callArgs reads a host call's name and JSON arguments and releases their
