@@ -155,3 +155,40 @@ func sameStart(a, b []rune) bool {
 	}
 	return len(a) > 1 && len(b) > 1 && a[0] == b[1] && a[1] == b[0]
 }
+
+// maxClosestName bounds the names Closest considers: longer ones are not
+// typos of a name, and edit distances on them would cost the gateway CPU.
+const maxClosestName = 64
+
+// Closest returns the candidate nearest to name (edit distance ≤ 2, or a
+// prefix of it either way), or "". It is the "did you mean" for a name
+// within a given set (a backend's tools, the backend names); a tool name
+// across the whole catalogue goes through Lookup's suggestions. Names
+// longer than maxClosestName and candidates whose length differs too much
+// are skipped without computing a distance, so the cost stays linear in
+// the candidates.
+func Closest(name string, candidates []string) string {
+	if len(name) > maxClosestName {
+		return ""
+	}
+	best, bestDist := "", 3
+	lname := strings.ToLower(name)
+	for _, c := range candidates {
+		if len(c) > maxClosestName {
+			continue
+		}
+		lc := strings.ToLower(c)
+		prefix := len(lname) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc))
+		if !prefix && (len(lc) > len(lname)+2 || len(lname) > len(lc)+2) {
+			continue
+		}
+		d := EditDistance(lname, lc)
+		if d > 0 && prefix {
+			d = min(d, 1)
+		}
+		if d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}

@@ -102,3 +102,15 @@ func TestLookupSuggestions(t *testing.T) {
 		t.Errorf("empty name: %v", err)
 	}
 }
+
+func TestClosest(t *testing.T) {
+	tools := []string{"get_sum", "echo", "get_tiny_image"}
+	for name, want := range map[string]string{
+		"get_summ": "get_sum", "Echo": "echo", "ech": "echo", "get_tiny": "get_tiny_image",
+		"zzz": "", "": "", strings.Repeat("get_sum", 10): "",
+	} {
+		if got := Closest(name, tools); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

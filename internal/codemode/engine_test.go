@@ -178,7 +178,7 @@ func TestErrorHints(t *testing.T) {
 	f.fails(t, `return await everything.get_summ({a: 1, b: 2})`, "did you mean `everything.get_sum`")
 	// Names of no sane length are not matched against the tools (that cost
 	// an edit distance per tool), even when they start like one: the
-	// error-message patterns and closest() both bound them.
+	// error-message patterns and catalog.Closest both bound them.
 	long := f.fails(t, "return await everything.get_sum"+strings.Repeat("x", 100)+"({a: 1, b: 2})", "is not a function")
 	if strings.Contains(long.Text, "did you mean") {
 		t.Fatalf("hint for a 107-character name: %s", long.Text)

@@ -15,10 +15,6 @@ import (
 var metaTools = map[string]bool{"search_tools": true, "tool_info": true, "list_tools_meta": true,
 	"call_tool_chain": true, "run_code": true, "read_result": true}
 
-// maxHintName bounds the names hints consider: longer ones are not typos of
-// a tool, and edit distances on them would cost the gateway CPU.
-const maxHintName = 64
-
 var (
 	reShadow      = regexp.MustCompile(`Cannot access '([^']{1,64})' before initialization`)
 	reNotDefined  = regexp.MustCompile(`ReferenceError: ([^\s]{1,64}) is not defined`)
@@ -69,7 +65,7 @@ func evalHints(message, src string, v *view) []string {
 			out = append(out, metaToolHint(m[2]))
 		case b != "":
 			tools := idx.toolsOf[b]
-			if s := closest(m[2], tools); s != "" {
+			if s := catalog.Closest(m[2], tools); s != "" {
 				out = append(out, fmt.Sprintf("Backend `%s` has no tool `%s`; did you mean `%s.%s`?", m[1], m[2], m[1], s))
 			} else {
 				out = append(out, fmt.Sprintf("Backend `%s` has no tool `%s`; its tools: %s.", m[1], m[2], listSome(tools)))
@@ -113,7 +109,7 @@ func notDefinedHints(name, src string, v *view, idx *nameIndex) []string {
 		}
 		return []string{h}
 	}
-	if s := closest(name, idx.backendIdents); s != "" {
+	if s := catalog.Closest(name, idx.backendIdents); s != "" {
 		return []string{fmt.Sprintf("There is no backend `%s`; did you mean `%s`? Backends: %s.", name, s, listSome(idx.backendIdents))}
 	}
 	return nil
@@ -163,33 +159,3 @@ func newNameIndex(tools []Tool, backends []*backendView) *nameIndex {
 
 func (n *nameIndex) backend(name string) string      { return n.byName[name] }
 func (n *nameIndex) toolOwners(name string) []string { return n.owners[name] }
-
-// closest returns the candidate nearest to name (edit distance ≤ 2, or a
-// prefix of it either way), or "". Names longer than maxHintName and
-// candidates whose length differs too much are skipped without computing
-// a distance, so the cost stays linear in the candidates.
-func closest(name string, candidates []string) string {
-	if len(name) > maxHintName {
-		return ""
-	}
-	best, bestDist := "", 3
-	lname := strings.ToLower(name)
-	for _, c := range candidates {
-		if len(c) > maxHintName {
-			continue
-		}
-		lc := strings.ToLower(c)
-		prefix := len(lname) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc))
-		if !prefix && (len(lc) > len(lname)+2 || len(lname) > len(lc)+2) {
-			continue
-		}
-		d := catalog.EditDistance(lname, lc)
-		if d > 0 && prefix {
-			d = min(d, 1)
-		}
-		if d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
