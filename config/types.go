@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/codemode/output"
 )
 
 // Config is the complete configuration of the gateway.
@@ -379,18 +381,18 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			Timeout:       30 * time.Second,
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,
-			MaxOutputSize: 200000,
+			MaxOutputSize: output.DefaultMaxOutputSize,
 			MaxToolCalls:  DefaultMaxToolCalls,
 			BackendWait:   10 * time.Second,
 			Output: OutputConfig{
 				IntentFilter:     true,
-				IntentMinBytes:   5000,
+				IntentMinBytes:   output.DefaultIntentMinBytes,
 				AutoChunk:        true,
-				ChunkThreshold:   10240,
+				ChunkThreshold:   output.DefaultChunkThreshold,
 				Truncate:         true,
 				Footer:           true,
-				ResultTTL:        15 * time.Minute,
-				ResultStoreBytes: 64 << 20,
+				ResultTTL:        resultstore.DefaultTTL,
+				ResultStoreBytes: resultstore.DefaultMaxBytes,
 			},
 		},
 		RunCode: RunCodeConfig{
