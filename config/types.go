@@ -339,7 +339,7 @@ const (
 	// DefaultBackendTimeout is the default of Backend.Timeout.
 	DefaultBackendTimeout = backend.DefaultTimeout
 	// DefaultMaxConcurrentCalls is the default of Backend.MaxConcurrentCalls.
-	DefaultMaxConcurrentCalls = 8
+	DefaultMaxConcurrentCalls = backend.DefaultMaxConcurrentCalls
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
 	DefaultMaxToolCalls = 1000
 	// DefaultSessionIdleTimeout is the default of ServerConfig.SessionIdleTimeout.
@@ -383,7 +383,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			MaxConcurrent: 8,
 			MaxOutputSize: output.DefaultMaxOutputSize,
 			MaxToolCalls:  DefaultMaxToolCalls,
-			BackendWait:   10 * time.Second,
+			BackendWait:   backend.DefaultStartWait,
 			Output: OutputConfig{
 				IntentFilter:     true,
 				IntentMinBytes:   output.DefaultIntentMinBytes,
