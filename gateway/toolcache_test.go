@@ -1,12 +1,11 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"path/filepath"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +30,7 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 	}
 	defer srv.Stop()
 
-	replica := func(spec backend.Spec, logs *syncBuffer) *Gateway {
+	replica := func(spec backend.Spec, logs *lockedBuffer) *Gateway {
 		cfg := config.Default()
 		cfg.Server.CacheDir = t.TempDir() // must stay unused: Redis holds the cache
 		cfg.Store.RedisURL = srv.URL()
@@ -77,31 +76,12 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 	}
 
 	srv.Kill()
-	var logs syncBuffer
+	var logs lockedBuffer
 	c := replica(dead, &logs)
 	if res := c.Catalog().Search("forecast", searchOpts()); len(res.Hits) != 0 {
 		t.Fatalf("a tool list with Redis down: %+v", res)
 	}
-	if !bytes.Contains(logs.Bytes(), []byte("tool cache (redis")) {
-		t.Fatalf("no log line says the Redis tool cache is unavailable:\n%s", logs.Bytes())
+	if !strings.Contains(logs.String(), "tool cache (redis") {
+		t.Fatalf("no log line says the Redis tool cache is unavailable:\n%s", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-// Bytes returns a copy of what was written.
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.buf.Bytes())
 }

@@ -2,7 +2,6 @@ package procpool
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/isogate/isogate/v8sandbox"
 )
 
 // workerCommand starts this test binary as a worker (see TestMain).
@@ -76,18 +73,6 @@ func newTestPool(t testing.TB, opts Options) *Pool {
 	}
 	t.Cleanup(p.Close)
 	return p
-}
-
-func wantCode(t testing.TB, err error, code v8sandbox.Code) *v8sandbox.Error {
-	t.Helper()
-	var e *v8sandbox.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("error = %v (%T), want *v8sandbox.Error with code %s", err, err, code)
-	}
-	if e.Code != code {
-		t.Fatalf("code = %s (%s), want %s", e.Code, e.Message, code)
-	}
-	return e
 }
 
 // waitFor polls cond until it holds or the timeout passes.

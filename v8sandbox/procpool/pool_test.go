@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/sandboxtest"
 )
 
 // sharedPool serves the tests that do not kill or reconfigure workers.
@@ -29,16 +30,6 @@ func sharedPool(t *testing.T) *Pool {
 		t.Fatal(sharedErr)
 	}
 	return shared
-}
-
-func mustValue(t *testing.T, p *Pool, job v8sandbox.Job, host v8sandbox.Host) string {
-	t.Helper()
-	job.AwaitResult = true
-	res, err := p.Run(context.Background(), job, host)
-	if err != nil {
-		t.Fatalf("run %q: %v", job.Source, err)
-	}
-	return string(res.Value)
 }
 
 // gate is a host whose "wait" calls block until released; each arrival is
@@ -122,7 +113,7 @@ func TestCancellation(t *testing.T) {
 		time.AfterFunc(50*time.Millisecond, cancel)
 		start := time.Now()
 		_, err := p.Run(ctx, v8sandbox.Job{Source: `for(;;){}`, Limits: v8sandbox.Limits{Timeout: 20 * time.Second}}, nil)
-		wantCode(t, err, v8sandbox.CodeCancelled)
+		sandboxtest.WantCode(t, err, v8sandbox.CodeCancelled)
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("cancel took %v", d) // the bound that matters: far less than the 20 s deadline
 		}
@@ -133,7 +124,7 @@ func TestCancellation(t *testing.T) {
 		ch := runAsync(ctx, p, waitJob, g)
 		g.await(t)
 		cancel()
-		wantCode(t, receive(t, ch, 10*time.Second).err, v8sandbox.CodeCancelled)
+		sandboxtest.WantCode(t, receive(t, ch, 10*time.Second).err, v8sandbox.CodeCancelled)
 	})
 	// The host call fails because of the cancellation and the script does
 	// not catch it: the script's error must not win over the stop reason,
@@ -146,14 +137,14 @@ func TestCancellation(t *testing.T) {
 				return nil, context.Canceled
 			})
 			_, err := p.Run(ctx, waitJob, host)
-			wantCode(t, err, v8sandbox.CodeCancelled)
+			sandboxtest.WantCode(t, err, v8sandbox.CodeCancelled)
 		}
 	})
 	t.Run("caller deadline maps to TIMEOUT", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		_, err := p.Run(ctx, v8sandbox.Job{Source: `for(;;){}`, Limits: v8sandbox.Limits{Timeout: 20 * time.Second}}, nil)
-		wantCode(t, err, v8sandbox.CodeTimeout)
+		sandboxtest.WantCode(t, err, v8sandbox.CodeTimeout)
 	})
 	t.Run("stuck builtin: killed after grace", func(t *testing.T) {
 		killed := p.Stats().Killed
@@ -161,14 +152,14 @@ func TestCancellation(t *testing.T) {
 		time.AfterFunc(100*time.Millisecond, cancel)
 		start := time.Now()
 		_, err := p.Run(ctx, v8sandbox.Job{Source: `Array.from({length: 2**27}).length`, Limits: v8sandbox.Limits{Timeout: 20 * time.Second}}, nil)
-		wantCode(t, err, v8sandbox.CodeCancelled)
+		sandboxtest.WantCode(t, err, v8sandbox.CodeCancelled)
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("cancel of a stuck run took %v", d) // far less than the 20 s deadline
 		}
 		if got := p.Stats().Killed; got != killed+1 {
 			t.Errorf("killed = %d, want %d", got, killed+1)
 		}
-		if got := mustValue(t, p, v8sandbox.Job{Source: `"after"`}, nil); got != `"after"` {
+		if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: `"after"`}, nil); got != `"after"` {
 			t.Fatal(got)
 		}
 	})
@@ -180,7 +171,7 @@ func TestCancellation(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		_, err := p.Run(ctx, v8sandbox.Job{Source: `1`}, nil)
-		if e := wantCode(t, err, v8sandbox.CodeTimeout); !strings.Contains(e.Message, "waiting for a free sandbox worker") {
+		if e := sandboxtest.WantCode(t, err, v8sandbox.CodeTimeout); !strings.Contains(e.Message, "waiting for a free sandbox worker") {
 			t.Errorf("message = %q", e.Message)
 		}
 		close(g.release)
@@ -204,7 +195,7 @@ func TestHardDeadline(t *testing.T) {
 	start := time.Now()
 	_, err := p.Run(context.Background(), v8sandbox.Job{Source: `Array.from({length: 2**27}).length`, Limits: v8sandbox.Limits{Timeout: timeout}}, nil)
 	elapsed := time.Since(start)
-	if e := wantCode(t, err, v8sandbox.CodeTimeout); e.Message != "execution exceeded 300 ms" {
+	if e := sandboxtest.WantCode(t, err, v8sandbox.CodeTimeout); e.Message != "execution exceeded 300 ms" {
 		t.Errorf("message = %q", e.Message)
 	}
 	// The lower bound is exact; the upper one only tells a kill from a run
@@ -221,7 +212,7 @@ func TestHardDeadline(t *testing.T) {
 	if o := receive(t, other, 5*time.Second); o.err != nil || o.value() != `"x"` {
 		t.Fatalf("run on the other worker: %s %v", o.value(), o.err)
 	}
-	if got := mustValue(t, p, v8sandbox.Job{Source: `"next"`}, nil); got != `"next"` {
+	if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: `"next"`}, nil); got != `"next"` {
 		t.Fatal(got)
 	}
 }
@@ -245,7 +236,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := receive(t, a, 5*time.Second)
-	if e := wantCode(t, o.err, v8sandbox.CodeSandboxCrashed); !strings.Contains(e.Message, "signal: killed") {
+	if e := sandboxtest.WantCode(t, o.err, v8sandbox.CodeSandboxCrashed); !strings.Contains(e.Message, "signal: killed") {
 		t.Errorf("message = %q", e.Message)
 	}
 	close(gb.release)
@@ -265,7 +256,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		t.Errorf("crashed = %d, want 1", st.Crashed)
 	}
 	for i := range 4 { // both workers serve again
-		if got := mustValue(t, p, v8sandbox.Job{Source: fmt.Sprint(i)}, nil); got != fmt.Sprint(i) {
+		if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: fmt.Sprint(i)}, nil); got != fmt.Sprint(i) {
 			t.Fatal(got)
 		}
 	}
@@ -277,10 +268,10 @@ func TestWorkerAbortIsHeapLimit(t *testing.T) {
 	buf := &syncBuffer{}
 	p := newTestPool(t, Options{Workers: 1, Logger: slogTo(buf)})
 	_, err := p.Run(context.Background(), v8sandbox.Job{Source: `'x'.repeat(2**27).split('')`}, nil)
-	if e := wantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "invalid size error") {
+	if e := sandboxtest.WantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "invalid size error") {
 		t.Errorf("message = %q", e.Message)
 	}
-	if got := mustValue(t, p, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
+	if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
 		t.Fatal(got)
 	}
 	// The worker's crash dump reached the logger, bounded.
@@ -304,7 +295,7 @@ func TestMalformedFrameKillsOnlyThatWorker(t *testing.T) {
 			other := runAsync(context.Background(), p, waitJob, g)
 			g.await(t)
 			_, err := p.Run(context.Background(), v8sandbox.Job{Source: "//broken:" + kind}, nil)
-			if e := wantCode(t, err, v8sandbox.CodeSandboxCrashed); !strings.Contains(e.Message, "protocol violation") {
+			if e := sandboxtest.WantCode(t, err, v8sandbox.CodeSandboxCrashed); !strings.Contains(e.Message, "protocol violation") {
 				t.Errorf("message = %q", e.Message)
 			}
 			close(g.release)
@@ -324,7 +315,7 @@ func TestMalformedFrameKillsOnlyThatWorker(t *testing.T) {
 func TestRSSRecycling(t *testing.T) {
 	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 1, MaxRSSMB: 1, KillRSSMB: -1})
 	first := p.Stats().Workers[0].PID
-	if got := mustValue(t, p, v8sandbox.Job{Source: `"one"`}, nil); got != `"one"` {
+	if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: `"one"`}, nil); got != `"one"` {
 		t.Fatal(got)
 	}
 	waitFor(t, 10*time.Second, "a recycle", func() bool {
@@ -332,7 +323,7 @@ func TestRSSRecycling(t *testing.T) {
 		return st.Recycled >= 1 && len(st.Workers) >= 1 && st.Workers[0].PID != first
 	})
 	for i := range 3 {
-		if got := mustValue(t, p, v8sandbox.Job{Source: fmt.Sprint(i)}, nil); got != fmt.Sprint(i) {
+		if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: fmt.Sprint(i)}, nil); got != fmt.Sprint(i) {
 			t.Fatal(got)
 		}
 	}
@@ -349,11 +340,11 @@ func TestKillRSS(t *testing.T) {
 	// JSON.parse of 20 M numbers is not interruptible and passes 250 MB RSS
 	// in about a second.
 	_, err := p.Run(context.Background(), v8sandbox.Job{Source: `JSON.parse("[" + "1,".repeat(2e7) + "1]").length`, Limits: v8sandbox.Limits{Timeout: 30 * time.Second}}, nil)
-	if e := wantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "hard limit") {
+	if e := sandboxtest.WantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "hard limit") {
 		t.Errorf("message = %q", e.Message)
 	}
 	t.Logf("killed after %v", time.Since(start))
-	if got := mustValue(t, p, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
+	if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
 		t.Fatal(got)
 	}
 }
@@ -449,7 +440,7 @@ func TestClose(t *testing.T) {
 		t.Fatal("Close hung")
 	}
 	_, err = p.Run(context.Background(), v8sandbox.Job{Source: `1`}, nil)
-	wantCode(t, err, v8sandbox.CodeInternal)
+	sandboxtest.WantCode(t, err, v8sandbox.CodeInternal)
 	for _, pid := range pids {
 		if syscall.Kill(pid, 0) == nil {
 			t.Errorf("worker %d still alive after Close", pid)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/sandboxtest"
 )
 
 // TestRealBinary drives workers started as `isogate sandbox-worker` from the
@@ -32,7 +33,7 @@ func TestRealBinary(t *testing.T) {
 		t.Fatalf("run: %s %v", res.Value, err)
 	}
 	_, err = p.Run(context.Background(), v8sandbox.Job{Source: `'x'.repeat(2**27).split('')`}, nil)
-	wantCode(t, err, v8sandbox.CodeHeapLimit)
+	sandboxtest.WantCode(t, err, v8sandbox.CodeHeapLimit)
 	if res, err := p.Run(context.Background(), v8sandbox.Job{Source: `"again"`, AwaitResult: true}, nil); err != nil || string(res.Value) != `"again"` {
 		t.Fatalf("after the abort: %s %v", res.Value, err)
 	}

@@ -82,7 +82,9 @@ func Run(t *testing.T, newRunner NewRunner, opts Options) {
 // sharedSlots is the size of the runner most tests share.
 const sharedSlots = 4
 
-func mustValue(t *testing.T, r v8sandbox.Runner, job v8sandbox.Job, host v8sandbox.Host) string {
+// Value runs job on r, awaiting its result, and returns the result's JSON;
+// an error fails the test.
+func Value(t testing.TB, r v8sandbox.Runner, job v8sandbox.Job, host v8sandbox.Host) string {
 	t.Helper()
 	job.AwaitResult = true
 	res, err := r.Run(context.Background(), job, host)
@@ -92,7 +94,9 @@ func mustValue(t *testing.T, r v8sandbox.Runner, job v8sandbox.Job, host v8sandb
 	return string(res.Value)
 }
 
-func wantCode(t *testing.T, err error, code v8sandbox.Code) *v8sandbox.Error {
+// WantCode fails the test unless err is a *v8sandbox.Error with code, and
+// returns it.
+func WantCode(t testing.TB, err error, code v8sandbox.Code) *v8sandbox.Error {
 	t.Helper()
 	var e *v8sandbox.Error
 	if !errors.As(err, &e) {
@@ -115,7 +119,7 @@ func resultSerialization(t *testing.T, r v8sandbox.Runner) {
 		`"<b>&</b>"`:                   `"<b>&</b>"`,           // byte for byte: no HTML escaping on the way
 		`"\u2028 é \ud800"`:            "\"\u2028 é \\ud800\"", // raw U+2028, escaped lone surrogate
 	} {
-		if got := mustValue(t, r, v8sandbox.Job{Source: src}, nil); got != want {
+		if got := Value(t, r, v8sandbox.Job{Source: src}, nil); got != want {
 			t.Errorf("%s = %s, want %s", src, got, want)
 		}
 	}
@@ -123,20 +127,20 @@ func resultSerialization(t *testing.T, r v8sandbox.Runner) {
 
 func denyByDefault(t *testing.T, r v8sandbox.Runner) {
 	src := `["require","process","fetch","console","setTimeout","setInterval","queueMicrotask","WebAssembly","Deno","Bun"].filter(n => typeof globalThis[n] !== "undefined")`
-	if got := mustValue(t, r, v8sandbox.Job{Source: src}, nil); got != `[]` {
+	if got := Value(t, r, v8sandbox.Job{Source: src}, nil); got != `[]` {
 		t.Fatalf("unexpected globals present: %s", got)
 	}
 	// Atomics.wait exists but throws rather than block the thread.
-	got := mustValue(t, r, v8sandbox.Job{Source: `try { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10000); "waited" } catch (e) { e.constructor.name }`}, nil)
+	got := Value(t, r, v8sandbox.Job{Source: `try { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10000); "waited" } catch (e) { e.constructor.name }`}, nil)
 	if got != `"TypeError"` {
 		t.Fatalf("Atomics.wait: %s", got)
 	}
 }
 
 func stateIsolation(t *testing.T, r v8sandbox.Runner) {
-	mustValue(t, r, v8sandbox.Job{Source: `globalThis.leak = 42; Object.prototype.polluted = 1; Array.prototype.push = null; 0`}, nil)
+	Value(t, r, v8sandbox.Job{Source: `globalThis.leak = 42; Object.prototype.polluted = 1; Array.prototype.push = null; 0`}, nil)
 	for range 2 * sharedSlots { // reach every worker
-		got := mustValue(t, r, v8sandbox.Job{Source: `[typeof leak, typeof ({}).polluted, typeof [].push]`}, nil)
+		got := Value(t, r, v8sandbox.Job{Source: `[typeof leak, typeof ({}).polluted, typeof [].push]`}, nil)
 		if got != `["undefined","undefined","function"]` {
 			t.Fatalf("state leaked between runs: %s", got)
 		}
@@ -148,27 +152,27 @@ func evalErrors(t *testing.T, r v8sandbox.Runner) {
 		_, err := r.Run(context.Background(), job, nil)
 		return err
 	}
-	e := wantCode(t, run(v8sandbox.Job{Source: "const x = 1;\nconst y = ;\n"}), v8sandbox.CodeEval)
+	e := WantCode(t, run(v8sandbox.Job{Source: "const x = 1;\nconst y = ;\n"}), v8sandbox.CodeEval)
 	if !strings.Contains(e.Message, "SyntaxError") || e.Line != 2 || !e.Compile {
 		t.Errorf("syntax error = %+v, want SyntaxError on line 2, at compile time", e)
 	}
-	e = wantCode(t, run(v8sandbox.Job{Source: "\n\nnull.x", AwaitResult: true}), v8sandbox.CodeEval)
+	e = WantCode(t, run(v8sandbox.Job{Source: "\n\nnull.x", AwaitResult: true}), v8sandbox.CodeEval)
 	if !strings.Contains(e.Message, "TypeError") || e.Line != 3 || e.Compile {
 		t.Errorf("type error = %+v, want TypeError on line 3", e)
 	}
-	e = wantCode(t, run(v8sandbox.Job{Source: "(async () => {\n  await 1;\n  throw new RangeError('bad range');\n})()", AwaitResult: true}), v8sandbox.CodeEval)
+	e = WantCode(t, run(v8sandbox.Job{Source: "(async () => {\n  await 1;\n  throw new RangeError('bad range');\n})()", AwaitResult: true}), v8sandbox.CodeEval)
 	if e.Message != "RangeError: bad range" || e.Line != 3 || !strings.Contains(e.Stack, "main.js:3") {
 		t.Errorf("rejection = %+v, want RangeError on line 3 with stack", e)
 	}
-	if e = wantCode(t, run(v8sandbox.Job{Source: `Promise.reject("plain string")`, AwaitResult: true}), v8sandbox.CodeEval); e.Message != "plain string" {
+	if e = WantCode(t, run(v8sandbox.Job{Source: `Promise.reject("plain string")`, AwaitResult: true}), v8sandbox.CodeEval); e.Message != "plain string" {
 		t.Errorf("non-error rejection message = %q", e.Message)
 	}
 	// A script-defined toJSON does not blank the error's description.
-	e = wantCode(t, run(v8sandbox.Job{Source: `Object.prototype.toJSON = () => ({}); Promise.reject(new TypeError("still described"))`, AwaitResult: true}), v8sandbox.CodeEval)
+	e = WantCode(t, run(v8sandbox.Job{Source: `Object.prototype.toJSON = () => ({}); Promise.reject(new TypeError("still described"))`, AwaitResult: true}), v8sandbox.CodeEval)
 	if e.Message != "TypeError: still described" {
 		t.Errorf("rejection after toJSON tampering = %q", e.Message)
 	}
-	if e = wantCode(t, run(v8sandbox.Job{Source: `const o = {}; o.self = o; o`, AwaitResult: true}), v8sandbox.CodeEval); !strings.Contains(e.Message, "circular") {
+	if e = WantCode(t, run(v8sandbox.Job{Source: `const o = {}; o.self = o; o`, AwaitResult: true}), v8sandbox.CodeEval); !strings.Contains(e.Message, "circular") {
 		t.Errorf("cyclic result message = %q", e.Message)
 	}
 }
@@ -176,7 +180,7 @@ func evalErrors(t *testing.T, r v8sandbox.Runner) {
 func neverSettling(t *testing.T, r v8sandbox.Runner) {
 	_, err := r.Run(context.Background(), v8sandbox.Job{Source: `new Promise(() => {})`, AwaitResult: true,
 		Limits: v8sandbox.Limits{Timeout: 5 * time.Second}}, nil)
-	if e := wantCode(t, err, v8sandbox.CodeEval); !strings.Contains(e.Message, "never settle") {
+	if e := WantCode(t, err, v8sandbox.CodeEval); !strings.Contains(e.Message, "never settle") {
 		t.Fatalf("message = %q", e.Message)
 	}
 }
@@ -191,12 +195,12 @@ func timeouts(t *testing.T, r v8sandbox.Runner) {
 		t.Run(name, func(t *testing.T) {
 			_, err := r.Run(context.Background(), v8sandbox.Job{Source: src, AwaitResult: true,
 				Limits: v8sandbox.Limits{Timeout: 150 * time.Millisecond}}, nil)
-			if e := wantCode(t, err, v8sandbox.CodeTimeout); e.Message != "execution exceeded 150 ms" {
+			if e := WantCode(t, err, v8sandbox.CodeTimeout); e.Message != "execution exceeded 150 ms" {
 				t.Fatalf("message = %q", e.Message)
 			}
 		})
 	}
-	if got := mustValue(t, r, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
+	if got := Value(t, r, v8sandbox.Job{Source: `"alive"`}, nil); got != `"alive"` {
 		t.Fatal(got)
 	}
 }
@@ -224,7 +228,7 @@ func deadlineWhileWaiting(t *testing.T, r v8sandbox.Runner) {
 		AwaitResult: true,
 		Limits:      v8sandbox.Limits{Timeout: 100 * time.Millisecond},
 	}, blockingHost)
-	wantCode(t, err, v8sandbox.CodeTimeout)
+	WantCode(t, err, v8sandbox.CodeTimeout)
 }
 
 func cancellation(t *testing.T, r v8sandbox.Runner) {
@@ -239,7 +243,7 @@ func cancellation(t *testing.T, r v8sandbox.Runner) {
 		}()
 		<-host.arrived // the script is waiting: cancel now
 		cancel()
-		wantCode(t, <-done, v8sandbox.CodeCancelled)
+		WantCode(t, <-done, v8sandbox.CodeCancelled)
 	})
 	t.Run("busy loop", func(t *testing.T) {
 		host := gatedHost{arrived: make(chan struct{}, 1)}
@@ -257,14 +261,14 @@ func cancellation(t *testing.T, r v8sandbox.Runner) {
 		}()
 		<-host.arrived
 		cancel()
-		wantCode(t, <-done, v8sandbox.CodeCancelled)
+		WantCode(t, <-done, v8sandbox.CodeCancelled)
 	})
 }
 
 func arrayBufferCap(t *testing.T, r v8sandbox.Runner) {
 	src := `const keep = []; let n = 0;
 	try { for (;;) { keep.push(new Uint8Array(16 << 20)); n++ } } catch (e) { [e.name, n] }`
-	got := mustValue(t, r, v8sandbox.Job{Source: src, Limits: v8sandbox.Limits{ArrayBufferMB: 64}}, nil)
+	got := Value(t, r, v8sandbox.Job{Source: src, Limits: v8sandbox.Limits{ArrayBufferMB: 64}}, nil)
 	if got != `["RangeError",4]` {
 		t.Fatalf("got %s, want RangeError after 4 buffers of 16 MB", got)
 	}
@@ -273,7 +277,7 @@ func arrayBufferCap(t *testing.T, r v8sandbox.Runner) {
 func resultSizeLimit(t *testing.T, r v8sandbox.Runner) {
 	_, err := r.Run(context.Background(), v8sandbox.Job{Source: `"x".repeat(2000)`, AwaitResult: true,
 		Limits: v8sandbox.Limits{MaxResultBytes: 1000}}, nil)
-	wantCode(t, err, v8sandbox.CodeOutputLimit)
+	WantCode(t, err, v8sandbox.CodeOutputLimit)
 }
 
 func hostFunctions(t *testing.T, r v8sandbox.Runner) {
@@ -301,7 +305,7 @@ func hostFunctions(t *testing.T, r v8sandbox.Runner) {
 	fns := host.Functions()
 	job := func(src string) v8sandbox.Job { return v8sandbox.Job{Source: src, Functions: fns} }
 
-	got := mustValue(t, r, job(`(async () => [add(2, 3), await api.echo("a", {b: [1]}), api.echo.name, typeof nothing()])()`), host)
+	got := Value(t, r, job(`(async () => [add(2, 3), await api.echo("a", {b: [1]}), api.echo.name, typeof nothing()])()`), host)
 	if got != `[5,["a",{"b":[1]}],"echo","undefined"]` {
 		t.Fatalf("host results: %s", got)
 	}
@@ -309,20 +313,20 @@ func hostFunctions(t *testing.T, r v8sandbox.Runner) {
 	if err != nil || res.HostCalls != 3 {
 		t.Fatalf("host call count: %+v %v", res, err)
 	}
-	got = mustValue(t, r, job(`(async () => { try { await fail() } catch (e) { return [e instanceof Error, e.message] } })()`), host)
+	got = Value(t, r, job(`(async () => { try { await fail() } catch (e) { return [e instanceof Error, e.message] } })()`), host)
 	if got != `[true,"backend said no"]` {
 		t.Fatalf("rejection: %s", got)
 	}
 	// A typed host error reaches the script as data, sync or async.
 	for _, call := range []string{`denied()`, `await deniedAsync()`} {
-		got = mustValue(t, r, job(`(async () => { try { `+call+` } catch (e) { return [e instanceof Error, e.name, e.code, e.message, e.data] } })()`), host)
+		got = Value(t, r, job(`(async () => { try { `+call+` } catch (e) { return [e instanceof Error, e.name, e.code, e.message, e.data] } })()`), host)
 		if got != `[true,"DeniedError","TOOL_DENIED","not this one",{"tool":"x"}]` {
 			t.Fatalf("typed host error through %s: %s", call, got)
 		}
 	}
 	// Defined on the error, not assigned: a setter the script put on
 	// Error.prototype does not intercept them.
-	got = mustValue(t, r, job(`Object.defineProperty(Error.prototype, "code", {set() { throw 1 }, get() { return "forged" }});
+	got = Value(t, r, job(`Object.defineProperty(Error.prototype, "code", {set() { throw 1 }, get() { return "forged" }});
 		(() => { try { denied() } catch (e) { return e.code } })()`), host)
 	if got != `"TOOL_DENIED"` {
 		t.Fatalf("code under a hostile Error.prototype: %s", got)
@@ -330,13 +334,13 @@ func hostFunctions(t *testing.T, r v8sandbox.Runner) {
 	// Data that is not JSON could not cross the process boundary: both
 	// runners end the run with INTERNAL rather than dropping it.
 	_, err = r.Run(context.Background(), job(`(async () => { try { await badData() } catch (e) {} })()`), host)
-	wantCode(t, err, v8sandbox.CodeInternal)
+	WantCode(t, err, v8sandbox.CodeInternal)
 	_, err = r.Run(context.Background(), job(`try { stop() } catch (e) {} for(;;){}`), host)
-	wantCode(t, err, v8sandbox.CodeOutputLimit)
+	WantCode(t, err, v8sandbox.CodeOutputLimit)
 	_, err = r.Run(context.Background(), job(`invalid()`), host)
-	wantCode(t, err, v8sandbox.CodeInternal)
+	WantCode(t, err, v8sandbox.CodeInternal)
 	_, err = r.Run(context.Background(), v8sandbox.Job{Source: `f()`, Functions: []v8sandbox.Function{{Name: "f"}}}, nil)
-	wantCode(t, err, v8sandbox.CodeEval) // "no host serves function", thrown into the script
+	WantCode(t, err, v8sandbox.CodeEval) // "no host serves function", thrown into the script
 }
 
 func promiseAll(t *testing.T, r v8sandbox.Runner) {
@@ -362,7 +366,7 @@ func promiseAll(t *testing.T, r v8sandbox.Runner) {
 		}
 		return args, nil
 	})
-	got := mustValue(t, r, v8sandbox.Job{
+	got := Value(t, r, v8sandbox.Job{
 		Functions: []v8sandbox.Function{{Name: "slow", Async: true}},
 		Source:    `Promise.all(Array.from({length: 10}, (_, i) => slow(i))).then(r => r.flat())`,
 		Limits:    v8sandbox.Limits{Timeout: time.Minute},
@@ -380,11 +384,11 @@ func panickingHost(t *testing.T, r v8sandbox.Runner) {
 	for _, async := range []bool{false, true} {
 		_, err := r.Run(context.Background(), v8sandbox.Job{Functions: []v8sandbox.Function{{Name: "boom", Async: async}},
 			Source: `(async () => boom())()`, AwaitResult: true}, host)
-		if e := wantCode(t, err, v8sandbox.CodeInternal); !strings.Contains(e.Message, "kaboom") {
+		if e := WantCode(t, err, v8sandbox.CodeInternal); !strings.Contains(e.Message, "kaboom") {
 			t.Fatalf("message = %q", e.Message)
 		}
 	}
-	if got := mustValue(t, r, v8sandbox.Job{Source: `"still here"`}, nil); got != `"still here"` {
+	if got := Value(t, r, v8sandbox.Job{Source: `"still here"`}, nil); got != `"still here"` {
 		t.Fatal(got)
 	}
 }
@@ -420,10 +424,10 @@ func heapBombs(t *testing.T, r v8sandbox.Runner) {
 	} {
 		_, err := r.Run(context.Background(), v8sandbox.Job{Source: src,
 			Limits: v8sandbox.Limits{HeapMB: 32, Timeout: 20 * time.Second}}, nil)
-		if e := wantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "32 MB") {
+		if e := WantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "32 MB") {
 			t.Errorf("bomb %d message = %q", i, e.Message)
 		}
-		if got := mustValue(t, r, v8sandbox.Job{Source: `[1,2,3].map(x => x * 2)`}, nil); got != `[2,4,6]` {
+		if got := Value(t, r, v8sandbox.Job{Source: `[1,2,3].map(x => x * 2)`}, nil); got != `[2,4,6]` {
 			t.Fatalf("run after bomb %d: %s", i, got)
 		}
 	}
@@ -439,7 +443,7 @@ func heapCapLarge(t *testing.T, r v8sandbox.Runner) {
 	} {
 		_, err := r.Run(context.Background(), v8sandbox.Job{Source: src, AwaitResult: true,
 			Limits: v8sandbox.Limits{HeapMB: 16, Timeout: 20 * time.Second}}, nil)
-		wantCode(t, err, v8sandbox.CodeHeapLimit)
+		WantCode(t, err, v8sandbox.CodeHeapLimit)
 	}
 }
 
@@ -456,9 +460,9 @@ func waitingForASlot(t *testing.T, r v8sandbox.Runner) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := r.Run(ctx, v8sandbox.Job{Source: `1`}, nil)
-	wantCode(t, err, v8sandbox.CodeTimeout)
+	WantCode(t, err, v8sandbox.CodeTimeout)
 	release()
-	wantCode(t, <-busy, v8sandbox.CodeCancelled)
+	WantCode(t, <-busy, v8sandbox.CodeCancelled)
 }
 
 // CorpusDir is the hostile corpus (v8sandbox/procpool/testdata/hostile).
@@ -489,7 +493,7 @@ func hostileCorpus(t *testing.T, r v8sandbox.Runner, inProcess bool) {
 			if limit := c.Timeout + hangSlack; elapsed > limit {
 				t.Errorf("%s took %v, over its deadline %v + %v", c.Name, elapsed.Round(time.Millisecond), c.Timeout, hangSlack)
 			}
-			if got := mustValue(t, r, v8sandbox.Job{Source: `[1, 2, 3].map((x) => x * 2)`}, nil); got != `[2,4,6]` {
+			if got := Value(t, r, v8sandbox.Job{Source: `[1, 2, 3].map((x) => x * 2)`}, nil); got != `[2,4,6]` {
 				t.Fatalf("normal job after %s: %s", c.Name, got)
 			}
 		})
