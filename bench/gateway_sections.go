@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -129,28 +130,18 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	everything := filepath.Join(root, "examples/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		return "server-everything is not installed (run `make deps`); skipped.\n", nil
+	everything, err := serverEverything(root)
+	if err != nil {
+		return err.Error() + "; skipped.\n", nil
 	}
 	dir, err := os.MkdirTemp("", "isogate-bench")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "isogate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/isogate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building isogate: %v: %s", err, out)
-	}
-	cfgPath := filepath.Join(dir, "isogate.yaml")
-	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %%s\n", filepath.Join(dir, "cache"), everything)
-
-	connect := func(cmd *exec.Cmd) (*mcp.ClientSession, error) {
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		return mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(cctx, &mcp.CommandTransport{Command: cmd}, nil)
+	bin, err := buildIsogate(ctx, root, dir)
+	if err != nil {
+		return "", err
 	}
 	call := func(cs *mcp.ClientSession, tool string, args map[string]any) error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -164,7 +155,7 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	b.WriteString("A go-sdk MCP client over stdio. Direct: the client talks to server-everything itself. Through isogate: the client talks to `isogate serve`, which calls server-everything over stdio.\n\n")
 	b.WriteString("| path | p50 | p99 | p50 ÷ direct |\n|---|---:|---:|---:|\n")
 
-	direct, err := connect(exec.Command("node", everything, "stdio"))
+	direct, err := connectStdio(ctx, exec.Command("node", everything, "stdio"))
 	if err != nil {
 		return "", err
 	}
@@ -176,21 +167,9 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	fmt.Fprintf(&b, "| direct `echo` | %s | %s | ×1.00 |\n", fmtDur(d50), fmtDur(d99))
 
 	for _, mode := range []string{"thread", "process"} {
-		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(yaml, mode)), 0o600); err != nil {
-			return "", err
-		}
-		cs, err := connect(exec.Command(bin, "serve", "--config", cfgPath))
+		cs, err := startIsogate(ctx, bin, dir, everything, mode)
 		if err != nil {
-			return "", err
-		}
-		// Wait until the backend is connected.
-		deadline := time.Now().Add(30 * time.Second)
-		for call(cs, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "warm"})`}) != nil {
-			if time.Now().After(deadline) {
-				cs.Close()
-				return "", fmt.Errorf("isogate never reached server-everything")
-			}
-			time.Sleep(100 * time.Millisecond)
+			return "", fmt.Errorf("isogate (%s): %w", mode, err)
 		}
 		for _, path := range []struct{ name, code string }{
 			{"tier 2 `return await everything.echo(...)`", `return await everything.echo({message: "x"})`},
@@ -206,6 +185,61 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		cs.Close()
 	}
 	return b.String(), nil
+}
+
+// serverEverything is the path of the installed server-everything, or an
+// error saying how to install it.
+func serverEverything(root string) (string, error) {
+	path := filepath.Join(root, "examples/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(path); err != nil {
+		return "", errors.New("server-everything is not installed (run `make deps`)")
+	}
+	return path, nil
+}
+
+// buildIsogate builds ./cmd/isogate into dir.
+func buildIsogate(ctx context.Context, root, dir string) (string, error) {
+	bin := filepath.Join(dir, "isogate")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/isogate")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building isogate: %v: %s", err, out)
+	}
+	return bin, nil
+}
+
+// startIsogate serves call_tool_chain over stdio with server-everything as
+// backend `everything` in the given isolation mode, and waits until a
+// program reaches it.
+func startIsogate(ctx context.Context, bin, dir, everything, mode string) (*mcp.ClientSession, error) {
+	cfgPath := filepath.Join(dir, "isogate-"+mode+".yaml")
+	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %s\n",
+		filepath.Join(dir, "cache-"+mode), everything, mode)
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
+		return nil, err
+	}
+	cs, err := connectStdio(ctx, exec.Command(bin, "serve", "--config", cfgPath))
+	if err != nil {
+		return nil, err
+	}
+	// A program waits for a starting backend (bounded by its deadline).
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
+		Arguments: map[string]any{"code": `return await everything.echo({message: "warm"})`, "timeout": 30000}})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("warm-up call failed: %v", res.Content)
+	}
+	if err != nil {
+		cs.Close()
+		return nil, err
+	}
+	return cs, nil
+}
+
+// connectStdio starts cmd and connects a go-sdk client to it.
+func connectStdio(ctx context.Context, cmd *exec.Cmd) (*mcp.ClientSession, error) {
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	return mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(cctx, &mcp.CommandTransport{Command: cmd}, nil)
 }
 
 // moduleRoot finds the directory holding go.mod.

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -168,13 +167,6 @@ func (d *directFloor) Run(ctx context.Context, w *Workload) (json.RawMessage, er
 
 func (d *directFloor) Close() { d.cs.Close() }
 
-// connectStdio starts cmd and connects a go-sdk client to it.
-func connectStdio(ctx context.Context, cmd *exec.Cmd) (*mcp.ClientSession, error) {
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	return mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(cctx, &mcp.CommandTransport{Command: cmd}, nil)
-}
-
 // utcpSection runs the same four programs, end to end through a go-sdk
 // MCP client over stdio, on `isogate serve` (both isolation modes) and on
 // UTCP code-mode (bench/utcp/server.mjs), each with the real
@@ -184,9 +176,9 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	everything := filepath.Join(root, "examples/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		return "Skipped: server-everything is not installed (run `make deps`).\n", nil
+	everything, err := serverEverything(root)
+	if err != nil {
+		return "Skipped: " + err.Error() + ".\n", nil
 	}
 	utcpDir, utcpNode, err := utcpPaths(root)
 	if err != nil {
@@ -289,44 +281,6 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	fmt.Fprintf(&b, "\nLoad average at the end: %s. ", LoadAvg())
 	b.WriteString("Thread mode is the like-for-like row (UTCP runs isolated-vm inside its own Node process); process mode (isogate's default) adds a supervised worker process per sandbox. UTCP code-mode creates a new isolate and context per program and its tool calls block the isolate (`applySyncPromise`), so its five calls run one after another. The harness does less per call than UTCP's own MCP server (`@utcp/code-mode-mcp`, which also validates content blocks and returns logs; not installable from this machine's package registry), which if anything favours UTCP.\n")
 	return b.String(), nil
-}
-
-// buildIsogate builds ./cmd/isogate into dir.
-func buildIsogate(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "isogate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/isogate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building isogate: %v: %s", err, out)
-	}
-	return bin, nil
-}
-
-// startIsogate serves call_tool_chain over stdio with server-everything as
-// backend `everything` in the given isolation mode, and waits until a
-// program reaches it.
-func startIsogate(ctx context.Context, bin, dir, everything, mode string) (*mcp.ClientSession, error) {
-	cfgPath := filepath.Join(dir, "isogate-"+mode+".yaml")
-	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %s\n",
-		filepath.Join(dir, "cache-"+mode), everything, mode)
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
-		return nil, err
-	}
-	cs, err := connectStdio(ctx, exec.Command(bin, "serve", "--config", cfgPath))
-	if err != nil {
-		return nil, err
-	}
-	// A program waits for a starting backend (bounded by its deadline).
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
-		Arguments: map[string]any{"code": `return await everything.echo({message: "warm"})`, "timeout": 30000}})
-	if err == nil && res.IsError {
-		err = fmt.Errorf("warm-up call failed: %v", res.Content)
-	}
-	if err != nil {
-		cs.Close()
-		return nil, err
-	}
-	return cs, nil
 }
 
 // npmVersion is the installed version of an npm package under dir.
