@@ -162,16 +162,6 @@ func putCacheEntry(ctx context.Context, c ToolCache, fp string, e *cacheEntry) e
 	return c.Put(ctx, fp, data)
 }
 
-// loadCacheEntry reads a backend's cache file; a missing file yields nil.
-func loadCacheEntry(dir, fp string) (*cacheEntry, error) {
-	return getCacheEntry(context.Background(), DirCache{dir}, fp)
-}
-
-// writeCacheEntry atomically replaces a backend's cache file.
-func writeCacheEntry(dir, fp string, e *cacheEntry) error {
-	return putCacheEntry(context.Background(), DirCache{dir}, fp, e)
-}
-
 // loadCache seeds the backend's tool list from the tool cache.
 func (b *backend) loadCache() {
 	cache := b.opts.toolCache()

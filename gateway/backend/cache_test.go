@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,4 +64,14 @@ func TestCacheConcurrentWriters(t *testing.T) {
 	if _, err := os.Stat(cachePath(dir, "shared")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// loadCacheEntry reads a backend's cache file; a missing file yields nil.
+func loadCacheEntry(dir, fp string) (*cacheEntry, error) {
+	return getCacheEntry(context.Background(), DirCache{dir}, fp)
+}
+
+// writeCacheEntry atomically replaces a backend's cache file.
+func writeCacheEntry(dir, fp string, e *cacheEntry) error {
+	return putCacheEntry(context.Background(), DirCache{dir}, fp, e)
 }
