@@ -15,7 +15,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/gateway"
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/codemode"
 )
 

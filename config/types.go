@@ -7,10 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/resultstore"
-	"github.com/isogate/isogate/internal/codemode/output"
 )
 
 // Config is the complete configuration of the gateway.
@@ -337,9 +333,9 @@ type WeatherConfig struct {
 // Defaults that callers may want to refer to; see Default for all of them.
 const (
 	// DefaultBackendTimeout is the default of Backend.Timeout.
-	DefaultBackendTimeout = backend.DefaultTimeout
+	DefaultBackendTimeout = 30 * time.Second
 	// DefaultMaxConcurrentCalls is the default of Backend.MaxConcurrentCalls.
-	DefaultMaxConcurrentCalls = backend.DefaultMaxConcurrentCalls
+	DefaultMaxConcurrentCalls = 8
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
 	DefaultMaxToolCalls = 1000
 	// DefaultSessionIdleTimeout is the default of ServerConfig.SessionIdleTimeout.
@@ -381,18 +377,18 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			Timeout:       30 * time.Second,
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,
-			MaxOutputSize: output.DefaultMaxOutputSize,
+			MaxOutputSize: 200000,
 			MaxToolCalls:  DefaultMaxToolCalls,
-			BackendWait:   backend.DefaultStartWait,
+			BackendWait:   10 * time.Second,
 			Output: OutputConfig{
 				IntentFilter:     true,
-				IntentMinBytes:   output.DefaultIntentMinBytes,
+				IntentMinBytes:   5000,
 				AutoChunk:        true,
-				ChunkThreshold:   output.DefaultChunkThreshold,
+				ChunkThreshold:   10240,
 				Truncate:         true,
 				Footer:           true,
-				ResultTTL:        resultstore.DefaultTTL,
-				ResultStoreBytes: resultstore.DefaultMaxBytes,
+				ResultTTL:        15 * time.Minute,
+				ResultStoreBytes: 64 << 20,
 			},
 		},
 		RunCode: RunCodeConfig{

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 )
 
 func removeCache(dir string) error { return os.RemoveAll(filepath.Join(dir, backend.CacheSubdir)) }

@@ -1,4 +1,4 @@
-// Package gateway assembles isogate: backend MCP servers (gateway/backend),
+// Package gateway assembles isogate: backend MCP servers (internal/backend),
 // the tool catalogue (internal/catalog), code mode (internal/codemode) and
 // the V8 engine (v8sandbox) behind one MCP server that offers a few
 // meta-tools instead of hundreds of tools.

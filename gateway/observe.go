@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/pipeline"

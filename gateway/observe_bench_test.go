@@ -9,7 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/tracing"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // readResultInput is the argument of the read_result meta-tool.

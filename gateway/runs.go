@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/pipeline"
 )
 

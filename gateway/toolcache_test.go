@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/resultstore/redistest"
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/resultstore/redistest"
 )
 
 // TestToolListCacheSharedOnRedis: with store.redis_url, replica A writes a

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // JSON-RPC error codes isogate sends (besides the go-sdk's own).

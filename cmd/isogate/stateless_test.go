@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/resultstore/redistest"
+	"github.com/isogate/isogate/internal/resultstore/redistest"
 )
 
 // connectVersion connects a go-sdk client over streamable HTTP with a

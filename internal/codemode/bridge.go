@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	backendpkg "github.com/isogate/isogate/gateway/backend"
+	backendpkg "github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/jsvalue"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/v8sandbox"

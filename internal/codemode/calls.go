@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 )
 
 // callTracker records a run's backend calls: what is in flight (to name it

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/v8sandbox"
 )

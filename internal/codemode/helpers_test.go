@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/gateway/backend"
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/pipeline"

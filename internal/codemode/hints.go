@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/v8sandbox"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/isogate/isogate/gateway/backend"
+	"github.com/isogate/isogate/internal/backend"
 )
 
 // KeyPrefix starts every key this cache writes, followed by the backend's

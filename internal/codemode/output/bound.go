@@ -3,7 +3,7 @@ package output
 import (
 	"context"
 
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // MaxOutputSizeCap bounds every max_output_size, whoever sets it: the

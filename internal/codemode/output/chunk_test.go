@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // chunkOnly enables only the auto-chunk stage.

@@ -24,7 +24,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // minLongReferenceBudget is the smallest MaxOutputSize for which the

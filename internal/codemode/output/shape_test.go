@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/isogate/isogate/gateway/resultstore"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 var footerRE = regexp.MustCompile(`\n\[Output: (\d+\.\d)KB returned, (\d+\.\d)KB processed, (\d+)% reduced\]$`)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isogate/isogate/gateway/resultstore"
-	"github.com/isogate/isogate/gateway/resultstore/redistest"
+	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/resultstore/redistest"
 )
 
 // redisServer is one redis-server shared by this package's tests (nil,
