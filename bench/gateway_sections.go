@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/codemode"
 )
@@ -73,13 +73,13 @@ func tiersSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		c.Server.CacheDir = ""
 		c.Sandbox.Isolation = mode
 		c.RunCode.Enabled = false
-		g, err := gateway.New(c, gateway.Options{ExtraSpecs: []backend.Spec{inProcessBackend()}})
+		g, err := app.New(c, app.Options{ExtraSpecs: []backend.Spec{inProcessBackend()}})
 		if err != nil {
 			return "", err
 		}
 		g.Start(ctx)
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err = g.Backends().WaitHealthy(wctx)
+		err = g.Backends.WaitHealthy(wctx)
 		cancel()
 		if err != nil {
 			g.Close()
@@ -87,7 +87,7 @@ func tiersSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		}
 		n := iterations(cfg)
 		direct, _, err := latency(ctx, n, func() error {
-			_, err := g.Backends().Call(ctx, "bench", &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{"x": 1}})
+			_, err := g.Backends.Call(ctx, "bench", &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{"x": 1}})
 			return err
 		})
 		if err != nil {
@@ -106,7 +106,7 @@ func tiersSection(ctx context.Context, cfg ReportConfig) (string, error) {
 				continue // tiers 1-2 never reach the sandbox
 			}
 			p50, p99, err := latency(ctx, n, func() error {
-				if r := g.Engine().Execute(ctx, codemode.Request{Code: tier.code}); r.IsError {
+				if r := g.Engine.Execute(ctx, codemode.Request{Code: tier.code}); r.IsError {
 					return fmt.Errorf("%s: %s", tier.name, r.Text)
 				}
 				return nil

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
@@ -64,7 +64,7 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		e := g.Engine()
+		e := g.Engine
 		run := func(code string) func() error {
 			return func() error {
 				if r := e.Execute(ctx, codemode.Request{Code: code}); r.IsError {
@@ -85,7 +85,7 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		row(fmt.Sprintf("trivial tier-3 run p50 (%s)", mode), trivial, goal, prev)
 
 		direct, _, err := latency(ctx, n, func() error {
-			_, err := g.Backends().Call(ctx, "big", &mcp.CallToolParams{Name: "small", Arguments: map[string]any{}})
+			_, err := g.Backends.Call(ctx, "big", &mcp.CallToolParams{Name: "small", Arguments: map[string]any{}})
 			return err
 		})
 		if err != nil {
@@ -111,7 +111,7 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		}
 		row(fmt.Sprintf("1 MB tool result through tier 3 and back, p50 (%s)", mode), big, 30*time.Millisecond, prev)
 		bigDirect, _, err := latency(ctx, bigN, func() error {
-			_, err := g.Backends().Call(ctx, "big", &mcp.CallToolParams{Name: "mb", Arguments: map[string]any{}})
+			_, err := g.Backends.Call(ctx, "big", &mcp.CallToolParams{Name: "mb", Arguments: map[string]any{}})
 			return err
 		})
 		if err != nil {
@@ -160,21 +160,21 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 
 // benchGateway starts a gateway in the given isolation mode with the given
 // in-process backends and waits until they are healthy.
-func benchGateway(ctx context.Context, mode config.Isolation, specs ...backend.Spec) (*gateway.Gateway, error) {
+func benchGateway(ctx context.Context, mode config.Isolation, specs ...backend.Spec) (*app.App, error) {
 	c := config.Default()
 	c.Server.CacheDir = ""
 	c.Sandbox.Isolation = mode
 	c.Sandbox.TrustedCode = mode == config.IsolationThread
 	c.Sandbox.MaxOutputSize = 4 << 20
 	c.RunCode.Enabled = false
-	g, err := gateway.New(c, gateway.Options{ExtraSpecs: specs})
+	g, err := app.New(c, app.Options{ExtraSpecs: specs})
 	if err != nil {
 		return nil, err
 	}
 	g.Start(ctx)
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := g.Backends().WaitHealthy(wctx); err != nil {
+	if err := g.Backends.WaitHealthy(wctx); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func concurrentRSS(ctx context.Context, d time.Duration) (peak, base int64, runs
 	for i := range 8 {
 		wg.Go(func() {
 			for rctx.Err() == nil {
-				if r := g.Engine().Execute(ctx, codemode.Request{Code: "const x = 1;\nreturn x"}); r.IsError {
+				if r := g.Engine.Execute(ctx, codemode.Request{Code: "const x = 1;\nreturn x"}); r.IsError {
 					mu.Lock()
 					firstErr = errors.Join(firstErr, errors.New(r.Text))
 					mu.Unlock()

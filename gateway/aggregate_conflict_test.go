@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 )
 
@@ -35,7 +36,7 @@ func TestResourceClaimedByTwoBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs lockedBuffer
-	g, err := New(cfg, Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	g, err := build(cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		ExtraSpecs: []backend.Spec{backend.InMemory("beta", beta), backend.InMemory("alpha", alpha)}})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestResourceClaimedByTwoBackends(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := g.Backends().WaitHealthy(ctx); err != nil {
+	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	changed := make(chan struct{}, 16)

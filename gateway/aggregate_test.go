@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/surface"
 )
 
 // TestPromptsAndResourcesAggregated: through a real MCP client, the real
@@ -25,7 +26,7 @@ func TestPromptsAndResourcesAggregated(t *testing.T) {
 		promptsChanged <- struct{}{}
 	}})
 	ctx := context.Background()
-	direct, err := g.Backends().Session(ctx, "everything")
+	direct, err := g.app.Backends.Session(ctx, "everything")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestPromptsAndResourcesAggregated(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	for _, bp := range backendPrompts.Prompts {
-		if !slices.Contains(names, PassthroughName("everything", bp.Name)) {
+		if !slices.Contains(names, surface.PassthroughName("everything", bp.Name)) {
 			t.Errorf("prompts/list lacks everything__%s: %v", bp.Name, names)
 		}
 	}
@@ -71,7 +72,7 @@ func TestPromptsAndResourcesAggregated(t *testing.T) {
 		if required {
 			continue
 		}
-		got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: PassthroughName("everything", bp.Name)})
+		got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: surface.PassthroughName("everything", bp.Name)})
 		if err != nil {
 			t.Fatalf("prompts/get %s: %v", bp.Name, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
@@ -35,7 +36,7 @@ func TestFirstCallsWithStartingAndDeadBackends(t *testing.T) {
 			Env: map[string]string{"EVERYTHING_OWN_SETTING": "its-own-value"}},
 		"dead": {Name: "dead", Transport: config.TransportStdio, Command: missing, Timeout: 10 * time.Second, MaxConcurrentCalls: 8},
 	}
-	g := startGateway(t, cfg, Options{Runner: testPool()})
+	g := startGateway(t, cfg, app.Options{Runner: testPool()})
 	cs := connect(t, g, nil)
 	call := func(tool string, args map[string]any) (string, bool) {
 		t.Helper()
@@ -104,7 +105,7 @@ func testLookupOfStartingBackend(t *testing.T, mode config.Isolation) {
 	cfg.Backends = map[string]config.Backend{}
 	held := backend.Spec{Name: "held", Transport: backend.TransportCustom,
 		Dial: func(ctx context.Context) (mcp.Transport, error) { <-ctx.Done(); return nil, ctx.Err() }}
-	cs := connect(t, startGateway(t, cfg, Options{Runner: runner, StartWait: 10 * time.Minute, ExtraSpecs: []backend.Spec{held}}), nil)
+	cs := connect(t, startGateway(t, cfg, app.Options{Runner: runner, StartWait: 10 * time.Minute, ExtraSpecs: []backend.Spec{held}}), nil)
 	// A sync lookup (property access), and an async call caught by the
 	// script: both end as the run's TIMEOUT naming the wait.
 	for _, code := range []string{`return typeof held.anything`,

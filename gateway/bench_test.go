@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/codemode"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkTiers(b *testing.B) {
 	ctx := context.Background()
 	b.Run("backend-direct", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := h.g.Backends().Call(ctx, "local-backend", &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{"x": 1}}); err != nil {
+			if _, err := h.g.app.Backends.Call(ctx, "local-backend", &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{"x": 1}}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -30,7 +31,7 @@ func BenchmarkTiers(b *testing.B) {
 	} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				if r := h.g.Engine().Execute(ctx, codemode.Request{Code: code}); r.IsError {
+				if r := h.g.app.Engine.Execute(ctx, codemode.Request{Code: code}); r.IsError {
 					b.Fatal(r.Text)
 				}
 			}
@@ -52,13 +53,13 @@ func BenchmarkStartupWithCache(b *testing.B) {
 	}
 	firstTools := func(b *testing.B) time.Duration {
 		start := time.Now()
-		g, err := New(cfg(), Options{Runner: testPool()})
+		g, err := build(cfg(), app.Options{Runner: testPool()})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer g.Close()
 		g.Start(context.Background())
-		for g.Catalog().Count() == 0 {
+		for g.app.Catalog.Count() == 0 {
 			if time.Since(start) > 30*time.Second {
 				b.Fatal("no tools after 30s")
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -80,7 +81,7 @@ func newBridgeHarness(t *testing.T, mode config.Isolation) *bridgeHarness {
 	if mode == config.IsolationProcess {
 		runner = nil
 	}
-	h.cs = connect(t, startGateway(t, cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local", local), strict}}), nil)
+	h.cs = connect(t, startGateway(t, cfg, app.Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local", local), strict}}), nil)
 	return h
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 )
 
@@ -22,7 +23,7 @@ func TestCatalogueServedFromCacheBeforeBackendsConnect(t *testing.T) {
 		b.Env = map[string]string{"NODE_OPTIONS": "--require=" + sleeper}
 		cfg.Backends["everything"] = b
 	})
-	if err := h.g.Backends().WaitHealthy(t.Context()); err != nil {
+	if err := h.g.app.Backends.WaitHealthy(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	dir := h.g.cfg.Server.CacheDir
@@ -39,17 +40,17 @@ func TestCatalogueServedFromCacheBeforeBackendsConnect(t *testing.T) {
 	cfg.Server.CacheDir = dir
 	cfg.Source = filepath.Join(t.TempDir(), "other.yaml")
 	cfg.Backends = map[string]config.Backend{"everything": h.g.cfg.Backends["everything"]}
-	g, err := New(cfg, Options{Runner: testPool(), StartWait: 200 * time.Millisecond})
+	g, err := build(cfg, app.Options{Runner: testPool(), StartWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
 	g.Start(t.Context())
-	res := g.Catalog().Search("sum", searchOpts())
+	res := g.app.Catalog.Search("sum", searchOpts())
 	if len(res.Hits) == 0 || res.Hits[0].Name != "everything.get-sum" {
 		t.Fatalf("cached catalogue not searchable: %+v", res)
 	}
-	r := g.Engine().Execute(t.Context(), codeReq(`return await everything.get_sum({a: 1, b: 2})`))
+	r := g.app.Engine.Execute(t.Context(), codeReq(`return await everything.get_sum({a: 1, b: 2})`))
 	if !r.IsError || !contains(r.Text, `backend "everything" is still starting`) || !contains(r.Text, "isogate://backend/everything") {
 		t.Fatalf("call during start: %s", r.Text)
 	}

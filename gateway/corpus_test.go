@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/v8sandbox"
@@ -63,13 +64,13 @@ func TestHostileCorpusThroughCodeMode(t *testing.T) {
 		if mode == config.IsolationThread {
 			runner = testPool()
 		}
-		g, err := New(cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{corpusBackend()}})
+		g, err := build(cfg, app.Options{Runner: runner, ExtraSpecs: []backend.Spec{corpusBackend()}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer g.Close()
 		g.Start(context.Background())
-		if err := g.Backends().WaitHealthy(t.Context()); err != nil {
+		if err := g.app.Backends.WaitHealthy(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range cases {
@@ -115,7 +116,7 @@ func runCorpusCase(t *testing.T, g *Gateway, c corpus.Case) {
 		"globalThis.emit = (s) => console.log(String(s));\n" +
 		"return await (0, eval)(" + string(src) + ");"
 	start := time.Now()
-	resp := g.Engine().Execute(context.Background(), codemode.Request{Code: code, Timeout: c.Timeout})
+	resp := g.app.Engine.Execute(context.Background(), codemode.Request{Code: code, Timeout: c.Timeout})
 	elapsed := time.Since(start)
 	// A hang guard, not a performance assertion: generous enough for a
 	// loaded machine (the cases that ignore termination would otherwise run
@@ -138,7 +139,7 @@ func runCorpusCase(t *testing.T, g *Gateway, c corpus.Case) {
 	case len(c.Expect) == 0 && resp.IsError && !slices.Contains(c.Uses, "emit"):
 		t.Errorf("want success, got %s", firstLine(resp.Text))
 	}
-	after := g.Engine().Execute(context.Background(), codemode.Request{Code: `const n = await corpus.tick({}); return typeof n.n`})
+	after := g.app.Engine.Execute(context.Background(), codemode.Request{Code: `const n = await corpus.tick({}); return typeof n.n`})
 	if after.IsError || after.Text != `"number"` {
 		t.Fatalf("normal call after %s failed: %s", c.Name, after.Text)
 	}
@@ -164,16 +165,16 @@ func TestHostileToolNames(t *testing.T) {
 		cfg := config.Default()
 		cfg.Server.CacheDir = t.TempDir()
 		cfg.Sandbox.Isolation = mode
-		g, err := New(cfg, Options{ExtraSpecs: []backend.Spec{backend.InMemory("evil-backend", srv)}})
+		g, err := build(cfg, app.Options{ExtraSpecs: []backend.Spec{backend.InMemory("evil-backend", srv)}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer g.Close()
 		g.Start(context.Background())
-		if err := g.Backends().WaitHealthy(t.Context()); err != nil {
+		if err := g.app.Backends.WaitHealthy(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		r := g.Engine().Execute(context.Background(), codemode.Request{Code: `
+		r := g.app.Engine.Execute(context.Background(), codemode.Request{Code: `
 			const names = Object.keys(__interfaces["evil-backend"]);
 			const results = [];
 			for (const n of names) results.push(await evil_backend[n]({}));

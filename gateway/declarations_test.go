@@ -20,7 +20,7 @@ func TestDeclarationsForEveryServerEverythingTool(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	var tools []string
-	for _, e := range h.g.Catalog().Entries() {
+	for _, e := range h.g.app.Catalog.Entries() {
 		if e.Backend == "everything" {
 			tools = append(tools, e.Tool)
 		}
@@ -40,7 +40,7 @@ func TestDeclarationsForEveryServerEverythingTool(t *testing.T) {
 			}
 			return res.Content[0].(*mcp.TextContent).Text
 		}
-		e, _ := h.g.Catalog().Lookup("everything." + tool)
+		e, _ := h.g.app.Catalog.Lookup("everything." + tool)
 		brief, full := call("brief"), call("full")
 		prefix := ""
 		for _, w := range strings.Split(e.JSTool, "_") {
@@ -63,7 +63,7 @@ func TestDeclarationsForEveryServerEverythingTool(t *testing.T) {
 		t.Errorf("search hit lacks the signature line: %v %+v", err, res)
 	}
 
-	dts, ok := h.g.Catalog().TypeScript("everything")
+	dts, ok := h.g.app.Catalog.TypeScript("everything")
 	if !ok || strings.Count(dts, "\n  ") < len(tools) {
 		t.Fatalf("TypeScript(everything):\n%s", dts)
 	}

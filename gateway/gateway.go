@@ -2,326 +2,175 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"log/slog"
-	"sync"
-	"sync/atomic"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
-	"github.com/isogate/isogate/internal/resultstore"
-	"github.com/isogate/isogate/internal/catalog"
-	"github.com/isogate/isogate/internal/codemode"
-	"github.com/isogate/isogate/internal/codemode/output"
-	"github.com/isogate/isogate/internal/metrics"
-	"github.com/isogate/isogate/internal/pipeline"
-	"github.com/isogate/isogate/internal/runcode"
-	"github.com/isogate/isogate/internal/stats"
-	"github.com/isogate/isogate/internal/toolcache"
-	"github.com/isogate/isogate/internal/tracing"
+	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
-// Options configure a [Gateway] beyond its configuration file.
+// Options configure a [Gateway] beyond its configuration file. The zero
+// value of each field means its default.
 type Options struct {
 	// Logger receives the gateway's logs; default slog.Default().
 	Logger *slog.Logger
-	// Version is reported to MCP clients and backends.
+	// Version is reported to MCP clients and backends; default "dev".
 	Version string
 	// Runner overrides the sandbox runner built from the configuration
-	// (tests use it to share one pool).
+	// (to share one pool between gateways); the caller closes it.
 	Runner v8sandbox.Runner
-	// ExtraSpecs adds backends that cannot be described in a file, such as
-	// in-process servers (backend.Spec.Dial).
-	ExtraSpecs []backend.Spec
+	// Backends adds backends that cannot be described in a file, such as
+	// in-process MCP servers ([InProcess]).
+	Backends []Backend
 	// StartWait overrides sandbox.backend_wait: how long a call to a
 	// backend that is still starting waits for it.
 	StartWait time.Duration
 }
 
-// Gateway is a running isogate: backends, catalogue, engine and MCP server.
+// Backend is a backend the program connects itself: Connect returns a
+// fresh transport to it on every (re)connection.
+type Backend struct {
+	// Name is the backend's name in tool names (name.tool).
+	Name string
+	// Connect opens a transport to the backend's MCP server.
+	Connect func(ctx context.Context) (mcp.Transport, error)
+	// Tags are searchable labels of the backend's tools.
+	Tags []string
+}
+
+// InProcess is a [Backend] served by an MCP server in this process,
+// connected over in-memory transports.
+func InProcess(name string, server *mcp.Server) Backend {
+	spec := backend.InMemory(name, server)
+	return Backend{Name: name, Connect: spec.Dial}
+}
+
+// Gateway is a running isogate: backends, catalogue, code mode and the MCP
+// server in front of them.
 type Gateway struct {
-	cfg      *config.Config
-	opts     Options
-	logger   *slog.Logger
-	manager  *backend.Manager
-	catalog  *catalog.Catalog
-	policy   *pipeline.Policy
-	calls    pipeline.Caller // every backend call goes through it
-	runs     *runStore
-	trips    roundTrips // runs paused for approval between rounds
-	engine   *codemode.Engine
-	store    resultstore.Store
-	tools    backend.ToolCache // nil: files in server.cache_dir, or none
-	stats    *stats.Counters
-	runner   v8sandbox.Runner
-	ownsPool bool
-	runCode  *runcode.Runner
-	rcPool   v8sandbox.Runner              // run_code's own small pool
-	server   *mcp.Server                   // the one server.expose selects
-	servers  map[config.Expose]*mcp.Server // one per server.expose value
-
-	passthrough passthrough // backend tools listed directly
-	aggregate   aggregate   // backend prompts and resources
-
-	closeOnce  sync.Once
-	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
-	sessions   *sessionTracker
-	metrics    *metrics.Metrics
-	tracer     *tracing.Tracer                // nil: tracing off
-	specs      atomic.Pointer[[]backend.Spec] // the current backends, replaced by Reload
-	reloadMu   sync.Mutex
-	requests   httpRequests
+	app *app.App
+	cfg *config.Config
 }
 
-// New builds a gateway from cfg. Call Start to connect the backends.
+// ErrInsecureBind refuses a non-loopback HTTP address without a token.
+var ErrInsecureBind = surface.ErrInsecureBind
+
+// Instructions teach an agent the discovery → call workflow; every MCP
+// server of the gateway sends them at initialization.
+const Instructions = surface.Instructions
+
+// New builds a gateway from cfg (see config.Load and config.Default). Call
+// Start to connect the backends.
 func New(cfg *config.Config, opts Options) (*Gateway, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+	specs := make([]backend.Spec, 0, len(opts.Backends))
+	for _, b := range opts.Backends {
+		specs = append(specs, backend.Spec{Name: b.Name, Transport: backend.TransportCustom, Dial: b.Connect, Tags: b.Tags})
 	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	g := &Gateway{cfg: cfg, opts: opts, logger: opts.Logger, catalog: catalog.New(), stats: stats.New()}
-	g.sessions = newSessionTracker(cfg.Server.MaxSessions, g.logger)
-	store, err := newStore(cfg, "results:")
-	if err != nil {
-		return nil, err
-	}
-	g.store = store
-
-	startWait := opts.StartWait
-	if startWait <= 0 {
-		startWait = cfg.Sandbox.BackendWait
-	}
-	specs := backendSpecs(cfg)
-	specs = append(specs, opts.ExtraSpecs...)
-	g.specs.Store(&specs)
-	g.policy = pipeline.NewPolicy(cfg.Backends)
-	runStore, err := newStore(cfg, "runs:")
-	if err != nil {
-		return nil, err
-	}
-	g.runs = newRunStore(cfg, runStore)
-	if cfg.Store.RedisURL != "" {
-		if g.tools, err = toolcache.NewRedis(cfg.Store.RedisURL); err != nil {
-			return nil, err
-		}
-	}
-	g.manager = backend.NewManager(backend.Options{
-		Specs:      specs,
-		CacheDir:   cfg.Server.CacheDir,
-		ToolCache:  g.tools,
-		Logger:     g.logger,
-		StartWait:  startWait,
-		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
-		OnToolsChanged: func(name string, tools []*mcp.Tool) {
-			// Denied tools never enter the catalogue: search, tool_info,
-			// list_tools_meta, __interfaces and the bridge all read it.
-			g.publish(name, tools)
-			g.aggregate.refresh(name)
-		},
-		OnListChanged:     g.aggregate.refresh,
-		OnResourceUpdated: g.aggregate.updated,
-	})
-	g.metrics = g.newMetrics()
-	tracer, err := tracing.New(cfg.Telemetry.OTLPEndpoint, opts.Version)
-	if err != nil {
-		return nil, err
-	}
-	g.tracer = tracer
-	g.calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(g.manager), Policy: g.policy, Stats: g.stats,
-		Observe: g.observe})
-
-	g.runner = opts.Runner
-	if g.runner == nil {
-		r, err := newRunner(cfg, g.logger)
-		if err != nil {
-			return nil, err
-		}
-		g.runner, g.ownsPool = r, true
-	}
-	out := cfg.Sandbox.Output
-	engine, err := codemode.New(codemode.Options{
-		Runner:        g.runner,
-		Catalog:       codemode.FromCatalog(g.catalog),
-		Caller:        pipelineCaller{g.calls},
-		Backends:      managerBackends{g.manager},
-		Timeout:       cfg.Sandbox.Timeout,
-		HeapMB:        cfg.Sandbox.MaxHeapMB,
-		MaxConcurrent: cfg.Sandbox.MaxConcurrent,
-		MaxOutputSize: cfg.Sandbox.MaxOutputSize,
-		MaxToolCalls:  cfg.Sandbox.MaxToolCalls,
-		Output: output.Options{
-			IntentFilter: out.IntentFilter, IntentMinBytes: out.IntentMinBytes,
-			AutoChunk: out.AutoChunk, ChunkThreshold: out.ChunkThreshold,
-			Truncate: out.Truncate, Footer: out.Footer,
-		},
-		Store:  g.store,
-		Stats:  g.stats,
-		Logger: g.logger,
-	})
-	if err != nil {
-		g.Close()
-		return nil, err
-	}
-	g.engine = engine
-	if cfg.RunCode.Enabled {
-		// run_code gets its own small pool, in the same isolation mode: its
-		// heap limit differs from code mode's.
-		rc := *cfg
-		rc.Sandbox.MaxConcurrent, rc.Sandbox.MaxHeapMB = 2, runcode.HeapMB
-		if g.rcPool, err = newRunner(&rc, g.logger); err != nil {
-			g.Close()
-			return nil, fmt.Errorf("run_code sandbox: %w", err)
-		}
-		if g.runCode, err = runcode.New(runcode.Options{Runner: g.rcPool, Config: cfg.RunCode, Logger: g.logger}); err != nil {
-			g.Close()
-			return nil, fmt.Errorf("run_code: %w", err)
-		}
-	}
-	g.passthrough.g = g
-	g.aggregate.g = g
-	g.servers = map[config.Expose]*mcp.Server{}
-	for _, e := range config.Exposes {
-		g.servers[e] = g.newServer(e)
-	}
-	expose := cfg.Server.Expose
-	if g.servers[expose] == nil {
-		expose = config.ExposeMeta
-	}
-	g.server = g.servers[expose]
-	return g, nil
+	return build(cfg, app.Options{Logger: opts.Logger, Version: opts.Version, Runner: opts.Runner,
+		ExtraSpecs: specs, StartWait: opts.StartWait})
 }
 
-// newRunner builds the sandbox runner the configuration asks for.
-func newRunner(cfg *config.Config, logger *slog.Logger) (v8sandbox.Runner, error) {
-	limits := v8sandbox.Limits{Timeout: cfg.Sandbox.Timeout, HeapMB: cfg.Sandbox.MaxHeapMB}
-	if cfg.Sandbox.Isolation == config.IsolationProcess {
-		return newProcessRunner(cfg, limits, logger)
+// build composes a gateway with the composition root's own options.
+func build(cfg *config.Config, opts app.Options) (*Gateway, error) {
+	a, err := app.New(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
-	return v8sandbox.NewPool(v8sandbox.Options{Workers: cfg.Sandbox.MaxConcurrent, Defaults: limits, Logger: logger}), nil
+	return &Gateway{app: a, cfg: cfg}, nil
 }
 
 // Start connects the backends in the background and returns at once; the
 // catalogue is served from the on-disk cache until they connect.
-func (g *Gateway) Start(ctx context.Context) error {
-	return g.manager.Start(ctx)
-}
+func (g *Gateway) Start(ctx context.Context) error { return g.app.Start(ctx) }
 
-// Server returns the MCP server that server.expose selects.
-func (g *Gateway) Server() *mcp.Server { return g.server }
+// Server returns the MCP server that server.expose selects, to connect to
+// any transport (mcp.Server.Run, mcp.Server.Connect).
+func (g *Gateway) Server() *mcp.Server { return g.app.Surface.Server() }
 
 // ServerFor returns the MCP server exposing the given tools (meta,
 // passthrough or both), or nil for another value.
-func (g *Gateway) ServerFor(e config.Expose) *mcp.Server { return g.servers[e] }
+func (g *Gateway) ServerFor(e config.Expose) *mcp.Server { return g.app.Surface.ServerFor(e) }
 
-// Catalog returns the tool catalogue.
-func (g *Gateway) Catalog() *catalog.Catalog { return g.catalog }
+// ServeStdio serves MCP over stdin/stdout until the client disconnects or
+// ctx ends.
+func (g *Gateway) ServeStdio(ctx context.Context) error { return g.app.Surface.ServeStdio(ctx) }
 
-// Backends returns the backend manager.
-func (g *Gateway) Backends() *backend.Manager { return g.manager }
+// HTTPHandler returns the streamable HTTP handler: MCP at /mcp, guarded by
+// the Origin check and the bearer token, plus /healthz, /readyz and
+// /metrics.
+func (g *Gateway) HTTPHandler() http.Handler { return g.app.Surface.HTTPHandler() }
 
-// Calls returns the call pipeline (policy → approval → record → stats →
-// backend) through which every backend call must go.
-func (g *Gateway) Calls() pipeline.Caller { return g.calls }
+// Listen checks addr against the token policy ([ErrInsecureBind]) and
+// opens the listener.
+func (g *Gateway) Listen(addr string) (net.Listener, error) { return g.app.Surface.Listen(addr) }
 
-// Policy returns the tool policy of the configured backends.
-func (g *Gateway) Policy() *pipeline.Policy { return g.policy }
+// ServeHTTP serves streamable HTTP on ln until ctx ends, then shuts down
+// within server.shutdown_grace.
+func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	return g.app.Surface.ServeHTTP(ctx, ln)
+}
 
-// Engine returns the code-mode engine.
-func (g *Gateway) Engine() *codemode.Engine { return g.engine }
+// ServeMetrics serves /metrics, /healthz and /readyz on ln until ctx ends.
+func (g *Gateway) ServeMetrics(ctx context.Context, ln net.Listener) error {
+	return g.app.Surface.ServeMetrics(ctx, ln)
+}
 
-// Metrics returns the gateway's Prometheus metrics.
-func (g *Gateway) Metrics() *metrics.Metrics { return g.metrics }
+// BackendNotice says, in at most two short lines, which backends are still
+// connecting and which are down; "" when every backend is up.
+func (g *Gateway) BackendNotice() string { return g.app.Surface.BackendNotice() }
 
-// Stats returns the gateway's counters.
-func (g *Gateway) Stats() *stats.Counters { return g.stats }
+// BackendStatus is the state of one backend.
+type BackendStatus struct {
+	Name        string // configured name
+	Transport   string // stdio, streamable-http, sse or custom
+	State       string // starting, healthy, unhealthy, restarting, stopped
+	ToolCount   int    // tools known (live or cached)
+	ToolsCached bool   // the tools come from the cache, not the live backend
+	Restarts    int    // connection attempts after the first one
+	LastError   string // the most recent failure, "" since a success
+}
 
-// Close stops the backends (no orphan processes) and the sandbox.
-func (g *Gateway) Close() error {
-	grace := g.cfg.Server.ShutdownGrace
-	if grace <= 0 {
-		grace = config.DefaultShutdownGrace
+// Backends returns the status of every backend, in configuration order.
+func (g *Gateway) Backends() []BackendStatus {
+	var out []BackendStatus
+	for _, st := range g.app.Backends.Status() {
+		out = append(out, BackendStatus{Name: st.Name, Transport: st.Transport, State: st.State.String(),
+			ToolCount: st.ToolCount, ToolsCached: st.ToolsCached, Restarts: st.Restarts, LastError: st.LastError})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	return g.Shutdown(ctx)
+	return out
 }
 
-// Shutdown is Close bounded by ctx: when ctx ends, stdio backends still
-// running are killed and Shutdown returns without waiting for the sandbox
-// workers (a process about to exit need not). Only the first call of Close
-// or Shutdown does the work; later calls return at once.
-func (g *Gateway) Shutdown(ctx context.Context) error {
-	var err error
-	g.closeOnce.Do(func() {
-		sandboxDone := make(chan struct{})
-		go func() {
-			defer close(sandboxDone)
-			if g.ownsPool && g.runner != nil {
-				g.runner.Close()
-			}
-			if g.rcPool != nil {
-				g.rcPool.Close()
-			}
-		}()
-		err = g.manager.Close(ctx)
-		for _, st := range []any{g.store, g.runs.store, g.tools} {
-			if c, ok := st.(io.Closer); ok {
-				_ = c.Close()
-			}
-		}
-		select {
-		case <-sandboxDone:
-		case <-ctx.Done():
-			g.logger.Warn("shutdown grace exceeded; not waiting for the sandbox", slog.Any("error", ctx.Err()))
-		}
-		if terr := g.tracer.Shutdown(ctx); terr != nil {
-			g.logger.Warn("flushing traces", "err", terr)
-		}
-	})
-	return err
+// WaitReady waits until the named backend is connected, ctx ends or the
+// backend is known to be down.
+func (g *Gateway) WaitReady(ctx context.Context, name string) error {
+	return g.app.Backends.WaitReady(ctx, name)
 }
 
-// backendSpecs maps the configuration's enabled backends onto the manager's specs.
-func backendSpecs(cfg *config.Config) []backend.Spec {
-	var specs []backend.Spec
-	for _, b := range cfg.EnabledBackends() {
-		specs = append(specs, backend.Spec{
-			Name: b.Name, Transport: string(b.Transport),
-			Command: b.Command, Args: b.Args, Env: b.Env, Cwd: b.Cwd, InheritEnv: b.InheritEnv,
-			URL: b.URL, Headers: b.Headers,
-			Timeout: b.Timeout, MaxConcurrentCalls: b.MaxConcurrentCalls, Tags: b.Tags,
-		})
-	}
-	return specs
+// ReloadResult names the backends a reload added, removed and restarted.
+type ReloadResult struct {
+	Added, Removed, Changed []string
 }
 
-// tagsOf returns the configured tags of a backend.
-func (g *Gateway) tagsOf(name string) []string {
-	for _, s := range *g.specs.Load() {
-		if s.Name == name {
-			return s.Tags
-		}
-	}
-	return nil
+// Reload applies the backends and tool policy of a new configuration:
+// backends added, removed or changed are started, stopped or restarted;
+// the others, open client sessions and runs in flight keep working. Other
+// settings take effect at the next start.
+func (g *Gateway) Reload(cfg *config.Config) (ReloadResult, error) {
+	res, err := g.app.Reload(cfg)
+	return ReloadResult{Added: res.Added, Removed: res.Removed, Changed: res.Changed}, err
 }
 
-// pipelineCaller adapts the call pipeline to code mode's Caller.
-type pipelineCaller struct{ p pipeline.Caller }
+// Close stops the backends (no orphan processes) and the sandbox, within
+// server.shutdown_grace.
+func (g *Gateway) Close() error { return g.app.Close() }
 
-func (c pipelineCaller) CallTool(ctx context.Context, b, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return c.p.Call(ctx, &pipeline.Call{Backend: b, Tool: tool, Args: args})
-}
-
-// managerBackends gives code mode the configured backends; WaitReady is
-// the manager's (bounded by sandbox.backend_wait).
-type managerBackends struct{ *backend.Manager }
-
-func (b managerBackends) Names() []string { return b.Backends() }
+// Shutdown is Close bounded by ctx. Only the first call of Close or
+// Shutdown does the work.
+func (g *Gateway) Shutdown(ctx context.Context) error { return g.app.Shutdown(ctx) }

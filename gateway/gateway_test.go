@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
@@ -104,10 +105,10 @@ func newHarness(t testing.TB, mutate func(*config.Config)) *harness {
 	if cfg.Sandbox.Isolation == config.IsolationProcess {
 		runner = nil
 	}
-	g := startGateway(t, cfg, Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local-backend", local)}})
+	g := startGateway(t, cfg, app.Options{Runner: runner, ExtraSpecs: []backend.Spec{backend.InMemory("local-backend", local)}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := g.Backends().WaitHealthy(ctx); err != nil {
+	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st, ct := mcp.NewInMemoryTransports()

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/isogate/isogate/v8sandbox/procpool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestMain lets this test binary serve as the sandbox worker of process
@@ -12,4 +13,9 @@ import (
 func TestMain(m *testing.M) {
 	procpool.RunWorkerIfRequested()
 	os.Exit(m.Run())
+}
+
+// textResult is a tool result with one text content.
+func textResult(text string, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
 }

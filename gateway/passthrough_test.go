@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
-	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/pipeline"
 )
 
@@ -49,7 +48,7 @@ func surfaceGateway(t *testing.T, expose config.Expose, mutate func(*config.Conf
 	dyn.AddPrompt(&mcp.Prompt{Name: "hello"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
 	})
-	g, err := New(cfg, Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("dyn", dyn)}})
+	g, err := build(cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("dyn", dyn)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func surfaceGateway(t *testing.T, expose config.Expose, mutate func(*config.Conf
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := g.Backends().WaitHealthy(ctx); err != nil {
+	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return g, dyn
@@ -99,7 +98,7 @@ func TestPassthroughBoth(t *testing.T) {
 		t.Errorf("the denied everything__get-env is listed")
 	}
 	n := 0
-	for _, e := range g.Catalog().Entries() {
+	for _, e := range g.app.Catalog.Entries() {
 		if e.Backend == "everything" {
 			n++
 		}
@@ -122,7 +121,7 @@ func TestPassthroughBoth(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, _ := json.Marshal(c.args)
-		want, err := g.Backends().Call(ctx, "everything", &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(raw)})
+		want, err := g.app.Backends.Call(ctx, "everything", &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(raw)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,11 +150,11 @@ func TestPassthroughBoth(t *testing.T) {
 		t.Errorf("calling the denied everything__get-env succeeded")
 	}
 	// The pipeline refuses it too, whoever asks.
-	if _, err := g.Calls().Call(ctx, &pipeline.Call{Backend: "everything", Tool: "get-env"}); pipeline.CodeOf(err) != pipeline.CodeToolDenied {
+	if _, err := g.app.Calls.Call(ctx, &pipeline.Call{Backend: "everything", Tool: "get-env"}); pipeline.CodeOf(err) != pipeline.CodeToolDenied {
 		t.Errorf("pipeline call of get-env: %v", err)
 	}
 	// Passthrough calls are counted like code-mode calls (the stats stage).
-	if calls := g.Stats().Snapshot().ToolCalls; calls < 4 {
+	if calls := g.app.Observer.Stats().Snapshot().ToolCalls; calls < 4 {
 		t.Errorf("stats counted %d tool calls, want the passthrough calls too", calls)
 	}
 
@@ -227,65 +226,6 @@ func TestExposePerListener(t *testing.T) {
 	}
 }
 
-func TestPassthroughNames(t *testing.T) {
-	c := catalog.New()
-	long := strings.Repeat("x", 70)
-	c.SetBackend("a", nil, []*mcp.Tool{{Name: "get sum"}, {Name: "get_sum"}, {Name: "b__c"}, {Name: long}, {Name: "ok-1"}})
-	c.SetBackend("a__b", nil, []*mcp.Tool{{Name: "c"}})
-	c.SetBackend("ü", nil, []*mcp.Tool{{Name: "t"}})
-	names := map[string]string{}
-	for e, n := range PassthroughNames(c.Entries()) {
-		names[e.Name] = n
-	}
-	want := map[string]string{
-		"a.get_sum": "a__get_sum", // the exact name wins
-		"a.ok-1":    "a__ok-1",
-		"a.b__c":    "a__b__c", // first in backend order
-		"ü.t":       "___t",
-	}
-	for k, v := range want {
-		if names[k] != v {
-			t.Errorf("%s → %q, want %q", k, names[k], v)
-		}
-	}
-	seen := map[string]bool{}
-	for k, n := range names {
-		if len(n) > MaxPassthroughName || seen[n] || strings.Trim(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
-			t.Errorf("%s → %q: not unique, too long or bad characters", k, n)
-		}
-		seen[n] = true
-	}
-	for _, k := range []string{"a.get sum", "a__b.c", "a." + long} {
-		if !strings.HasPrefix(names[k], "a__") || len(names[k]) > MaxPassthroughName || names[k][len(names[k])-9] != '_' {
-			t.Errorf("%s → %q, want a hashed name", k, names[k])
-		}
-	}
-	again := map[string]string{}
-	for e, n := range PassthroughNames(c.Entries()) {
-		again[e.Name] = n
-	}
-	if !reflect.DeepEqual(names, again) {
-		t.Error("names are not deterministic")
-	}
-}
-
-func TestClientSafeSchema(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"type":"object","properties":{"a":true,"b":false,"c":{"type":"object","properties":{"d":true}}}}`: `{"properties":{"a":{},"b":{"not":{}},"c":{"properties":{"d":{}},"type":"object"}},"type":"object"}`,
-		`{"properties":{"x":{"type":"number"}}}`:                                                            `{"properties":{"x":{"type":"number"}},"type":"object"}`,
-		`{"type":"array"}`:                                                                                  `{"type":"object"}`,
-		`true`:                                                                                              `{"type":"object"}`,
-		``:                                                                                                  `{"type":"object"}`,
-	} {
-		if got := string(clientSafeSchema(json.RawMessage(in), true)); got != want {
-			t.Errorf("input %s → %s, want %s", in, got, want)
-		}
-	}
-	if got := clientSafeSchema(json.RawMessage(`{"type":"array"}`), false); got != nil {
-		t.Errorf("non-object output schema kept: %s", got)
-	}
-}
-
 // TestPassthroughShaping: with server.passthrough_shaping a large text
 // result is cut by the output pipeline and stays readable as a result
 // resource; without it the same call returns the text unchanged.
@@ -332,7 +272,7 @@ func TestPassthroughAnnotationsShownNotTrusted(t *testing.T) {
 	})
 	cs := connect(t, g, nil)
 	ctx := context.Background()
-	direct, err := g.Backends().Session(ctx, "everything")
+	direct, err := g.app.Backends.Session(ctx, "everything")
 	if err != nil {
 		t.Fatal(err)
 	}

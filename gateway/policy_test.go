@@ -15,7 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/surface"
 )
 
 // fsGateway is a gateway over the real server-filesystem (serving dir) and
@@ -48,10 +50,10 @@ func fsGateway(t *testing.T, dir string, mutate func(*config.Config)) *Gateway {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, cfg, Options{Runner: testPool()})
+	g := startGateway(t, cfg, app.Options{Runner: testPool()})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := g.Backends().WaitHealthy(ctx); err != nil {
+	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return g
@@ -59,9 +61,9 @@ func fsGateway(t *testing.T, dir string, mutate func(*config.Config)) *Gateway {
 
 // startGateway creates and starts a gateway that is closed when the test
 // ends; it does not wait for the backends.
-func startGateway(t testing.TB, cfg *config.Config, opts Options) *Gateway {
+func startGateway(t testing.TB, cfg *config.Config, opts app.Options) *Gateway {
 	t.Helper()
-	g, err := New(cfg, opts)
+	g, err := build(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestToolPolicyAgreesEverywhere(t *testing.T) {
 	// The call boundary refuses it again, under any spelling that folds to it.
 	ctx := context.Background()
 	for _, tool := range []string{"write_file", "WRITE_FILE", "Write_File", "write\u200d_file", "ｗｒｉｔｅ_ｆｉｌｅ", "create_directory"} {
-		_, err := g.Calls().Call(ctx, &pipeline.Call{Backend: "filesystem", Tool: tool,
+		_, err := g.app.Calls.Call(ctx, &pipeline.Call{Backend: "filesystem", Tool: tool,
 			Args: json.RawMessage(`{"path":` + jsString(target) + `,"content":"x"}`)})
 		var pe *pipeline.Error
 		if !errors.As(err, &pe) || pe.Code != pipeline.CodeToolDenied {
@@ -182,7 +184,7 @@ func TestToolPolicyAgreesEverywhere(t *testing.T) {
 		}
 	}
 	for _, tool := range []string{"echo", "Echo", "e\u200bcho", "ｅｃｈｏ", "ECHO"} {
-		_, err := g.Calls().Call(ctx, &pipeline.Call{Backend: "everything", Tool: tool, Args: json.RawMessage(`{"message":"x"}`)})
+		_, err := g.app.Calls.Call(ctx, &pipeline.Call{Backend: "everything", Tool: tool, Args: json.RawMessage(`{"message":"x"}`)})
 		if pipeline.CodeOf(err) != pipeline.CodeToolDenied {
 			t.Errorf("call boundary let everything.%q through: %v", tool, err)
 		}
@@ -363,7 +365,7 @@ return {s, e};`
 	if id == "" {
 		t.Fatalf("no isogate/run in _meta: %v", res.Meta)
 	}
-	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: RunURIPrefix + id})
+	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: surface.RunURIPrefix + id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +402,7 @@ return {s, e};`
 	}
 	// Another session cannot read it.
 	other := connect(t, g, nil)
-	if _, err := other.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: RunURIPrefix + id}); err == nil {
+	if _, err := other.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: surface.RunURIPrefix + id}); err == nil {
 		t.Fatal("another session read the run record")
 	}
 	// A refused call is recorded with its code (here: over budget).

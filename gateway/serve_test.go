@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
@@ -69,7 +70,7 @@ func newHTTPGateway(t *testing.T, mutate func(*config.Config), extra ...backend.
 		runner = nil
 	}
 	specs := append([]backend.Spec{backend.InMemory("local", local)}, h.extra...)
-	g, err := New(cfg, Options{Runner: runner, ExtraSpecs: specs})
+	g, err := build(cfg, app.Options{Runner: runner, ExtraSpecs: specs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func newHTTPGateway(t *testing.T, mutate func(*config.Config), extra ...backend.
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()
-	if err := g.Backends().WaitHealthy(wctx); err != nil {
+	if err := g.app.Backends.WaitHealthy(wctx); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := g.Listen("127.0.0.1:0")
@@ -166,32 +167,6 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func TestSlowBodyIsCutOff(t *testing.T) {
-	reached := false
-	h := readBody(50*time.Millisecond, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newHTTPServer(h)
-	go srv.Serve(ln)
-	defer srv.Close()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
-	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusRequestTimeout || reached {
-		t.Fatalf("status %d (want 408), handler reached %v", resp.StatusCode, reached)
-	}
-}
-
 func TestOriginValidation(t *testing.T) {
 	h := newHTTPGateway(t, func(c *config.Config) { c.Server.AllowedOrigins = []string{"https://app.example.com"} })
 	port := h.url[len("http://127.0.0.1:") : len(h.url)-len("/mcp")]
@@ -240,7 +215,7 @@ func TestMaxSessionsClosesTheLongestIdle(t *testing.T) {
 			t.Fatalf("session %d: %v", i, err)
 		}
 	}
-	if n := h.g.sessions.Len(); n != 2 {
+	if n := h.g.app.Surface.OpenSessions(); n != 2 {
 		t.Fatalf("%d sessions tracked, want 2", n)
 	}
 }
@@ -251,11 +226,11 @@ func TestIdleSessionIsClosed(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		// Closed by the go-sdk and forgotten by the tracker.
-		if _, err := cs.ListTools(context.Background(), nil); err != nil && h.g.sessions.Len() == 0 {
+		if _, err := cs.ListTools(context.Background(), nil); err != nil && h.g.app.Surface.OpenSessions() == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("an idle session was never closed (%d tracked)", h.g.sessions.Len())
+			t.Fatalf("an idle session was never closed (%d tracked)", h.g.app.Surface.OpenSessions())
 		}
 		time.Sleep(100 * time.Millisecond) // polling an outcome, not ordering events
 	}
@@ -409,9 +384,9 @@ func TestMetricsMoveAfterCalls(t *testing.T) {
 	<-h.cancelled
 
 	// A worker process killed from outside counts as a crash.
-	pool, ok := h.g.runner.(*procpool.Pool)
+	pool, ok := h.g.app.Runner.(*procpool.Pool)
 	if !ok {
-		t.Fatalf("runner is %T, want a process pool", h.g.runner)
+		t.Fatalf("runner is %T, want a process pool", h.g.app.Runner)
 	}
 	workers := pool.Stats().Workers
 	if len(workers) == 0 {
@@ -461,7 +436,7 @@ func TestReadyzFlipsWhenABackendDies(t *testing.T) {
 		t.Fatalf("/healthz: %d", code)
 	}
 	var pid int
-	for _, st := range h.g.Backends().Status() {
+	for _, st := range h.g.app.Backends.Status() {
 		if st.Name == "dying" {
 			pid = st.PID
 		}

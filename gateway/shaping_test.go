@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 )
 
 // lockedBuffer is a log sink shared by the gateway's goroutines.
@@ -46,7 +47,7 @@ func TestShapingSearchAndLogsThroughAClient(t *testing.T) {
 	cfg.Sandbox.TrustedCode = true
 	cfg.Backends = map[string]config.Backend{"everything": {Name: "everything", Transport: config.TransportStdio, Command: "node",
 		Args: []string{everythingPath(t), "stdio"}, Timeout: 10 * time.Second, MaxConcurrentCalls: 8}}
-	cs := connect(t, startGateway(t, cfg, Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(logs, nil))}), nil)
+	cs := connect(t, startGateway(t, cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(logs, nil))}), nil)
 	call := func(tool string, args map[string]any) string {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})

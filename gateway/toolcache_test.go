@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/resultstore/redistest"
 )
@@ -35,11 +36,11 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 		cfg.Server.CacheDir = t.TempDir() // must stay unused: Redis holds the cache
 		cfg.Store.RedisURL = srv.URL()
 		cfg.RunCode.Enabled = false
-		opts := Options{Runner: testPool(), ExtraSpecs: []backend.Spec{spec}, StartWait: 200 * time.Millisecond}
+		opts := app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{spec}, StartWait: 200 * time.Millisecond}
 		if logs != nil {
 			opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		}
-		g, err := New(cfg, opts)
+		g, err := build(cfg, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 			return &mcp.CallToolResult{}, nil, nil
 		})
 	a := replica(backend.InMemory("weather", server), nil)
-	if err := a.Backends().WaitHealthy(t.Context()); err != nil {
+	if err := a.app.Backends.WaitHealthy(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -65,7 +66,7 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 	b := replica(dead, nil)
-	res := b.Catalog().Search("forecast", searchOpts())
+	res := b.app.Catalog.Search("forecast", searchOpts())
 	if len(res.Hits) == 0 || res.Hits[0].Name != "weather.forecast_by_city" {
 		t.Fatalf("replica B does not serve the tool list replica A cached in Redis: %+v", res)
 	}
@@ -78,7 +79,7 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 	srv.Kill()
 	var logs lockedBuffer
 	c := replica(dead, &logs)
-	if res := c.Catalog().Search("forecast", searchOpts()); len(res.Hits) != 0 {
+	if res := c.app.Catalog.Search("forecast", searchOpts()); len(res.Hits) != 0 {
 		t.Fatalf("a tool list with Redis down: %+v", res)
 	}
 	if !strings.Contains(logs.String(), "tool cache (redis") {

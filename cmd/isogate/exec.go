@@ -43,9 +43,9 @@ func runExec(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string)
 	defer g.Close()
 	intent, _ := fs.GetString("intent")
 	timeout, _ := fs.GetDuration("timeout")
-	resp := g.Engine().Execute(ctx, codemode.Request{Code: code, Intent: intent, Timeout: timeout})
+	resp := g.Engine.Execute(ctx, codemode.Request{Code: code, Intent: intent, Timeout: timeout})
 	if resp.Record != nil {
-		g.KeepRun("", resp.Record) // written to server.record_dir when set
+		g.Surface.KeepRun("", resp.Record) // written to server.record_dir when set
 	}
 	for _, line := range resp.Console {
 		fmt.Fprintln(env.stderr, line)

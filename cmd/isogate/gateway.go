@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway"
+	"github.com/isogate/isogate/internal/app"
 )
 
 // loadConfig loads the configuration named by the command's flags. Without
@@ -35,8 +35,8 @@ func loadConfig(env *cliEnv, fs *pflag.FlagSet) (*config.Config, bool) {
 }
 
 // startGateway builds and starts a gateway, logging to stderr.
-func startGateway(ctx context.Context, env *cliEnv, cfg *config.Config, logger *slog.Logger) (*gateway.Gateway, bool) {
-	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Version: version})
+func startGateway(ctx context.Context, env *cliEnv, cfg *config.Config, logger *slog.Logger) (*app.App, bool) {
+	g, err := app.New(cfg, app.Options{Logger: logger, Version: version})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
 		return nil, false
@@ -51,7 +51,7 @@ func startGateway(ctx context.Context, env *cliEnv, cfg *config.Config, logger *
 
 // oneShotGateway starts a quiet gateway for a one-shot command and gives
 // its backends up to --wait to connect. The int is the exit code on failure.
-func oneShotGateway(ctx context.Context, env *cliEnv, fs *pflag.FlagSet) (*gateway.Gateway, int) {
+func oneShotGateway(ctx context.Context, env *cliEnv, fs *pflag.FlagSet) (*app.App, int) {
 	cfg, ok := loadConfig(env, fs)
 	if !ok {
 		return nil, 2
@@ -66,8 +66,8 @@ func oneShotGateway(ctx context.Context, env *cliEnv, fs *pflag.FlagSet) (*gatew
 	// Wait for the backends that are connecting, not for those that are
 	// down (their status says why).
 	var wg sync.WaitGroup
-	for _, name := range g.Backends().Backends() {
-		wg.Go(func() { _ = g.Backends().WaitReady(wctx, name) })
+	for _, name := range g.Backends.Backends() {
+		wg.Go(func() { _ = g.Backends.WaitReady(wctx, name) })
 	}
 	wg.Wait()
 	return g, 0
@@ -95,20 +95,20 @@ func init() {
 			watchReloads(ctx, fs, g, cfg, logger)
 			if cfg.Server.HTTP == "" {
 				logger.Info("serving MCP over stdio", "backends", len(cfg.EnabledBackends()))
-				if err := g.ServeStdio(ctx); err != nil && ctx.Err() == nil {
+				if err := g.Surface.ServeStdio(ctx); err != nil && ctx.Err() == nil {
 					logger.Error("stdio server stopped", "err", err)
 					return 1
 				}
 				return 0
 			}
-			ln, err := g.Listen(cfg.Server.HTTP)
+			ln, err := g.Surface.Listen(cfg.Server.HTTP)
 			if err != nil {
 				fmt.Fprintf(env.stderr, "isogate: %v\n", err)
 				return 2
 			}
 			logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp",
 				"auth", cfg.Server.AuthToken != "", "backends", len(cfg.EnabledBackends()))
-			if err := g.ServeHTTP(ctx, ln); err != nil {
+			if err := g.Surface.ServeHTTP(ctx, ln); err != nil {
 				logger.Error("HTTP server stopped", "err", err)
 				return 1
 			}
@@ -137,7 +137,7 @@ func init() {
 			} else {
 				fmt.Fprint(env.stdout, searchText(g, query, limit))
 			}
-			if n := g.BackendNotice(); n != "" {
+			if n := g.Surface.BackendNotice(); n != "" {
 				fmt.Fprint(env.stdout, "\n"+n)
 			}
 			return 0
@@ -157,7 +157,7 @@ func init() {
 			}
 			defer g.Close()
 			fmt.Fprintf(env.stdout, "%-20s %-16s %-10s %6s  %s\n", "BACKEND", "TRANSPORT", "STATE", "TOOLS", "LAST ERROR")
-			for _, st := range g.Backends().Status() {
+			for _, st := range g.Backends.Status() {
 				fmt.Fprintf(env.stdout, "%-20s %-16s %-10s %6d  %s\n", st.Name, st.Transport, st.State, st.ToolCount, st.LastError)
 				if st.State.String() != "healthy" {
 					code = 1
@@ -171,7 +171,7 @@ func init() {
 // shutdownWithin returns the function that shuts g down when serving ends:
 // at most grace after ctx ended (the signal), so that the whole shutdown,
 // HTTP included, fits in one grace period.
-func shutdownWithin(ctx context.Context, g *gateway.Gateway, grace time.Duration, logger *slog.Logger) func() {
+func shutdownWithin(ctx context.Context, g *app.App, grace time.Duration, logger *slog.Logger) func() {
 	signalled := make(chan time.Time, 1)
 	stop := context.AfterFunc(ctx, func() {
 		signalled <- time.Now()

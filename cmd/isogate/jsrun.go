@@ -6,9 +6,10 @@ import (
 	"github.com/spf13/pflag"
 	v8 "rogchap.com/v8go"
 
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/jsrun"
-	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 func init() {
@@ -20,15 +21,13 @@ func init() {
 				"is reported as JSON; thread: run it in this process (faster start)")
 		},
 		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, _ []string) int {
-			var runner v8sandbox.Runner
-			if isolation, _ := fs.GetString("isolation"); isolation == "thread" {
-				runner = v8sandbox.NewPool(v8sandbox.Options{Workers: 1, Logger: discardLogger()})
-			} else {
-				pool, err := procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: 1, Logger: discardLogger()})
-				if err != nil {
-					return jsrun.Fail(env.stderr, v8sandbox.Errorf(v8sandbox.CodeInternal, "starting the sandbox worker: %v", err))
-				}
-				runner = pool
+			isolation := config.IsolationProcess
+			if s, _ := fs.GetString("isolation"); s == "thread" {
+				isolation = config.IsolationThread
+			}
+			runner, err := app.NewRunner(app.Sandbox{Isolation: isolation, Concurrent: 1, Logger: discardLogger()})
+			if err != nil {
+				return jsrun.Fail(env.stderr, v8sandbox.Errorf(v8sandbox.CodeInternal, "starting the sandbox worker: %v", err))
 			}
 			defer runner.Close()
 			return jsrun.Main(ctx, runner, env.stdin, env.stdout, env.stderr)

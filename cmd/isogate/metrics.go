@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/isogate/isogate/gateway"
+	"github.com/isogate/isogate/internal/app"
 )
 
 // serveMetrics serves /metrics, /healthz and /readyz on server.metrics_addr
 // in the background, when it is set. It reports false when the address
 // cannot be listened on.
-func serveMetrics(ctx context.Context, env *cliEnv, g *gateway.Gateway, addr string, logger *slog.Logger) bool {
+func serveMetrics(ctx context.Context, env *cliEnv, g *app.App, addr string, logger *slog.Logger) bool {
 	if addr == "" {
 		return true
 	}
@@ -23,7 +23,7 @@ func serveMetrics(ctx context.Context, env *cliEnv, g *gateway.Gateway, addr str
 	}
 	logger.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	go func() {
-		if err := g.ServeMetrics(ctx, ln); err != nil {
+		if err := g.Surface.ServeMetrics(ctx, ln); err != nil {
 			logger.Error("metrics server stopped", "err", err)
 		}
 	}()

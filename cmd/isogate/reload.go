@@ -13,13 +13,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/gateway"
+	"github.com/isogate/isogate/internal/app"
 )
 
 // watchReloads reloads the configuration on SIGHUP and, with
 // server.watch_config, when the configuration file changes, until ctx ends.
 // Triggers that arrive during a reload are folded into one more reload.
-func watchReloads(ctx context.Context, fs *pflag.FlagSet, g *gateway.Gateway, cfg *config.Config, logger *slog.Logger) {
+func watchReloads(ctx context.Context, fs *pflag.FlagSet, g *app.App, cfg *config.Config, logger *slog.Logger) {
 	trigger := make(chan string, 1)
 	poke := func(why string) {
 		select {
@@ -56,7 +56,7 @@ func watchReloads(ctx context.Context, fs *pflag.FlagSet, g *gateway.Gateway, cf
 }
 
 // reload re-reads the configuration; an invalid one is logged and ignored.
-func reload(fs *pflag.FlagSet, g *gateway.Gateway, why string, logger *slog.Logger) {
+func reload(fs *pflag.FlagSet, g *app.App, why string, logger *slog.Logger) {
 	next, err := config.Load(config.LoadOptions{Flags: fs})
 	if err != nil {
 		logger.Error("configuration reload failed; keeping the current configuration", "trigger", why, "err", err)

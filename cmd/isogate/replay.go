@@ -9,9 +9,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/replay"
 	"github.com/isogate/isogate/v8sandbox"
-	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 func init() {
@@ -38,7 +39,7 @@ func runReplay(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []strin
 	}
 	timeout, _ := fs.GetDuration("timeout")
 	// The recorded program is untrusted: it runs in a sandbox worker process.
-	pool, err := procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: 1, Defaults: v8sandbox.Limits{Timeout: timeout}})
+	pool, err := app.NewRunner(app.Sandbox{Isolation: config.IsolationProcess, Concurrent: 1, Limits: v8sandbox.Limits{Timeout: timeout}})
 	if err != nil {
 		return execFail(env, "INTERNAL", err.Error(), 1)
 	}

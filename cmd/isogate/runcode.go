@@ -10,9 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/runcode"
-	"github.com/isogate/isogate/v8sandbox"
-	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 func init() {
@@ -57,10 +56,8 @@ func runCodeCommand(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []
 		return fail("%v", err)
 	}
 
-	var pool v8sandbox.Runner
-	if cfg.Sandbox.Isolation == config.IsolationThread {
-		pool = v8sandbox.NewPool(v8sandbox.Options{Workers: 2, Logger: discardLogger()})
-	} else if pool, err = procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: 2, Logger: discardLogger()}); err != nil {
+	pool, err := app.NewRunner(app.Sandbox{Isolation: cfg.Sandbox.Isolation, Concurrent: 2, Logger: discardLogger()})
+	if err != nil {
 		return fail("starting the sandbox worker: %v", err)
 	}
 	defer pool.Close()

@@ -26,9 +26,9 @@ func init() {
 			}
 			defer g.Close()
 			backend, _ := fs.GetString("backend")
-			dts, ok := g.Catalog().TypeScript(backend)
+			dts, ok := g.Catalog.TypeScript(backend)
 			if !ok {
-				fmt.Fprintf(env.stderr, "isogate: no tools from backend %q (backends: %v)\n", backend, g.Catalog().Backends())
+				fmt.Fprintf(env.stderr, "isogate: no tools from backend %q (backends: %v)\n", backend, g.Catalog.Backends())
 				return 1
 			}
 			fmt.Fprint(env.stdout, dts)

@@ -16,6 +16,7 @@ package codemode
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,11 +29,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/codemode/fastpath"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/pipeline"
-	"github.com/isogate/isogate/internal/stats"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -101,8 +101,24 @@ type Options struct {
 	ConsoleLines  int               // console lines kept per run; 200
 	MaxToolCalls  int               // backend calls per run; 0: no limit
 
-	Stats  *stats.Counters
-	Logger *slog.Logger
+	// Observer is told of every run (stats, metrics, traces); nil: none.
+	Observer RunObserver
+	Logger   *slog.Logger
+}
+
+// RunObserver is told of every run: StartRun when it starts, and the
+// function it returns once the run has finished.
+type RunObserver interface {
+	StartRun(ctx context.Context) (context.Context, func(RunSummary))
+}
+
+// RunSummary is what an observer learns of a finished run.
+type RunSummary struct {
+	Tier      string // the tier that ran it
+	Outcome   string // "ok", or the error code ("error" without one)
+	Processed int    // bytes the program produced before shaping
+	Returned  int    // bytes returned to the agent
+	Failed    bool
 }
 
 // Engine executes call_tool_chain requests. It is safe for concurrent use.
@@ -226,6 +242,10 @@ func (e *Engine) outputLimitOf(n int) (int, string) {
 // Execute runs one request in the cheapest tier that can serve it.
 func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	start := time.Now()
+	done := func(RunSummary) {}
+	if e.opts.Observer != nil {
+		ctx, done = e.opts.Observer.StartRun(ctx)
+	}
 	timeout, warning := e.timeoutOf(req.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout+deadlineGrace)
 	defer cancel()
@@ -249,7 +269,7 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 		resp.Warnings = append(resp.Warnings, outWarning)
 	}
 	resp.ToolCalls = calls.count()
-	e.finish(ctx, req, resp)
+	done(e.finish(ctx, req, resp))
 	resp.Record = record(run, req, resp)
 	e.logRun(resp, time.Since(start), calls)
 	return *resp
@@ -462,9 +482,9 @@ func (e *Engine) failure(tier Tier, code v8sandbox.Code, message, src string, v 
 	return &Response{Tier: tier, IsError: true, Code: code, Text: text, Console: console}
 }
 
-// finish renders a successful value through the output pipeline, appends
-// console lines, and records statistics.
-func (e *Engine) finish(ctx context.Context, req Request, resp *Response) {
+// finish renders a successful value through the output pipeline, bounds
+// errors and console lines, and sums the run up for the observer.
+func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSummary {
 	processed := len(resp.Text)
 	limit := req.MaxOutputSize // validated by Execute
 	if !resp.IsError {
@@ -486,9 +506,11 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) {
 	if console := strings.Join(resp.Console, "\n"); len(console) > max(limit-len(resp.Text), limit/4) {
 		resp.Console = []string{output.Bound(ctx, console, max(limit-len(resp.Text), limit/4), req.Owner, e.opts.Store)}
 	}
-	if e.opts.Stats != nil {
-		e.opts.Stats.Run(string(resp.Tier), processed, len(resp.Render()), resp.IsError)
+	sum := RunSummary{Tier: string(resp.Tier), Outcome: "ok", Processed: processed, Returned: len(resp.Render()), Failed: resp.IsError}
+	if resp.IsError {
+		sum.Outcome = cmp.Or(string(resp.Code), "error")
 	}
+	return sum
 }
 
 // Render is the text an agent receives: the result (or error) followed by

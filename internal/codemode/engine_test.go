@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -229,9 +229,9 @@ func TestOutputPipeline(t *testing.T) {
 	if rp.Shaped.Chunked || rp.Shaped.Truncated || strings.Contains(rp.Text, "[Output:") {
 		t.Fatalf("stages ran while disabled")
 	}
-	snap := f.stats.Snapshot()
-	if snap.BytesProcessed <= snap.BytesReturned || snap.ToolCalls != 2 || snap.Runs["v8"] != 2 || snap.Runs["simple"] != 1 {
-		t.Fatalf("stats not fed: %+v", snap)
+	tiers, processed, returned := f.runs.byTier()
+	if processed <= returned || tiers["v8"] != 2 || tiers["simple"] != 1 {
+		t.Fatalf("observer not told: %v, %d processed, %d returned", tiers, processed, returned)
 	}
 }
 

@@ -14,11 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/backend"
-	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/pipeline"
-	"github.com/isogate/isogate/internal/stats"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -73,7 +72,7 @@ type fixture struct {
 	engine  *Engine
 	runner  *countingRunner
 	store   *resultstore.Memory
-	stats   *stats.Counters
+	runs    *runLog
 	catalog *catalog.Catalog
 	peak    atomic.Int32
 }
@@ -91,7 +90,7 @@ type itemsArgs struct {
 // "my-backend", and an engine over them.
 func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
-	f := &fixture{store: resultstore.NewMemory(resultstore.Limits{TTL: time.Minute, MaxBytes: 1 << 20}), stats: stats.New(), catalog: catalog.New()}
+	f := &fixture{store: resultstore.NewMemory(resultstore.Limits{TTL: time.Minute, MaxBytes: 1 << 20}), runs: &runLog{}, catalog: catalog.New()}
 	var inflight atomic.Int32
 
 	everything := mcp.NewServer(&mcp.Implementation{Name: "everything"}, nil)
@@ -162,8 +161,8 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	}
 	f.runner = &countingRunner{Runner: sharedPool()}
 	opts.Runner, opts.Catalog = f.runner, FromCatalog(f.catalog)
-	opts.Caller = viaPipeline{pipeline.New(pipeline.Options{Backend: caller, Stats: f.stats})}
-	opts.Store, opts.Stats = f.store, f.stats
+	opts.Caller = viaPipeline{pipeline.New(pipeline.Options{Backend: caller})}
+	opts.Store, opts.Observer = f.store, f.runs
 	if opts.Output == (output.Options{}) {
 		opts.Output = output.DefaultOptions()
 	}
@@ -205,3 +204,30 @@ func (f *fixture) fails(t *testing.T, code string, wants ...string) Response {
 
 // discardLogger drops the engine's per-run INFO lines (benchmarks).
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// runLog is a codemode.RunObserver that keeps every run's summary.
+type runLog struct {
+	mu   sync.Mutex
+	runs []RunSummary
+}
+
+func (l *runLog) StartRun(ctx context.Context) (context.Context, func(RunSummary)) {
+	return ctx, func(s RunSummary) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.runs = append(l.runs, s)
+	}
+}
+
+// byTier counts the runs of each tier and sums their processed and returned bytes.
+func (l *runLog) byTier() (tiers map[string]int, processed, returned int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tiers = map[string]int{}
+	for _, s := range l.runs {
+		tiers[s.Tier]++
+		processed += s.Processed
+		returned += s.Returned
+	}
+	return tiers, processed, returned
+}

@@ -2,7 +2,7 @@
 // a code-mode program makes (every tier) and calls passed through to a
 // backend. Small stages wrap the backend manager, outermost first:
 //
-//		policy → approval → record → stats → manager
+//		policy → approval → record → observe → manager
 //
 //	  - policy (policy.go) refuses tools the configuration denies or does not
 //	    allow (TOOL_DENIED) and calls past a run's budget (TOOL_BUDGET), and
@@ -10,7 +10,8 @@
 //	  - approval (approval.go) asks a person through MCP elicitation
 //	    (APPROVAL_DENIED, APPROVAL_REQUIRED);
 //	  - record (record.go) adds the call to its run's record;
-//	  - stats (stats.go) counts calls, bytes and time per tool;
+//	  - observe (Options.Observe, internal/observe) records each call in the
+//	    stats, the metrics and the traces;
 //	  - the manager (manager.go) sends tools/call to the backend.
 //
 // Per-run state (the call budget and the record) and the way to reach the
@@ -69,17 +70,15 @@ type Options struct {
 	Backend Caller
 	// Policy decides which tools are reachable; nil allows every tool.
 	Policy *Policy
-	// Stats receives per-tool counters; nil counts nothing.
-	Stats StatsSink
-	// Observe, if set, is a stage placed between stats and the backend,
-	// for metrics and traces.
+	// Observe, if set, is the stage next to the backend that records every
+	// call that reaches it (stats, metrics and traces: internal/observe).
 	Observe Stage
 }
 
-// New returns the standard pipeline: policy → approval → record → stats →
+// New returns the standard pipeline: policy → approval → record →
 // [Options.Observe] → backend.
 func New(opts Options) Caller {
-	stages := []Stage{PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage(), StatsStage(opts.Stats)}
+	stages := []Stage{PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage()}
 	if opts.Observe != nil {
 		stages = append(stages, opts.Observe)
 	}

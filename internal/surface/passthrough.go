@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"bytes"
@@ -118,7 +118,8 @@ func uniqueNames(pairs []namePair) map[namePair]string {
 // <backend>__<tool>, on the servers that expose them, and routes their calls
 // through the call pipeline.
 type passthrough struct {
-	g       *Gateway
+	catalog *catalog.Catalog
+	handler func(backend, tool string) mcp.ToolHandler // calls one backend tool
 	mu      sync.Mutex
 	servers []*mcp.Server
 	listed  map[string]string // name → fingerprint of the listed definition
@@ -144,7 +145,7 @@ func (p *passthrough) sync() {
 	if p.listed == nil {
 		p.listed = map[string]string{}
 	}
-	entries := p.g.catalog.Entries()
+	entries := p.catalog.Entries()
 	names := PassthroughNames(entries)
 	want := map[string]bool{}
 	for _, e := range entries {
@@ -281,18 +282,18 @@ func objectProperties(v any, depth int) {
 // handler calls one backend tool through the call pipeline (policy,
 // approval, record, stats, manager) and returns the backend's result
 // unchanged, or shaped when server.passthrough_shaping is on.
-func (p *passthrough) handler(backendName, tool string) mcp.ToolHandler {
+func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		call := &pipeline.Call{Backend: backendName, Tool: tool, Args: req.Params.Arguments}
 		if token := req.Params.GetProgressToken(); token != nil {
 			call.Meta = mcp.Meta{"progressToken": token}
 		}
-		ask, approver := p.g.passthroughApproval(req, call)
+		ask, approver := sf.passthroughApproval(req, call)
 		if ask != nil {
 			return ask, nil
 		}
 		ctx = pipeline.WithApprover(ctx, approver)
-		res, err := p.g.calls.Call(ctx, call)
+		res, err := sf.calls.Call(ctx, call)
 		if err != nil {
 			r := textResult(err.Error(), true)
 			if code := pipeline.CodeOf(err); code != "" {
@@ -300,8 +301,8 @@ func (p *passthrough) handler(backendName, tool string) mcp.ToolHandler {
 			}
 			return r, nil
 		}
-		if p.g.cfg.Server.PassthroughShaping {
-			p.shape(ctx, req, res)
+		if sf.opts.PassthroughShaping {
+			sf.shape(ctx, req, res)
 		}
 		return res, nil
 	}
@@ -309,17 +310,14 @@ func (p *passthrough) handler(backendName, tool string) mcp.ToolHandler {
 
 // shape runs every text content of a result through the output pipeline;
 // what a stage removes stays readable as isogate://result/{id}.
-func (p *passthrough) shape(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult) {
-	out := p.g.cfg.Sandbox.Output
-	opts := output.Options{
-		AutoChunk: out.AutoChunk, ChunkThreshold: out.ChunkThreshold,
-		Truncate: out.Truncate, Footer: out.Footer,
-		MaxOutputSize: p.g.cfg.Sandbox.MaxOutputSize,
-		Owner:         p.g.ownerOf(req),
-	}
+func (sf *Surface) shape(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult) {
+	opts := sf.opts.Output
+	opts.IntentFilter = false // passthrough calls carry no intent
+	opts.MaxOutputSize = sf.opts.MaxOutputSize
+	opts.Owner = sf.ownerOf(req)
 	for i, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
-			shaped := output.Shape(ctx, tc.Text, "", opts, p.g.store)
+			shaped := output.Shape(ctx, tc.Text, "", opts, sf.store)
 			res.Content[i] = &mcp.TextContent{Text: shaped.Text, Annotations: tc.Annotations, Meta: tc.Meta}
 		}
 	}

@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"cmp"
@@ -9,11 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/catalog"
@@ -68,10 +66,10 @@ type chainInput struct {
 
 // newServer builds an MCP server that exposes the meta-tools, the
 // passthrough tools or both; every server has the resources and prompts.
-func (g *Gateway) newServer(expose config.Expose) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "isogate", Version: g.opts.Version}, &mcp.ServerOptions{
+func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "isogate", Version: sf.opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
-		Logger:       sdklog.Demote(g.logger), // session lifecycle at DEBUG
+		Logger:       sdklog.Demote(sf.logger), // session lifecycle at DEBUG
 		// Backend prompts and resources may arrive after a client connects:
 		// announce the capabilities from the start.
 		Capabilities: &mcp.ServerCapabilities{
@@ -80,27 +78,27 @@ func (g *Gateway) newServer(expose config.Expose) *mcp.Server {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
-		SubscribeHandler:   g.aggregate.subscribe,
-		UnsubscribeHandler: g.aggregate.unsubscribe,
+		SubscribeHandler:   sf.aggregate.subscribe,
+		UnsubscribeHandler: sf.aggregate.unsubscribe,
 	})
-	s.AddReceivingMiddleware(g.sessionMiddleware)
+	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
-	g.addResources(s)
-	g.aggregate.attach(s)
+	sf.addResources(s)
+	sf.aggregate.attach(s)
 	if expose == config.ExposePassthrough {
-		g.passthrough.attach(s)
+		sf.passthrough.attach(s)
 		return s
 	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)}
 	mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Annotations: readOnly,
 		Description: "Search the tools of every backend by what they do. Returns tool names (backend.tool), one-line summaries and ready-to-paste calls for call_tool_chain."},
-		g.searchTools)
+		sf.searchTools)
 	mcp.AddTool(s, &mcp.Tool{Name: "tool_info", Annotations: readOnly,
 		Description: "Show one tool's interface: parameters and a TypeScript signature (detail=full adds the JSON schemas)."},
-		g.toolInfo)
+		sf.toolInfo)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_tools_meta", Annotations: readOnly,
 		Description: "List every tool name (backend.tool), sorted, with pagination."},
-		g.listTools)
+		sf.listTools)
 	// call_tool_chain reaches every backend tool: it may change and reach
 	// anything they can.
 	mcp.AddTool(s, &mcp.Tool{Name: "call_tool_chain",
@@ -109,12 +107,12 @@ func (g *Gateway) newServer(expose config.Expose) *mcp.Server {
 			"(`await backend.tool({...})`), with loops, Promise.all and filtering, and return only its final result. " +
 			"Runs in a V8 sandbox with no filesystem, network or process access. Top-level await and return work; " +
 			"console output is returned. `__interfaces` and `__getToolInterface(name)` describe the tools."},
-		g.callToolChain)
-	if g.runCode != nil {
-		g.runCode.AddTo(s)
+		sf.callToolChain)
+	if sf.runCode != nil {
+		sf.runCode.AddTo(s)
 	}
 	if expose == config.ExposeBoth {
-		g.passthrough.attach(s)
+		sf.passthrough.attach(s)
 	}
 	return s
 }
@@ -140,7 +138,7 @@ func tooLong(field, value string, max int) *mcp.CallToolResult {
 	return textResult(fmt.Sprintf("%s is too long: %d bytes, at most %d", field, len(value), max), true)
 }
 
-func (g *Gateway) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
 	if r := cmp.Or(tooLong("query", in.Query, maxQueryBytes), tooLong("tag", in.Tag, maxToolNameBytes)); r != nil {
 		return r, nil, nil
 	}
@@ -148,23 +146,23 @@ func (g *Gateway) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if in.Brief != nil {
 		brief = *in.Brief
 	}
-	res := g.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
-	return textResult(g.withBackendNotice(res.Text()), false), nil, nil
+	res := sf.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
+	return textResult(sf.withBackendNotice(res.Text()), false), nil, nil
 }
 
-func (g *Gateway) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {
 	if r := tooLong("tool_name", in.ToolName, maxToolNameBytes); r != nil {
 		return r, nil, nil
 	}
-	info, err := g.catalog.Info(in.ToolName, in.Detail)
+	info, err := sf.catalog.Info(in.ToolName, in.Detail)
 	if err != nil {
 		return textResult(err.Error(), true), nil, nil
 	}
 	return textResult(info.Text(), false), nil, nil
 }
 
-func (g *Gateway) listTools(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
-	names, next, err := g.catalog.List(in.Cursor, in.PageSize)
+func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
+	names, next, err := sf.catalog.List(in.Cursor, in.PageSize)
 	if err != nil {
 		return textResult(err.Error(), true), nil, nil
 	}
@@ -172,7 +170,7 @@ func (g *Gateway) listTools(ctx context.Context, _ *mcp.CallToolRequest, in list
 		Tools      []string `json:"tools"`
 		Total      int      `json:"total"`
 		NextCursor string   `json:"next_cursor,omitempty"`
-	}{names, g.catalog.Count(), next}
+	}{names, sf.catalog.Count(), next}
 	if out.Tools == nil {
 		out.Tools = []string{}
 	}
@@ -180,22 +178,22 @@ func (g *Gateway) listTools(ctx context.Context, _ *mcp.CallToolRequest, in list
 	return textResult(string(b), false), nil, nil
 }
 
-func (g *Gateway) callToolChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) callToolChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
 	if usesRoundTrips(req.Session) {
-		return g.chainInRounds(ctx, req, in)
+		return sf.chainInRounds(ctx, req, in)
 	}
 	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
-	return g.executeChain(ctx, req, in), nil, nil
+	return sf.executeChain(ctx, req, in), nil, nil
 }
 
 // executeChain runs one call_tool_chain program and keeps its run record.
-func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) *mcp.CallToolResult {
+func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) *mcp.CallToolResult {
 	creq := codemode.Request{
 		Code:          in.Code,
 		Timeout:       codemode.Millis(in.Timeout),
 		MaxOutputSize: in.MaxOutputSize,
 		Intent:        in.Intent,
-		Owner:         g.ownerOf(req),
+		Owner:         sf.ownerOf(req),
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
 		creq.OnToolCall = func(done int, tool string) {
@@ -203,13 +201,10 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 				ProgressToken: token, Progress: float64(done), Message: "completed " + tool})
 		}
 	}
-	start := time.Now()
-	ctx, span := g.tracer.Start(ctx, "run", trace.SpanKindInternal)
-	resp := g.engine.Execute(ctx, creq)
-	g.observeRun(span, resp, time.Since(start))
+	resp := sf.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
-		g.KeepRun(creq.Owner, resp.Record)
+		sf.KeepRun(creq.Owner, resp.Record)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
 	return res
@@ -217,22 +212,22 @@ func (g *Gateway) executeChain(ctx context.Context, req *mcp.CallToolRequest, in
 
 // KeepRun keeps a run record for owner as isogate://runs/{id} and writes
 // it to server.record_dir when that is set.
-func (g *Gateway) KeepRun(owner string, rec *pipeline.RunRecord) {
-	g.runs.put(context.Background(), owner, rec, g.logger)
+func (sf *Surface) KeepRun(owner string, rec *pipeline.RunRecord) {
+	sf.runs.put(context.Background(), owner, rec, sf.logger)
 }
 
 // ownerOf is who owns what req stores (results, run records, approvals):
 // in stateless mode the caller's identity, the principal of its bearer
 // token, so that any replica serves the caller's results; otherwise its
 // session.
-func (g *Gateway) ownerOf(req mcp.Request) string {
-	if g.cfg.Server.Stateless {
+func (sf *Surface) ownerOf(req mcp.Request) string {
+	if sf.opts.Stateless {
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 			return principal(extra.Header.Get("Authorization"))
 		}
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	return g.owner(ss)
+	return sf.owner(ss)
 }
 
 // principal names the identity behind an Authorization header (already
@@ -248,29 +243,29 @@ func principal(authorization string) string {
 
 // owner scopes stored results to an MCP session. Sessions without an ID
 // (stdio, in-memory) get a random one for their lifetime.
-func (g *Gateway) owner(ss *mcp.ServerSession) string {
+func (sf *Surface) owner(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
 	if id := ss.ID(); id != "" {
 		return id
 	}
-	if id, ok := g.sessionIDs.Load(ss); ok {
+	if id, ok := sf.sessionIDs.Load(ss); ok {
 		return id.(string)
 	}
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
-	id, loaded := g.sessionIDs.LoadOrStore(ss, "local-"+hex.EncodeToString(b))
+	id, loaded := sf.sessionIDs.LoadOrStore(ss, "local-"+hex.EncodeToString(b))
 	if !loaded {
 		go func() {
 			_ = ss.Wait()
-			g.sessionIDs.Delete(ss)
+			sf.sessionIDs.Delete(ss)
 		}()
 	}
 	return id.(string)
 }
 
-func (g *Gateway) addResources(s *mcp.Server) {
+func (sf *Surface) addResources(s *mcp.Server) {
 	jsonResource := func(uri string, v any) (*mcp.ReadResourceResult, error) {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -291,7 +286,7 @@ func (g *Gateway) addResources(s *mcp.Server) {
 				LastError   string `json:"last_error,omitempty"`
 			}
 			rows := []row{}
-			for _, st := range g.manager.Status() {
+			for _, st := range sf.manager.Status() {
 				rows = append(rows, row{st.Name, st.Transport, st.State.String(), st.ToolCount, st.ToolsCached, st.Restarts, st.LastError})
 			}
 			return jsonResource(req.Params.URI, rows)
@@ -300,12 +295,12 @@ func (g *Gateway) addResources(s *mcp.Server) {
 		Description: "One backend: status, tools and recent stderr lines."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			name := strings.TrimPrefix(req.Params.URI, "isogate://backend/")
-			for _, st := range g.manager.Status() {
+			for _, st := range sf.manager.Status() {
 				if st.Name != name {
 					continue
 				}
 				var tools []string
-				for _, t := range g.policy.Filter(name, g.manager.Tools()[name]) {
+				for _, t := range sf.policy.Filter(name, sf.manager.Tools()[name]) {
 					tools = append(tools, t.Name)
 				}
 				return jsonResource(req.Params.URI, struct {
@@ -318,21 +313,21 @@ func (g *Gateway) addResources(s *mcp.Server) {
 	s.AddResource(&mcp.Resource{URI: "isogate://stats", Name: "stats", MIMEType: "application/json",
 		Description: "Usage: tool calls per tool, code-mode runs per tier, bytes returned vs processed."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return jsonResource(req.Params.URI, g.stats.Snapshot())
+			return jsonResource(req.Params.URI, sf.observer.Stats().Snapshot())
 		})
 	s.AddResource(&mcp.Resource{URI: "isogate://tools", Name: "tools", MIMEType: "text/plain",
 		Description: "Compact index of every tool: one line each, name and summary."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: g.catalog.Index()}}}, nil
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: sf.catalog.Index()}}}, nil
 		})
-	g.addResultAccess(s)
+	sf.addResultAccess(s)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: RunURIPrefix + "{id}", Name: "run", MIMEType: "application/json",
 		Description: "What one call_tool_chain run did: program, outcome, console and every backend call with its timing (id from the result's _meta isogate/run)."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			id := strings.TrimPrefix(req.Params.URI, RunURIPrefix)
-			text, ok := g.runs.get(ctx, g.ownerOf(req), id)
+			text, ok := sf.runs.get(ctx, sf.ownerOf(req), id)
 			if !ok {
-				return nil, fmt.Errorf("%w (run records are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), g.cfg.Sandbox.Output.ResultTTL)
+				return nil, fmt.Errorf("%w (run records are kept for %v)", mcp.ResourceNotFoundError(req.Params.URI), sf.runs.store.Limits().TTL)
 			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
 		})

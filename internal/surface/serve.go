@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"context"
@@ -28,49 +28,49 @@ const (
 
 // ServeStdio serves MCP over stdin/stdout until the client disconnects or
 // ctx ends.
-func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.server.Run(ctx, codedTransport{&mcp.StdioTransport{}})
+func (sf *Surface) ServeStdio(ctx context.Context) error {
+	return sf.server.Run(ctx, codedTransport{&mcp.StdioTransport{}})
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.
-var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback address without server.auth_token: set a token (env-expandable, e.g. auth_token: ${ISOGATE_TOKEN}) or bind 127.0.0.1")
+var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback address without server.auth_token: set a token (env-expandable, e.sf. auth_token: ${ISOGATE_TOKEN}) or bind 127.0.0.1")
 
 // HTTPHandler returns the streamable HTTP handler: MCP at /mcp, guarded by
 // the Origin check and the bearer token (both before the body is read),
 // plus /healthz, /readyz and /metrics.
-func (g *Gateway) HTTPHandler() http.Handler {
-	mcpHandler := mcp.NewStreamableHTTPHandler(g.serverForRequest,
-		&mcp.StreamableHTTPOptions{Logger: g.logger, PropagateRequestCancellation: true,
-			SessionTimeout: g.cfg.Server.SessionIdleTimeout, Stateless: g.cfg.Server.Stateless})
-	var h http.Handler = g.requests.link(mcpHandler)
+func (sf *Surface) HTTPHandler() http.Handler {
+	mcpHandler := mcp.NewStreamableHTTPHandler(sf.serverForRequest,
+		&mcp.StreamableHTTPOptions{Logger: sf.logger, PropagateRequestCancellation: true,
+			SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless})
+	var h http.Handler = sf.requests.link(mcpHandler)
 	h = readBody(readBodyTimeout, h)
-	h = requireToken(g.cfg.Server.AuthToken, h)
-	h = checkOrigin(g.cfg.Server.AllowedOrigins, h)
+	h = requireToken(sf.opts.AuthToken, h)
+	h = checkOrigin(sf.opts.AllowedOrigins, h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", g.readyz)
-	mux.Handle("/metrics", g.metrics.Handler())
+	mux.HandleFunc("/readyz", sf.readyz)
+	mux.Handle("/metrics", sf.metrics.Handler())
 	return mux
 }
 
 // serverForRequest picks the server for an HTTP client: server.expose, or
 // the one its URL asks for with ?expose=meta|passthrough|both (nil, a 400,
 // for another value).
-func (g *Gateway) serverForRequest(r *http.Request) *mcp.Server {
+func (sf *Surface) serverForRequest(r *http.Request) *mcp.Server {
 	if e := r.URL.Query().Get("expose"); e != "" {
-		return g.ServerFor(config.Expose(e))
+		return sf.ServerFor(config.Expose(e))
 	}
-	return g.server
+	return sf.server
 }
 
 // Listen checks addr against the token policy and opens the listener.
-func (g *Gateway) Listen(addr string) (net.Listener, error) {
+func (sf *Surface) Listen(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("server.http %q: %w", addr, err)
 	}
-	if !isLoopback(host) && g.cfg.Server.AuthToken == "" {
+	if !isLoopback(host) && sf.opts.AuthToken == "" {
 		return nil, ErrInsecureBind
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -84,18 +84,18 @@ func (g *Gateway) Listen(addr string) (net.Listener, error) {
 // requests in flight (and the runs behind them) are cancelled at once and
 // given up to server.shutdown_grace to answer before their connections are
 // closed.
-func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
-	return serveUntil(ctx, ln, newHTTPServer(g.HTTPHandler()), g.cfg.Server.ShutdownGrace)
+func (sf *Surface) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	return serveUntil(ctx, ln, newHTTPServer(sf.HTTPHandler()), sf.opts.ShutdownGrace)
 }
 
 // ServeMetrics serves /metrics (and /healthz, /readyz) on ln until ctx
 // ends: server.metrics_addr, for stdio mode or a separate scrape port.
-func (g *Gateway) ServeMetrics(ctx context.Context, ln net.Listener) error {
+func (sf *Surface) ServeMetrics(ctx context.Context, ln net.Listener) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", g.metrics.Handler())
+	mux.Handle("/metrics", sf.metrics.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", g.readyz)
-	return serveUntil(ctx, ln, newHTTPServer(mux), g.cfg.Server.ShutdownGrace)
+	mux.HandleFunc("/readyz", sf.readyz)
+	return serveUntil(ctx, ln, newHTTPServer(mux), sf.opts.ShutdownGrace)
 }
 
 // newHTTPServer applies the server timeouts to h.

@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,14 +36,15 @@ type backendLists struct {
 // to the owning backend. A URI (or template) two backends claim goes to the
 // first in configuration order; the conflict is logged once.
 type aggregate struct {
-	g       *Gateway
-	mu      sync.Mutex
-	servers []*mcp.Server
-	lists   map[string]*backendLists
-	listed  map[string]string // "p:name", "r:uri", "t:template" → fingerprint
-	owners  map[string]string // resource URI → backend
-	logged  map[string]bool   // conflicts already logged
-	subs    map[string]int    // resource URI → subscribed client sessions
+	backends *backend.Manager
+	logger   *slog.Logger
+	mu       sync.Mutex
+	servers  []*mcp.Server
+	lists    map[string]*backendLists
+	listed   map[string]string // "p:name", "r:uri", "t:template" → fingerprint
+	owners   map[string]string // resource URI → backend
+	logged   map[string]bool   // conflicts already logged
+	subs     map[string]int    // resource URI → subscribed client sessions
 }
 
 func (a *aggregate) attach(s *mcp.Server) {
@@ -59,7 +61,7 @@ func (a *aggregate) refresh(name string) {
 		defer cancel()
 		l, err := a.fetch(ctx, name)
 		if err != nil {
-			a.g.logger.Debug("listing backend prompts and resources failed", slog.String("backend", name), slog.Any("error", err))
+			a.logger.Debug("listing backend prompts and resources failed", slog.String("backend", name), slog.Any("error", err))
 			return
 		}
 		a.mu.Lock()
@@ -82,7 +84,7 @@ func (a *aggregate) forget(name string) {
 
 // fetch lists what the backend offers, according to its capabilities.
 func (a *aggregate) fetch(ctx context.Context, name string) (*backendLists, error) {
-	sess, err := a.g.manager.Session(ctx, name)
+	sess, err := a.backends.Session(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +132,8 @@ func (a *aggregate) publishLocked() {
 	owners := map[string]string{}
 	var pairs []namePair
 	prompts := map[namePair]*mcp.Prompt{}
-	claimed := map[string]string{}                // "r:uri" / "t:template" → backend
-	for _, name := range a.g.manager.Backends() { // configuration order
+	claimed := map[string]string{}               // "r:uri" / "t:template" → backend
+	for _, name := range a.backends.Backends() { // configuration order
 		l := a.lists[name]
 		if l == nil {
 			continue
@@ -216,7 +218,7 @@ func (a *aggregate) logOnce(key, msg string) {
 	}
 	if !a.logged[key] {
 		a.logged[key] = true
-		a.g.logger.Warn(msg)
+		a.logger.Warn(msg)
 	}
 }
 
@@ -237,7 +239,7 @@ func (a *aggregate) register(key, owner string, def any, add func(*mcp.Server)) 
 		func() {
 			defer func() {
 				if r := recover(); r != nil { // the SDK panics on an invalid URI or template
-					a.g.logger.Warn("backend resource not listed", slog.String("key", key), slog.Any("error", r))
+					a.logger.Warn("backend resource not listed", slog.String("key", key), slog.Any("error", r))
 				}
 			}()
 			add(s)
@@ -252,7 +254,7 @@ func validURI(uri string) bool {
 
 func (a *aggregate) promptHandler(backend, name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		sess, err := a.g.manager.Session(ctx, backend)
+		sess, err := a.backends.Session(ctx, backend)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +264,7 @@ func (a *aggregate) promptHandler(backend, name string) mcp.PromptHandler {
 
 func (a *aggregate) readHandler(backend string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		sess, err := a.g.manager.Session(ctx, backend)
+		sess, err := a.backends.Session(ctx, backend)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +291,7 @@ func (a *aggregate) subscribe(ctx context.Context, req *mcp.SubscribeRequest) er
 		return fmt.Errorf("backend %q does not support resources/subscribe", backend)
 	}
 	if first {
-		sess, err := a.g.manager.Session(ctx, backend)
+		sess, err := a.backends.Session(ctx, backend)
 		if err != nil {
 			return err
 		}
@@ -319,7 +321,7 @@ func (a *aggregate) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest
 	if !ok || !last {
 		return nil
 	}
-	sess, err := a.g.manager.Session(ctx, backend)
+	sess, err := a.backends.Session(ctx, backend)
 	if err != nil {
 		return err
 	}

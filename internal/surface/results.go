@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"context"
@@ -25,11 +25,11 @@ const readResultDescription = "Read a stored full result (isogate://result/{id},
 	"only the session that produced a result can read it."
 
 // addResultAccess registers the result resources and the read_result tool.
-func (g *Gateway) addResultAccess(s *mcp.Server) {
+func (sf *Surface) addResultAccess(s *mcp.Server) {
 	handler := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		data, err := g.readResult(ctx, g.ownerOf(req), req.Params.URI)
+		data, err := sf.readResult(ctx, sf.ownerOf(req), req.Params.URI)
 		if err != nil {
-			return nil, resultReadError(req.Params.URI, err, g.store.Limits().TTL)
+			return nil, resultReadError(req.Params.URI, err, sf.store.Limits().TTL)
 		}
 		mime := "text/plain"
 		if json.Valid(data) {
@@ -44,17 +44,17 @@ func (g *Gateway) addResultAccess(s *mcp.Server) {
 
 	mcp.AddTool(s, &mcp.Tool{Name: "read_result", Description: readResultDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}},
-		g.readResultTool)
+		sf.readResultTool)
 }
 
 // readResult returns the stored result, or the part of it, that uri names,
 // if owner stored it.
-func (g *Gateway) readResult(ctx context.Context, owner, uri string) ([]byte, error) {
+func (sf *Surface) readResult(ctx context.Context, owner, uri string) ([]byte, error) {
 	id, path, err := resultstore.ParseURI(uri)
 	if err != nil {
 		return nil, err
 	}
-	data, err := g.store.Get(ctx, owner, id)
+	data, err := sf.store.Get(ctx, owner, id)
 	if err != nil || path == "" {
 		return data, err
 	}
@@ -63,19 +63,19 @@ func (g *Gateway) readResult(ctx context.Context, owner, uri string) ([]byte, er
 
 // readResultTool serves read_result: a byte range of a stored result, with
 // a last line saying what is left.
-func (g *Gateway) readResultTool(ctx context.Context, req *mcp.CallToolRequest, in readResultInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) readResultTool(ctx context.Context, req *mcp.CallToolRequest, in readResultInput) (*mcp.CallToolResult, any, error) {
 	if r := tooLong("uri", in.URI, maxURIBytes); r != nil {
 		return r, nil, nil
 	}
-	data, err := g.readResult(ctx, g.ownerOf(req), in.URI)
+	data, err := sf.readResult(ctx, sf.ownerOf(req), in.URI)
 	if errors.Is(err, resultstore.ErrNotFound) {
 		return textResult(fmt.Sprintf("%s: %v (results are kept for %v, for the session that produced them)",
-			in.URI, err, g.store.Limits().TTL), true), nil, nil
+			in.URI, err, sf.store.Limits().TTL), true), nil, nil
 	}
 	if err != nil {
 		return textResult(fmt.Sprintf("%s: %v", in.URI, err), true), nil, nil
 	}
-	maxLimit := g.cfg.Sandbox.MaxOutputSize
+	maxLimit := sf.opts.MaxOutputSize
 	limit := in.Limit
 	if limit <= 0 || limit > maxLimit {
 		limit = maxLimit

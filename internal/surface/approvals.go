@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"bytes"
@@ -140,21 +140,21 @@ func (t *roundTrips) sweepLocked() {
 
 // chainInRounds serves call_tool_chain for a client that answers
 // approvals by retrying: a first call starts the run, a retry resumes it.
-func (g *Gateway) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
-	owner := g.ownerOf(req)
+func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
+	owner := sf.ownerOf(req)
 	var run *liveRun
 	if state := req.Params.RequestState; state != "" {
-		if run = g.trips.take(state, owner); run == nil {
+		if run = sf.trips.take(state, owner); run == nil {
 			return textResult("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again", true), nil, nil
 		}
 		run.answer(req.Params.InputResponses)
 	} else {
 		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		run = &liveRun{owner: owner, deadline: time.Now().Add(g.runTimeout(in)), asks: make(chan *ask),
+		run = &liveRun{owner: owner, deadline: time.Now().Add(sf.runTimeout(in)), asks: make(chan *ask),
 			done: make(chan *mcp.CallToolResult, 1), cancel: cancel, pending: map[string]*ask{}}
 		go func() {
 			defer cancel()
-			run.done <- g.executeChain(pipeline.WithApprover(runCtx, run), req, in)
+			run.done <- sf.executeChain(pipeline.WithApprover(runCtx, run), req, in)
 		}()
 	}
 	select {
@@ -172,7 +172,7 @@ func (g *Gateway) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, i
 				k = nil
 			}
 		}
-		return &mcp.CallToolResult{InputRequests: requests, RequestState: g.trips.park(run)}, nil, nil
+		return &mcp.CallToolResult{InputRequests: requests, RequestState: sf.trips.park(run)}, nil, nil
 	case <-ctx.Done():
 		run.cancel()
 		return nil, nil, ctx.Err()
@@ -180,11 +180,11 @@ func (g *Gateway) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, i
 }
 
 // runTimeout is the deadline a run of in gets.
-func (g *Gateway) runTimeout(in chainInput) time.Duration {
+func (sf *Surface) runTimeout(in chainInput) time.Duration {
 	if in.Timeout > 0 {
 		return time.Duration(in.Timeout) * time.Millisecond
 	}
-	return g.cfg.Sandbox.Timeout
+	return sf.opts.RunTimeout
 }
 
 // passthroughApproval is the approval round of a passthrough call (the
@@ -193,13 +193,13 @@ func (g *Gateway) runTimeout(in chainInput) time.Duration {
 // request as an inputRequest; the retry, with the same arguments and the
 // requestState, carries the answer. It returns a result to send instead of
 // calling, or the approver for the call.
-func (g *Gateway) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
-	if !usesRoundTrips(req.Session) || g.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
+func (sf *Surface) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
+	if !usesRoundTrips(req.Session) || sf.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
 		return nil, pipeline.ElicitApprover{Session: req.Session}
 	}
-	owner, key := g.ownerOf(req), approvalKey(call)
+	owner, key := sf.ownerOf(req), approvalKey(call)
 	if state := req.Params.RequestState; state != "" {
-		if !g.trips.takeApproval(state, owner, key) {
+		if !sf.trips.takeApproval(state, owner, key) {
 			return textResult("unknown or expired requestState (approvals are asked again for every call); call the tool again", true), nil
 		}
 		res, _ := req.Params.InputResponses[passthroughApprovalID].(*mcp.ElicitResult)
@@ -207,7 +207,7 @@ func (g *Gateway) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.C
 	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{passthroughApprovalID: pipeline.ElicitParams(call)},
-		RequestState:  g.trips.parkApproval(owner, key),
+		RequestState:  sf.trips.parkApproval(owner, key),
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"context"
@@ -145,38 +145,38 @@ func (t *sessionTracker) end(ss *mcp.ServerSession) {
 }
 
 // middleware tracks sessions and ties tool calls to their HTTP request.
-func (g *Gateway) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (sf *Surface) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		// Notifications do not count as use: the go-sdk handles them after
 		// their POST was answered, in no fixed order with requests.
 		if ss != nil && !strings.HasPrefix(method, "notifications/") {
-			victim, full := g.sessions.begin(ss, method == "initialize")
+			victim, full := sf.sessions.begin(ss, method == "initialize")
 			if full {
-				return nil, fmt.Errorf("too many sessions in use (server.max_sessions = %d)", g.sessions.max)
+				return nil, fmt.Errorf("too many sessions in use (server.max_sessions = %d)", sf.sessions.max)
 			}
 			if victim != nil {
-				g.logger.Info("closing the longest idle session: server.max_sessions reached",
-					"session", victim.ID(), "max_sessions", g.sessions.max)
+				sf.logger.Info("closing the longest idle session: server.max_sessions reached",
+					"session", victim.ID(), "max_sessions", sf.sessions.max)
 				_ = victim.Close()
 			}
-			defer g.sessions.end(ss)
+			defer sf.sessions.end(ss)
 		}
 		if method == "tools/call" {
 			var stop func()
-			ctx, stop = g.requests.bind(ctx, req)
+			ctx, stop = sf.requests.bind(ctx, req)
 			defer stop()
 		}
-		if g.tracer == nil || strings.HasPrefix(method, "notifications/") {
+		if sf.observer.Tracer() == nil || strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		return g.traceRequest(ctx, method, req, next)
+		return sf.traceRequest(ctx, method, req, next)
 	}
 }
 
 // traceRequest serves one MCP request inside a server span, a child of the
 // traceparent in the request's _meta when it has one.
-func (g *Gateway) traceRequest(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+func (sf *Surface) traceRequest(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	attrs := []attribute.KeyValue{attribute.String("mcp.method", method)}
 	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
 		attrs = append(attrs, attribute.String("mcp.tool", p.Name))
@@ -185,8 +185,11 @@ func (g *Gateway) traceRequest(ctx context.Context, method string, req mcp.Reque
 	if p := req.GetParams(); p != nil {
 		meta = p.GetMeta()
 	}
-	ctx, span := g.tracer.Start(g.tracer.Extract(ctx, meta), "mcp "+method, trace.SpanKindServer, attrs...)
+	ctx, span := sf.observer.Tracer().Start(sf.observer.Tracer().Extract(ctx, meta), "mcp "+method, trace.SpanKindServer, attrs...)
 	res, err := next(ctx, method, req)
 	span.End(err)
 	return res, err
 }
+
+// OpenSessions is the number of client sessions open now.
+func (sf *Surface) OpenSessions() int { return sf.sessions.Len() }

@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"context"
@@ -10,9 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/isogate/isogate/config"
-	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // RunURIPrefix is the resource URI prefix of run records: RunURIPrefix + id.
@@ -34,24 +33,11 @@ type runStore struct {
 	order []string          // run ids, oldest first
 }
 
-// newRunStore keeps run records in store. A store shared by replicas
-// (resultstore.Keyed) keeps them under their run id; another one under its
-// own id, found through a local index.
-func newRunStore(cfg *config.Config, store resultstore.Store) *runStore {
-	return &runStore{store: store, dir: cfg.Server.RecordDir, index: map[string]string{}}
-}
-
-// newStore returns the store for stored results or run records (kind, a
-// key prefix): on Redis when store.redis_url is set, in memory otherwise,
-// with the TTL and byte budget of sandbox.output.
-func newStore(cfg *config.Config, kind string) (resultstore.Store, error) {
-	o := cfg.Sandbox.Output
-	limits := resultstore.Limits{TTL: o.ResultTTL, MaxBytes: int(o.ResultStoreBytes)}
-	if cfg.Store.RedisURL == "" {
-		return resultstore.NewMemory(limits), nil
-	}
-	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Limits: limits,
-		Prefix: resultstore.RedisKeyPrefix + kind})
+// newRunStore keeps run records in store, and writes them to dir unless it
+// is "". A store shared by replicas (resultstore.Keyed) keeps them under
+// their run id; another one under its own id, found through a local index.
+func newRunStore(store resultstore.Store, dir string) *runStore {
+	return &runStore{store: store, dir: dir, index: map[string]string{}}
 }
 
 // put keeps rec for owner and writes it to the record directory.

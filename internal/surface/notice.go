@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 // BackendNotice says, in at most two short lines, which backends are still
 // connecting (their tools may be missing from the catalogue; calls wait for
 // them) and which are down. It is "" when every backend is up.
-func (g *Gateway) BackendNotice() string {
-	connecting, down := g.manager.NotReady()
+func (sf *Surface) BackendNotice() string {
+	connecting, down := sf.manager.NotReady()
 	var b strings.Builder
 	if len(connecting) > 0 {
 		fmt.Fprintf(&b, "Still connecting (tools may be missing; calls wait for them): %s.\n", strings.Join(connecting, ", "))
@@ -21,8 +21,8 @@ func (g *Gateway) BackendNotice() string {
 }
 
 // withBackendNotice appends the BackendNotice, if any, to a text answer.
-func (g *Gateway) withBackendNotice(text string) string {
-	n := g.BackendNotice()
+func (sf *Surface) withBackendNotice(text string) string {
+	n := sf.BackendNotice()
 	if n == "" {
 		return text
 	}

@@ -1,0 +1,388 @@
+// Package app is isogate's composition root: the one place that turns a
+// configuration into running parts — backends, catalogue, policy, call
+// pipeline, observer, sandbox runners, code mode, run_code, stores — and
+// hands them to the MCP surface. It is the only code that maps
+// configuration onto component options and the only place that picks a
+// sandbox runner by isolation mode ([NewRunner]).
+//
+// cmd/isogate and the public gateway package call it; nothing below it
+// knows it exists.
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/metrics"
+	"github.com/isogate/isogate/internal/observe"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/stats"
+	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/internal/toolcache"
+	"github.com/isogate/isogate/internal/tracing"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// runCodeConcurrency is how many run_code programs run at once, in their
+// own small pool (run_code's heap cap differs from code mode's).
+const runCodeConcurrency = 2
+
+// Options configure [New] beyond the configuration file.
+type Options struct {
+	// Logger receives the gateway's logs; default slog.Default().
+	Logger *slog.Logger
+	// Version is reported to MCP clients and backends; default "dev".
+	Version string
+	// Runner overrides the sandbox runner built from the configuration
+	// (tests use it to share one pool); the caller closes it.
+	Runner v8sandbox.Runner
+	// ExtraSpecs adds backends that cannot be described in a file, such as
+	// in-process servers (backend.Spec.Dial).
+	ExtraSpecs []backend.Spec
+	// StartWait overrides sandbox.backend_wait: how long a call to a
+	// backend that is still starting waits for it.
+	StartWait time.Duration
+}
+
+// App is a composed gateway: its parts and the MCP surface over them.
+type App struct {
+	Backends *backend.Manager
+	Catalog  *catalog.Catalog
+	Policy   *pipeline.Policy
+	Calls    pipeline.Caller // every backend call goes through it
+	Observer *observe.Observer
+	Metrics  *metrics.Metrics
+	Engine   *codemode.Engine
+	Runner   v8sandbox.Runner // code mode's sandbox
+	RunCode  *runcode.Runner  // nil: run_code off
+	Surface  *surface.Surface
+
+	logger   *slog.Logger
+	opts     Options
+	grace    time.Duration
+	ownsPool bool
+	rcPool   v8sandbox.Runner // run_code's own small pool
+	closers  []io.Closer      // stores and the tool cache
+	tracer   *tracing.Tracer  // nil: tracing off
+	specs    atomic.Pointer[[]backend.Spec]
+	reloadMu sync.Mutex
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New composes a gateway from cfg. Call Start to connect the backends.
+func New(cfg *config.Config, opts Options) (*App, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	a := &App{logger: opts.Logger, opts: opts, grace: cfg.Server.ShutdownGrace, Catalog: catalog.New()}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	results, err := newStore(cfg, "results:")
+	if err != nil {
+		return nil, err
+	}
+	runs, err := newStore(cfg, "runs:")
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, asCloser(results), asCloser(runs))
+	var tools backend.ToolCache // nil: files in server.cache_dir, or none
+	if cfg.Store.RedisURL != "" {
+		cache, err := toolcache.NewRedis(cfg.Store.RedisURL)
+		if err != nil {
+			return nil, err
+		}
+		tools = cache
+		a.closers = append(a.closers, asCloser(cache))
+	}
+
+	startWait := opts.StartWait
+	if startWait <= 0 {
+		startWait = cfg.Sandbox.BackendWait
+	}
+	specs := append(BackendSpecs(cfg), opts.ExtraSpecs...)
+	a.specs.Store(&specs)
+	a.Policy = pipeline.NewPolicy(cfg.Backends)
+	// The surface is built last; the manager's callbacks reach it once it
+	// exists (before Start connects any backend).
+	a.Backends = backend.NewManager(backend.Options{
+		Specs:      specs,
+		CacheDir:   cfg.Server.CacheDir,
+		ToolCache:  tools,
+		Logger:     a.logger,
+		StartWait:  startWait,
+		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
+		OnToolsChanged: func(name string, tools []*mcp.Tool) {
+			a.publish(name, tools)
+			if a.Surface != nil {
+				a.Surface.RefreshBackend(name)
+			}
+		},
+		OnListChanged: func(name string) {
+			if a.Surface != nil {
+				a.Surface.RefreshBackend(name)
+			}
+		},
+		OnResourceUpdated: func(name string, p *mcp.ResourceUpdatedNotificationParams) {
+			if a.Surface != nil {
+				a.Surface.ResourceUpdated(name, p)
+			}
+		},
+	})
+
+	a.Runner = opts.Runner
+	if a.Runner == nil {
+		if a.Runner, err = NewRunner(sandboxOf(cfg, cfg.Sandbox.MaxConcurrent, cfg.Sandbox.MaxHeapMB, a.logger)); err != nil {
+			return nil, err
+		}
+		a.ownsPool = true
+	}
+	if a.tracer, err = tracing.New(cfg.Telemetry.OTLPEndpoint, opts.Version); err != nil {
+		return nil, err
+	}
+	a.Metrics = newMetrics(a.Backends, a.Runner)
+	a.Observer = observe.New(observe.Options{Stats: stats.New(), Metrics: a.Metrics, Tracer: a.tracer, Labels: a.labels})
+	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls})
+
+	shaping := OutputOptions(cfg.Sandbox.Output)
+	if a.Engine, err = codemode.New(codemode.Options{
+		Runner:        a.Runner,
+		Catalog:       codemode.FromCatalog(a.Catalog),
+		Caller:        pipelineCaller{a.Calls},
+		Backends:      managerBackends{a.Backends},
+		Timeout:       cfg.Sandbox.Timeout,
+		HeapMB:        cfg.Sandbox.MaxHeapMB,
+		MaxConcurrent: cfg.Sandbox.MaxConcurrent,
+		MaxOutputSize: cfg.Sandbox.MaxOutputSize,
+		MaxToolCalls:  cfg.Sandbox.MaxToolCalls,
+		Output:        shaping,
+		Store:         results,
+		Observer:      a.Observer,
+		Logger:        a.logger,
+	}); err != nil {
+		return nil, err
+	}
+	if cfg.RunCode.Enabled {
+		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, a.logger)); err != nil {
+			return nil, fmt.Errorf("run_code sandbox: %w", err)
+		}
+		if a.RunCode, err = runcode.New(runcode.Options{Runner: a.rcPool, Config: cfg.RunCode, Logger: a.logger}); err != nil {
+			return nil, fmt.Errorf("run_code: %w", err)
+		}
+	}
+	a.Surface = surface.New(surface.Parts{
+		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
+		RunCode: a.RunCode, Results: results, Runs: runs, Observer: a.Observer, Metrics: a.Metrics,
+	}, surface.Options{
+		Version:            opts.Version,
+		Logger:             a.logger,
+		Expose:             cfg.Server.Expose,
+		Stateless:          cfg.Server.Stateless,
+		AuthToken:          cfg.Server.AuthToken,
+		AllowedOrigins:     cfg.Server.AllowedOrigins,
+		SessionIdleTimeout: cfg.Server.SessionIdleTimeout,
+		MaxSessions:        cfg.Server.MaxSessions,
+		ShutdownGrace:      cfg.Server.ShutdownGrace,
+		PassthroughShaping: cfg.Server.PassthroughShaping,
+		RunTimeout:         cfg.Sandbox.Timeout,
+		MaxOutputSize:      cfg.Sandbox.MaxOutputSize,
+		Output:             shaping,
+		RecordDir:          cfg.Server.RecordDir,
+	})
+	ok = true
+	return a, nil
+}
+
+// sandboxOf describes a runner in the configured isolation mode.
+func sandboxOf(cfg *config.Config, concurrent, heapMB int, logger *slog.Logger) Sandbox {
+	return Sandbox{Isolation: cfg.Sandbox.Isolation, Concurrent: concurrent,
+		Limits: v8sandbox.Limits{Timeout: cfg.Sandbox.Timeout, HeapMB: heapMB}, Logger: logger}
+}
+
+// OutputOptions maps sandbox.output onto the output shaping options.
+func OutputOptions(o config.OutputConfig) output.Options {
+	return output.Options{
+		IntentFilter: o.IntentFilter, IntentMinBytes: o.IntentMinBytes,
+		AutoChunk: o.AutoChunk, ChunkThreshold: o.ChunkThreshold,
+		Truncate: o.Truncate, Footer: o.Footer,
+	}
+}
+
+// Start connects the backends in the background and returns at once; the
+// catalogue is served from the on-disk cache until they connect.
+func (a *App) Start(ctx context.Context) error { return a.Backends.Start(ctx) }
+
+// Close stops the backends (no orphan processes) and the sandbox, within
+// server.shutdown_grace.
+func (a *App) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), cmpGrace(a.grace))
+	defer cancel()
+	return a.Shutdown(ctx)
+}
+
+// cmpGrace is grace, or config's default when unset.
+func cmpGrace(grace time.Duration) time.Duration {
+	if grace <= 0 {
+		return config.DefaultShutdownGrace
+	}
+	return grace
+}
+
+// Shutdown is Close bounded by ctx: when ctx ends, stdio backends still
+// running are killed and Shutdown returns without waiting for the sandbox
+// workers (a process about to exit need not). Only the first call of Close
+// or Shutdown does the work; later calls return its result at once.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.closeOnce.Do(func() {
+		sandboxDone := make(chan struct{})
+		go func() {
+			defer close(sandboxDone)
+			if a.ownsPool && a.Runner != nil {
+				a.Runner.Close()
+			}
+			if a.rcPool != nil {
+				a.rcPool.Close()
+			}
+		}()
+		if a.Backends != nil {
+			a.closeErr = a.Backends.Close(ctx)
+		}
+		for _, c := range a.closers {
+			if c != nil {
+				_ = c.Close()
+			}
+		}
+		select {
+		case <-sandboxDone:
+		case <-ctx.Done():
+			a.logger.Warn("shutdown grace exceeded; not waiting for the sandbox", slog.Any("error", ctx.Err()))
+		}
+		if err := a.tracer.Shutdown(ctx); err != nil {
+			a.logger.Warn("flushing traces", "err", err)
+		}
+	})
+	return a.closeErr
+}
+
+// asCloser returns v as an io.Closer, or nil when it has nothing to close.
+func asCloser(v any) io.Closer {
+	c, _ := v.(io.Closer)
+	return c
+}
+
+// Reload applies the backends and tool policy of a new configuration (which
+// config.Load has validated): backends added, removed or changed are
+// started, stopped or restarted; the others, open client sessions and runs
+// in flight keep working. Other settings (server, sandbox) take effect at
+// the next start. It returns what changed.
+func (a *App) Reload(cfg *config.Config) (backend.UpdateResult, error) {
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
+	specs := append(BackendSpecs(cfg), a.opts.ExtraSpecs...)
+	a.specs.Store(&specs)
+	a.Policy.Replace(pipeline.NewPolicy(cfg.Backends))
+	res, err := a.Backends.Update(specs)
+	if err != nil {
+		return res, err
+	}
+	for _, name := range res.Removed {
+		a.Catalog.RemoveBackend(name)
+		a.Surface.ForgetBackend(name)
+	}
+	a.Surface.ToolsChanged()
+	// Tags and policy may have changed for the backends that kept running.
+	tools := a.Backends.Tools()
+	for _, name := range a.Backends.Backends() {
+		if ts, ok := tools[name]; ok && !slices.Contains(res.Added, name) && !slices.Contains(res.Changed, name) {
+			a.publish(name, ts)
+		}
+	}
+	return res, nil
+}
+
+// publish puts a backend's tools in the catalogue, as the tool policy
+// offers them (denied tools never enter the catalogue: search, tool_info,
+// list_tools_meta, __interfaces and the bridge all read it). Tools of a
+// backend no longer configured are ignored.
+func (a *App) publish(name string, tools []*mcp.Tool) {
+	if !slices.Contains(a.Backends.Backends(), name) {
+		return
+	}
+	a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, tools))
+	if a.Surface != nil {
+		a.Surface.ToolsChanged()
+	}
+}
+
+// tagsOf returns the configured tags of a backend.
+func (a *App) tagsOf(name string) []string {
+	for _, s := range *a.specs.Load() {
+		if s.Name == name {
+			return s.Tags
+		}
+	}
+	return nil
+}
+
+// labels bounds the metric labels of a call: the tool only when the
+// catalogue has it, the backend only when it is configured.
+func (a *App) labels(backendName, tool string) (string, string) {
+	if e, err := a.Catalog.Lookup(backendName + "." + tool); err == nil && e.Backend == backendName && e.Tool == tool {
+		return backendName, tool
+	}
+	if slices.Contains(a.Backends.Backends(), backendName) {
+		return backendName, metrics.Other
+	}
+	return metrics.Other, metrics.Other
+}
+
+// BackendSpecs maps the configuration's enabled backends onto the manager's specs.
+func BackendSpecs(cfg *config.Config) []backend.Spec {
+	var specs []backend.Spec
+	for _, b := range cfg.EnabledBackends() {
+		specs = append(specs, backend.Spec{
+			Name: b.Name, Transport: string(b.Transport),
+			Command: b.Command, Args: b.Args, Env: b.Env, Cwd: b.Cwd, InheritEnv: b.InheritEnv,
+			URL: b.URL, Headers: b.Headers,
+			Timeout: b.Timeout, MaxConcurrentCalls: b.MaxConcurrentCalls, Tags: b.Tags,
+		})
+	}
+	return specs
+}
+
+// pipelineCaller adapts the call pipeline to code mode's Caller.
+type pipelineCaller struct{ p pipeline.Caller }
+
+func (c pipelineCaller) CallTool(ctx context.Context, b, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return c.p.Call(ctx, &pipeline.Call{Backend: b, Tool: tool, Args: args})
+}
+
+// managerBackends gives code mode the configured backends; WaitReady is
+// the manager's (bounded by sandbox.backend_wait).
+type managerBackends struct{ *backend.Manager }
+
+func (b managerBackends) Names() []string { return b.Backends() }

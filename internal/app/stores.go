@@ -1,0 +1,19 @@
+package app
+
+import (
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/resultstore"
+)
+
+// newStore returns the store for stored results or run records (kind, a
+// key prefix): on Redis when store.redis_url is set, in memory otherwise,
+// with the TTL and byte budget of sandbox.output.
+func newStore(cfg *config.Config, kind string) (resultstore.Store, error) {
+	o := cfg.Sandbox.Output
+	limits := resultstore.Limits{TTL: o.ResultTTL, MaxBytes: int(o.ResultStoreBytes)}
+	if cfg.Store.RedisURL == "" {
+		return resultstore.NewMemory(limits), nil
+	}
+	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Limits: limits,
+		Prefix: resultstore.RedisKeyPrefix + kind})
+}

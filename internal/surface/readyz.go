@@ -1,0 +1,36 @@
+package surface
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/isogate/isogate/internal/backend"
+)
+
+// readyz answers 200 when every enabled backend is healthy or has a cached
+// tool list, else 503 naming the others.
+func (sf *Surface) readyz(w http.ResponseWriter, _ *http.Request) {
+	type notReady struct {
+		Name      string `json:"name"`
+		State     string `json:"state"`
+		LastError string `json:"last_error,omitempty"`
+	}
+	body := struct {
+		Ready    bool       `json:"ready"`
+		Backends int        `json:"backends"`
+		NotReady []notReady `json:"not_ready"`
+	}{Ready: true, NotReady: []notReady{}}
+	for _, st := range sf.manager.Status() {
+		body.Backends++
+		if st.State == backend.StateHealthy || (st.ToolsCached && st.ToolCount > 0) {
+			continue
+		}
+		body.Ready = false
+		body.NotReady = append(body.NotReady, notReady{st.Name, st.State.String(), st.LastError})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if !body.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(body)
+}

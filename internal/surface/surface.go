@@ -1,0 +1,156 @@
+// Package surface is isogate's MCP surface: the servers clients talk to
+// (meta-tools, passthrough tools, aggregated prompts and resources), the
+// approvals asked through them, stored results and run records, client
+// sessions and the HTTP transport with its guards.
+//
+// It is built from [Parts], the components internal/app composes, and
+// [Options], the settings it maps from the configuration. It holds no
+// pointer back to whoever built it: the composition root tells it what
+// changed ([Surface.ToolsChanged], [Surface.RefreshBackend],
+// [Surface.ForgetBackend], [Surface.ResourceUpdated]).
+package surface
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/metrics"
+	"github.com/isogate/isogate/internal/observe"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/runcode"
+)
+
+// Parts are the components the surface serves. All but RunCode are required.
+type Parts struct {
+	Backends *backend.Manager  // supervised backend connections
+	Catalog  *catalog.Catalog  // the tools the policy offers
+	Policy   *pipeline.Policy  // tool policy (approvals of passthrough calls)
+	Calls    pipeline.Caller   // the one call pipeline to the backends
+	Engine   *codemode.Engine  // call_tool_chain
+	RunCode  *runcode.Runner   // run_code; nil: not offered
+	Results  resultstore.Store // full results behind isogate://result/{id}
+	Runs     resultstore.Store // run records behind isogate://runs/{id}
+	Observer *observe.Observer // stats and traces
+	Metrics  *metrics.Metrics  // served at /metrics
+}
+
+// Options are the surface's settings; the zero value of each field means
+// its default.
+type Options struct {
+	// Version is reported to clients.
+	Version string
+	// Logger receives the surface's logs; default slog.Default().
+	Logger *slog.Logger
+	// Expose selects the tools of the default server (server.expose).
+	Expose config.Expose
+	// Stateless serves HTTP without sessions (server.stateless).
+	Stateless bool
+	// AuthToken is the bearer token HTTP clients must send (server.auth_token).
+	AuthToken string
+	// AllowedOrigins are the browser origins allowed besides loopback.
+	AllowedOrigins []string
+	// SessionIdleTimeout closes idle HTTP sessions.
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the open client sessions.
+	MaxSessions int
+	// ShutdownGrace bounds how long HTTP requests get to finish at shutdown.
+	ShutdownGrace time.Duration
+	// PassthroughShaping shapes passthrough results like code mode's.
+	PassthroughShaping bool
+	// RunTimeout is a run's deadline when the call sets none (sandbox.timeout).
+	RunTimeout time.Duration
+	// MaxOutputSize bounds what one answer returns (sandbox.max_output_size).
+	MaxOutputSize int
+	// Output shapes passthrough results (with PassthroughShaping).
+	Output output.Options
+	// RecordDir also writes every run record there as a JSON file.
+	RecordDir string
+}
+
+// Surface is the MCP surface over one set of [Parts].
+type Surface struct {
+	opts     Options
+	logger   *slog.Logger
+	manager  *backend.Manager
+	catalog  *catalog.Catalog
+	policy   *pipeline.Policy
+	calls    pipeline.Caller
+	engine   *codemode.Engine
+	runCode  *runcode.Runner
+	store    resultstore.Store
+	runs     *runStore
+	observer *observe.Observer
+	metrics  *metrics.Metrics
+
+	trips    roundTrips // runs paused for approval between rounds
+	server   *mcp.Server
+	servers  map[config.Expose]*mcp.Server
+	sessions *sessionTracker
+	requests httpRequests
+
+	passthrough passthrough // backend tools listed directly
+	aggregate   aggregate   // backend prompts and resources
+
+	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
+}
+
+// New builds the surface: one MCP server per server.expose value.
+func New(p Parts, opts Options) *Surface {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	sf := &Surface{
+		opts: opts, logger: opts.Logger,
+		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
+		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
+		runs:     newRunStore(p.Runs, opts.RecordDir),
+		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
+	}
+	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler}
+	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger}
+	sf.servers = map[config.Expose]*mcp.Server{}
+	for _, e := range config.Exposes {
+		sf.servers[e] = sf.newServer(e)
+	}
+	expose := opts.Expose
+	if sf.servers[expose] == nil {
+		expose = config.ExposeMeta
+	}
+	sf.server = sf.servers[expose]
+	return sf
+}
+
+// Server returns the MCP server that server.expose selects.
+func (sf *Surface) Server() *mcp.Server { return sf.server }
+
+// ServerFor returns the MCP server exposing the given tools (meta,
+// passthrough or both), or nil for another value.
+func (sf *Surface) ServerFor(e config.Expose) *mcp.Server { return sf.servers[e] }
+
+// ToolsChanged brings the passthrough tools in line with the catalogue.
+func (sf *Surface) ToolsChanged() { sf.passthrough.sync() }
+
+// RefreshBackend lists a backend's prompts and resources again, in the
+// background.
+func (sf *Surface) RefreshBackend(name string) { sf.aggregate.refresh(name) }
+
+// ForgetBackend drops a removed backend's prompts and resources.
+func (sf *Surface) ForgetBackend(name string) { sf.aggregate.forget(name) }
+
+// ResourceUpdated forwards a backend's notifications/resources/updated to
+// the subscribed clients.
+func (sf *Surface) ResourceUpdated(name string, params *mcp.ResourceUpdatedNotificationParams) {
+	sf.aggregate.updated(name, params)
+}
