@@ -23,6 +23,7 @@ build:
 # servers used by `make run` and by the tests.
 deps: $(NPM_OK) $(INTEROP_OK) redis
 	$(GO) mod download
+	cd bench && $(GO) mod download
 
 # The Redis store tests start a real redis-server (Debian package
 # redis-server). Installed here when missing and apt-get can; otherwise
@@ -54,8 +55,12 @@ $(UTCP_OK): bench/utcp/package.json bench/utcp/package-lock.json
 	npm ci --prefix bench/utcp --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
+# bench/ is its own module (bench/go.mod: goja and the other engines it
+# measures are not requirements of the library), so the root ./... does not
+# include it: vet and test run in both.
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 fmt-check:
 	@out=$$(gofmt -l cmd v8sandbox gateway config bench interop deploy 2>/dev/null); \
@@ -63,6 +68,7 @@ fmt-check:
 
 test: deps vet fmt-check
 	$(GO) test -race -count=1 -timeout 8m ./...
+	cd bench && $(GO) test -race -count=1 -timeout 8m ./...
 
 run: deps build
 	@echo "isogate: serving MCP over streamable HTTP at http://$(ADDR)/mcp"
@@ -70,7 +76,7 @@ run: deps build
 	./$(BIN) serve --config examples/isogate.yaml --http $(ADDR)
 
 bench: deps $(UTCP_OK)
-	$(GO) run ./bench/cmd/benchreport -out bench/RESULTS.md
+	cd bench && $(GO) run ./cmd/benchreport -out RESULTS.md
 
 clean:
 	rm -rf bin

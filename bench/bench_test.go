@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestMain makes a plain `go test ./bench/...` run every benchmark once
+// TestMain makes a plain `go test ./...` in bench/ run every benchmark once
 // (as -bench . -benchtime 1x would), so the benchmark code stays green. An
 // explicit -bench or -run keeps its usual meaning.
 func TestMain(m *testing.M) {

@@ -242,22 +242,35 @@ func connectStdio(ctx context.Context, cmd *exec.Cmd) (*mcp.ClientSession, error
 	return mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(cctx, &mcp.CommandTransport{Command: cmd}, nil)
 }
 
-// moduleRoot finds the directory holding go.mod.
+// moduleRoot finds the root of the repository: the nearest directory at or
+// above the working directory whose go.mod declares the module
+// github.com/isogate/isogate (bench/go.mod, the bench module's own, is
+// passed over).
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && declaresModule(data, "github.com/isogate/isogate") {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above the working directory")
+			return "", fmt.Errorf("the go.mod of github.com/isogate/isogate is not found above the working directory")
 		}
 		dir = parent
 	}
+}
+
+// declaresModule reports whether the go.mod content gomod declares module path.
+func declaresModule(gomod []byte, path string) bool {
+	for line := range strings.Lines(string(gomod)) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`) == path
+		}
+	}
+	return false
 }
 
 func fmtDur(d time.Duration) string {

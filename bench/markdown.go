@@ -15,7 +15,7 @@ func (r *Results) Markdown(cfg ReportConfig) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	mode := "full"
-	cmd := "go run ./bench/cmd/benchreport -out bench/RESULTS.md"
+	cmd := "cd bench && go run ./cmd/benchreport -out RESULTS.md"
 	if cfg.Quick {
 		mode = "quick"
 		cmd += " -quick"
@@ -160,7 +160,7 @@ func (r *Results) Markdown(cfg ReportConfig) string {
 	p("- V8 keeps a compilation cache per isolate, so a warm isolate re-running the same source skips most parsing; goja variants get the same advantage from a cache of compiled `*goja.Program`s. Real agent code differs from call to call, which costs both a little more than measured here.\n")
 	p("- Host functions are async in the V8 variants and in `goja-loop` (a goroutine per call, the promise settled on the engine's thread); in `goja-sync` they block the script, so `Promise.all` over them is serialized. All bridges pass JSON text both ways.\n")
 	p("- `v8-fresh` pays isolate creation on every run; isolates are still created on the pool's pinned threads, so it isolates exactly the cost of not reusing isolates.\n")
-	p("- Reproduce: `make bench` (or `go run ./bench/cmd/benchreport -quick -out /tmp/r.md`); Go benchmarks: `go test -run '^$' -bench . ./bench/`.\n")
+	p("- Reproduce: `make bench` (or `cd bench && go run ./cmd/benchreport -quick -out /tmp/r.md`); Go benchmarks: `cd bench && go test -run '^$' -bench . .`.\n")
 	return b.String()
 }
 

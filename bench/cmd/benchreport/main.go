@@ -1,12 +1,12 @@
 // Command benchreport measures isogate's V8 code mode against goja-based
 // designs and writes the results as Markdown.
 //
-//	go run ./bench/cmd/benchreport -out bench/RESULTS.md          # ~5 minutes on 2 cores
-//	go run ./bench/cmd/benchreport -quick -out /tmp/RESULTS.md    # ~2 minutes
+//	cd bench && go run ./cmd/benchreport -out RESULTS.md                # ~5 minutes on 2 cores
+//	cd bench && go run ./cmd/benchreport -quick -out /tmp/RESULTS.md    # ~2 minutes
 //
 // The process-isolated variant runs this very binary as its sandbox worker
 // processes ("benchreport sandbox-worker"), unless -worker-cmd names
-// another worker command (for example "bin/isogate sandbox-worker").
+// another worker command (for example "../bin/isogate sandbox-worker" from bench/).
 package main
 
 import (
