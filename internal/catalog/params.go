@@ -96,7 +96,7 @@ func exampleArgs(in *schema) string {
 			return
 		}
 		seen[name] = true
-		parts = append(parts, propKey(name)+": "+placeholder(in, s, 0))
+		parts = append(parts, tsKey(name)+": "+placeholder(in, s, 0))
 	}
 	for _, p := range root.Properties {
 		if req[p.Name] {
