@@ -62,27 +62,6 @@ func isIDPart(r rune) bool {
 		r == '\u200c' || r == '\u200d'
 }
 
-// isIdentName reports whether s can be written unquoted as a property key.
-func isIdentName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if (i == 0 && !isIDStart(r)) || !isIDPart(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// propKey renders s as a JS/TS object key, quoting it when necessary.
-func propKey(s string) string {
-	if isIdentName(s) {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
 // assignIdents maps every name in names to a distinct JS identifier.
 // A name that already is its own identifier keeps it; the others get
 // JSIdent(name), or JSIdent(name)+"_2", "_3", … when that is taken, in

@@ -110,3 +110,17 @@ func TestSanitizedNamesInCatalog(t *testing.T) {
 		t.Errorf("entry fields: %+v", e)
 	}
 }
+
+// isIdentName reports whether s is an identifier name by the Unicode rules
+// JSIdent follows.
+func isIdentName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if (i == 0 && !isIDStart(r)) || !isIDPart(r) {
+			return false
+		}
+	}
+	return true
+}

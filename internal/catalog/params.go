@@ -6,9 +6,10 @@ import (
 )
 
 // params lists the top-level properties of an input schema.
+// Their types are rendered inline by one generator, so that the schema's
+// bounds apply to them together.
 func params(in *schema) []Param {
-	r := newResolver(in)
-	root := r.deref(in)
+	root := in.deref(in)
 	if root == nil {
 		return nil
 	}
@@ -16,11 +17,12 @@ func params(in *schema) []Param {
 	for _, n := range root.Required {
 		req[n] = true
 	}
+	g := newInlineGen(in)
 	out := make([]Param, 0, len(root.Properties))
 	for _, p := range root.Properties {
 		outer := p.Schema
-		inner := r.deref(outer)
-		prm := Param{Name: p.Name, Type: r.tsType(outer, 1), Required: req[p.Name]}
+		inner := in.deref(outer)
+		prm := Param{Name: p.Name, Type: g.typeExpr(outer, "", 1), Required: req[p.Name]}
 		for _, s := range []*schema{outer, inner} {
 			if s == nil {
 				continue
@@ -79,8 +81,7 @@ func enumValues(s *schema) []any {
 // exampleArgs renders an argument object literal containing every required
 // parameter with a placeholder value: { a: 0, b: 0 }.
 func exampleArgs(in *schema) string {
-	r := newResolver(in)
-	root := r.deref(in)
+	root := in.deref(in)
 	if root == nil || len(root.Required) == 0 {
 		return "{}"
 	}
@@ -95,7 +96,7 @@ func exampleArgs(in *schema) string {
 			return
 		}
 		seen[name] = true
-		parts = append(parts, propKey(name)+": "+r.placeholder(s, 0))
+		parts = append(parts, tsKey(name)+": "+placeholder(in, s, 0))
 	}
 	for _, p := range root.Properties {
 		if req[p.Name] {
@@ -111,15 +112,18 @@ func exampleArgs(in *schema) string {
 	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
-// placeholder returns a JS literal standing in for a value of schema s:
-// its default, const or first enum value if any, else a neutral value of
-// its type ("…", 0, false, [], {}, null).
-func (r *resolver) placeholder(s *schema, depth int) string {
+// maxExampleDepth bounds the alternatives placeholder follows.
+const maxExampleDepth = 6
+
+// placeholder returns a JS literal standing in for a value of schema s, a
+// sub-schema of root: its default, const or first enum value if any, else a
+// neutral value of its type ("…", 0, false, [], {}, null).
+func placeholder(root, s *schema, depth int) string {
 	if s != nil && s.Default != nil {
 		return compactJSON(s.Default)
 	}
-	s = r.deref(s)
-	if s == nil || depth > maxTypeDepth {
+	s = root.deref(s)
+	if s == nil || depth > maxExampleDepth {
 		return `"…"`
 	}
 	switch {
@@ -132,13 +136,13 @@ func (r *resolver) placeholder(s *schema, depth int) string {
 	}
 	for _, alts := range [][]*schema{s.AnyOf, s.OneOf} {
 		for _, a := range alts {
-			if d := r.deref(a); d != nil && !(len(d.Type) == 1 && d.Type[0] == "null") {
-				return r.placeholder(a, depth+1)
+			if d := root.deref(a); d != nil && !(len(d.Type) == 1 && d.Type[0] == "null") {
+				return placeholder(root, a, depth+1)
 			}
 		}
 	}
 	if len(s.AllOf) > 0 {
-		return r.placeholder(s.AllOf[0], depth+1)
+		return placeholder(root, s.AllOf[0], depth+1)
 	}
 	for _, ty := range s.Type {
 		switch ty {
