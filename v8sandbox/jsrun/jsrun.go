@@ -59,11 +59,6 @@ type Limits struct {
 	HeapMB   int `json:"heap_mb"`
 }
 
-// Runner runs a sandbox job; *v8sandbox.Pool is one.
-type Runner interface {
-	Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) (v8sandbox.Result, error)
-}
-
 // ParseRequest decodes and validates a request. Its error is an
 // *v8sandbox.Error with code INVALID_REQUEST.
 func ParseRequest(data []byte) (Request, error) {
@@ -131,7 +126,7 @@ const prelude = `((raw) => { globalThis.emit = function emit(s) { raw(String(s))
 // Run executes req and returns the output buffer. On OUTPUT_LIMIT the
 // output holds exactly the bytes that fit, cut on a UTF-8 boundary, and the
 // error is returned alongside it; on other errors the output is empty.
-func Run(ctx context.Context, runner Runner, req Request) (string, error) {
+func Run(ctx context.Context, runner v8sandbox.Runner, req Request) (string, error) {
 	out := &outputBuffer{limit: req.Limits.OutputKB * 1024, limitKB: req.Limits.OutputKB}
 	inputJSON, err := json.Marshal(req.Input)
 	if err != nil {
@@ -222,7 +217,7 @@ func ExitCode(code v8sandbox.Code) int {
 }
 
 // Main runs the whole contract on the given streams and returns the exit code.
-func Main(ctx context.Context, runner Runner, stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(ctx context.Context, runner v8sandbox.Runner, stdin io.Reader, stdout, stderr io.Writer) int {
 	data, err := io.ReadAll(stdin)
 	if err != nil {
 		return Fail(stderr, invalid("reading stdin: %v", err))
