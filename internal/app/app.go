@@ -168,7 +168,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a.Observer = observe.New(observe.Options{Stats: stats.New(), Metrics: a.Metrics, Tracer: a.tracer, Labels: a.labels})
 	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls})
 
-	shaping := OutputOptions(cfg.Sandbox.Output)
+	shaping := OutputOptions(cfg.Sandbox)
 	if a.Engine, err = codemode.New(codemode.Options{
 		Runner:        a.Runner,
 		Catalog:       codemode.FromCatalog(a.Catalog),
@@ -177,7 +177,6 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Timeout:       cfg.Sandbox.Timeout,
 		HeapMB:        cfg.Sandbox.MaxHeapMB,
 		MaxConcurrent: cfg.Sandbox.MaxConcurrent,
-		MaxOutputSize: cfg.Sandbox.MaxOutputSize,
 		MaxToolCalls:  cfg.Sandbox.MaxToolCalls,
 		Output:        shaping,
 		Store:         results,
@@ -209,7 +208,6 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		ShutdownGrace:      cfg.Server.ShutdownGrace,
 		PassthroughShaping: cfg.Server.PassthroughShaping,
 		RunTimeout:         cfg.Sandbox.Timeout,
-		MaxOutputSize:      cfg.Sandbox.MaxOutputSize,
 		Output:             shaping,
 		RecordDir:          cfg.Server.RecordDir,
 	})
@@ -223,12 +221,15 @@ func sandboxOf(cfg *config.Config, concurrent, heapMB int, logger *slog.Logger) 
 		Limits: v8sandbox.Limits{Timeout: cfg.Sandbox.Timeout, HeapMB: heapMB}, Logger: logger}
 }
 
-// OutputOptions maps sandbox.output onto the output shaping options.
-func OutputOptions(o config.OutputConfig) output.Options {
+// OutputOptions maps sandbox.max_output_size and sandbox.output onto the
+// one output-options type that code mode and passthrough shaping use.
+func OutputOptions(s config.SandboxConfig) output.Options {
+	o := s.Output
 	return output.Options{
 		IntentFilter: o.IntentFilter, IntentMinBytes: o.IntentMinBytes,
 		AutoChunk: o.AutoChunk, ChunkThreshold: o.ChunkThreshold,
 		Truncate: o.Truncate, Footer: o.Footer,
+		MaxOutputSize: s.MaxOutputSize,
 	}
 }
 

@@ -36,8 +36,8 @@ func TestLibraryDefaultsAreConfigs(t *testing.T) {
 			t.Errorf("%s: the library's default is %v, config's %v", c.name, c.library, c.conf)
 		}
 	}
-	o := OutputOptions(d.Sandbox.Output)
-	o.MaxOutputSize, o.ChunkPreviewItems = d.Sandbox.MaxOutputSize, output.DefaultChunkPreviewItems // not configurable
+	o := OutputOptions(d.Sandbox)
+	o.ChunkPreviewItems = output.DefaultChunkPreviewItems // not configurable
 	if o != output.DefaultOptions() {
 		t.Errorf("sandbox.output maps to %+v, output's defaults are %+v", o, output.DefaultOptions())
 	}

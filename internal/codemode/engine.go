@@ -95,11 +95,12 @@ type Options struct {
 	Timeout       time.Duration // default and maximum run timeout (sandbox.timeout); 30s
 	HeapMB        int           // heap cap of a run; 50
 	MaxConcurrent int           // concurrent V8 runs; 8
-	MaxOutputSize int           // default max_output_size; 200 000 bytes
-	Output        output.Options
-	Store         resultstore.Store // keeps full results retrievable; nil disables chunking
-	ConsoleLines  int               // console lines kept per run; 200
-	MaxToolCalls  int               // backend calls per run; 0: no limit
+	// Output shapes results; Output.MaxOutputSize is a run's default and
+	// maximum max_output_size (output.DefaultMaxOutputSize when 0).
+	Output       output.Options
+	Store        resultstore.Store // keeps full results retrievable; nil disables chunking
+	ConsoleLines int               // console lines kept per run; 200
+	MaxToolCalls int               // backend calls per run; 0: no limit
 
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
@@ -143,8 +144,8 @@ func New(opts Options) (*Engine, error) {
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = v8sandbox.DefaultWorkers
 	}
-	if opts.MaxOutputSize <= 0 {
-		opts.MaxOutputSize = 200_000
+	if opts.Output.MaxOutputSize <= 0 {
+		opts.Output.MaxOutputSize = output.DefaultMaxOutputSize
 	}
 	if opts.ConsoleLines <= 0 {
 		opts.ConsoleLines = 200
@@ -227,7 +228,7 @@ func (e *Engine) timeoutOf(d time.Duration) (time.Duration, string) {
 // outputLimitOf validates a request's max_output_size against the engine's
 // (sandbox.max_output_size), which is its default and its maximum.
 func (e *Engine) outputLimitOf(n int) (int, string) {
-	max := min(e.opts.MaxOutputSize, output.MaxOutputSizeCap)
+	max := min(e.opts.Output.MaxOutputSize, output.MaxOutputSizeCap)
 	switch {
 	case n == 0:
 		return max, ""

@@ -196,7 +196,9 @@ func TestErrorHints(t *testing.T) {
 }
 
 func TestOutputPipeline(t *testing.T) {
-	f := newFixture(t, Options{MaxOutputSize: 3000})
+	shaping := output.DefaultOptions()
+	shaping.MaxOutputSize = 3000
+	f := newFixture(t, Options{Output: shaping})
 	// Auto-chunk: a uniform array collapses, the full result stays retrievable.
 	r := f.ok(t, `const items = await everything.items({n: 200}); return items`)
 	if !r.Shaped.Chunked || r.Shaped.StoredID == "" || !strings.Contains(r.Text, "isogate://result/"+r.Shaped.StoredID) {
@@ -224,7 +226,7 @@ func TestOutputPipeline(t *testing.T) {
 		t.Fatalf("truncation: %d bytes", len(rt.Text))
 	}
 	// Stages can be turned off.
-	plain := newFixture(t, Options{MaxOutputSize: 1 << 20, Output: output.Options{IntentMinBytes: 1}})
+	plain := newFixture(t, Options{Output: output.Options{MaxOutputSize: 1 << 20, IntentMinBytes: 1}})
 	rp := plain.ok(t, `return await everything.items({n: 200})`)
 	if rp.Shaped.Chunked || rp.Shaped.Truncated || strings.Contains(rp.Text, "[Output:") {
 		t.Fatalf("stages ran while disabled")

@@ -313,7 +313,6 @@ func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler 
 func (sf *Surface) shape(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult) {
 	opts := sf.opts.Output
 	opts.IntentFilter = false // passthrough calls carry no intent
-	opts.MaxOutputSize = sf.opts.MaxOutputSize
 	opts.Owner = sf.ownerOf(req)
 	for i, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

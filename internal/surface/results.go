@@ -75,7 +75,7 @@ func (sf *Surface) readResultTool(ctx context.Context, req *mcp.CallToolRequest,
 	if err != nil {
 		return textResult(fmt.Sprintf("%s: %v", in.URI, err), true), nil, nil
 	}
-	maxLimit := sf.opts.MaxOutputSize
+	maxLimit := sf.opts.Output.MaxOutputSize
 	limit := in.Limit
 	if limit <= 0 || limit > maxLimit {
 		limit = maxLimit

@@ -68,9 +68,8 @@ type Options struct {
 	PassthroughShaping bool
 	// RunTimeout is a run's deadline when the call sets none (sandbox.timeout).
 	RunTimeout time.Duration
-	// MaxOutputSize bounds what one answer returns (sandbox.max_output_size).
-	MaxOutputSize int
-	// Output shapes passthrough results (with PassthroughShaping).
+	// Output shapes passthrough results (with PassthroughShaping); its
+	// MaxOutputSize also bounds a read_result page (sandbox.max_output_size).
 	Output output.Options
 	// RecordDir also writes every run record there as a JSON file.
 	RecordDir string
