@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/v8sandbox"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/backend"
-	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/v8sandbox"
 )
