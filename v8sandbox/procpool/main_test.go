@@ -91,8 +91,9 @@ func poolParent() {
 	// A worker crash dump must reach stderr (through the logger), never stdout.
 	_, err = p.Run(context.Background(), v8sandbox.Job{Source: `'x'.repeat(2**27).split('')`}, nil)
 	// Wait for the replacement so both PIDs are live ones.
-	for len(p.Stats().Workers) < 2 {
-		time.Sleep(5 * time.Millisecond)
+	if !awaitState(p, 20*time.Second, func() bool { return len(p.Stats().Workers) == 2 }) {
+		fmt.Fprintln(os.Stderr, "pool-parent: no replacement worker within 20 s")
+		syscall.Exit(1)
 	}
 	rep := parentReport{Code: string(v8sandbox.CodeOf(err))}
 	for _, w := range p.Stats().Workers {
