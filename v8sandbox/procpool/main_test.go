@@ -20,6 +20,10 @@ import (
 //	sandbox-worker  the real worker (plus a hook for deliberately broken frames)
 //	flaky-worker    completes the handshake, then dies 30 ms later
 //	pool-parent     a gateway stand-in: starts a pool, reports on stdout, waits to be killed
+//
+// Serving sandbox-worker makes this binary a valid default Command, which
+// the examples use; RunWorkerIfRequested says so (it does not return when
+// it dispatches, so the switch goes first to install the test hook).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -37,6 +41,7 @@ func TestMain(m *testing.M) {
 			poolParent()
 		}
 	}
+	RunWorkerIfRequested()
 	os.Exit(m.Run())
 }
 

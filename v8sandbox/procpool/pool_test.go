@@ -351,9 +351,11 @@ func TestKillRSS(t *testing.T) {
 }
 
 func TestDefaultCommandInATestBinary(t *testing.T) {
-	// This package's TestMain dispatches workers itself, without
-	// RunWorkerIfRequested: the default Command must be refused rather than
-	// start this test binary's tests again.
+	// In a test binary whose TestMain does not call RunWorkerIfRequested
+	// (this one does: pretend it did not), the default Command must be
+	// refused rather than start the binary's tests again.
+	workerDispatch.Store(false)
+	defer workerDispatch.Store(true)
 	p, err := New(Options{Workers: 1, Logger: quietLogger(t)})
 	if err == nil {
 		p.Close()
