@@ -15,11 +15,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -133,20 +132,18 @@ func (p *gatewayPool) stopAll() {
 	}
 }
 
-// startHTTP runs `isogate serve --http` on a free loopback port and waits
-// until /healthz answers.
+// servingURL finds the address in the line isogate logs once its HTTP
+// listener is open: "… serving MCP over streamable HTTP url=http://…/mcp …".
+var servingURL = regexp.MustCompile(`serving MCP over streamable HTTP url=(\S+)`)
+
+// startHTTP runs `isogate serve --http` on a loopback port the kernel
+// picks and waits for the log line saying it serves, and where.
 func startHTTP(token string) *httpGateway {
 	gw := &httpGateway{logs: &bytes.Buffer{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		gw.err = err
-		return gw
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	gw.url = "http://" + addr + "/mcp"
-	gw.cmd = exec.Command(binary, "serve", "--config", config, "--http", addr)
-	var extra []string
+	gw.cmd = exec.Command(binary, "serve", "--config", config, "--http", "127.0.0.1:0")
+	// That line is read from the text log at info level, whatever the
+	// environment of the test says.
+	extra := []string{"ISOGATE_SERVER__LOG_FORMAT=text", "ISOGATE_SERVER__LOG_LEVEL=info"}
 	if token != "" {
 		extra = append(extra, "ISOGATE_SERVER__AUTH_TOKEN="+token)
 	}
@@ -159,6 +156,7 @@ func startHTTP(token string) *httpGateway {
 	if gw.err = gw.cmd.Start(); gw.err != nil {
 		return gw
 	}
+	serving := make(chan string, 1)
 	exited := make(chan struct{})
 	var logMu sync.Mutex
 	go func() {
@@ -167,28 +165,23 @@ func startHTTP(token string) *httpGateway {
 			logMu.Lock()
 			gw.logs.WriteString(sc.Text() + "\n")
 			logMu.Unlock()
+			if m := servingURL.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case serving <- m[1]:
+				default:
+				}
+			}
 		}
 		close(exited)
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return gw
-		}
-		select {
-		case <-exited:
-			gw.err = fmt.Errorf("isogate serve --http exited before answering")
-			return gw
-		default:
-		}
-		if time.Now().After(deadline) {
-			gw.err = fmt.Errorf("isogate serve --http never answered: %v", err)
-			return gw
-		}
-		time.Sleep(20 * time.Millisecond) // polls a state; the deadline is the only bound
+	select {
+	case gw.url = <-serving:
+	case <-exited:
+		gw.err = fmt.Errorf("isogate serve --http exited before serving")
+	case <-time.After(60 * time.Second):
+		gw.err = fmt.Errorf("isogate serve --http did not say it serves within 60 s")
 	}
+	return gw
 }
 
 // runNode runs scripts/script with node and decodes the one JSON object it

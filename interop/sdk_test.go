@@ -239,9 +239,10 @@ func TestTypeScriptSDKProgressAndCancellation(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("progress notifications before the result: %+v, want %+v", got, want)
 			}
-			if len(r.Progress) == 0 || r.Progress[0] != want[0] {
-				t.Errorf("onprogress saw %+v", r.Progress)
-			}
+			// onprogress is not checked here: on a loaded machine all three
+			// notifications can arrive in the chunk of the result and reach
+			// none (see tapMessages). The aborted run below, which spins
+			// after its first call, checks that onprogress gets them.
 			if r.Aborted.OK || r.Aborted.Notified < 1 {
 				t.Errorf("aborted call: %+v", r.Aborted)
 			}

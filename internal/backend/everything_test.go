@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // everythingSpec returns a stdio spec for the pinned
@@ -94,9 +96,9 @@ func TestServerEverything(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the killed server to be reaped", func() bool {
+	testutil.Eventually(t, 20*time.Second, func() bool {
 		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-	})
+	}, "the killed server to be reaped")
 	res, err = m.CallTool(ctx, "everything", "get-sum", map[string]any{"a": 2, "b": 3})
 	if err != nil {
 		t.Fatalf("call after crash: %v", err)

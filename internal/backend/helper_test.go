@@ -219,15 +219,31 @@ func waitHealthy(t *testing.T, m *Manager, names ...string) {
 	}
 }
 
-// eventually polls cond until it holds, failing the test after 20s.
-func eventually(t *testing.T, what string, cond func() bool) {
+// waitState waits until cond holds for the status of backend name,
+// checking it again each time the backend's state changes (b.update
+// closes b.changed), and fails the test after 20 s. Only what b.update
+// changes is announced (state, last error, connection, tools); poll the
+// counters and the stderr ring with testutil.Eventually.
+func waitState(t *testing.T, m *Manager, name, what string, cond func(Status) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	b := m.current().backends[name]
+	timeout := time.NewTimer(20 * time.Second)
+	defer timeout.Stop()
+	for {
+		// Take the channel before reading the status: a change after the
+		// read closes it, so none is missed.
+		b.mu.Lock()
+		changed := b.changed
+		b.mu.Unlock()
+		st := b.status()
+		if cond(st) {
+			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-timeout.C:
+			t.Fatalf("gave up after 20s waiting for %s; status %+v", what, st)
+		}
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // inProcess returns a "custom" spec connected to server through in-memory
@@ -196,13 +198,10 @@ func TestPerCallTimeout(t *testing.T) {
 	waitClosed(t, cancelled, "the backend handler to be cancelled")
 	// The slot is held until the SDK call returns, a moment after the
 	// handler saw the cancellation.
-	deadline := time.Now().Add(5 * time.Second)
-	for st := statusOf(t, m, "slow"); st.Errors != 1 || st.InFlight != 0; st = statusOf(t, m, "slow") {
-		if time.Now().After(deadline) {
-			t.Fatalf("status after timeout: %+v", st)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		st := statusOf(t, m, "slow")
+		return st.Errors == 1 && st.InFlight == 0
+	}, "one error and no call in flight after the timeout")
 }
 
 func TestConcurrencyLimit(t *testing.T) {
@@ -236,10 +235,10 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	// Every call is accounted for: limit of them inside the tool, the rest
 	// queued for a slot. Without the limit this state is never reached.
-	eventually(t, "limit calls running and the rest queued", func() bool {
+	testutil.Eventually(t, 20*time.Second, func() bool {
 		st := statusOf(t, m, "conc")
 		return cur.Load() == limit && st.InFlight == limit && st.Queued == calls-limit
-	})
+	}, "limit calls running and the rest queued")
 	if p := peak.Load(); p != limit {
 		t.Fatalf("peak concurrency = %d, want %d", p, limit)
 	}
@@ -514,9 +513,13 @@ func faultySpec(name string, srv *mcp.Server, gate func(ctx context.Context) err
 }
 
 func TestFailedHealthCheckReconnects(t *testing.T) {
-	// The reconnection is held until the test has seen the unhealthy state.
-	proceed := make(chan struct{})
+	// The reconnection, which comes after the failed ping marked the
+	// backend unhealthy, is announced and then held until the test has
+	// seen the unhealthy state.
+	reconnecting, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	spec, conn := faultySpec("hc", newCalcServer(), func(ctx context.Context) error {
+		once.Do(func() { close(reconnecting) })
 		select {
 		case <-proceed:
 			return nil
@@ -533,10 +536,10 @@ func TestFailedHealthCheckReconnects(t *testing.T) {
 	waitHealthy(t, m)
 	conn(0).blackhole.Store(true)
 
-	eventually(t, "the failed ping to mark the backend unhealthy", func() bool {
-		st := statusOf(t, m, "hc")
-		return st.State == StateUnhealthy && strings.Contains(st.LastError, "health check failed")
-	})
+	waitClosed(t, reconnecting, "the reconnection after the failed ping")
+	if st := statusOf(t, m, "hc"); st.State != StateUnhealthy || !strings.Contains(st.LastError, "health check failed") {
+		t.Fatalf("status before the reconnection: %+v", st)
+	}
 	close(proceed)
 	waitHealthy(t, m)
 	res, err := m.CallTool(context.Background(), "hc", "add", map[string]any{"a": 1, "b": 2})

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // gatedSpec returns an in-process calc backend whose connections fail with
@@ -118,11 +120,12 @@ func TestWaitReadyBoundedByStartWait(t *testing.T) {
 // attempt ended at least RestartBackoffBase ago).
 func waitRetryAllowed(t *testing.T, m *Manager, name string) {
 	b := m.current().backends[name]
-	eventually(t, "the on-demand retry interval", func() bool {
+	// The interval is time passing, which nothing announces.
+	testutil.Eventually(t, 20*time.Second, func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return !b.attempting && time.Since(b.lastAttempt) >= b.opts.RestartBackoffBase
-	})
+	}, "the on-demand retry interval")
 }
 
 func TestExhaustedBudgetRetriedOnDemand(t *testing.T) {
@@ -181,9 +184,9 @@ func TestExhaustedBudgetRetriedAfterCooldown(t *testing.T) {
 	})
 	// The cool-down keeps retrying an exhausted backend; once it works, it
 	// is healthy again without any call or Restart.
-	eventually(t, "a retry after the cool-down", func() bool { return dials.Load() >= 4 })
+	testutil.Eventually(t, 20*time.Second, func() bool { return dials.Load() >= 4 }, "a retry after the cool-down")
 	up.Store(true)
-	eventually(t, "the backend to recover", func() bool { return statusOf(t, m, "flaky").State == StateHealthy })
+	waitState(t, m, "flaky", "the backend to recover", func(st Status) bool { return st.State == StateHealthy })
 }
 
 func slicesEqual(a, b []string) bool {

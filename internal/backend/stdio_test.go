@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // processGone reports whether pid no longer runs. A zombie counts as gone:
@@ -65,10 +67,10 @@ func TestStdioEnvCwdAndStderrRing(t *testing.T) {
 		t.Fatalf("child saw %+v (status pid %d, cwd want %s)", info, st.PID, wantDir)
 	}
 
-	eventually(t, "all stderr lines to arrive", func() bool {
+	testutil.Eventually(t, 20*time.Second, func() bool {
 		s := statusOf(t, m, "helper").Stderr
 		return len(s) > 0 && s[len(s)-1] == "line-150"
-	})
+	}, "all stderr lines to arrive")
 	lines := statusOf(t, m, "helper").Stderr
 	if len(lines) != 100 || lines[0] != "line-051" || lines[99] != "line-150" {
 		t.Fatalf("stderr ring: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
@@ -136,9 +138,9 @@ func TestStdioKilledBackendIsRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The manager notices the exit (and reaps the child).
-	eventually(t, "the killed child to be reaped", func() bool {
+	testutil.Eventually(t, 20*time.Second, func() bool {
 		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-	})
+	}, "the killed child to be reaped")
 	// The next call waits for the restart and succeeds.
 	res, err := m.CallTool(context.Background(), "helper", "echo", map[string]any{"text": "after crash"})
 	if err != nil {
@@ -188,7 +190,7 @@ func TestStdioCloseLeavesNoOrphans(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("child %d still exists after Close (kill -0: %v)", pid, err)
 	}
-	eventually(t, "the grandchild to die", func() bool { return processGone(gpid) })
+	testutil.Eventually(t, 20*time.Second, func() bool { return processGone(gpid) }, "the grandchild %d to die", gpid)
 	if st := statusOf(t, m, "stubborn"); st.State != StateStopped || st.PID != 0 {
 		t.Fatalf("status after Close: %+v", st)
 	}
@@ -258,5 +260,5 @@ func TestStdioChildDiesWithGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = gw.Wait()
-	eventually(t, "the orphaned backend to die", func() bool { return processGone(pid) })
+	testutil.Eventually(t, 20*time.Second, func() bool { return processGone(pid) }, "the orphaned backend %d to die", pid)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -115,7 +114,7 @@ func TestPromiseAllRunsCallsConcurrently(t *testing.T) {
 	f := newFixture(t, Options{})
 	var progress []int
 	r := f.engine.Execute(context.Background(), Request{
-		Code:       `const rs = await Promise.all([1,2,3,4,5].map(() => everything.slow({}))); return rs.length`,
+		Code:       `const rs = await Promise.all([1,2,3,4,5].map(() => everything.meet({calls: 5}))); return rs.length`,
 		OnToolCall: func(done int, tool string) { progress = append(progress, done) },
 	})
 	if r.IsError || r.Text != "5" {
@@ -257,19 +256,32 @@ func TestLimitsMidChain(t *testing.T) {
 }
 
 func TestConcurrencyLimit(t *testing.T) {
-	f := newFixture(t, Options{MaxConcurrent: 1, Timeout: 5 * time.Second})
+	f := newFixture(t, Options{MaxConcurrent: 1, Timeout: time.Minute})
+	// The first run takes the only slot, says so with a tool call, then
+	// spins until cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	holding := make(chan struct{})
 	done := make(chan Response)
 	go func() {
-		done <- f.engine.Execute(context.Background(), Request{Code: `for(;;){}`, Timeout: 3 * time.Second})
+		done <- f.engine.Execute(ctx, Request{Code: `await everything.get_sum({a: 1, b: 2}); for(;;){}`,
+			OnToolCall: func(int, string) { close(holding) }})
 	}()
-	for len(f.engine.slots) == 0 { // until the spinning run holds the only slot
-		runtime.Gosched()
+	select {
+	case <-holding:
+	case r := <-done:
+		t.Fatalf("first run ended: %s", r.Text)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first run never made its tool call")
 	}
 	r := f.engine.Execute(context.Background(), Request{Code: `const x = 1; return x`, Timeout: 200 * time.Millisecond})
 	if !r.IsError || !strings.Contains(r.Text, "concurrency limit reached") {
 		t.Fatalf("second run: %s", r.Text)
 	}
-	<-done
+	cancel()
+	if r := <-done; r.Code != v8sandbox.CodeCancelled {
+		t.Fatalf("first run: %s %s", r.Code, r.Text)
+	}
 }
 
 // TestBareExpressionsReturnTheirValue: without a return, the last

@@ -82,6 +82,10 @@ type sumArgs struct {
 	B float64 `json:"b"`
 }
 
+type meetArgs struct {
+	Calls int `json:"calls"`
+}
+
 type itemsArgs struct {
 	N int `json:"n"`
 }
@@ -106,14 +110,25 @@ func newFixture(t *testing.T, opts Options) *fixture {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "quota exceeded"}}}, nil, nil
 		})
-	mcp.AddTool(everything, &mcp.Tool{Name: "slow", Description: "Waits 100 ms, counting concurrent calls."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+	// meet returns once `calls` calls are inside it at the same time (or
+	// the run ends): only calls made concurrently ever return.
+	var meetMu sync.Mutex
+	meetArrived, meetAll := 0, make(chan struct{})
+	mcp.AddTool(everything, &mcp.Tool{Name: "meet", Description: "Waits for `calls` concurrent calls, counting them."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in meetArgs) (*mcp.CallToolResult, any, error) {
 			n := inflight.Add(1)
 			defer inflight.Add(-1)
 			for p := f.peak.Load(); n > p && !f.peak.CompareAndSwap(p, n); p = f.peak.Load() {
 			}
+			meetMu.Lock()
+			all := meetAll
+			if meetArrived++; meetArrived == in.Calls {
+				close(meetAll)
+				meetArrived, meetAll = 0, make(chan struct{})
+			}
+			meetMu.Unlock()
 			select {
-			case <-time.After(100 * time.Millisecond):
+			case <-all:
 			case <-ctx.Done():
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil, nil

@@ -75,14 +75,34 @@ func newTestPool(t testing.TB, opts Options) *Pool {
 	return p
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+// awaitState waits until cond holds, checking it again each time the
+// pool's state changes (p.changed is closed on every change of its
+// processes, slots and counters), and reports whether it held within
+// timeout.
+func awaitState(p *Pool, timeout time.Duration, cond func() bool) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		// Take the channel before checking: a change after the check
+		// closes it, so none is missed.
+		p.mu.Lock()
+		changed := p.changed
+		p.mu.Unlock()
+		if cond() {
+			return true
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-t.C:
+			return false
+		}
+	}
+}
+
+// waitState is awaitState failing the test on timeout.
+func waitState(t testing.TB, p *Pool, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !awaitState(p, timeout, cond) {
+		t.Fatalf("gave up after %v waiting for %s; stats %+v", timeout, what, p.Stats())
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // TestWorkerReachesNothing checks what a worker process inherits: an empty
@@ -141,7 +143,8 @@ func TestWorkersDieWithTheirParent(t *testing.T) {
 		t.Errorf("parent stdout got %q", rest)
 	}
 	for _, pid := range rep.PIDs {
-		waitFor(t, 5*time.Second, fmt.Sprintf("worker %d to die with its parent", pid), func() bool { return !alive(pid) })
+		// Not our child: no wait to block on, only /proc to look at.
+		testutil.Eventually(t, 5*time.Second, func() bool { return !alive(pid) }, "worker %d to die with its parent", pid)
 	}
 }
 

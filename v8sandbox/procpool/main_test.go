@@ -20,6 +20,10 @@ import (
 //	sandbox-worker  the real worker (plus a hook for deliberately broken frames)
 //	flaky-worker    completes the handshake, then dies 30 ms later
 //	pool-parent     a gateway stand-in: starts a pool, reports on stdout, waits to be killed
+//
+// Serving sandbox-worker makes this binary a valid default Command, which
+// the examples use; RunWorkerIfRequested says so (it does not return when
+// it dispatches, so the switch goes first to install the test hook).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -37,6 +41,7 @@ func TestMain(m *testing.M) {
 			poolParent()
 		}
 	}
+	RunWorkerIfRequested()
 	os.Exit(m.Run())
 }
 
@@ -91,8 +96,9 @@ func poolParent() {
 	// A worker crash dump must reach stderr (through the logger), never stdout.
 	_, err = p.Run(context.Background(), v8sandbox.Job{Source: `'x'.repeat(2**27).split('')`}, nil)
 	// Wait for the replacement so both PIDs are live ones.
-	for len(p.Stats().Workers) < 2 {
-		time.Sleep(5 * time.Millisecond)
+	if !awaitState(p, 20*time.Second, func() bool { return len(p.Stats().Workers) == 2 }) {
+		fmt.Fprintln(os.Stderr, "pool-parent: no replacement worker within 20 s")
+		syscall.Exit(1)
 	}
 	rep := parentReport{Code: string(v8sandbox.CodeOf(err))}
 	for _, w := range p.Stats().Workers {

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/isogate/isogate/v8sandbox"
@@ -135,7 +134,7 @@ func New(opts Options) (*Pool, error) {
 		opts.KillRSSMB = 2 * max(opts.MaxRSSMB, DefaultMaxRSSMB)
 	}
 	if len(opts.Command) == 0 {
-		if testing.Testing() && !workerDispatch.Load() {
+		if inTestBinary() && !workerDispatch.Load() {
 			return nil, errors.New("procpool: the default worker command is this test binary, which would run its tests " +
 				"instead of serving: call procpool.RunWorkerIfRequested() in TestMain, or set Options.Command")
 		}

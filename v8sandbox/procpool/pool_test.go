@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/sandboxtest"
 )
@@ -243,7 +244,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	if o := receive(t, b, 5*time.Second); o.err != nil || o.value() != `"x"` {
 		t.Fatalf("run on the other worker: %s %v", o.value(), o.err)
 	}
-	waitFor(t, 10*time.Second, "a respawned worker", func() bool {
+	waitState(t, p, 10*time.Second, "a respawned worker", func() bool {
 		st := p.Stats()
 		return len(st.Workers) == 2 && st.Spawned == 3
 	})
@@ -305,7 +306,7 @@ func TestMalformedFrameKillsOnlyThatWorker(t *testing.T) {
 			if got := p.Stats().Killed; got != killed+1 {
 				t.Errorf("killed = %d, want %d", got, killed+1)
 			}
-			waitFor(t, 10*time.Second, "two serving workers", func() bool { return len(p.Stats().Workers) == 2 })
+			waitState(t, p, 10*time.Second, "two serving workers", func() bool { return len(p.Stats().Workers) == 2 })
 		})
 	}
 }
@@ -318,7 +319,7 @@ func TestRSSRecycling(t *testing.T) {
 	if got := sandboxtest.Value(t, p, v8sandbox.Job{Source: `"one"`}, nil); got != `"one"` {
 		t.Fatal(got)
 	}
-	waitFor(t, 10*time.Second, "a recycle", func() bool {
+	waitState(t, p, 10*time.Second, "a recycle", func() bool {
 		st := p.Stats()
 		return st.Recycled >= 1 && len(st.Workers) >= 1 && st.Workers[0].PID != first
 	})
@@ -350,9 +351,11 @@ func TestKillRSS(t *testing.T) {
 }
 
 func TestDefaultCommandInATestBinary(t *testing.T) {
-	// This package's TestMain dispatches workers itself, without
-	// RunWorkerIfRequested: the default Command must be refused rather than
-	// start this test binary's tests again.
+	// In a test binary whose TestMain does not call RunWorkerIfRequested
+	// (this one does: pretend it did not), the default Command must be
+	// refused rather than start the binary's tests again.
+	workerDispatch.Store(false)
+	defer workerDispatch.Store(true)
 	p, err := New(Options{Workers: 1, Logger: quietLogger(t)})
 	if err == nil {
 		p.Close()
@@ -394,16 +397,18 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	// spawn comes after at least 100+200+400 ms of waiting; without it, at
 	// once. A slow machine only makes it later, so this lower bound holds
 	// at any speed.
-	waitFor(t, 20*time.Second, "four spawns", func() bool { return p.Stats().Spawned >= 4 })
+	waitState(t, p, 20*time.Second, "four spawns", func() bool { return p.Stats().Spawned >= 4 })
 	if d := time.Since(start); d < 700*time.Millisecond {
 		t.Errorf("4 spawns within %v: no backoff (want at least 700 ms)", d)
 	}
-	waitFor(t, 10*time.Second, "fail-fast", func() bool {
+	// A run fails fast only while every slot is between two failed
+	// workers, which no event announces: try until one does.
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		_, err := p.Run(ctx, v8sandbox.Job{Source: `1`}, nil)
 		return v8sandbox.CodeOf(err) == v8sandbox.CodeSandboxCrashed
-	})
+	}, "a run to fail fast")
 }
 
 func TestClose(t *testing.T) {
@@ -420,7 +425,7 @@ func TestClose(t *testing.T) {
 		p.Close()
 		close(closed)
 	}()
-	waitFor(t, 10*time.Second, "Close to start", func() bool {
+	waitState(t, p, 10*time.Second, "Close to start", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.closed

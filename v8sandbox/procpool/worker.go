@@ -2,6 +2,7 @@ package procpool
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,6 +17,14 @@ const WorkerCommand = "sandbox-worker"
 // workerDispatch records that this binary turns into a worker when started
 // with WorkerCommand (see [RunWorkerIfRequested]).
 var workerDispatch atomic.Bool
+
+// inTestBinary reports whether this process is a `go test` binary, where
+// the default Command would start the test suite again rather than a
+// worker. Every test binary has the -test.* flags: its generated main
+// registers them (testing.Init) before TestMain and the tests run. Asking
+// the flag package instead of testing.Testing keeps package testing out of
+// the binaries that import procpool.
+func inTestBinary() bool { return flag.Lookup("test.v") != nil }
 
 // RunWorkerIfRequested turns the process into a sandbox worker, and never
 // returns, when it was started as one (os.Args[1] == "sandbox-worker").

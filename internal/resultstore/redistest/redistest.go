@@ -4,19 +4,18 @@
 package redistest
 
 import (
-	"context"
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
-// readyWithin bounds how long Start waits for the server to answer PING.
+// readyWithin bounds how long Start waits for the server to get ready.
 const readyWithin = 15 * time.Second
 
 // Server is a redis-server child process.
@@ -33,7 +32,7 @@ type Server struct {
 var ErrNoRedis = errors.New("redis-server not found on PATH (Debian package redis-server; `make deps` installs it when apt-get can)")
 
 // Start starts redis-server on a free loopback port, without persistence,
-// and returns once it answers PING.
+// and returns once it accepts connections (it says so on its stdout).
 func Start() (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, ErrNoRedis
@@ -62,39 +61,67 @@ func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
 func (s *Server) start() error {
 	s.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", s.port,
 		"--save", "", "--appendonly", "no", "--dir", s.dir)
+	out := &readyWatch{ready: make(chan struct{})}
+	s.cmd.Stdout = out
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("starting redis-server: %w", err)
 	}
 	exited := make(chan error, 1)
 	s.exited = exited
 	go func() { exited <- s.cmd.Wait(); close(exited) }()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
-	defer c.Close()
 	deadline := time.NewTimer(readyWithin)
 	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case err := <-exited:
-			s.cmd = nil
-			return fmt.Errorf("redis-server on port %s exited: %v", s.port, err)
-		case <-deadline.C:
-			s.Kill()
-			return fmt.Errorf("redis-server on port %s did not answer PING within %v", s.port, readyWithin)
-		case <-tick.C:
-		}
+	select {
+	case <-out.ready:
+		return nil
+	case err := <-exited:
+		s.cmd = nil
+		return fmt.Errorf("redis-server on port %s exited: %v\n%s", s.port, err, out.before())
+	case <-deadline.C:
+		s.Kill()
+		return fmt.Errorf("redis-server on port %s did not get ready within %v\n%s", s.port, readyWithin, out.before())
 	}
 }
 
+// readyLine is what redis-server logs once it accepts connections (Redis
+// 2.6 to 7, followed by " tcp" since 7.2).
+const readyLine = "Ready to accept connections"
+
+// readyWatch is redis-server's stdout: it closes ready when the server logs
+// readyLine, and keeps the log up to it for the error of a failed start.
+type readyWatch struct {
+	mu    sync.Mutex
+	log   []byte
+	ready chan struct{}
+	done  bool
+}
+
+func (w *readyWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return len(p), nil
+	}
+	w.log = append(w.log, p...)
+	if bytes.Contains(w.log, []byte(readyLine)) {
+		w.done = true
+		w.log = nil
+		close(w.ready)
+	} else if len(w.log) > 64<<10 {
+		w.log = append(w.log[:0], w.log[len(w.log)-8<<10:]...)
+	}
+	return len(p), nil
+}
+
+// before returns the log written so far (before readyLine).
+func (w *readyWatch) before() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.log)
+}
+
 // Restart kills the server (its data is lost) and starts it again on the
-// same port, returning once it answers PING.
+// same port, returning once it accepts connections.
 func (s *Server) Restart() error {
 	s.Kill()
 	return s.start()
