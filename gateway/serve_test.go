@@ -19,6 +19,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
@@ -223,17 +224,11 @@ func TestMaxSessionsClosesTheLongestIdle(t *testing.T) {
 func TestIdleSessionIsClosed(t *testing.T) {
 	h := newHTTPGateway(t, func(c *config.Config) { c.Server.SessionIdleTimeout = 100 * time.Millisecond })
 	cs := h.connect(t, nil)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		// Closed by the go-sdk and forgotten by the tracker.
-		if _, err := cs.ListTools(context.Background(), nil); err != nil && h.g.app.Surface.OpenSessions() == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("an idle session was never closed (%d tracked)", h.g.app.Surface.OpenSessions())
-		}
-		time.Sleep(100 * time.Millisecond) // polling an outcome, not ordering events
-	}
+	// Closed by the go-sdk and forgotten by the tracker: no event tells.
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		_, err := cs.ListTools(context.Background(), nil)
+		return err != nil && h.g.app.Surface.OpenSessions() == 0
+	}, "an idle session to be closed")
 }
 
 // TestDroppedConnectionEndsTheRun drops the HTTP connection of a session's
@@ -408,18 +403,10 @@ func hasSample(text, metric string, min float64, labels ...string) bool {
 // outcome that follows an asynchronous event, bounded by 30 s).
 func waitForSample(t *testing.T, h *httpGateway, metric string, min float64, labels ...string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testutil.Eventually(t, 30*time.Second, func() bool {
 		_, text := h.get(t, "/metrics")
-		if hasSample(text, metric, min, labels...) {
-			return
-		}
-		if time.Now().After(deadline) {
-			v, ok := sample(text, metric, labels...)
-			t.Fatalf("%s%v = %v (present %v), never reached %v", metric, labels, v, ok, min)
-		}
-		time.Sleep(50 * time.Millisecond) // polling an outcome
-	}
+		return hasSample(text, metric, min, labels...)
+	}, "%s%v to reach %v", metric, labels, min)
 }
 
 func TestReadyzFlipsWhenABackendDies(t *testing.T) {
@@ -447,23 +434,18 @@ func TestReadyzFlipsWhenABackendDies(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body := h.get(t, "/readyz")
-		if code == http.StatusServiceUnavailable {
-			var got struct {
-				Ready    bool
-				NotReady []struct{ Name string } `json:"not_ready"`
-			}
-			if err := json.Unmarshal([]byte(body), &got); err != nil || got.Ready || len(got.NotReady) != 1 || got.NotReady[0].Name != "dying" {
-				t.Fatalf("503 body %s (%v)", body, err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz never flipped after the backend died: %d %s", code, body)
-		}
-		time.Sleep(50 * time.Millisecond) // polling an outcome
+	var body string
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		var code int
+		code, body = h.get(t, "/readyz")
+		return code == http.StatusServiceUnavailable
+	}, "/readyz to flip after the backend died")
+	var got struct {
+		Ready    bool
+		NotReady []struct{ Name string } `json:"not_ready"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil || got.Ready || len(got.NotReady) != 1 || got.NotReady[0].Name != "dying" {
+		t.Fatalf("503 body %s (%v)", body, err)
 	}
 	if code, _ := h.get(t, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz with a backend down: %d", code)
