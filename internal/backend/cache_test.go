@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,4 +75,29 @@ func loadCacheEntry(dir, fp string) (*cacheEntry, error) {
 // writeCacheEntry atomically replaces a backend's cache file.
 func writeCacheEntry(dir, fp string, e *cacheEntry) error {
 	return putCacheEntry(context.Background(), DirCache{dir}, fp, e)
+}
+
+// TestFingerprintStable pins the fingerprints of a few specs: existing tool
+// caches (directories and Redis shared by replicas) are keyed by them, so a
+// change to how a spec is described must not change the bytes hashed.
+func TestFingerprintStable(t *testing.T) {
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Name: "fs", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
+			Env: map[string]string{"B": "2", "A": "1"}, Cwd: "/srv", InheritEnv: true, Tags: []string{"files"}},
+			"2392ec5328fbdfc273b3efd2016d8047"},
+		{Spec{Name: "gh", Transport: TransportStreamableHTTP, URL: "https://api.example.com/mcp",
+			Headers: map[string]string{"Authorization": "Bearer x", "X-Team": "a"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 3},
+			"ed41f04a4735f8a3528450ce7f64235b"},
+		{Spec{Name: "old", Transport: TransportSSE, URL: "http://127.0.0.1:9000/sse"},
+			"c23301e6a9ef1fdd20d44aa5da38da65"},
+		{Spec{Name: "local", Transport: TransportCustom},
+			"c95712edcc37b7d6dd5746eb4c9ad338"},
+	} {
+		if got := fingerprint(&c.spec); got != c.want {
+			t.Errorf("fingerprint of %q = %s, want %s (existing tool caches would be missed)", c.spec.Name, got, c.want)
+		}
+	}
 }
