@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // TestCacheWrittenWhenToolsListed: the entry exists as soon as the backend
@@ -85,15 +87,15 @@ func TestFingerprintStable(t *testing.T) {
 		spec Spec
 		want string
 	}{
-		{Spec{Name: "fs", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
-			Env: map[string]string{"B": "2", "A": "1"}, Cwd: "/srv", InheritEnv: true, Tags: []string{"files"}},
+		{Spec{Backend: config.Backend{Name: "fs", Transport: config.TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
+			Env: map[string]string{"B": "2", "A": "1"}, Cwd: "/srv", InheritEnv: true, Tags: []string{"files"}}},
 			"2392ec5328fbdfc273b3efd2016d8047"},
-		{Spec{Name: "gh", Transport: TransportStreamableHTTP, URL: "https://api.example.com/mcp",
-			Headers: map[string]string{"Authorization": "Bearer x", "X-Team": "a"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 3},
+		{Spec{Backend: config.Backend{Name: "gh", Transport: config.TransportStreamableHTTP, URL: "https://api.example.com/mcp",
+			Headers: map[string]string{"Authorization": "Bearer x", "X-Team": "a"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 3}},
 			"ed41f04a4735f8a3528450ce7f64235b"},
-		{Spec{Name: "old", Transport: TransportSSE, URL: "http://127.0.0.1:9000/sse"},
+		{Spec{Backend: config.Backend{Name: "old", Transport: config.TransportSSE, URL: "http://127.0.0.1:9000/sse"}},
 			"c23301e6a9ef1fdd20d44aa5da38da65"},
-		{Spec{Name: "local", Transport: TransportCustom},
+		{Spec{Backend: config.Backend{Name: "local", Transport: TransportCustom}},
 			"c95712edcc37b7d6dd5746eb4c9ad338"},
 	} {
 		if got := fingerprint(&c.spec); got != c.want {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/config"
 )
 
 // everythingSpec returns a stdio spec for the pinned
@@ -41,7 +43,7 @@ func everythingSpec(t *testing.T) Spec {
 	if err != nil {
 		missing("node not found: %v", err)
 	}
-	return Spec{Name: "everything", Transport: TransportStdio, Command: node, Args: []string{script, "stdio"}}
+	return Spec{Backend: config.Backend{Name: "everything", Transport: config.TransportStdio, Command: node, Args: []string{script, "stdio"}}}
 }
 
 // repoRoot walks up from the working directory to the module root.

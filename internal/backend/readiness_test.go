@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // gatedSpec returns an in-process calc backend whose connections fail with
@@ -49,7 +51,7 @@ func TestWaitReadyStates(t *testing.T) {
 		Specs: []Spec{
 			inProcess("calc", newCalcServer()),
 			heldSpec("slow", release),
-			{Name: "dead", Transport: TransportStdio, Command: missing},
+			{Backend: config.Backend{Name: "dead", Transport: config.TransportStdio, Command: missing}},
 		},
 		StartWait:     time.Minute,
 		RetryCooldown: time.Hour,

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/config"
 )
 
 // processGone reports whether pid no longer runs. A zombie counts as gone:
@@ -196,7 +198,7 @@ func TestStdioCloseLeavesNoOrphans(t *testing.T) {
 
 func TestStdioCommandNotFound(t *testing.T) {
 	m := startManager(t, Options{
-		Specs:              []Spec{{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/isogate-test-binary"}},
+		Specs:              []Spec{{Backend: config.Backend{Name: "missing", Transport: config.TransportStdio, Command: "/nonexistent/isogate-test-binary"}}},
 		RestartBudget:      1,
 		RestartBackoffBase: time.Millisecond,
 	})
