@@ -856,6 +856,24 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestBackendValidate: one backend is held to the rules Config.Validate
+// applies to each of a configuration's backends, under the same keys.
+func TestBackendValidate(t *testing.T) {
+	if err := (Backend{Name: "ok", Command: "srv", Timeout: time.Second, MaxConcurrentCalls: 1}).Validate(); err != nil {
+		t.Errorf("valid backend: %v", err)
+	}
+	bad := Backend{Name: "bad", Transport: TransportSSE, Command: "srv", Timeout: time.Second, MaxConcurrentCalls: 2000}
+	err := bad.Validate()
+	wantProblem(t, err, "backends.bad", "sse transport needs url")
+	wantProblem(t, err, "backends.bad.command", "only used by the stdio transport")
+	wantProblem(t, err, "backends.bad.max_concurrent_calls", "must be between 1 and 1024 (got 2000)")
+	cfg := Default()
+	cfg.Backends["bad"] = bad
+	if whole := cfg.Validate(); whole == nil || whole.Error() != err.Error() {
+		t.Errorf("Backend.Validate = %v, Config.Validate = %v", err, whole)
+	}
+}
+
 func TestHelpers(t *testing.T) {
 	cfg := mustLoadYAML(t, `
 server: {log_level: warn}

@@ -72,6 +72,17 @@ func (c *Config) Validate() error {
 	return col.err(c.Source)
 }
 
+// Validate checks one backend, such as one built in code, by the rules
+// Config.Validate applies to each of a configuration's backends, under the
+// key backends.<Name>. It returns a *ValidationError listing every
+// problem, or nil. A backend without a Transport is checked as Load would
+// derive it.
+func (b Backend) Validate() error {
+	col := newCollector()
+	col.validateBackend(joinKey("backends", b.Name), b.Name, b, nil)
+	return col.err("")
+}
+
 // err returns the collected problems as a *ValidationError, or nil.
 func (c *collector) err(file string) error {
 	if len(c.problems) == 0 {

@@ -103,7 +103,7 @@ func testLookupOfStartingBackend(t *testing.T, mode config.Isolation) {
 	// (a deadline that strikes while the context is prepared names no wait).
 	cfg.Sandbox.Timeout = 1500 * time.Millisecond
 	cfg.Backends = map[string]config.Backend{}
-	held := backend.Spec{Name: "held", Transport: backend.TransportCustom,
+	held := backend.Spec{Backend: config.Backend{Name: "held", Transport: backend.TransportCustom},
 		Dial: func(ctx context.Context) (mcp.Transport, error) { <-ctx.Done(); return nil, ctx.Err() }}
 	cs := connect(t, startGateway(t, cfg, app.Options{Runner: runner, StartWait: 10 * time.Minute, ExtraSpecs: []backend.Spec{held}}), nil)
 	// A sync lookup (property access), and an async call caught by the

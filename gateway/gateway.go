@@ -71,7 +71,10 @@ const Instructions = surface.Instructions
 func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	specs := make([]backend.Spec, 0, len(opts.Backends))
 	for _, b := range opts.Backends {
-		specs = append(specs, backend.Spec{Name: b.Name, Transport: backend.TransportCustom, Dial: b.Connect, Tags: b.Tags})
+		specs = append(specs, backend.Spec{
+			Backend: config.Backend{Name: b.Name, Transport: backend.TransportCustom, Tags: b.Tags},
+			Dial:    b.Connect,
+		})
 	}
 	return build(cfg, app.Options{Logger: opts.Logger, Version: opts.Version, Runner: opts.Runner,
 		ExtraSpecs: specs, StartWait: opts.StartWait})

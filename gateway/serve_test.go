@@ -413,8 +413,8 @@ func TestReadyzFlipsWhenABackendDies(t *testing.T) {
 	marker := t.TempDir() + "/started"
 	// Starts server-everything once; every restart fails.
 	script := `if [ -e "$1" ]; then echo "refusing to restart" >&2; exit 1; fi; touch "$1"; exec node "$2" stdio`
-	dying := backend.Spec{Name: "dying", Transport: "stdio", Command: "sh",
-		Args: []string{"-c", script, "sh", marker, everythingPath(t)}}
+	dying := backend.Spec{Backend: config.Backend{Name: "dying", Transport: config.TransportStdio, Command: "sh",
+		Args: []string{"-c", script, "sh", marker, everythingPath(t)}}}
 	h := newHTTPGateway(t, nil, dying)
 	if code, body := h.get(t, "/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz with every backend up: %d %s", code, body)

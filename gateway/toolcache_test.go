@@ -60,7 +60,7 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 
 	// Replica B: the same backend (a custom backend is identified by its
 	// name), which never connects.
-	dead := backend.Spec{Name: "weather", Transport: backend.TransportCustom,
+	dead := backend.Spec{Backend: config.Backend{Name: "weather", Transport: backend.TransportCustom},
 		Dial: func(ctx context.Context) (mcp.Transport, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()

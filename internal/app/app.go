@@ -124,7 +124,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if startWait <= 0 {
 		startWait = cfg.Sandbox.BackendWait
 	}
-	specs := append(BackendSpecs(cfg), opts.ExtraSpecs...)
+	specs := specsOf(cfg, opts.ExtraSpecs)
 	a.specs.Store(&specs)
 	a.Policy = pipeline.NewPolicy(cfg.Backends)
 	// The surface is built last; the manager's callbacks reach it once it
@@ -303,7 +303,7 @@ func asCloser(v any) io.Closer {
 func (a *App) Reload(cfg *config.Config) (backend.UpdateResult, error) {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
-	specs := append(BackendSpecs(cfg), a.opts.ExtraSpecs...)
+	specs := specsOf(cfg, a.opts.ExtraSpecs)
 	a.specs.Store(&specs)
 	a.Policy.Replace(pipeline.NewPolicy(cfg.Backends))
 	res, err := a.Backends.Update(specs)
@@ -361,18 +361,14 @@ func (a *App) labels(backendName, tool string) (string, string) {
 	return metrics.Other, metrics.Other
 }
 
-// BackendSpecs maps the configuration's enabled backends onto the manager's specs.
-func BackendSpecs(cfg *config.Config) []backend.Spec {
+// specsOf is the manager's backends: the configuration's enabled ones as
+// they are configured, then extra.
+func specsOf(cfg *config.Config, extra []backend.Spec) []backend.Spec {
 	var specs []backend.Spec
 	for _, b := range cfg.EnabledBackends() {
-		specs = append(specs, backend.Spec{
-			Name: b.Name, Transport: string(b.Transport),
-			Command: b.Command, Args: b.Args, Env: b.Env, Cwd: b.Cwd, InheritEnv: b.InheritEnv,
-			URL: b.URL, Headers: b.Headers,
-			Timeout: b.Timeout, MaxConcurrentCalls: b.MaxConcurrentCalls, Tags: b.Tags,
-		})
+		specs = append(specs, backend.Spec{Backend: b})
 	}
-	return specs
+	return append(specs, extra...)
 }
 
 // pipelineCaller adapts the call pipeline to code mode's Caller.

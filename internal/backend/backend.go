@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // backend is the state of one configured backend. A single supervisor
@@ -113,7 +115,7 @@ func newBackend(m *Manager, spec Spec) *backend {
 		done:        make(chan struct{}),
 		changed:     make(chan struct{}),
 	}
-	if spec.Transport == TransportStdio {
+	if spec.Transport == config.TransportStdio {
 		b.ring = newRingBuffer(m.opts.StderrLines)
 	}
 	if err := spec.Validate(); err != nil {
@@ -155,7 +157,7 @@ func (b *backend) status() Status {
 	defer b.mu.Unlock()
 	s := Status{
 		Name:        b.spec.Name,
-		Transport:   b.spec.Transport,
+		Transport:   string(b.spec.Transport),
 		Tags:        slices.Clone(b.spec.Tags),
 		State:       b.state,
 		ToolCount:   len(b.tools),

@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // TestCacheWrittenWhenToolsListed: the entry exists as soon as the backend
@@ -74,4 +77,29 @@ func loadCacheEntry(dir, fp string) (*cacheEntry, error) {
 // writeCacheEntry atomically replaces a backend's cache file.
 func writeCacheEntry(dir, fp string, e *cacheEntry) error {
 	return putCacheEntry(context.Background(), DirCache{dir}, fp, e)
+}
+
+// TestFingerprintStable pins the fingerprints of a few specs: existing tool
+// caches (directories and Redis shared by replicas) are keyed by them, so a
+// change to how a spec is described must not change the bytes hashed.
+func TestFingerprintStable(t *testing.T) {
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Backend: config.Backend{Name: "fs", Transport: config.TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
+			Env: map[string]string{"B": "2", "A": "1"}, Cwd: "/srv", InheritEnv: true, Tags: []string{"files"}}},
+			"2392ec5328fbdfc273b3efd2016d8047"},
+		{Spec{Backend: config.Backend{Name: "gh", Transport: config.TransportStreamableHTTP, URL: "https://api.example.com/mcp",
+			Headers: map[string]string{"Authorization": "Bearer x", "X-Team": "a"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 3}},
+			"ed41f04a4735f8a3528450ce7f64235b"},
+		{Spec{Backend: config.Backend{Name: "old", Transport: config.TransportSSE, URL: "http://127.0.0.1:9000/sse"}},
+			"c23301e6a9ef1fdd20d44aa5da38da65"},
+		{Spec{Backend: config.Backend{Name: "local", Transport: TransportCustom}},
+			"c95712edcc37b7d6dd5746eb4c9ad338"},
+	} {
+		if got := fingerprint(&c.spec); got != c.want {
+			t.Errorf("fingerprint of %q = %s, want %s (existing tool caches would be missed)", c.spec.Name, got, c.want)
+		}
+	}
 }

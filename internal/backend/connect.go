@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/sdklog"
 )
 
@@ -131,7 +132,7 @@ type lifetimeTransport struct {
 // Connect implements mcp.Transport.
 func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 	conn, err := t.inner.Connect(t.ctx)
-	if err != nil || t.b.spec.Transport == TransportStreamableHTTP {
+	if err != nil || t.b.spec.Transport == config.TransportStreamableHTTP {
 		// The SDK's streamable client connection has an unexported hook
 		// that a wrapper would hide; its tool lists are checked after
 		// decoding only (see listTools).

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/testutil"
 )
 
@@ -43,7 +44,7 @@ func everythingSpec(t *testing.T) Spec {
 	if err != nil {
 		missing("node not found: %v", err)
 	}
-	return Spec{Name: "everything", Transport: TransportStdio, Command: node, Args: []string{script, "stdio"}}
+	return Spec{Backend: config.Backend{Name: "everything", Transport: config.TransportStdio, Command: node, Args: []string{script, "stdio"}}}
 }
 
 // repoRoot walks up from the working directory to the module root.

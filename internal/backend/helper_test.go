@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // The test binary doubles as a stdio MCP server (and as other helper
@@ -112,10 +114,10 @@ func helperGateway() {
 	exe, _ := os.Executable()
 	m := NewManager(Options{
 		Logger: slog.New(slog.DiscardHandler),
-		Specs: []Spec{{
-			Name: "child", Transport: TransportStdio, Command: exe,
+		Specs: []Spec{{Backend: config.Backend{
+			Name: "child", Transport: config.TransportStdio, Command: exe,
 			Env: map[string]string{helperEnv: "serve", "ISOGATE_HELPER_IGNORE_TERM": "1", "ISOGATE_HELPER_IGNORE_EOF": "1"},
-		}},
+		}}},
 	})
 	ctx := context.Background()
 	if err := m.Start(ctx); err != nil {
@@ -161,7 +163,7 @@ func helperSpec(t *testing.T, name string, env map[string]string) Spec {
 	for k, v := range env {
 		e[k] = v
 	}
-	return Spec{Name: name, Transport: TransportStdio, Command: exe, Env: e}
+	return Spec{Backend: config.Backend{Name: name, Transport: config.TransportStdio, Command: exe, Env: e}}
 }
 
 // testLogger collects logs in memory and prints them if the test fails.

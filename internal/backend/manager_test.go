@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/testutil"
 )
 
@@ -115,7 +116,7 @@ func TestInProcessToolsCallAndListChanged(t *testing.T) {
 	}
 
 	st := statusOf(t, m, "calc")
-	if st.State != StateHealthy || st.Transport != TransportCustom || st.ToolCount != 2 || st.ToolsCached ||
+	if st.State != StateHealthy || st.Transport != string(TransportCustom) || st.ToolCount != 2 || st.ToolsCached ||
 		st.Calls != 3 || st.Errors != 1 || st.ConnectedAt.IsZero() || st.PID != 0 || st.Restarts != 0 {
 		t.Fatalf("unexpected status %+v", st)
 	}
@@ -652,9 +653,9 @@ func TestHTTPTransportsSendHeaders(t *testing.T) {
 	headers := map[string]string{"X-Test-Token": "secret"}
 	m := startManager(t, Options{
 		Specs: []Spec{
-			{Name: "http", Transport: TransportStreamableHTTP, URL: streamable.URL, Headers: headers},
-			{Name: "sse", Transport: TransportSSE, URL: sse.URL, Headers: headers},
-			{Name: "noauth", Transport: TransportStreamableHTTP, URL: streamable.URL},
+			{Backend: config.Backend{Name: "http", Transport: config.TransportStreamableHTTP, URL: streamable.URL, Headers: headers}},
+			{Backend: config.Backend{Name: "sse", Transport: config.TransportSSE, URL: sse.URL, Headers: headers}},
+			{Backend: config.Backend{Name: "noauth", Transport: config.TransportStreamableHTTP, URL: streamable.URL}},
 		},
 		RestartBudget:      1,
 		RestartBackoffBase: time.Millisecond,
@@ -679,11 +680,11 @@ func TestHTTPTransportsSendHeaders(t *testing.T) {
 
 func TestInvalidSpecs(t *testing.T) {
 	m := startManager(t, Options{Specs: []Spec{
-		{Name: "nocmd", Transport: TransportStdio},
-		{Name: "badurl", Transport: TransportSSE, URL: "ftp://x"},
-		{Name: "weird", Transport: "carrier-pigeon"},
-		{Name: "ok", Transport: TransportCustom, Dial: inProcess("ok", newCalcServer()).Dial},
-		{Name: "ok", Transport: TransportStdio, Command: "duplicate-is-ignored"},
+		{Backend: config.Backend{Name: "nocmd", Transport: config.TransportStdio}},
+		{Backend: config.Backend{Name: "badurl", Transport: config.TransportSSE, URL: "ftp://x"}},
+		{Backend: config.Backend{Name: "weird", Transport: "carrier-pigeon"}},
+		{Backend: config.Backend{Name: "ok", Transport: TransportCustom}, Dial: inProcess("ok", newCalcServer()).Dial},
+		{Backend: config.Backend{Name: "ok", Transport: config.TransportStdio, Command: "duplicate-is-ignored"}},
 	}})
 	waitHealthy(t, m, "ok")
 	if got := m.Backends(); !slices.Equal(got, []string{"badurl", "nocmd", "ok", "weird"}) {
@@ -691,13 +692,22 @@ func TestInvalidSpecs(t *testing.T) {
 	}
 	for _, st := range m.Status() {
 		if st.Name == "ok" {
-			if st.Transport != TransportCustom {
+			if st.Transport != string(TransportCustom) {
 				t.Fatalf("duplicate replaced the first spec: %+v", st)
 			}
 			continue
 		}
 		if st.State != StateUnhealthy || !strings.HasPrefix(st.LastError, "invalid configuration: ") {
 			t.Fatalf("invalid backend status: %+v", st)
+		}
+		// Spec.Validate holds configured transports to config's rules.
+		want := map[string]string{
+			"nocmd":  "backends.nocmd: stdio transport needs command",
+			"badurl": `backends.badurl.url: expected an http or https URL such as "https://example.com/mcp", got "ftp://x"`,
+			"weird":  `backends.weird.transport: must be one of stdio, streamable-http, sse (got "carrier-pigeon")`,
+		}[st.Name]
+		if !strings.Contains(st.LastError, want) {
+			t.Errorf("%s: last error %q, want it to contain %q", st.Name, st.LastError, want)
 		}
 		if _, err := m.CallTool(context.Background(), st.Name, "x", nil); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("call to invalid backend %s: %v", st.Name, err)

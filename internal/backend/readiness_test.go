@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/testutil"
 )
 
@@ -51,7 +52,7 @@ func TestWaitReadyStates(t *testing.T) {
 		Specs: []Spec{
 			inProcess("calc", newCalcServer()),
 			heldSpec("slow", release),
-			{Name: "dead", Transport: TransportStdio, Command: missing},
+			{Backend: config.Backend{Name: "dead", Transport: config.TransportStdio, Command: missing}},
 		},
 		StartWait:     time.Minute,
 		RetryCooldown: time.Hour,

@@ -5,19 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
-// Transport names accepted in [Spec.Transport].
-const (
-	TransportStdio          = "stdio"
-	TransportStreamableHTTP = "streamable-http"
-	TransportSSE            = "sse"
-	TransportCustom         = "custom"
-)
+// TransportCustom is the transport of a backend the program connects
+// itself through [Spec.Dial], such as an in-process server. It is the one
+// transport beside config's (config.TransportStdio,
+// config.TransportStreamableHTTP, config.TransportSSE) and cannot be
+// configured in a file.
+const TransportCustom config.Transport = "custom"
 
 // Defaults applied by [NewManager] to zero-valued fields.
 const (
@@ -35,75 +36,57 @@ const (
 	DefaultShutdownGrace      = 2 * time.Second
 )
 
-// A Spec describes one backend MCP server.
+// A Spec describes one backend MCP server: its configuration (a
+// backends.<name> entry of a configuration file, or built in code) plus
+// what a file cannot say.
+//
+// The manager runs Transport with Command, Args, Env, InheritEnv and Cwd
+// (stdio: the child gets a minimal base of the gateway's environment plus
+// Env, or with InheritEnv all of it except ISOGATE_* variables) or URL and
+// Headers (streamable-http, sse), or Dial ([TransportCustom]). A zero
+// Timeout selects DefaultTimeout, a zero MaxConcurrentCalls
+// DefaultMaxConcurrentCalls; Tags are reported in [Status]. Disabled and
+// Tools are the caller's concern (it leaves disabled backends out and
+// applies the tool policy): the manager ignores them, and a change to them
+// alone does not restart a backend in [Manager.Update].
 type Spec struct {
-	// Name identifies the backend. It must be non-empty and unique.
-	Name string
-	// Transport is one of "stdio", "streamable-http", "sse" or "custom".
-	Transport string
+	// Backend is the backend's configuration, the one description shared
+	// with configuration files (see config.Backend for its fields).
+	config.Backend
 
-	// Command, Args, Env and Cwd configure a "stdio" backend. The child's
-	// environment is a minimal base inherited from the gateway (PATH, HOME,
-	// USER, LOGNAME, SHELL, TERM, LANG, LC_*, TZ, TMPDIR, XDG_* directories
-	// and their Windows equivalents) plus Env (Env wins). With InheritEnv
-	// the child inherits the gateway's whole environment instead, except
-	// ISOGATE_* variables, which only reach a backend through Env.
-	Command    string
-	Args       []string
-	Env        map[string]string
-	Cwd        string
-	InheritEnv bool
-
-	// URL and Headers configure "streamable-http" and "sse" backends.
-	// Headers are added to every HTTP request sent to the backend.
-	URL     string
-	Headers map[string]string
-
-	// Timeout bounds each tool call, including the wait for a free
-	// concurrency slot. Zero means DefaultTimeout.
-	Timeout time.Duration
-	// MaxConcurrentCalls limits the number of tool calls in flight to this
-	// backend. Zero means DefaultMaxConcurrentCalls.
-	MaxConcurrentCalls int
-	// Tags are free-form labels, reported in [Status].
-	Tags []string
-
-	// Dial creates the transport of a "custom" backend. It is called for
-	// every (re)connection. Tests use it with mcp.NewInMemoryTransports to
-	// reach in-process servers.
+	// Dial creates the transport of a [TransportCustom] backend. It is
+	// called for every (re)connection. Tests use it with
+	// mcp.NewInMemoryTransports to reach in-process servers.
 	Dial func(ctx context.Context) (mcp.Transport, error)
 }
 
-// Validate reports whether the spec is usable.
+// Validate reports whether the spec is usable. A spec of one of config's
+// transports is held to config's rules ([config.Backend.Validate], what a
+// configuration file is checked against); a [TransportCustom] spec needs a
+// Name and a Dial function.
 func (s Spec) Validate() error {
-	if s.Name == "" {
-		return errors.New("backend name is empty")
-	}
-	var err error
 	switch s.Transport {
-	case TransportStdio:
-		if s.Command == "" {
-			err = errors.New("stdio transport requires a command")
-		}
-	case TransportStreamableHTTP, TransportSSE:
-		if s.URL == "" {
-			err = fmt.Errorf("%s transport requires a url", s.Transport)
-		} else if u, perr := url.Parse(s.URL); perr != nil {
-			err = fmt.Errorf("invalid url: %w", perr)
-		} else if u.Scheme != "http" && u.Scheme != "https" {
-			err = fmt.Errorf("invalid url %q: scheme must be http or https", s.URL)
-		}
 	case TransportCustom:
-		if s.Dial == nil {
-			err = errors.New("custom transport requires a Dial function")
+		if s.Name == "" {
+			return errors.New("backend name is empty")
 		}
+		if s.Dial == nil {
+			return fmt.Errorf("backend %q: custom transport requires a Dial function", s.Name)
+		}
+		return nil
 	case "":
-		err = errors.New("transport is empty")
-	default:
-		err = fmt.Errorf("unknown transport %q", s.Transport)
+		// config derives it when loading; a spec must name it.
+		return fmt.Errorf("backend %q: transport is empty", s.Name)
 	}
-	if err != nil {
-		return fmt.Errorf("backend %q: %w", s.Name, err)
+	var verr *config.ValidationError
+	if err := s.Backend.Validate(); errors.As(err, &verr) {
+		problems := make([]string, len(verr.Problems))
+		for i, p := range verr.Problems {
+			problems[i] = p.String()
+		}
+		return errors.New(strings.Join(problems, "; "))
+	} else if err != nil {
+		return err
 	}
 	return nil
 }
@@ -300,7 +283,7 @@ type Status struct {
 // InMemory returns the spec of a "custom" backend served by an in-process
 // go-sdk server, connected over in-memory transports on every (re)connection.
 func InMemory(name string, server *mcp.Server) Spec {
-	return Spec{Name: name, Transport: TransportCustom, Dial: func(ctx context.Context) (mcp.Transport, error) {
+	return Spec{Backend: config.Backend{Name: name, Transport: TransportCustom}, Dial: func(ctx context.Context) (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		if _, err := server.Connect(context.Background(), st, nil); err != nil {
 			return nil, err

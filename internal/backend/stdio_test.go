@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/testutil"
 )
 
@@ -198,7 +199,7 @@ func TestStdioCloseLeavesNoOrphans(t *testing.T) {
 
 func TestStdioCommandNotFound(t *testing.T) {
 	m := startManager(t, Options{
-		Specs:              []Spec{{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/isogate-test-binary"}},
+		Specs:              []Spec{{Backend: config.Backend{Name: "missing", Transport: config.TransportStdio, Command: "/nonexistent/isogate-test-binary"}}},
 		RestartBudget:      1,
 		RestartBackoffBase: time.Millisecond,
 	})

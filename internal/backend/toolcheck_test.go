@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // rewritingTransport is the server side of an in-memory connection whose
@@ -42,7 +44,7 @@ func (c rewritingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 // hostileSpec serves srv with its responses passed through rewrite.
 func hostileSpec(name string, srv *mcp.Server, rewrite func(json.RawMessage) json.RawMessage) Spec {
-	return Spec{Name: name, Transport: TransportCustom, Dial: func(ctx context.Context) (mcp.Transport, error) {
+	return Spec{Backend: config.Backend{Name: name, Transport: TransportCustom}, Dial: func(ctx context.Context) (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		if _, err := srv.Connect(context.Background(), rewritingTransport{st, rewrite}, nil); err != nil {
 			return nil, err

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 // newTransport builds the go-sdk transport for one connection attempt. For
@@ -17,7 +19,7 @@ import (
 func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, error) {
 	s := &b.spec
 	switch s.Transport {
-	case TransportStdio:
+	case config.TransportStdio:
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Env = backendEnv(os.Environ(), s.InheritEnv, s.Env)
 		cmd.Dir = s.Cwd
@@ -35,9 +37,9 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 			inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: b.opts.ShutdownGrace},
 			proc:  c.proc,
 		}, nil
-	case TransportStreamableHTTP:
+	case config.TransportStreamableHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers)}, nil
-	case TransportSSE:
+	case config.TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers)}, nil
 	case TransportCustom:
 		t, err := s.Dial(ctx)

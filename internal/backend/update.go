@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+
+	"github.com/isogate/isogate/config"
 )
 
 // UpdateResult says what [Manager.Update] changed, by backend name.
@@ -97,9 +99,13 @@ func (m *Manager) startLocked(b *backend) {
 }
 
 // sameSpec compares two normalized specs; a Dial function has no identity,
-// so custom backends with the same name and settings are the same.
+// so custom backends with the same name and settings are the same. The
+// tool policy and Disabled are not the manager's: a change to them alone
+// keeps the backend running.
 func sameSpec(a, b Spec) bool {
 	a.Dial, b.Dial = nil, nil
+	a.Tools, b.Tools = config.ToolPolicy{}, config.ToolPolicy{}
+	a.Disabled, b.Disabled = false, false
 	return reflect.DeepEqual(a, b)
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/config"
 )
 
 func TestUpdateAddsRemovesAndRestartsOnlyWhatChanged(t *testing.T) {
@@ -48,5 +50,16 @@ func TestUpdateAddsRemovesAndRestartsOnlyWhatChanged(t *testing.T) {
 	}
 	if res, err := m.Update([]Spec{inProcess("keep", newCalcServer()), changed, inProcess("new", newCalcServer())}); err != nil || !res.Empty() {
 		t.Errorf("same specs again: %+v %v", res, err)
+	}
+	// The tool policy is the pipeline's, not the manager's: a change to it
+	// alone keeps the backend and its connection.
+	connected := statusOf(t, m, "keep").ConnectedAt
+	policed := inProcess("keep", newCalcServer())
+	policed.Tools = config.ToolPolicy{Deny: []string{"add"}, Approve: []string{"*"}}
+	if res, err := m.Update([]Spec{policed, changed, inProcess("new", newCalcServer())}); err != nil || !res.Empty() {
+		t.Errorf("tool policy change: %+v %v", res, err)
+	}
+	if st := statusOf(t, m, "keep"); !st.ConnectedAt.Equal(connected) {
+		t.Errorf("tool policy change reconnected the backend: %v → %v", connected, st.ConnectedAt)
 	}
 }
