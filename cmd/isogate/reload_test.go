@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -78,16 +79,11 @@ func serveWithConfig(t *testing.T, cfgPath string) *servedGateway {
 	return s
 }
 
-// eventually polls cond (an outcome, not an ordering) for up to 30 s.
+// eventually waits up to 30 s for an outcome nothing signals (see
+// testutil.Eventually).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, cond, "%s", what)
 }
 
 // backendsConfig writes a config whose backends are server-everything

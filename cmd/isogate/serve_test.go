@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -94,17 +95,12 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 // waitForTool polls search_tools until the backend's tools are listed.
 func waitForTool(t *testing.T, cs *mcp.ClientSession, query, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		text, _ := callText(t, cs, "search_tools", map[string]any{"query": query})
-		if strings.Contains(text, want) {
-			return text
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("search %q never found %q; last answer:\n%s", query, want, text)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var text string
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		text, _ = callText(t, cs, "search_tools", map[string]any{"query": query})
+		return strings.Contains(text, want)
+	}, "search %q to find %q", query, want)
+	return text
 }
 
 // exercise runs the discovery workflow and reads every resource.
@@ -223,18 +219,18 @@ func startHTTPProcess(t *testing.T, cfg string, env ...string) (string, *exec.Cm
 			t.Error("isogate did not stop on SIGTERM")
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return "http://" + addr + "/mcp", cmd
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("isogate serve --http never answered: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	testutil.Eventually(t, 20*time.Second, func() bool { return healthy(addr) }, "isogate serve --http on %s to answer", addr)
+	return "http://" + addr + "/mcp", cmd
+}
+
+// healthy reports whether the gateway at addr answers /healthz.
+func healthy(addr string) bool {
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return false
 	}
+	resp.Body.Close()
+	return true
 }
 
 type bearer struct {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -58,18 +58,7 @@ sandbox:
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	url := "http://" + addr + "/mcp"
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never answered: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return healthy(addr) }, "isogate on %s to answer", addr)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
@@ -89,19 +78,10 @@ sandbox:
 		}
 	}()
 	// Wait until the backend call is in flight (the backend's status says so).
-	for deadline := time.Now().Add(60 * time.Second); ; {
+	testutil.Eventually(t, 60*time.Second, func() bool {
 		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "isogate://backend/everything"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(res.Contents[0].Text, `"in_flight": 1`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the backend call never started: %s\n%s", res.Contents[0].Text, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(res.Contents[0].Text, `"in_flight": 1`)
+	}, "the backend call to start")
 
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
