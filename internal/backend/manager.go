@@ -26,7 +26,7 @@
 // it (see [Status.NextRetry]).
 //
 // [Manager.Close] shuts everything down: stdio children (and their process
-// groups) get SIGTERM, then SIGKILL after [Options.ShutdownGrace]. On Linux
+// groups) get SIGTERM, then SIGKILL after [Options.KillAfter]. On Linux
 // children are also bound to the gateway's lifetime with a parent-death
 // signal, so they do not outlive a gateway that is killed.
 package backend
@@ -168,7 +168,7 @@ func (m *Manager) isClosed() bool {
 // Close shuts all backends down and waits until they are gone. In-flight
 // calls are cancelled. Each stdio child and its process group receive
 // SIGTERM (and their stdin is closed), then SIGKILL after
-// [Options.ShutdownGrace]. If ctx ends first, every remaining child is
+// [Options.KillAfter]. If ctx ends first, every remaining child is
 // SIGKILLed immediately and ctx's error is returned. Close is idempotent.
 func (m *Manager) Close(ctx context.Context) error {
 	m.shutdown()

@@ -33,7 +33,7 @@ const (
 	DefaultStartWait          = 10 * time.Second
 	DefaultRetryCooldown      = time.Minute
 	DefaultConnectTimeout     = 60 * time.Second
-	DefaultShutdownGrace      = 2 * time.Second
+	DefaultKillAfter          = 2 * time.Second
 )
 
 // A Spec describes one backend MCP server: its configuration (a
@@ -136,9 +136,9 @@ type Options struct {
 	// restarting waits for it to become healthy (DefaultStartWait; the
 	// gateway sets it from sandbox.backend_wait).
 	StartWait time.Duration
-	// ShutdownGrace is how long a stdio backend is given to exit after
-	// SIGTERM before it is SIGKILLed (DefaultShutdownGrace).
-	ShutdownGrace time.Duration
+	// KillAfter is how long a stdio backend is given to exit after
+	// SIGTERM before it is SIGKILLed (DefaultKillAfter).
+	KillAfter time.Duration
 
 	// StderrLines is the number of stderr lines kept per stdio backend
 	// (DefaultStderrLines).
@@ -192,7 +192,7 @@ func (o Options) withDefaults() Options {
 	def(&o.RestartWindow, DefaultRestartWindow)
 	def(&o.RetryCooldown, DefaultRetryCooldown)
 	def(&o.StartWait, DefaultStartWait)
-	def(&o.ShutdownGrace, DefaultShutdownGrace)
+	def(&o.KillAfter, DefaultKillAfter)
 	if o.StderrLines <= 0 {
 		o.StderrLines = DefaultStderrLines
 	}

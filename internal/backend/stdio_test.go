@@ -160,9 +160,9 @@ func TestStdioCloseLeavesNoOrphans(t *testing.T) {
 	// The child ignores SIGTERM, so Close must escalate to SIGKILL; its own
 	// child (a grandchild, also ignoring SIGTERM) must die with the group.
 	m := NewManager(Options{
-		Logger:        testLogger(t),
-		Specs:         []Spec{helperSpec(t, "stubborn", map[string]string{"ISOGATE_HELPER_IGNORE_TERM": "1"})},
-		ShutdownGrace: 300 * time.Millisecond,
+		Logger:    testLogger(t),
+		Specs:     []Spec{helperSpec(t, "stubborn", map[string]string{"ISOGATE_HELPER_IGNORE_TERM": "1"})},
+		KillAfter: 300 * time.Millisecond,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -241,20 +241,20 @@ func (b *backend) ping(ctx context.Context, c *conn) error {
 
 // teardown closes a connection: in-flight calls are aborted, a stdio child
 // and its process group get SIGTERM (and stdin is closed), then SIGKILL
-// after ShutdownGrace.
+// after KillAfter.
 func (b *backend) teardown(c *conn) {
 	c.cancel()
 	c.proc.signal(sigTerm)
 	go func() { _ = c.sess.Close() }()
 
-	grace := time.NewTimer(b.opts.ShutdownGrace)
+	grace := time.NewTimer(b.opts.KillAfter)
 	defer grace.Stop()
 	select {
 	case <-c.done:
 	case <-grace.C:
 		if c.proc != nil {
 			b.log.Warn("backend did not exit after SIGTERM; sending SIGKILL",
-				slog.Duration("grace", b.opts.ShutdownGrace), slog.Int("pid", c.proc.pid()))
+				slog.Duration("grace", b.opts.KillAfter), slog.Int("pid", c.proc.pid()))
 			c.proc.signal(sigKill)
 			select {
 			case <-c.done:
@@ -262,7 +262,7 @@ func (b *backend) teardown(c *conn) {
 				b.log.Error("backend process still not reaped after SIGKILL", slog.Int("pid", c.proc.pid()))
 			}
 		} else {
-			b.log.Warn("backend session did not close in time", slog.Duration("grace", b.opts.ShutdownGrace))
+			b.log.Warn("backend session did not close in time", slog.Duration("grace", b.opts.KillAfter))
 		}
 	}
 	if c.proc != nil {

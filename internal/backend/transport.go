@@ -27,14 +27,14 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 		cmd.Stderr = c.stderr
 		// If the child exits but a grandchild keeps stderr open, do not let
 		// cmd.Wait (called by the SDK when the connection closes) hang.
-		cmd.WaitDelay = b.opts.ShutdownGrace
+		cmd.WaitDelay = b.opts.KillAfter
 		setProcAttrs(cmd)
 		c.proc = &procHandle{cmd: cmd}
 		b.mu.Lock()
 		b.proc = c.proc
 		b.mu.Unlock()
 		return &stdioTransport{
-			inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: b.opts.ShutdownGrace},
+			inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: b.opts.KillAfter},
 			proc:  c.proc,
 		}, nil
 	case config.TransportStreamableHTTP:

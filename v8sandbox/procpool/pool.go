@@ -16,7 +16,7 @@ import (
 
 // Defaults of [Options].
 const (
-	DefaultWorkers        = 2
+	DefaultProcesses      = 2
 	DefaultSlotsPerWorker = 4
 	DefaultGrace          = 500 * time.Millisecond
 	DefaultMaxRSSMB       = 1024
@@ -43,7 +43,8 @@ const (
 
 // Options configure a [Pool].
 type Options struct {
-	// Workers is the number of sandbox worker processes; default 2.
+	// Workers is the number of sandbox worker processes; default
+	// DefaultProcesses.
 	Workers int
 	// SlotsPerWorker is how many runs one process serves at once (the
 	// number of V8 threads it hosts); default 4.
@@ -119,7 +120,7 @@ type spawnRequest struct {
 // handshake, so a wrong Command fails here rather than on the first run.
 func New(opts Options) (*Pool, error) {
 	if opts.Workers <= 0 {
-		opts.Workers = DefaultWorkers
+		opts.Workers = DefaultProcesses
 	}
 	if opts.SlotsPerWorker <= 0 {
 		opts.SlotsPerWorker = DefaultSlotsPerWorker
