@@ -128,7 +128,7 @@ func coded(err error) error {
 	if code == "" {
 		return err
 	}
-	return &v8sandbox.HostError{Code: code, Message: err.Error()}
+	return &v8sandbox.HostError{Code: v8sandbox.Code(code), Message: err.Error()}
 }
 
 func (h *bridgeHost) lookupHandler(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {

@@ -1,6 +1,7 @@
 package procpool
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -94,7 +95,7 @@ func poolParent() {
 	for len(p.Stats().Workers) < 2 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	rep := parentReport{Code: string(v8sandbox.CodeOf(err))}
+	rep := parentReport{Code: string(cmp.Or(v8sandbox.CodeOf(err), v8sandbox.CodeInternal))}
 	for _, w := range p.Stats().Workers {
 		rep.PIDs = append(rep.PIDs, w.PID)
 	}
