@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // surfaceGateway is a gateway over the real server-everything (with
@@ -150,7 +151,7 @@ func TestPassthroughBoth(t *testing.T) {
 		t.Errorf("calling the denied everything__get-env succeeded")
 	}
 	// The pipeline refuses it too, whoever asks.
-	if _, err := g.app.Calls.Call(ctx, &pipeline.Call{Backend: "everything", Tool: "get-env"}); pipeline.CodeOf(err) != pipeline.CodeToolDenied {
+	if _, err := g.app.Calls.Call(ctx, &pipeline.Call{Backend: "everything", Tool: "get-env"}); v8sandbox.CodeOf(err) != pipeline.CodeToolDenied {
 		t.Errorf("pipeline call of get-env: %v", err)
 	}
 	// Passthrough calls are counted like code-mode calls (the stats stage).

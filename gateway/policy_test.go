@@ -18,6 +18,7 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // fsGateway is a gateway over the real server-filesystem (serving dir) and
@@ -185,7 +186,7 @@ func TestToolPolicyAgreesEverywhere(t *testing.T) {
 	}
 	for _, tool := range []string{"echo", "Echo", "e\u200bcho", "ｅｃｈｏ", "ECHO"} {
 		_, err := g.app.Calls.Call(ctx, &pipeline.Call{Backend: "everything", Tool: tool, Args: json.RawMessage(`{"message":"x"}`)})
-		if pipeline.CodeOf(err) != pipeline.CodeToolDenied {
+		if v8sandbox.CodeOf(err) != pipeline.CodeToolDenied {
 			t.Errorf("call boundary let everything.%q through: %v", tool, err)
 		}
 	}

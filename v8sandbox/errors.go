@@ -5,8 +5,20 @@ import (
 	"fmt"
 )
 
-// Code classifies why a run failed.
+// Code classifies why a run or a call failed. It is the one vocabulary of
+// error codes: the engine's own (below), and those of the packages built on
+// it (a gateway's backend and call-pipeline codes, TOOL_DENIED, …), which
+// declare theirs as Code values. A program sees a code as e.code.
 type Code string
+
+// Coded is an error that carries a [Code]. Every error with a code
+// implements it, whatever its origin, so that [CodeOf] is the one place a
+// code is read from an error.
+type Coded interface {
+	error
+	// ErrorCode returns the error's code.
+	ErrorCode() Code
+}
 
 // Error codes returned by the engine.
 const (
@@ -44,18 +56,24 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.Code, e.Message)
 }
 
+// ErrorCode implements [Coded].
+func (e *Error) ErrorCode() Code { return e.Code }
+
 // Errorf returns an *Error with the given code and formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// CodeOf returns the code of err if it is (or wraps) an *Error, else CodeInternal.
+// CodeOf returns the code of the first error in err's tree that is [Coded]
+// (an *Error, a *HostError with a code, a backend's or a pipeline's error,
+// possibly wrapped), or "" when err has none (nil, a plain error, a
+// context's end).
 func CodeOf(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
+	var c Coded
+	if errors.As(err, &c) {
+		return c.ErrorCode()
 	}
-	return CodeInternal
+	return ""
 }
 
 // CodeSandboxCrashed means the sandbox worker process running the job died.

@@ -35,7 +35,7 @@ type HostError struct {
 	// Name is the Error's name; empty means "Error".
 	Name string `json:"name,omitempty"`
 	// Code is a machine-readable code, e.g. "TOOL_DENIED" (e.code).
-	Code string `json:"code,omitempty"`
+	Code Code `json:"code,omitempty"`
 	// Message is the Error's message.
 	Message string `json:"message"`
 	// Data is any JSON the script may inspect (e.data).
@@ -45,10 +45,13 @@ type HostError struct {
 // Error implements error: "CODE: message" when there is a code.
 func (e *HostError) Error() string {
 	if e.Code != "" {
-		return e.Code + ": " + e.Message
+		return string(e.Code) + ": " + e.Message
 	}
 	return e.Message
 }
+
+// ErrorCode implements [Coded]: the code the script sees, "" when none.
+func (e *HostError) ErrorCode() Code { return e.Code }
 
 // Host serves the host functions of a job. Sync functions are called on
 // the thread running the script and should be quick; async ones run on a

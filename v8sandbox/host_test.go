@@ -34,7 +34,8 @@ func TestReplyAndDispatch(t *testing.T) {
 	for _, c := range []struct {
 		err           error
 		thrown, fatal bool
-		message, code string
+		message       string
+		code          Code
 	}{
 		{err: errors.New("plain"), thrown: true, message: "plain"},
 		{err: he, thrown: true, message: "m", code: "X"},

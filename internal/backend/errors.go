@@ -1,35 +1,46 @@
 package backend
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // Sentinel errors. Errors returned by [Manager] wrap one of these where
 // applicable, so callers can classify them with errors.Is; the typed errors
-// below carry details for errors.As.
+// below carry details for errors.As. Each carries its code (see
+// [v8sandbox.CodeOf]).
 var (
 	// ErrUnknownBackend reports a call to a backend name that is not
 	// configured. See [UnknownBackendError].
-	ErrUnknownBackend = errors.New("unknown backend")
+	ErrUnknownBackend error = &sentinel{CodeUnknownBackend, "unknown backend"}
 	// ErrStarting reports that a backend had not finished its first
 	// connection within [Options.StartWait]. See [StartingError].
-	ErrStarting = errors.New("backend is still starting")
+	ErrStarting error = &sentinel{CodeStarting, "backend is still starting"}
 	// ErrUnavailable reports that a backend is unhealthy (crashed, failing
 	// health checks, out of restart budget, misconfigured) or stopped. See
 	// [UnavailableError].
-	ErrUnavailable = errors.New("backend unavailable")
+	ErrUnavailable error = &sentinel{CodeUnavailable, "backend unavailable"}
 	// ErrTimeout reports that a tool call exceeded [Spec.Timeout]. Errors
 	// wrapping ErrTimeout also match context.DeadlineExceeded.
-	ErrTimeout = errors.New("backend call timed out")
+	ErrTimeout error = &sentinel{CodeTimeout, "backend call timed out"}
 	// ErrConnectionLost reports that the connection to the backend broke
 	// while a call was in flight. The call may or may not have executed, so
 	// it is not retried automatically.
-	ErrConnectionLost = errors.New("backend connection lost")
+	ErrConnectionLost error = &sentinel{CodeConnectionLost, "backend connection lost"}
 	// ErrClosed reports use of a [Manager] after [Manager.Close].
-	ErrClosed = errors.New("backend manager closed")
+	ErrClosed error = &sentinel{CodeClosed, "backend manager closed"}
 )
+
+// sentinel is a sentinel error with a code.
+type sentinel struct {
+	code    v8sandbox.Code
+	message string
+}
+
+func (e *sentinel) Error() string             { return e.message }
+func (e *sentinel) ErrorCode() v8sandbox.Code { return e.code }
 
 // UnknownBackendError is returned when a call names a backend that is not
 // configured. It matches [ErrUnknownBackend] with errors.Is.
@@ -44,6 +55,9 @@ func (e *UnknownBackendError) Error() string {
 
 // Is reports whether target is [ErrUnknownBackend].
 func (e *UnknownBackendError) Is(target error) bool { return target == ErrUnknownBackend }
+
+// ErrorCode implements [v8sandbox.Coded]: [CodeUnknownBackend].
+func (e *UnknownBackendError) ErrorCode() v8sandbox.Code { return CodeUnknownBackend }
 
 // StartingError is returned when a call reaches a backend that is still
 // performing its first connection (for example, while its tools are only
@@ -61,6 +75,9 @@ func (e *StartingError) Error() string {
 
 // Is reports whether target is [ErrStarting].
 func (e *StartingError) Is(target error) bool { return target == ErrStarting }
+
+// ErrorCode implements [v8sandbox.Coded]: [CodeStarting].
+func (e *StartingError) ErrorCode() v8sandbox.Code { return CodeStarting }
 
 // UnavailableError is returned when a call reaches a backend that is down
 // (its last connection attempt failed, its restart budget is exhausted, its
@@ -85,52 +102,32 @@ func (e *UnavailableError) Error() string {
 // Is reports whether target is [ErrUnavailable].
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
+// ErrorCode implements [v8sandbox.Coded]: [CodeUnavailable].
+func (e *UnavailableError) ErrorCode() v8sandbox.Code { return CodeUnavailable }
+
 // timeoutError builds the error for a call that exceeded its per-call
 // timeout. It wraps both ErrTimeout and context.DeadlineExceeded.
 func timeoutError(backend, tool string, d time.Duration, cause error) error {
 	return fmt.Errorf("backend %q: tool %q: %w after %s: %w", backend, tool, ErrTimeout, d, cause)
 }
 
-// Code classifies the errors of this package, so that callers can switch on
-// a code rather than on message text. See [CodeOf].
-type Code string
-
-// The codes of [CodeOf].
+// The codes of this package's errors, in the one vocabulary of
+// [v8sandbox.Code]: [v8sandbox.CodeOf] returns them for an error returned by
+// a [Manager] (possibly wrapped), and "" for errors that have none, such as
+// the caller's own context ending or an error response of the backend.
 const (
 	// CodeUnknownBackend: [ErrUnknownBackend].
-	CodeUnknownBackend Code = "UNKNOWN_BACKEND"
+	CodeUnknownBackend v8sandbox.Code = "UNKNOWN_BACKEND"
 	// CodeStarting: [ErrStarting], still on its first connection after
 	// the wait.
-	CodeStarting Code = "BACKEND_STARTING"
+	CodeStarting v8sandbox.Code = "BACKEND_STARTING"
 	// CodeUnavailable: [ErrUnavailable], the backend is down.
-	CodeUnavailable Code = "BACKEND_UNAVAILABLE"
+	CodeUnavailable v8sandbox.Code = "BACKEND_UNAVAILABLE"
 	// CodeTimeout: [ErrTimeout], the backend's own per-call timeout (not
 	// the caller's context deadline).
-	CodeTimeout Code = "BACKEND_TIMEOUT"
+	CodeTimeout v8sandbox.Code = "BACKEND_TIMEOUT"
 	// CodeConnectionLost: [ErrConnectionLost].
-	CodeConnectionLost Code = "BACKEND_CONNECTION_LOST"
+	CodeConnectionLost v8sandbox.Code = "BACKEND_CONNECTION_LOST"
 	// CodeClosed: [ErrClosed].
-	CodeClosed Code = "BACKEND_CLOSED"
+	CodeClosed v8sandbox.Code = "BACKEND_CLOSED"
 )
-
-// CodeOf returns the [Code] of an error returned by a [Manager] (possibly
-// wrapped), or "" for errors that have none, such as the caller's own
-// context ending or an error response of the backend.
-func CodeOf(err error) Code {
-	for _, c := range []struct {
-		target error
-		code   Code
-	}{
-		{ErrUnknownBackend, CodeUnknownBackend},
-		{ErrStarting, CodeStarting},
-		{ErrUnavailable, CodeUnavailable},
-		{ErrTimeout, CodeTimeout},
-		{ErrConnectionLost, CodeConnectionLost},
-		{ErrClosed, CodeClosed},
-	} {
-		if errors.Is(err, c.target) {
-			return c.code
-		}
-	}
-	return ""
-}

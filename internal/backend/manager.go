@@ -18,7 +18,7 @@
 // [*UnavailableError] (`backend "X" is unavailable: <its last error>`) for
 // one that is down; [Manager.NotReady] lists the backends that are still
 // connecting or down without waiting. Every error of the manager has a
-// [Code] ([CodeOf]) to switch on, such as [CodeUnavailable] or
+// code ([v8sandbox.CodeOf]) to switch on, such as [CodeUnavailable] or
 // [CodeTimeout].
 //
 // A backend whose restart budget is exhausted is not abandoned: it is
@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -267,7 +268,7 @@ func (b *backend) logCall(tool string, d time.Duration, res *mcp.CallToolResult,
 	outcome := "ok"
 	switch {
 	case err != nil:
-		outcome = string(CodeOf(err))
+		outcome = string(v8sandbox.CodeOf(err))
 		if outcome == "" {
 			outcome = "error"
 		}

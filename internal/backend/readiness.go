@@ -140,8 +140,8 @@ func (b *backend) awaitReady(ctx context.Context) (*conn, error) {
 // `backend "<name>" is unavailable: <its last error>`; if no attempt was
 // made recently, WaitReady first asks for one and waits for its outcome (a
 // backend that has come back is then ready). An unknown backend yields an
-// [*UnknownBackendError]; a closed manager [ErrClosed]. [CodeOf] classifies
-// every error it returns.
+// [*UnknownBackendError]; a closed manager [ErrClosed]. v8sandbox.CodeOf
+// classifies every error it returns.
 func (m *Manager) WaitReady(ctx context.Context, name string) error {
 	b := m.current().backends[name]
 	if b == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
@@ -64,19 +65,19 @@ func TestWaitReadyStates(t *testing.T) {
 	// says it is unavailable and gives the cause.
 	err := m.WaitReady(ctx, "dead")
 	var ue *UnavailableError
-	if !errors.As(err, &ue) || CodeOf(err) != CodeUnavailable ||
+	if !errors.As(err, &ue) || v8sandbox.CodeOf(err) != CodeUnavailable ||
 		!strings.HasPrefix(err.Error(), `backend "dead" is unavailable: `) ||
 		!strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "no such file") {
-		t.Fatalf("WaitReady(dead) = %v (code %q)", err, CodeOf(err))
+		t.Fatalf("WaitReady(dead) = %v (code %q)", err, v8sandbox.CodeOf(err))
 	}
-	if _, err := m.CallTool(ctx, "dead", "x", nil); CodeOf(err) != CodeUnavailable || !strings.Contains(err.Error(), missing) {
+	if _, err := m.CallTool(ctx, "dead", "x", nil); v8sandbox.CodeOf(err) != CodeUnavailable || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("call to dead backend: %v", err)
 	}
 
 	if err := m.WaitReady(ctx, "calc"); err != nil {
 		t.Fatalf("WaitReady(calc) = %v", err)
 	}
-	if err := m.WaitReady(ctx, "nope"); CodeOf(err) != CodeUnknownBackend {
+	if err := m.WaitReady(ctx, "nope"); v8sandbox.CodeOf(err) != CodeUnknownBackend {
 		t.Fatalf("WaitReady(nope) = %v", err)
 	}
 
@@ -105,14 +106,14 @@ func TestWaitReadyBoundedByStartWait(t *testing.T) {
 	m := startManager(t, Options{Specs: []Spec{heldSpec("slow", release)}, StartWait: 20 * time.Millisecond})
 	err := m.WaitReady(context.Background(), "slow")
 	var se *StartingError
-	if !errors.As(err, &se) || CodeOf(err) != CodeStarting || err.Error() != `backend "slow" is still starting` {
+	if !errors.As(err, &se) || v8sandbox.CodeOf(err) != CodeStarting || err.Error() != `backend "slow" is still starting` {
 		t.Fatalf("WaitReady = %v", err)
 	}
 	// The caller's context bounds the wait as well.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	m2 := startManager(t, Options{Specs: []Spec{heldSpec("slow2", release)}, StartWait: time.Hour})
-	if err := m2.WaitReady(ctx, "slow2"); !errors.Is(err, context.Canceled) || CodeOf(err) != "" {
+	if err := m2.WaitReady(ctx, "slow2"); !errors.Is(err, context.Canceled) || v8sandbox.CodeOf(err) != "" {
 		t.Fatalf("WaitReady with a cancelled context = %v", err)
 	}
 }
@@ -156,7 +157,7 @@ func TestExhaustedBudgetRetriedOnDemand(t *testing.T) {
 	waitRetryAllowed(t, m, "flaky")
 	before := dials.Load()
 	_, err := m.CallTool(ctx, "flaky", "add", nil)
-	if CodeOf(err) != CodeUnavailable || !strings.Contains(err.Error(), "connection refused (test)") || dials.Load() != before+1 {
+	if v8sandbox.CodeOf(err) != CodeUnavailable || !strings.Contains(err.Error(), "connection refused (test)") || dials.Load() != before+1 {
 		t.Fatalf("call to exhausted backend: %v (dials %d → %d)", err, before, dials.Load())
 	}
 

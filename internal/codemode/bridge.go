@@ -11,9 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	backendpkg "github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/jsvalue"
-	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -104,15 +102,17 @@ func (h *bridgeHost) callHandler(ctx context.Context, args json.RawMessage) (jso
 	return value, coded(err)
 }
 
-// coded gives a pipeline or backend error, or a tool's error result, its
-// code as data (a tool error also names the tool in e.data.tool); other
-// errors are returned as they are.
+// coded gives an error with a code (a pipeline's or a backend's), or a
+// tool's error result, its code as data (a tool error also names the tool
+// in e.data.tool); the engine's own errors and code-less ones are returned
+// as they are.
 func coded(err error) error {
 	if err == nil {
 		return nil
 	}
 	var fatal *v8sandbox.Error
-	if errors.As(err, &fatal) {
+	var thrown *v8sandbox.HostError
+	if errors.As(err, &fatal) || errors.As(err, &thrown) {
 		return err
 	}
 	var toolErr *ToolError
@@ -121,10 +121,7 @@ func coded(err error) error {
 			Tool string `json:"tool"`
 		}{toolErr.Tool})}
 	}
-	code := string(pipeline.CodeOf(err))
-	if code == "" {
-		code = string(backendpkg.CodeOf(err))
-	}
+	code := v8sandbox.CodeOf(err)
 	if code == "" {
 		return err
 	}
@@ -259,7 +256,7 @@ func (e *Engine) callTool(ctx context.Context, backend, tool string, args json.R
 	var value json.RawMessage
 	if err == nil {
 		value, err = ToolValue(backend+"."+tool, res)
-	} else if ctx.Err() == nil && pipeline.CodeOf(err) == "" && backendpkg.CodeOf(err) == "" {
+	} else if ctx.Err() == nil && v8sandbox.CodeOf(err) == "" {
 		err = fmt.Errorf("backend %q: %w", backend, err) // refusals and manager errors say what failed already
 	}
 	var toolErr *ToolError

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // callTracker records a run's backend calls: what is in flight (to name it
@@ -21,10 +21,11 @@ type callTracker struct {
 	failures []backendFailure
 }
 
-// backendFailure is a backend error of the run, classified by code.
+// backendFailure is a failed call of the run to a backend, classified by
+// its error's code.
 type backendFailure struct {
 	backend string
-	code    backend.Code
+	code    v8sandbox.Code
 }
 
 // maxLoggedTools bounds the tool names in a run's log line.
@@ -55,9 +56,10 @@ func (c *callTracker) done(tool string, err error) {
 	}
 }
 
-// failed records a backend error that has a backend code.
+// failed records a call's error that has a code (hints act on the
+// backend's codes).
 func (c *callTracker) failed(b string, err error) {
-	code := backend.CodeOf(err)
+	code := v8sandbox.CodeOf(err)
 	if code == "" {
 		return
 	}

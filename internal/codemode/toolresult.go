@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // CodeToolError is the code (e.code) of the error a program's tool call
 // rejects with when the tool answered with isError: true.
-const CodeToolError = "TOOL_ERROR"
+const CodeToolError v8sandbox.Code = "TOOL_ERROR"
 
 // ToolError is a backend tool call that returned isError: true.
 type ToolError struct {

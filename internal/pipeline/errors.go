@@ -1,45 +1,39 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/isogate/isogate/v8sandbox"
 )
 
-// Code classifies why the pipeline refused a call.
-type Code string
-
-// The pipeline's error codes. Each message starts with its code, and a
-// program's catch sees the code as data too: e.code === "TOOL_DENIED".
+// The pipeline's error codes, why it refused a call, in the one vocabulary
+// of [v8sandbox.Code] ([v8sandbox.CodeOf] reads them). Each message starts
+// with its code, and a program's catch sees the code as data too:
+// e.code === "TOOL_DENIED".
 const (
 	// CodeToolDenied: the configuration denies the tool, or does not allow it.
-	CodeToolDenied Code = "TOOL_DENIED"
+	CodeToolDenied v8sandbox.Code = "TOOL_DENIED"
 	// CodeToolBudget: the run has made sandbox.max_tool_calls calls already.
-	CodeToolBudget Code = "TOOL_BUDGET"
+	CodeToolBudget v8sandbox.Code = "TOOL_BUDGET"
 	// CodeApprovalDenied: the person declined or cancelled the approval.
-	CodeApprovalDenied Code = "APPROVAL_DENIED"
+	CodeApprovalDenied v8sandbox.Code = "APPROVAL_DENIED"
 	// CodeApprovalRequired: the tool needs approval and the client cannot
 	// ask (no elicitation support).
-	CodeApprovalRequired Code = "APPROVAL_REQUIRED"
+	CodeApprovalRequired v8sandbox.Code = "APPROVAL_REQUIRED"
 )
 
 // Error is a call the pipeline refused.
 type Error struct {
-	Code    Code
+	Code    v8sandbox.Code
 	Message string
 }
 
 // Error implements error: "CODE: message".
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-func errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
+// ErrorCode implements [v8sandbox.Coded].
+func (e *Error) ErrorCode() v8sandbox.Code { return e.Code }
 
-// CodeOf returns the code of a refused call, or "" when err is not one.
-func CodeOf(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
+func errorf(code v8sandbox.Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
+	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,8 +24,8 @@ type CallRecord struct {
 	DurationMS int64  `json:"duration_ms"`
 	OK         bool   `json:"ok"`
 	// Code is the pipeline code of a refused call (TOOL_DENIED, …).
-	Code  Code   `json:"code,omitempty"`
-	Error string `json:"error,omitempty"`
+	Code  v8sandbox.Code `json:"code,omitempty"`
+	Error string         `json:"error,omitempty"`
 	// Result is the backend's CallToolResult.
 	Result Blob `json:"result,omitzero"`
 }
@@ -96,7 +98,11 @@ func RecordStage() Stage {
 			rec := CallRecord{Seq: seq, Backend: c.Backend, Tool: c.Tool, Args: NewBlob(argsOrEmpty(c.Args)),
 				StartedMS: startedMS, DurationMS: time.Since(start).Milliseconds(), OK: err == nil && res != nil && !res.IsError}
 			if err != nil {
-				rec.Code, rec.Error = CodeOf(err), err.Error()
+				var refused *Error // only a refusal's code is recorded
+				if errors.As(err, &refused) {
+					rec.Code = refused.Code
+				}
+				rec.Error = err.Error()
 			}
 			if res != nil {
 				if raw, merr := json.Marshal(res); merr == nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -296,8 +297,9 @@ func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler 
 		res, err := sf.calls.Call(ctx, call)
 		if err != nil {
 			r := textResult(err.Error(), true)
-			if code := pipeline.CodeOf(err); code != "" {
-				r.Meta = mcp.Meta{"isogate/code": string(code)}
+			var refused *pipeline.Error // a refusal's code, not a backend's
+			if errors.As(err, &refused) {
+				r.Meta = mcp.Meta{"isogate/code": string(refused.Code)}
 			}
 			return r, nil
 		}

@@ -1,6 +1,7 @@
 package procpool
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -100,7 +101,7 @@ func poolParent() {
 		fmt.Fprintln(os.Stderr, "pool-parent: no replacement worker within 20 s")
 		syscall.Exit(1)
 	}
-	rep := parentReport{Code: string(v8sandbox.CodeOf(err))}
+	rep := parentReport{Code: string(cmp.Or(v8sandbox.CodeOf(err), v8sandbox.CodeInternal))}
 	for _, w := range p.Stats().Workers {
 		rep.PIDs = append(rep.PIDs, w.PID)
 	}
