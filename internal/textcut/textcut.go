@@ -31,6 +31,16 @@ func Suffix[T Text](s T, n int) T {
 	return s[ceil(s, len(s)-n):]
 }
 
+// Clip returns s when it is at most n bytes long, and otherwise Prefix(s, n)
+// followed by mark (so the result may be up to len(mark) bytes longer than
+// n). The mark, such as "…", says that s was cut.
+func Clip(s string, n int, mark string) string {
+	if len(s) <= n {
+		return s
+	}
+	return Prefix(s, n) + mark
+}
+
 // Runes returns the prefix of s made of its first n runes (as a range loop
 // counts them): all of s when it has no more, empty when n <= 0.
 func Runes(s string, n int) string {

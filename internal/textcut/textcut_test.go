@@ -86,6 +86,26 @@ func TestSuffix(t *testing.T) {
 	}
 }
 
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"hello", 5, "hello"},
+		{"hello", 9, "hello"},
+		{"hello", 4, "hell…"},
+		{"hello", 0, "…"},
+		{"", 0, ""},
+		{"aé", 2, "a…"},
+		{"a😀b", 5, "a😀…"},
+	} {
+		if got := Clip(c.s, c.n, "…"); got != c.want {
+			t.Errorf("Clip(%q, %d, \"…\") = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
+
 func TestRunes(t *testing.T) {
 	for _, c := range []struct {
 		s    string
