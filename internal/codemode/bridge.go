@@ -14,6 +14,7 @@ import (
 	backendpkg "github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/jsvalue"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -343,9 +344,7 @@ func (c *consoleBuffer) add(level, text string) {
 		c.dropped++
 		return
 	}
-	if len(text) > c.maxLine {
-		text = truncateUTF8(text, c.maxLine) + "… [line truncated]"
-	}
+	text = textcut.Clip(text, c.maxLine, "… [line truncated]")
 	prefix := ""
 	if level != "log" && level != "info" {
 		prefix = "[" + level + "] "
@@ -362,14 +361,4 @@ func (c *consoleBuffer) snapshot() []string {
 		out = append(out, fmt.Sprintf("[console: %d more lines dropped after the first %d]", c.dropped, c.max))
 	}
 	return out
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }
