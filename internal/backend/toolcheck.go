@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/textcut"
 )
 
 // Bounds on what one tool of a backend may bring into the gateway. A tool
@@ -113,8 +115,8 @@ func boundTool(t *mcp.Tool) (*mcp.Tool, error) {
 			t.OutputSchema = nil // optional: the tool works without it
 		}
 	}
-	t.Description = truncateUTF8(t.Description, MaxToolDescriptionBytes)
-	t.Title = truncateUTF8(t.Title, MaxToolTitleBytes)
+	t.Description = clipNoted(t.Description, MaxToolDescriptionBytes)
+	t.Title = clipNoted(t.Title, MaxToolTitleBytes)
 	if t.Meta != nil && jsonSize(t.Meta) > MaxToolMetaBytes {
 		t.Meta = nil
 	}
@@ -129,18 +131,14 @@ func jsonSize(v any) int {
 	return len(b)
 }
 
-// truncateUTF8 cuts s to at most limit bytes (on a rune boundary), marking
-// the cut.
-func truncateUTF8(s string, limit int) string {
+// clipNoted cuts s to at most limit bytes (on a rune boundary), the note
+// that marks the cut included.
+func clipNoted(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
 	note := fmt.Sprintf("… [truncated, %d bytes]", len(s))
-	cut := max(limit-len(note), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + note
+	return textcut.Prefix(s, limit-len(note)) + note
 }
 
 func appendNote(desc, note string) string {
@@ -157,7 +155,7 @@ func toolNameHint(item json.RawMessage) string {
 		Name json.RawMessage `json:"name"`
 	}
 	_ = json.Unmarshal(item, &v)
-	return truncateUTF8(string(v.Name), 80)
+	return clipNoted(string(v.Name), 80)
 }
 
 // toolListConn wraps the client side of a backend connection and passes the

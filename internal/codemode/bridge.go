@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/jsvalue"
+	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -340,9 +341,7 @@ func (c *consoleBuffer) add(level, text string) {
 		c.dropped++
 		return
 	}
-	if len(text) > c.maxLine {
-		text = truncateUTF8(text, c.maxLine) + "… [line truncated]"
-	}
+	text = textcut.Clip(text, c.maxLine, "… [line truncated]")
 	prefix := ""
 	if level != "log" && level != "info" {
 		prefix = "[" + level + "] "
@@ -359,14 +358,4 @@ func (c *consoleBuffer) snapshot() []string {
 		out = append(out, fmt.Sprintf("[console: %d more lines dropped after the first %d]", c.dropped, c.max))
 	}
 	return out
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/textcut"
 )
 
 // Approver asks a person whether a call may run.
@@ -108,7 +110,7 @@ func ElicitParams(c *Call) *mcp.ElicitParams {
 	}
 	shown := args
 	if len(shown) > maxShownArgs {
-		shown = truncateUTF8(shown, maxShownArgs) + fmt.Sprintf("… (%d bytes)", len(args))
+		shown = textcut.Prefix(shown, maxShownArgs) + fmt.Sprintf("… (%d bytes)", len(args))
 	}
 	return &mcp.ElicitParams{
 		Meta: mcp.Meta{"isogate/approval": map[string]any{
@@ -125,14 +127,4 @@ func compactOr(args json.RawMessage) []byte {
 		return []byte("{}")
 	}
 	return args
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

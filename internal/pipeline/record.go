@@ -8,6 +8,8 @@ import (
 
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/textcut"
 )
 
 // MaxRecordedBytes bounds the arguments and the result kept per recorded
@@ -46,7 +48,7 @@ func NewBlob(raw []byte) Blob {
 	if len(raw) <= MaxRecordedBytes && json.Valid(raw) {
 		return Blob{JSON: append(json.RawMessage(nil), raw...)}
 	}
-	return Blob{Truncated: truncateUTF8(string(raw), MaxRecordedBytes), Bytes: len(raw)}
+	return Blob{Truncated: string(textcut.Prefix(raw, MaxRecordedBytes)), Bytes: len(raw)}
 }
 
 // IsZero reports whether nothing was recorded (for omitempty).

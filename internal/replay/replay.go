@@ -23,6 +23,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -142,7 +143,7 @@ func (r *recorded) Call(ctx context.Context, c *pipeline.Call) (*mcp.CallToolRes
 	q := r.queue[k]
 	if len(q) == 0 {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("replay: the record has no (further) call %s(%s)", c.Name(), truncate(string(args), 200))
+		return nil, fmt.Errorf("replay: the record has no (further) call %s(%s)", c.Name(), textcut.Clip(string(args), 200, "…"))
 	}
 	rc := q[0]
 	r.queue[k] = q[1:]
@@ -205,7 +206,7 @@ func compare(rec *pipeline.RunRecord, resp codemode.Response) (bool, string) {
 		return false, fmt.Sprintf("the recorded result was truncated (%d bytes): it cannot be compared", rec.Result.Bytes)
 	}
 	if got, want := canonical(resp.Value), canonical(rec.Result.JSON); got != want {
-		return false, fmt.Sprintf("the result differs from the record:\nrecorded: %s\nreplayed: %s", truncate(want, 2000), truncate(got, 2000))
+		return false, fmt.Sprintf("the result differs from the record:\nrecorded: %s\nreplayed: %s", textcut.Clip(want, 2000, "…"), textcut.Clip(got, 2000, "…"))
 	}
 	return true, ""
 }
@@ -215,11 +216,4 @@ func compare(rec *pipeline.RunRecord, resp codemode.Response) (bool, string) {
 func withoutHints(msg string) string {
 	msg, _, _ = strings.Cut(msg, "\n\nHint: ")
 	return msg
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

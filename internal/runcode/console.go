@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -130,11 +131,11 @@ func (c *consoleBuffer) write(args json.RawMessage) (json.RawMessage, error) {
 // truncateLine enforces MaxLineChars (the prelude already does; this keeps
 // the limit a property of the Go side).
 func truncateLine(s string) string {
-	if utf8.RuneCountInString(s) <= MaxLineChars+64 {
+	n := utf8.RuneCountInString(s)
+	if n <= MaxLineChars+64 {
 		return s
 	}
-	runes := []rune(s)
-	return string(runes[:MaxLineChars]) + fmt.Sprintf("... [%d more characters]", len(runes)-MaxLineChars)
+	return textcut.Runes(s, MaxLineChars) + fmt.Sprintf("... [%d more characters]", n-MaxLineChars)
 }
 
 // collect returns the lines and the warnings, adding one about dropped lines.

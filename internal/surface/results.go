@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/textcut"
 )
 
 // readResultInput is the argument of the read_result meta-tool.
@@ -99,15 +99,11 @@ func (sf *Surface) readResultTool(ctx context.Context, req *mcp.CallToolRequest,
 // and holds at most limit bytes, moved to UTF-8 character boundaries (start
 // forward, end backward, but never to an empty range when data remains).
 func rangeOf(data []byte, offset, limit int) (start, end int) {
-	start = offset
-	for start < len(data) && start < offset+utf8.UTFMax && !utf8.RuneStart(data[start]) {
-		start++
+	rest := textcut.Suffix(data, len(data)-offset)
+	start = len(data) - len(rest)
+	n := len(textcut.Prefix(rest, limit))
+	if n == 0 { // a rune longer than limit: split it rather than stall
+		n = min(len(rest), limit)
 	}
-	end = min(len(data), start+limit)
-	for e := end; e > start && e > end-utf8.UTFMax; e-- {
-		if e == len(data) || utf8.RuneStart(data[e]) {
-			return start, e
-		}
-	}
-	return start, end
+	return start, start + n
 }

@@ -21,8 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -177,11 +177,7 @@ func (o *outputBuffer) write(s string) error {
 		o.b.WriteString(s)
 		return nil
 	}
-	cut := room
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	o.b.WriteString(s[:cut])
+	o.b.WriteString(textcut.Prefix(s, room))
 	o.limit = o.b.Len() // nothing more fits
 	return v8sandbox.Errorf(v8sandbox.CodeOutputLimit, "output exceeded %d KB", o.limitKB)
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -501,7 +502,7 @@ func (pr *proc) stderrLine(line string) {
 	if text == "" {
 		return
 	}
-	short := truncate(text, 200)
+	short := textcut.Clip(text, 200, "…")
 	lower := strings.ToLower(text)
 	pr.errMu.Lock()
 	defer pr.errMu.Unlock()
@@ -526,12 +527,5 @@ func (pr *proc) stderrLine(line string) {
 		return
 	}
 	pr.logged++
-	pr.pool.logger.Warn("sandbox worker stderr", "pid", pr.pid, "line", truncate(line, maxLoggedLineB))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	pr.pool.logger.Warn("sandbox worker stderr", "pid", pr.pid, "line", textcut.Clip(line, maxLoggedLineB, "…"))
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/isogate/isogate/internal/jssyntax"
+	"github.com/isogate/isogate/internal/textcut"
 )
 
 // stopWords are dropped from an intent before matching: function words and
@@ -177,9 +178,7 @@ func jsonString(s string) string { return string(jssyntax.AppendString(nil, s)) 
 // kept (nothing to report).
 func filterNote(kept, total int, unit, intent string) string {
 	intent = strings.Join(strings.Fields(intent), " ")
-	if c := runeCut(intent, maxNoteIntent); c < len(intent) {
-		intent = intent[:c] + "…"
-	}
+	intent = textcut.Clip(intent, maxNoteIntent, "…")
 	q := strconv.Quote(intent)
 	switch kept {
 	case 0:

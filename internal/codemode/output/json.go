@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/isogate/isogate/internal/jssyntax"
+	"github.com/isogate/isogate/internal/textcut"
 )
 
 // jkind is the JSON type of a jval.
@@ -297,30 +298,11 @@ func (v *jval) pretty() string { return string(v.appendIndent(nil, 0)) }
 // cut at a rune boundary and "…(+N bytes)" is appended inside the quotes.
 func appendJSONString(b []byte, s string, clip int) []byte {
 	if clip > 0 && len(s) > clip {
-		cut := runeCut(s, clip)
-		s = s[:cut] + "…(+" + strconv.Itoa(len(s)-cut) + " bytes)"
+		kept := textcut.Prefix(s, clip)
+		s = kept + "…(+" + strconv.Itoa(len(s)-len(kept)) + " bytes)"
 	}
 	return jssyntax.AppendString(b, s)
 }
 
 // jsonStringLen is len(appendJSONString(nil, s, 0)) without allocating.
 func jsonStringLen(s string) int { return jssyntax.StringLen(s) }
-
-// runeCut returns the largest index <= n that does not split a UTF-8
-// sequence of s (n is clamped to [0, len(s)]).
-func runeCut(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	if n <= 0 {
-		return 0
-	}
-	i := n
-	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	if !utf8.RuneStart(s[i]) { // invalid UTF-8: no start byte nearby
-		return n
-	}
-	return i
-}

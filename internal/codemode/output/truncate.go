@@ -3,7 +3,8 @@ package output
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/isogate/isogate/internal/textcut"
 )
 
 // Truncation keeps this share (in tenths) of the byte budget for the head of
@@ -75,9 +76,8 @@ func truncateText(s string, max int) (string, bool) {
 	}
 	hb := avail * headTenths / 10
 	tb := avail - hb
-	h := runeCut(s, hb)
-	t := runeCutUp(s, total-tb)
-	return s[:h] + "\n" + charMarker(t-h) + "\n" + s[t:], true
+	head, tail := textcut.Prefix(s, hb), textcut.Suffix(s, tb)
+	return head + "\n" + charMarker(total-len(head)-len(tail)) + "\n" + tail, true
 }
 
 // headLines returns the longest prefix of s made of whole lines (each ending
@@ -101,23 +101,4 @@ func tailLines(s string, budget int) string {
 		return ""
 	}
 	return s[p+i:]
-}
-
-// runeCutUp returns the smallest index >= n that does not split a UTF-8
-// sequence of s (n is clamped to [0, len(s)]).
-func runeCutUp(s string, n int) int {
-	if n <= 0 {
-		return 0
-	}
-	if n >= len(s) {
-		return len(s)
-	}
-	i := n
-	for i < len(s) && i < n+utf8.UTFMax && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	if i < len(s) && !utf8.RuneStart(s[i]) { // invalid UTF-8
-		return n
-	}
-	return i
 }

@@ -45,6 +45,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -218,7 +219,7 @@ func (c Case) Check(res v8sandbox.Result, err error) error {
 	if err != nil {
 		return fmt.Errorf("got %v, want %s", err, joinCodes(c.Expect))
 	}
-	return fmt.Errorf("got OK (%s), want %s", truncate(string(res.Value), 200), joinCodes(c.Expect))
+	return fmt.Errorf("got OK (%s), want %s", textcut.Clip(string(res.Value), 200, "…"), joinCodes(c.Expect))
 }
 
 func joinCodes(codes []v8sandbox.Code) string {
@@ -237,13 +238,6 @@ func jsonEqual(a, b json.RawMessage) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Host serves the harness functions for one run. Use a new Host per run.
