@@ -51,3 +51,29 @@ func TestStripFences(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWithResult measures the shapes analysis of a typical agent
+// program (every tier-3 run goes through it once).
+func BenchmarkWithResult(b *testing.B) {
+	code := `
+// Find open bugs and summarise them.
+const issues = await github.search_issues({query: 'is:open label:bug', per_page: 50});
+const byLabel = {};
+for (const i of issues.items) {
+  for (const l of i.labels ?? []) {
+    byLabel[l.name] = (byLabel[l.name] || 0) + 1; /* count */
+  }
+}
+const top = Object.entries(byLabel).sort((a, b) => b[1] - a[1]).slice(0, 5);
+const re = /bug|crash/i;
+const text = ` + "`${top.length} labels, ${issues.items.filter(i => re.test(i.title)).length} crashes`" + `;
+({ top, text, ratio: top.length / 2 })
+`
+	b.ReportAllocs()
+	b.SetBytes(int64(len(code)))
+	for b.Loop() {
+		if _, ok := withResult(code); !ok {
+			b.Fatal("not rewritten")
+		}
+	}
+}
