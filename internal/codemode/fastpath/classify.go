@@ -106,7 +106,7 @@ func Classify(code string) Plan {
 	if len(code) > MaxCodeSize || !utf8.ValidString(code) {
 		return Plan{}
 	}
-	trimmed := strings.TrimFunc(code, isJSSpace)
+	trimmed := strings.TrimFunc(code, jssyntax.IsSpace)
 	if trimmed == "" {
 		return Plan{}
 	}
@@ -115,7 +115,7 @@ func Classify(code string) Plan {
 		// direct JSON form is recognised.
 		return classifyDirect(trimmed)
 	}
-	p := stmtParser{lx: lexer{src: code}}
+	p := stmtParser{lx: newLexer(code)}
 	if plan, ok := p.program(); ok {
 		return plan
 	}
@@ -127,7 +127,7 @@ func classifyDirect(s string) Plan {
 	if !json.Valid([]byte(s)) {
 		return Plan{}
 	}
-	lx := lexer{src: s}
+	lx := newLexer(s)
 	// depth -1: the arguments object counts as level 1, as in a call.
 	lp := litParser{lx: &lx, json: true, depth: -1}
 	v, ok := lp.parseValue(lx.next())

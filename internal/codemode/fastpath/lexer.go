@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // tokKind is the kind of a lexical token.
@@ -42,151 +44,79 @@ func (t token) is(s string) bool {
 	return (t.kind == tokPunct || t.kind == tokIdent) && t.text == s
 }
 
-// lexer is a small JavaScript lexer covering whitespace, comments, ASCII
-// identifiers, string and numeric literals and a handful of punctuators.
-// It runs in time linear in the input and never backtracks.
+// lexer reads the tokens of jssyntax.Scanner and keeps those of the tiny
+// subset understood here, decoding string and numeric literals; any other
+// token is tokInvalid, and so is everything after it.
 type lexer struct {
-	src    string
-	pos    int
-	bad    bool
-	peeked bool
-	ahead  token
+	src string
+	sc  jssyntax.Scanner
+	bad bool
 }
 
-// next consumes and returns the next token.
-func (l *lexer) next() token {
-	if l.peeked {
-		l.peeked = false
-		return l.ahead
-	}
-	return l.scan()
-}
-
-// peek returns the next token without consuming it.
-func (l *lexer) peek() token {
-	if !l.peeked {
-		l.ahead = l.scan()
-		l.peeked = true
-	}
-	return l.ahead
+// newLexer returns a lexer reading src.
+func newLexer(src string) lexer {
+	l := lexer{src: src}
+	l.sc.Init(src)
+	return l
 }
 
 // fail makes the lexer return tokInvalid from now on.
 func (l *lexer) fail() token {
 	l.bad = true
-	l.pos = len(l.src)
 	return token{kind: tokInvalid}
 }
 
-func (l *lexer) scan() token {
+// next consumes and returns the next token.
+func (l *lexer) next() token {
 	if l.bad {
 		return token{kind: tokInvalid}
 	}
-	nl, ok := l.skipSpace()
-	if !ok {
-		return l.fail()
-	}
-	if l.pos >= len(l.src) {
-		return token{kind: tokEOF, nl: nl}
-	}
+	jt := l.sc.Next()
 	var t token
-	c := l.src[l.pos]
-	switch {
-	case isIdentStart(c):
-		start := l.pos
-		for l.pos < len(l.src) && isIdentPart(l.src[l.pos]) {
-			l.pos++
+	switch jt.Kind {
+	case jssyntax.EOF:
+		t = token{kind: tokEOF}
+	case jssyntax.Ident:
+		for i := 0; i < len(jt.Text); i++ {
+			if c := jt.Text[i]; c >= utf8.RuneSelf || c == '\\' {
+				return l.fail() // non-ASCII, or a unicode escape
+			}
 		}
-		if l.pos < len(l.src) && l.src[l.pos] == '\\' {
-			return l.fail() // unicode escape inside an identifier
-		}
-		t = token{kind: tokIdent, text: l.src[start:l.pos]}
-	case isDigit(c) || (c == '.' && l.pos+1 < len(l.src) && isDigit(l.src[l.pos+1])):
-		f, ok := l.scanNumber()
+		t = token{kind: tokIdent, text: jt.Text}
+	case jssyntax.Number:
+		f, ok := parseNumber(jt.Text)
 		if !ok {
 			return l.fail()
 		}
 		t = token{kind: tokNumber, num: f}
-	case c == '"' || c == '\'':
-		s, ok := l.scanString(c)
+	case jssyntax.String:
+		s, ok := decodeString(jt.Text[1 : len(jt.Text)-1])
 		if !ok {
 			return l.fail()
 		}
 		t = token{kind: tokString, str: s}
-	case strings.IndexByte("{}[](),:;=-.", c) >= 0:
-		t = token{kind: tokPunct, text: l.src[l.pos : l.pos+1]}
-		l.pos++
+	case jssyntax.Punct:
+		if len(jt.Text) != 1 || strings.IndexByte("{}[](),:;=-.", jt.Text[0]) < 0 {
+			return l.fail()
+		}
+		t = token{kind: tokPunct, text: jt.Text}
 	default:
 		return l.fail()
 	}
-	t.nl = nl
+	t.nl = jt.NL
 	return t
 }
 
-// skipSpace skips JavaScript whitespace, line terminators and comments.
-// It reports whether a line terminator was seen and false for an
-// unterminated block comment.
-func (l *lexer) skipSpace() (nl, ok bool) {
-	for l.pos < len(l.src) {
-		c := l.src[l.pos]
-		switch {
-		case c == ' ' || c == '\t' || c == '\v' || c == '\f':
-			l.pos++
-		case c == '\n' || c == '\r':
-			nl = true
-			l.pos++
-		case c == '/' && l.pos+1 < len(l.src) && l.src[l.pos+1] == '/':
-			// Single-line comment: runs up to, not including, the next
-			// line terminator.
-			l.pos += 2
-		line:
-			for l.pos < len(l.src) {
-				switch l.src[l.pos] {
-				case '\n', '\r':
-					break line
-				case 0xE2:
-					if isLSPS(l.src[l.pos:]) {
-						break line
-					}
-				}
-				l.pos++
-			}
-		case c == '/' && l.pos+1 < len(l.src) && l.src[l.pos+1] == '*':
-			end := strings.Index(l.src[l.pos+2:], "*/")
-			if end < 0 {
-				return nl, false
-			}
-			if hasLineTerminator(l.src[l.pos+2 : l.pos+2+end]) {
-				nl = true
-			}
-			l.pos += 2 + end + 2
-		case c < utf8.RuneSelf:
-			return nl, true
-		default:
-			r, size := utf8.DecodeRuneInString(l.src[l.pos:])
-			switch {
-			case r == '\u2028' || r == '\u2029':
-				nl = true
-			case isUnicodeSpace(r):
-			default:
-				return nl, true
-			}
-			l.pos += size
-		}
-	}
-	return nl, true
-}
-
-// scanNumber scans a NumericLiteral: decimal (with fraction and exponent),
-// 0x/0o/0b integers. Legacy octal (017), numeric separators (1_000) and
-// BigInt (1n) are rejected, as is a literal directly followed by an
-// identifier character or digit, and any value that is not finite.
-func (l *lexer) scanNumber() (float64, bool) {
-	s := l.src
-	i := l.pos
-	if s[i] == '0' && i+1 < len(s) {
+// parseNumber returns the value of the numeric literal text (a
+// jssyntax.Number token): decimal (with fraction and exponent), 0x/0o/0b
+// integers. Legacy octal (017), numeric separators (1_000) and BigInt (1n)
+// are rejected, as is a literal directly followed by an identifier
+// character or digit (which the token takes in), and any value that is not
+// finite.
+func parseNumber(s string) (float64, bool) {
+	if len(s) > 2 && s[0] == '0' {
 		base := 0
-		switch s[i+1] {
+		switch s[1] {
 		case 'x', 'X':
 			base = 16
 		case 'o', 'O':
@@ -195,15 +125,12 @@ func (l *lexer) scanNumber() (float64, bool) {
 			base = 2
 		}
 		if base != 0 {
-			j := i + 2
-			for j < len(s) && digitVal(s[j]) < base {
-				j++
+			digits := s[2:]
+			for i := 0; i < len(digits); i++ {
+				if digitVal(digits[i]) >= base {
+					return 0, false
+				}
 			}
-			if j == i+2 || !l.numberEnds(j) {
-				return 0, false
-			}
-			l.pos = j
-			digits := s[i+2 : j]
 			var f float64
 			if base == 16 {
 				var err error
@@ -224,7 +151,7 @@ func (l *lexer) scanNumber() (float64, bool) {
 			return f, true
 		}
 	}
-	j := i
+	j := 0
 	switch {
 	case s[j] == '0':
 		j++
@@ -255,12 +182,10 @@ func (l *lexer) scanNumber() (float64, bool) {
 			return 0, false
 		}
 	}
-	if !l.numberEnds(j) {
+	if j != len(s) {
 		return 0, false
 	}
-	text := s[i:j]
-	l.pos = j
-	f, err := strconv.ParseFloat(text, 64)
+	f, err := strconv.ParseFloat(s, 64)
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, false
 	}
@@ -270,51 +195,30 @@ func (l *lexer) scanNumber() (float64, bool) {
 	return f, true
 }
 
-// numberEnds reports whether a numeric literal may end at j: the next
-// source character must not be an identifier character, a digit or a
-// backslash (which would start an identifier escape).
-func (l *lexer) numberEnds(j int) bool {
-	return j >= len(l.src) || !(isIdentPart(l.src[j]) || l.src[j] == '\\')
-}
-
 func isRangeErr(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// scanString scans a string literal delimited by q and returns its decoded
-// value. Supported escapes: \n \t \r \b \f \v \0 (not followed by a digit)
-// \' \" \\ \/ \xHH \uXXXX \u{X...}. Surrogate pairs written as two escapes
-// are combined; lone surrogates, octal escapes, line continuations, other
-// identity escapes and raw line feeds or carriage returns are rejected.
-func (l *lexer) scanString(q byte) (string, bool) {
-	s := l.src
-	i := l.pos + 1
-	start := i
-	// Fast path: no escapes.
-	for i < len(s) {
-		c := s[i]
-		if c == q {
-			l.pos = i + 1
-			return s[start:i], true
-		}
-		if c == '\\' || c == '\n' || c == '\r' {
-			break
-		}
-		i++
+// decodeString returns the value of a string literal from the text
+// between its quotes (a jssyntax.String token without them, so it holds no
+// unescaped quote or line break). Supported escapes: \n \t \r \b \f \v \0
+// (not followed by a digit) \' \" \\ \/ \xHH \uXXXX \u{X...}. Surrogate
+// pairs written as two escapes are combined; lone surrogates, octal
+// escapes, line continuations and other identity escapes are rejected.
+func decodeString(s string) (string, bool) {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s, true // no escapes
 	}
 	var b strings.Builder
-	b.WriteString(s[start:i])
+	b.WriteString(s[:i])
 	var high rune // pending high surrogate from a \u escape
 	for i < len(s) {
 		c := s[i]
 		if c != '\\' {
-			if high != 0 || c == '\n' || c == '\r' {
+			if high != 0 {
 				return "", false
-			}
-			if c == q {
-				l.pos = i + 1
-				return b.String(), true
 			}
 			b.WriteByte(c)
 			i++
@@ -412,7 +316,10 @@ func (l *lexer) scanString(q byte) (string, bool) {
 			b.WriteRune(unit)
 		}
 	}
-	return "", false
+	if high != 0 {
+		return "", false
+	}
+	return b.String(), true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -429,34 +336,4 @@ func digitVal(c byte) int {
 		return int(c-'A') + 10
 	}
 	return 16
-}
-
-func isIdentStart(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$'
-}
-
-func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) }
-
-// isUnicodeSpace reports whether the non-ASCII rune r is JavaScript
-// WhiteSpace (NBSP, ZWNBSP or a Zs space separator).
-func isUnicodeSpace(r rune) bool {
-	return r == '\u00A0' || r == '\uFEFF' || unicode.Is(unicode.Zs, r)
-}
-
-// isLSPS reports whether s starts with U+2028 or U+2029.
-func isLSPS(s string) bool {
-	return strings.HasPrefix(s, "\u2028") || strings.HasPrefix(s, "\u2029")
-}
-
-func hasLineTerminator(s string) bool {
-	return strings.ContainsAny(s, "\n\r\u2028\u2029")
-}
-
-// isJSSpace reports whether r is JavaScript WhiteSpace or LineTerminator.
-func isJSSpace(r rune) bool {
-	switch r {
-	case ' ', '\t', '\v', '\f', '\n', '\r', '\u2028', '\u2029':
-		return true
-	}
-	return r >= utf8.RuneSelf && isUnicodeSpace(r)
 }
