@@ -246,8 +246,8 @@ func (s *Scanner) skipSpace() (nl, ok bool) {
 
 // scanIdent scans an IdentifierName.
 func (s *Scanner) scanIdent() {
-	i := s.pos
-	for i < len(s.src) && asciiIdentPart[s.src[i]] {
+	src, i := s.src, s.pos
+	for i < len(src) && asciiIdentPart[src[i]] {
 		i++
 	}
 	s.pos = i
