@@ -20,9 +20,10 @@ const (
 	// Ident is an IdentifierName, keywords included: ASCII, Unicode
 	// (ID_Start, ID_Continue) and \u escapes.
 	Ident
-	// Number is a numeric literal. Its text also takes in any identifier
-	// characters that directly follow (1n, 1_000, 0x1F, but also 1a), so a
-	// consumer that rejects some forms can reject the whole token.
+	// Number is a numeric literal. Its text runs on over the identifier
+	// characters and backslashes that directly follow (1n, 1_000, and 1a,
+	// which is no number), so a consumer that takes fewer forms rejects
+	// the whole token.
 	Number
 	// String is a string literal, quotes included. Escapes are not
 	// decoded, and a line continuation is part of the literal.
@@ -81,6 +82,8 @@ type Token struct {
 //
 // A '}' resumes the template literal whose substitution it closes; the
 // scanner counts braces for that and matches no other brackets.
+//
+// The zero Scanner scans empty source; Init starts it on another.
 type Scanner struct {
 	src    string
 	pos    int

@@ -163,3 +163,28 @@ func TestIsIDStartPart(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScanner checks that the Scanner never panics, ends, and returns
+// tokens in order, each non-empty and with Text the source of its span.
+func FuzzScanner(f *testing.F) {
+	for _, s := range []string{"const r = await b.t({a: [1, 'x']}); return r",
+		"`a${`b${c}d`}e` / 2 /re/g", "x = \"a\\\r\nb\" // c\u2028π", "0x1F 1n 1..toString() a?.5:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		var s Scanner
+		s.Init(src)
+		end := 0
+		for n := 0; ; n++ {
+			tok := s.Next()
+			if tok.Kind == EOF || tok.Kind == Invalid {
+				return
+			}
+			if n > len(src) || tok.Start < end || tok.End <= tok.Start || tok.End > len(src) ||
+				tok.Text != src[tok.Start:tok.End] {
+				t.Fatalf("%q: bad token %+v after offset %d", src, tok, end)
+			}
+			end = tok.End
+		}
+	})
+}
