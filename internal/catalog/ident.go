@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/isogate/isogate/internal/jssyntax"
 )
@@ -32,10 +31,10 @@ func JSIdent(name string) string {
 	var b strings.Builder
 	b.Grow(len(name) + 1)
 	for i, r := range name {
-		if i == 0 && !isIDStart(r) && isIDPart(r) {
+		if i == 0 && !jssyntax.IsIDStart(r) && jssyntax.IsIDPart(r) {
 			b.WriteByte('_')
 		}
-		if isIDPart(r) {
+		if jssyntax.IsIDPart(r) {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('_')
@@ -46,20 +45,6 @@ func JSIdent(name string) string {
 		s += "_"
 	}
 	return s
-}
-
-// isIDStart reports whether r may start a JavaScript identifier
-// (ID_Start, '$' or '_').
-func isIDStart(r rune) bool {
-	return r == '$' || r == '_' || unicode.IsLetter(r) || unicode.Is(unicode.Nl, r)
-}
-
-// isIDPart reports whether r may continue a JavaScript identifier
-// (ID_Continue, '$', ZWNJ, ZWJ).
-func isIDPart(r rune) bool {
-	return isIDStart(r) || unicode.IsDigit(r) ||
-		unicode.In(r, unicode.Mn, unicode.Mc, unicode.Pc) ||
-		r == '\u200c' || r == '\u200d'
 }
 
 // assignIdents maps every name in names to a distinct JS identifier.

@@ -3,6 +3,8 @@ package catalog
 import (
 	"strings"
 	"testing"
+
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 func TestJSIdent(t *testing.T) {
@@ -118,7 +120,7 @@ func isIdentName(s string) bool {
 		return false
 	}
 	for i, r := range s {
-		if (i == 0 && !isIDStart(r)) || !isIDPart(r) {
+		if (i == 0 && !jssyntax.IsIDStart(r)) || !jssyntax.IsIDPart(r) {
 			return false
 		}
 	}

@@ -2,6 +2,8 @@ package codemode
 
 import (
 	"strings"
+
+	"github.com/isogate/isogate/internal/jssyntax"
 )
 
 // Program shapes: agents write programs in a few forms besides a body that
@@ -42,196 +44,58 @@ func stripFences(code string) string {
 	return body
 }
 
-// tok is one top-level token of the scanner.
+// tok is a token of the program with its bracket depth.
 type tok struct {
-	start, end int
-	text       string // identifier, keyword or punctuator; "" for literals
-	nl         bool   // a line terminator precedes it
-	depth      int    // bracket depth before the token
+	jssyntax.Token
+	depth int // bracket depth before the token (after it, for a closing one)
+}
+
+// word is the text of an identifier, keyword or punctuator; "" for a
+// literal.
+func (t tok) word() string {
+	if t.Kind == jssyntax.Ident || t.Kind == jssyntax.Punct {
+		return t.Text
+	}
+	return ""
 }
 
 // scanTop tokenizes code, returning every token (with its bracket depth)
-// or ok=false when the code is not balanced.
+// or ok=false when the code does not scan or is not balanced.
 func scanTop(code string) (toks []tok, ok bool) {
+	var sc jssyntax.Scanner
+	sc.Init(code)
 	var stack []byte // open brackets; '`' marks a template's ${
-	prevSig := ""    // previous significant token text, for regex detection
-	prevLit := false
-	nl := false
-	i := 0
-	n := len(code)
-	for i < n {
-		c := code[i]
-		switch {
-		case c == '\n' || c == '\r':
-			nl = true
-			i++
-			continue
-		case c == ' ' || c == '\t' || c == '\v' || c == '\f' || c >= 0x80 && isSpaceAt(code, i):
-			i += spaceLen(code, i)
-			continue
-		case c == '/' && i+1 < n && code[i+1] == '/':
-			for i < n && code[i] != '\n' && code[i] != '\r' {
-				i++
-			}
-			continue
-		case c == '/' && i+1 < n && code[i+1] == '*':
-			end := strings.Index(code[i+2:], "*/")
-			if end < 0 {
+	for {
+		t := tok{Token: sc.Next(), depth: len(stack)}
+		switch t.Kind {
+		case jssyntax.EOF:
+			return toks, len(stack) == 0
+		case jssyntax.Invalid:
+			return nil, false
+		case jssyntax.TemplateHead:
+			stack = append(stack, '`')
+		case jssyntax.TemplateMiddle, jssyntax.TemplateTail:
+			if len(stack) == 0 || stack[len(stack)-1] != '`' {
 				return nil, false
 			}
-			if strings.ContainsAny(code[i:i+2+end], "\n\r") {
-				nl = true
-			}
-			i += end + 4
-			continue
-		}
-		t := tok{start: i, nl: nl, depth: len(stack)}
-		nl = false
-		lit := false
-		switch {
-		case c == '"' || c == '\'':
-			j := i + 1
-			for j < n && code[j] != c {
-				if code[j] == '\\' {
-					j++
-				} else if code[j] == '\n' {
-					return nil, false
-				}
-				j++
-			}
-			if j >= n {
-				return nil, false
-			}
-			i, lit = j+1, true
-		case c == '`' || c == '}' && len(stack) > 0 && stack[len(stack)-1] == '`':
-			if c == '}' {
+			if t.Kind == jssyntax.TemplateTail {
 				stack = stack[:len(stack)-1]
 			}
-			j := i + 1
-			for ; j < n; j++ {
-				if code[j] == '\\' {
-					j++
-					continue
-				}
-				if code[j] == '`' {
-					break
-				}
-				if code[j] == '$' && j+1 < n && code[j+1] == '{' {
-					break
-				}
-			}
-			if j >= n {
-				return nil, false
-			}
-			if code[j] == '`' {
-				i = j + 1
-			} else {
-				stack = append(stack, '`')
-				i = j + 2
-			}
-			lit = true
-		case c == '/' && regexAllowed(prevSig, prevLit):
-			j, inClass := i+1, false
-			for ; j < n; j++ {
-				ch := code[j]
-				if ch == '\\' {
-					j++
-					continue
-				}
-				if ch == '\n' {
+		case jssyntax.Punct:
+			switch t.Text {
+			case "(", "[", "{":
+				stack = append(stack, t.Text[0])
+			case ")", "]", "}":
+				open := "([{"[strings.Index(")]}", t.Text)]
+				if len(stack) == 0 || stack[len(stack)-1] != open {
 					return nil, false
 				}
-				if ch == '[' {
-					inClass = true
-				} else if ch == ']' {
-					inClass = false
-				} else if ch == '/' && !inClass {
-					break
-				}
+				stack = stack[:len(stack)-1]
+				t.depth = len(stack)
 			}
-			if j >= n {
-				return nil, false
-			}
-			j++
-			for j < n && isIdentByte(code[j]) {
-				j++
-			}
-			i, lit = j, true
-		case isIdentByte(c) || c >= 0x80:
-			j := i
-			for j < n && (isIdentByte(code[j]) || code[j] >= 0x80 && !isSpaceAt(code, j)) {
-				j++
-			}
-			t.text = code[i:j]
-			if c >= '0' && c <= '9' {
-				t.text, lit = "", true
-			}
-			i = j
-		case c == '(' || c == '[' || c == '{':
-			stack = append(stack, c)
-			t.text = string(c)
-			i++
-		case c == ')' || c == ']' || c == '}':
-			open := map[byte]byte{')': '(', ']': '[', '}': '{'}[c]
-			if len(stack) == 0 || stack[len(stack)-1] != open {
-				return nil, false
-			}
-			stack = stack[:len(stack)-1]
-			t.text = string(c)
-			t.depth = len(stack)
-			i++
-		default:
-			j := i + 1
-			for j < n && j-i < 4 && strings.IndexByte("=<>!&|?+-*%^.:~", code[j]) >= 0 && strings.IndexByte("=<>!&|?+-*%^.", c) >= 0 {
-				j++
-			}
-			t.text = code[i:j]
-			i = j
 		}
-		t.end = i
 		toks = append(toks, t)
-		prevSig, prevLit = t.text, lit
 	}
-	return toks, len(stack) == 0
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// isSpaceAt reports a non-ASCII JavaScript space at code[i:].
-func isSpaceAt(code string, i int) bool {
-	for _, s := range []string{"\u00a0", "\ufeff", "\u2028", "\u2029", "\u3000", "\u2003", "\u2002", "\u2009", "\u200a"} {
-		if strings.HasPrefix(code[i:], s) {
-			return true
-		}
-	}
-	return false
-}
-
-func spaceLen(code string, i int) int {
-	if code[i] < 0x80 {
-		return 1
-	}
-	if code[i] == 0xc2 {
-		return 2
-	}
-	return 3
-}
-
-// regexAllowed reports whether a '/' after the previous token starts a
-// regular expression rather than a division.
-func regexAllowed(prev string, prevLit bool) bool {
-	if prevLit {
-		return false
-	}
-	switch prev {
-	case ")", "]", "}":
-		return false
-	case "", "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "await", "yield":
-		return true
-	}
-	return !isIdentByte(prev[0])
 }
 
 // statementKeywords start statements that are not expressions.
@@ -244,32 +108,37 @@ var statementKeywords = map[string]bool{
 
 // continuesExpression is true for tokens after which a line break does not
 // end a statement, or with which a following line continues the previous one.
-func continuesExpression(s string) bool {
-	switch s {
-	case "", ")", "]", "}", "++", "--":
-		return false
-	}
-	if isIdentByte(s[0]) {
-		switch s {
+func continuesExpression(t tok) bool {
+	switch t.Kind {
+	case jssyntax.Ident:
+		switch t.Text {
 		case "new", "typeof", "void", "delete", "await", "in", "of", "instanceof", "yield", "else", "do":
 			return true
 		}
-		return false
+	case jssyntax.Punct:
+		switch t.Text {
+		case ")", "]", "}", "++", "--":
+			return false
+		}
+		return true
 	}
-	return true
+	return false
 }
 
 // startsContinuation is true for tokens that continue the previous line's
 // expression when they begin a line.
-func startsContinuation(s string) bool {
-	if s == "" || isIdentByte(s[0]) {
-		return s == "in" || s == "of" || s == "instanceof"
+func startsContinuation(t tok) bool {
+	switch t.Kind {
+	case jssyntax.Ident:
+		return t.Text == "in" || t.Text == "of" || t.Text == "instanceof"
+	case jssyntax.Punct:
+		switch t.Text {
+		case "{", "!", "~", "++", "--":
+			return false
+		}
+		return true
 	}
-	switch s {
-	case "{", "!", "~", "++", "--":
-		return false
-	}
-	return true
+	return false
 }
 
 // shape is what the scanner learned about a program's top level.
@@ -294,7 +163,7 @@ func analyze(code string) shape {
 	var braces []bool // enclosing '{': true for a function body
 	inFunction := 0
 	for i, t := range toks {
-		switch t.text {
+		switch t.word() {
 		case "(":
 			parenOpen = append(parenOpen, i)
 		case ")":
@@ -302,14 +171,14 @@ func analyze(code string) shape {
 				o := parenOpen[len(parenOpen)-1]
 				parenOpen = parenOpen[:len(parenOpen)-1]
 				if o > 0 {
-					switch toks[o-1].text {
+					switch toks[o-1].word() {
 					case "if", "for", "while", "with", "catch", "switch":
 						controlParen[i] = true
 					}
 				}
 			}
 		case "{":
-			fn := i > 0 && (toks[i-1].text == "=>" || toks[i-1].text == ")" && !controlParen[i-1])
+			fn := i > 0 && (toks[i-1].word() == "=>" || toks[i-1].word() == ")" && !controlParen[i-1])
 			braces = append(braces, fn)
 			if fn {
 				inFunction++
@@ -332,35 +201,35 @@ func analyze(code string) shape {
 		switch {
 		case i == 0:
 			lastStart = 0
-		case toks[i-1].text == ";" && toks[i-1].depth == 0:
+		case toks[i-1].word() == ";" && toks[i-1].depth == 0:
 			lastStart = i
-		case toks[i-1].text == "}" && toks[i-1].depth == 0 && !startsContinuation(t.text) &&
-			t.text != "else" && t.text != "catch" && t.text != "finally" && t.text != "while":
+		case toks[i-1].word() == "}" && toks[i-1].depth == 0 && !startsContinuation(t) &&
+			t.word() != "else" && t.word() != "catch" && t.word() != "finally" && t.word() != "while":
 			lastStart = i
-		case t.nl && !continuesExpression(toks[i-1].text) && !startsContinuation(t.text) &&
-			!(toks[i-1].text == ")" && controlParen[i-1]):
+		case t.NL && !continuesExpression(toks[i-1]) && !startsContinuation(t) &&
+			!(toks[i-1].word() == ")" && controlParen[i-1]):
 			lastStart = i
 		}
 	}
 	sh.last = toks[lastStart]
 	end := toks[len(toks)-1]
-	sh.lastEnd = end.end
-	if end.text == ";" && len(toks)-1 > lastStart {
-		sh.lastEnd = toks[len(toks)-2].end
+	sh.lastEnd = end.End
+	if end.word() == ";" && len(toks)-1 > lastStart {
+		sh.lastEnd = toks[len(toks)-2].End
 	}
 	// A trailing function declaration that nothing else names is called.
 	first := lastStart
-	if toks[first].text == "async" && first+1 < len(toks) {
+	if toks[first].word() == "async" && first+1 < len(toks) {
 		first++
 	}
-	if toks[first].text == "function" && first+1 < len(toks) && !toks[first+1].nl {
-		name := toks[first+1].text
+	if toks[first].word() == "function" && first+1 < len(toks) && !toks[first+1].NL {
+		name := toks[first+1].word()
 		if name == "*" {
 			name = ""
 		}
 		uses := 0
 		for _, t := range toks {
-			if t.text == name {
+			if t.word() == name {
 				uses++
 			}
 		}
@@ -384,17 +253,17 @@ func withResult(code string) (string, bool) {
 	if sh.fnName != "" {
 		return code + "\n;return await " + sh.fnName + "();", true
 	}
-	first := sh.last.text
-	if first == "async" && !strings.HasPrefix(strings.TrimLeft(code[sh.last.end:], " \t"), "function") {
+	first := sh.last.word()
+	if first == "async" && !strings.HasPrefix(strings.TrimLeft(code[sh.last.End:], " \t"), "function") {
 		first = "" // async arrow
 	}
 	if statementKeywords[first] || first == "async" {
 		return code, false
 	}
-	if sh.last.end < len(code) && first != "" && isIdentByte(first[0]) && strings.HasPrefix(strings.TrimLeft(code[sh.last.end:], " \t"), ":") &&
-		!strings.HasPrefix(strings.TrimLeft(code[sh.last.end:], " \t"), "::") {
+	if first != "" && sh.last.Kind == jssyntax.Ident && strings.HasPrefix(strings.TrimLeft(code[sh.last.End:], " \t"), ":") &&
+		!strings.HasPrefix(strings.TrimLeft(code[sh.last.End:], " \t"), "::") {
 		return code, false // a label
 	}
-	return code[:sh.last.start] + "return ((v) => typeof v === \"function\" && v.length === 0 ? v() : v)(" +
-		code[sh.last.start:sh.lastEnd] + "\n)" + code[sh.lastEnd:], true
+	return code[:sh.last.Start] + "return ((v) => typeof v === \"function\" && v.length === 0 ? v() : v)(" +
+		code[sh.last.Start:sh.lastEnd] + "\n)" + code[sh.lastEnd:], true
 }

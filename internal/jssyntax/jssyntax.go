@@ -1,6 +1,8 @@
-// Package jssyntax holds the few facts about JavaScript syntax that the
-// catalogue and code mode share: which names are reserved, and how
-// JSON.stringify quotes a string.
+// Package jssyntax holds the facts about JavaScript syntax that the
+// catalogue and code mode share: which names are reserved, which
+// characters make identifiers and whitespace, how JSON.stringify quotes a
+// string, and the one tokenizer (Scanner) that code mode's fast path and
+// its program-shape analysis both read source with.
 package jssyntax
 
 // reserved are names that cannot be variable names in strict-mode async

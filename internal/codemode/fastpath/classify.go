@@ -106,7 +106,7 @@ func Classify(code string) Plan {
 	if len(code) > MaxCodeSize || !utf8.ValidString(code) {
 		return Plan{}
 	}
-	trimmed := strings.TrimFunc(code, isJSSpace)
+	trimmed := strings.TrimFunc(code, jssyntax.IsSpace)
 	if trimmed == "" {
 		return Plan{}
 	}
@@ -115,7 +115,8 @@ func Classify(code string) Plan {
 		// direct JSON form is recognised.
 		return classifyDirect(trimmed)
 	}
-	p := stmtParser{lx: lexer{src: code}}
+	p := stmtParser{src: code}
+	p.sc.Init(code)
 	if plan, ok := p.program(); ok {
 		return plan
 	}
@@ -127,11 +128,12 @@ func classifyDirect(s string) Plan {
 	if !json.Valid([]byte(s)) {
 		return Plan{}
 	}
-	lx := lexer{src: s}
+	var sc jssyntax.Scanner
+	sc.Init(s)
 	// depth -1: the arguments object counts as level 1, as in a call.
-	lp := litParser{lx: &lx, json: true, depth: -1}
-	v, ok := lp.parseValue(lx.next())
-	if !ok || v.kind != valObject || v.dup || lx.next().kind != tokEOF {
+	lp := litParser{sc: &sc, json: true, depth: -1}
+	v, ok := lp.parseValue(sc.Next())
+	if !ok || v.kind != valObject || v.dup || sc.Next().Kind != jssyntax.EOF {
 		return Plan{}
 	}
 	var tool, args *value
@@ -162,25 +164,30 @@ func classifyDirect(s string) Plan {
 	return Plan{Kind: KindDirect, Backend: backend, Tool: name, Name: tool.str, Arguments: raw, Returns: true}
 }
 
-// stmtParser recognises the statement forms of tier 2 and introspection.
+// stmtParser recognises the statement forms of tier 2 and introspection
+// from the tokens of jssyntax.Scanner. A token outside the tiny subset the
+// fast path knows (a template, a regular expression, an operator, a
+// non-ASCII identifier, an unterminated comment or string, ...) matches
+// nothing in the grammar, so it always leads to KindNone.
 type stmtParser struct {
-	lx lexer
+	src string
+	sc  jssyntax.Scanner
 }
 
 // program parses the whole code as one of the recognised statements.
 func (p *stmtParser) program() (Plan, bool) {
-	t := p.lx.next()
-	if t.kind != tokIdent {
+	t := p.sc.Next()
+	if t.Kind != jssyntax.Ident {
 		return Plan{}, false
 	}
-	switch t.text {
+	switch t.Text {
 	case "const", "let", "var":
 		plan, ok := p.declaration()
 		plan.Returns = ok
 		return plan, ok
 	case "return":
-		t = p.lx.next()
-		if t.nl {
+		t = p.sc.Next()
+		if t.NL {
 			// Automatic semicolon insertion: "return\nx" returns undefined.
 			return Plan{}, false
 		}
@@ -193,29 +200,29 @@ func (p *stmtParser) program() (Plan, bool) {
 
 // declaration parses `r = await CALL [;] return r [;]` after const/let/var.
 func (p *stmtParser) declaration() (Plan, bool) {
-	r := p.lx.next()
-	if r.kind != tokIdent || !isBindingName(r.text) {
+	r, ok := plainIdent(p.sc.Next())
+	if !ok || !isBindingName(r) {
 		return Plan{}, false
 	}
-	if !p.lx.next().is("=") || !p.lx.next().is("await") {
+	if !is(p.sc.Next(), "=") || !is(p.sc.Next(), "await") {
 		return Plan{}, false
 	}
-	plan, ok := p.call(p.lx.next())
-	if !ok || plan.Backend == r.text {
+	plan, ok := p.call(p.sc.Next())
+	if !ok || plan.Backend == r {
 		// const x = await x.t() reads x in its temporal dead zone.
 		return Plan{}, false
 	}
-	t := p.lx.next()
-	if t.is(";") {
-		t = p.lx.next()
-	} else if !t.nl {
+	t := p.sc.Next()
+	if is(t, ";") {
+		t = p.sc.Next()
+	} else if !t.NL {
 		return Plan{}, false // no semicolon can be inserted
 	}
-	if !t.is("return") {
+	if !is(t, "return") {
 		return Plan{}, false
 	}
-	t = p.lx.next()
-	if t.kind != tokIdent || t.text != r.text || t.nl {
+	t = p.sc.Next()
+	if t.Kind != jssyntax.Ident || t.Text != r || t.NL {
 		return Plan{}, false
 	}
 	return plan, p.end()
@@ -224,18 +231,18 @@ func (p *stmtParser) declaration() (Plan, bool) {
 // expression parses `[await] CALL`, `__interfaces` or
 // `[await] __getToolInterface(STRING)` starting at t, followed by an
 // optional semicolon and the end of the code.
-func (p *stmtParser) expression(t token) (Plan, bool) {
+func (p *stmtParser) expression(t jssyntax.Token) (Plan, bool) {
 	awaited := false
-	if t.is("await") {
+	if is(t, "await") {
 		awaited = true
-		t = p.lx.next()
+		t = p.sc.Next()
 	}
 	var plan Plan
 	var ok bool
 	switch {
-	case t.is("__interfaces"):
+	case is(t, "__interfaces"):
 		plan, ok = Plan{Kind: KindInterfaces}, !awaited
-	case t.is("__getToolInterface"):
+	case is(t, "__getToolInterface"):
 		plan, ok = p.toolInterface()
 	default:
 		plan, ok = p.call(t)
@@ -245,68 +252,84 @@ func (p *stmtParser) expression(t token) (Plan, bool) {
 
 // toolInterface parses `("name")` after __getToolInterface.
 func (p *stmtParser) toolInterface() (Plan, bool) {
-	if !p.lx.next().is("(") {
+	if !is(p.sc.Next(), "(") {
 		return Plan{}, false
 	}
-	s := p.lx.next()
-	if s.kind != tokString || s.str == "" || !p.lx.next().is(")") {
+	s, ok := stringValue(p.sc.Next())
+	if !ok || s == "" || !is(p.sc.Next(), ")") {
 		return Plan{}, false
 	}
-	return Plan{Kind: KindToolInterface, InterfaceName: s.str}, true
+	return Plan{Kind: KindToolInterface, InterfaceName: s}, true
 }
 
 // call parses `b.t(ARG)` or `b["t"](ARG)` starting at t.
-func (p *stmtParser) call(t token) (Plan, bool) {
-	if t.kind != tokIdent || !isBindingName(t.text) ||
-		t.text == "__interfaces" || t.text == "__getToolInterface" {
+func (p *stmtParser) call(t jssyntax.Token) (Plan, bool) {
+	backend, ok := plainIdent(t)
+	if !ok || !isBindingName(backend) || backend == "__interfaces" || backend == "__getToolInterface" {
 		return Plan{}, false
 	}
-	plan := Plan{Kind: KindSimpleCall, Backend: t.text}
-	switch t = p.lx.next(); {
-	case t.is("."):
-		t = p.lx.next()
-		if t.kind != tokIdent {
+	plan := Plan{Kind: KindSimpleCall, Backend: backend}
+	switch t = p.sc.Next(); {
+	case is(t, "."):
+		if plan.Tool, ok = plainIdent(p.sc.Next()); !ok {
 			return Plan{}, false
 		}
-		plan.Tool = t.text
-	case t.is("["):
-		t = p.lx.next()
-		if t.kind != tokString || t.str == "" || !p.lx.next().is("]") {
+	case is(t, "["):
+		plan.Tool, ok = stringValue(p.sc.Next())
+		if !ok || plan.Tool == "" || !is(p.sc.Next(), "]") {
 			return Plan{}, false
 		}
-		plan.Tool = t.str
 		plan.Bracket = true
 	default:
 		return Plan{}, false
 	}
 	plan.Name = plan.Backend + "." + plan.Tool
-	if !p.lx.next().is("(") {
+	if !is(p.sc.Next(), "(") {
 		return Plan{}, false
 	}
-	t = p.lx.next()
-	if t.is(")") {
+	t = p.sc.Next()
+	if is(t, ")") {
 		plan.Arguments = json.RawMessage("{}")
 		return plan, true
 	}
-	if !t.is("{") {
+	if !is(t, "{") {
 		return Plan{}, false // only object arguments
 	}
-	lp := litParser{lx: &p.lx}
+	lp := litParser{sc: &p.sc}
 	v, ok := lp.parseValue(t)
-	if !ok || !p.lx.next().is(")") {
+	if !ok || !is(p.sc.Next(), ")") {
 		return Plan{}, false
 	}
-	plan.Arguments = appendJSON(make([]byte, 0, len(p.lx.src)), &v)
+	plan.Arguments = appendJSON(make([]byte, 0, len(p.src)), &v)
 	return plan, true
 }
 
 // end accepts an optional semicolon followed by the end of the code.
 func (p *stmtParser) end() bool {
-	t := p.lx.next()
-	if t.is(";") {
-		t = p.lx.next()
+	t := p.sc.Next()
+	if is(t, ";") {
+		t = p.sc.Next()
 	}
-	return t.kind == tokEOF
+	return t.Kind == jssyntax.EOF
+}
+
+// is reports whether t is the punctuator or identifier s.
+func is(t jssyntax.Token, s string) bool {
+	return t.Text == s && (t.Kind == jssyntax.Punct || t.Kind == jssyntax.Ident)
+}
+
+// plainIdent returns the name of an identifier written in ASCII without
+// escapes, the only ones the fast path takes (not é, not \u0061).
+func plainIdent(t jssyntax.Token) (string, bool) {
+	if t.Kind != jssyntax.Ident {
+		return "", false
+	}
+	for i := 0; i < len(t.Text); i++ {
+		if c := t.Text[i]; c >= utf8.RuneSelf || c == '\\' {
+			return "", false
+		}
+	}
+	return t.Text, true
 }
 
 // isBindingName reports whether s may be used as a variable name in

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/isogate/isogate/internal/jssyntax"
 )
@@ -85,9 +89,10 @@ func (o *objectBuilder) set(key string, val value) {
 	o.obj.kids = append(kids, member{key: key, val: val})
 }
 
-// litParser parses a JavaScript literal (a superset of JSON) from a lexer.
+// litParser parses a JavaScript literal (a superset of JSON) from the
+// tokens of a jssyntax.Scanner.
 type litParser struct {
-	lx    *lexer
+	sc    *jssyntax.Scanner
 	depth int
 	// json is set when parsing a document already validated as JSON: a
 	// "__proto__" key is then an ordinary key, as with JSON.parse. In a
@@ -97,14 +102,16 @@ type litParser struct {
 }
 
 // parseValue parses a value whose first token t has already been consumed.
-func (p *litParser) parseValue(t token) (value, bool) {
-	switch t.kind {
-	case tokString:
-		return value{kind: valString, str: t.str}, true
-	case tokNumber:
-		return value{kind: valNumber, num: t.num}, true
-	case tokIdent:
-		switch t.text {
+func (p *litParser) parseValue(t jssyntax.Token) (value, bool) {
+	switch t.Kind {
+	case jssyntax.String:
+		s, ok := stringValue(t)
+		return value{kind: valString, str: s}, ok
+	case jssyntax.Number:
+		f, ok := numberValue(t)
+		return value{kind: valNumber, num: f}, ok
+	case jssyntax.Ident:
+		switch t.Text {
 		case "true":
 			return value{kind: valTrue}, true
 		case "false":
@@ -112,18 +119,15 @@ func (p *litParser) parseValue(t token) (value, bool) {
 		case "null":
 			return value{kind: valNull}, true
 		}
-	case tokPunct:
-		switch t.text {
+	case jssyntax.Punct:
+		switch t.Text {
 		case "{":
 			return p.parseObject()
 		case "[":
 			return p.parseArray()
 		case "-":
-			n := p.lx.next()
-			if n.kind != tokNumber {
-				return value{}, false
-			}
-			return value{kind: valNumber, num: -n.num}, true
+			f, ok := numberValue(p.sc.Next())
+			return value{kind: valNumber, num: -f}, ok
 		}
 	}
 	return value{}, false
@@ -138,35 +142,36 @@ func (p *litParser) parseObject() (value, bool) {
 	}
 	defer func() { p.depth-- }()
 	obj := objectBuilder{obj: value{kind: valObject}}
-	t := p.lx.next()
-	for !t.is("}") {
+	t := p.sc.Next()
+	for !is(t, "}") {
 		var key string
-		switch t.kind {
-		case tokIdent:
-			key = t.text
-		case tokString:
-			key = t.str
-		case tokNumber:
-			key = formatNumber(t.num)
-		default:
+		var ok bool
+		switch t.Kind {
+		case jssyntax.Ident:
+			key, ok = plainIdent(t)
+		case jssyntax.String:
+			key, ok = stringValue(t)
+		case jssyntax.Number:
+			var f float64
+			f, ok = numberValue(t)
+			key = formatNumber(f)
+		}
+		if !ok || key == "__proto__" && !p.json {
 			return value{}, false
 		}
-		if key == "__proto__" && !p.json {
+		if !is(p.sc.Next(), ":") {
 			return value{}, false
 		}
-		if !p.lx.next().is(":") {
-			return value{}, false
-		}
-		v, ok := p.parseValue(p.lx.next())
+		v, ok := p.parseValue(p.sc.Next())
 		if !ok {
 			return value{}, false
 		}
 		obj.set(key, v)
-		t = p.lx.next()
+		t = p.sc.Next()
 		switch {
-		case t.is(","):
-			t = p.lx.next()
-		case t.is("}"):
+		case is(t, ","):
+			t = p.sc.Next()
+		case is(t, "}"):
 		default:
 			return value{}, false
 		}
@@ -182,18 +187,18 @@ func (p *litParser) parseArray() (value, bool) {
 	}
 	defer func() { p.depth-- }()
 	arr := value{kind: valArray}
-	t := p.lx.next()
-	for !t.is("]") {
+	t := p.sc.Next()
+	for !is(t, "]") {
 		v, ok := p.parseValue(t)
 		if !ok {
 			return value{}, false
 		}
 		arr.kids = append(arr.kids, member{val: v})
-		t = p.lx.next()
+		t = p.sc.Next()
 		switch {
-		case t.is(","):
-			t = p.lx.next()
-		case t.is("]"):
+		case is(t, ","):
+			t = p.sc.Next()
+		case is(t, "]"):
 		default:
 			return value{}, false
 		}
@@ -345,4 +350,253 @@ func appendNumber(b []byte, f float64) []byte {
 		b = strconv.AppendInt(b, int64(n-1), 10)
 	}
 	return b
+}
+
+// numberValue returns the value of a jssyntax.Number token; see
+// parseNumber.
+func numberValue(t jssyntax.Token) (float64, bool) {
+	if t.Kind != jssyntax.Number {
+		return 0, false
+	}
+	return parseNumber(t.Text)
+}
+
+// stringValue returns the value of a jssyntax.String token; see
+// decodeString.
+func stringValue(t jssyntax.Token) (string, bool) {
+	if t.Kind != jssyntax.String {
+		return "", false
+	}
+	return decodeString(t.Text[1 : len(t.Text)-1])
+}
+
+// parseNumber returns the value of the numeric literal text (a
+// jssyntax.Number token): decimal (with fraction and exponent), 0x/0o/0b
+// integers. Legacy octal (017), numeric separators (1_000) and BigInt (1n)
+// are rejected, as is a literal directly followed by an identifier
+// character or digit (which the token takes in), and any value that is not
+// finite.
+func parseNumber(s string) (float64, bool) {
+	if len(s) > 2 && s[0] == '0' {
+		base := 0
+		switch s[1] {
+		case 'x', 'X':
+			base = 16
+		case 'o', 'O':
+			base = 8
+		case 'b', 'B':
+			base = 2
+		}
+		if base != 0 {
+			digits := s[2:]
+			for i := 0; i < len(digits); i++ {
+				if digitVal(digits[i]) >= base {
+					return 0, false
+				}
+			}
+			var f float64
+			if base == 16 {
+				var err error
+				f, err = strconv.ParseFloat("0x"+digits+"p0", 64)
+				if err != nil {
+					return 0, false
+				}
+			} else {
+				n, ok := new(big.Int).SetString(digits, base)
+				if !ok {
+					return 0, false
+				}
+				f, _ = new(big.Float).SetInt(n).Float64()
+			}
+			if math.IsInf(f, 0) {
+				return 0, false
+			}
+			return f, true
+		}
+	}
+	j := 0
+	switch {
+	case s[j] == '0':
+		j++
+		if j < len(s) && isDigit(s[j]) {
+			return 0, false // legacy octal or "noctal" literal
+		}
+	default:
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+	}
+	if j < len(s) && s[j] == '.' {
+		j++
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		j++
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		k := j
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		if j == k {
+			return 0, false
+		}
+	}
+	if j != len(s) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	if err != nil && !isRangeErr(err) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// decodeString returns the value of a string literal from the text
+// between its quotes (a jssyntax.String token without them, so it holds no
+// unescaped quote or line break). Supported escapes: \n \t \r \b \f \v \0
+// (not followed by a digit) \' \" \\ \/ \xHH \uXXXX \u{X...}. Surrogate
+// pairs written as two escapes are combined; lone surrogates, octal
+// escapes, line continuations and other identity escapes are rejected.
+func decodeString(s string) (string, bool) {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s, true // no escapes
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	var high rune // pending high surrogate from a \u escape
+	for i < len(s) {
+		c := s[i]
+		if c != '\\' {
+			if high != 0 {
+				return "", false
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		i++
+		if i >= len(s) {
+			return "", false
+		}
+		e := s[i]
+		i++
+		var unit rune = -1 // code unit or point from \x or \u
+		switch e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case '0':
+			if i < len(s) && isDigit(s[i]) {
+				return "", false // octal escape
+			}
+			b.WriteByte(0)
+		case '\'', '"', '\\', '/':
+			b.WriteByte(e)
+		case 'x':
+			if i+2 > len(s) || digitVal(s[i]) >= 16 || digitVal(s[i+1]) >= 16 {
+				return "", false
+			}
+			unit = rune(digitVal(s[i])<<4 | digitVal(s[i+1]))
+			i += 2
+		case 'u':
+			if i < len(s) && s[i] == '{' {
+				i++
+				var v rune
+				k := i
+				for i < len(s) && digitVal(s[i]) < 16 {
+					v = v<<4 | rune(digitVal(s[i]))
+					if v > unicode.MaxRune {
+						return "", false
+					}
+					i++
+				}
+				if i == k || i >= len(s) || s[i] != '}' {
+					return "", false
+				}
+				i++
+				unit = v
+			} else {
+				if i+4 > len(s) {
+					return "", false
+				}
+				var v rune
+				for k := 0; k < 4; k++ {
+					d := digitVal(s[i+k])
+					if d >= 16 {
+						return "", false
+					}
+					v = v<<4 | rune(d)
+				}
+				i += 4
+				unit = v
+			}
+		default:
+			// Octal escapes, line continuations and identity escapes of
+			// other characters: valid JavaScript in some modes, but rare;
+			// leave them to V8.
+			return "", false
+		}
+		if unit < 0 {
+			if high != 0 {
+				return "", false
+			}
+			continue
+		}
+		switch {
+		case high != 0:
+			if unit < 0xDC00 || unit > 0xDFFF {
+				return "", false
+			}
+			b.WriteRune(utf16.DecodeRune(high, unit))
+			high = 0
+		case unit >= 0xD800 && unit <= 0xDBFF:
+			high = unit
+		case unit >= 0xDC00 && unit <= 0xDFFF:
+			return "", false // lone low surrogate
+		default:
+			b.WriteRune(unit)
+		}
+	}
+	if high != 0 {
+		return "", false
+	}
+	return b.String(), true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digitVal returns the value of the hexadecimal digit c, or 16 if c is not
+// one.
+func digitVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return 16
 }
