@@ -114,18 +114,15 @@ func (n naming) assign(kind string, pairs []namePair) (map[namePair]string, []Na
 		return uniqueNames(pairs), nil
 	}
 	groups := map[string][]string{} // name → backends offering it
-	var backends []string
+	order := map[string]int{}       // backend → rank
 	for _, p := range pairs {
 		if !slices.Contains(groups[p.name], p.backend) {
 			groups[p.name] = append(groups[p.name], p.backend)
 		}
-		backends = append(backends, p.backend)
+		order[p.backend] = 0
 	}
-	order := map[string]int{} // backend → rank
-	for i, b := range n.rank(backends) {
-		if _, ok := order[b]; !ok {
-			order[b] = i
-		}
+	for i, b := range n.rank(slices.Collect(maps.Keys(order))) {
+		order[b] = i
 	}
 	out := make(map[namePair]string, len(pairs))
 	taken := map[string]bool{}
