@@ -116,7 +116,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := &Config{
 		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
-			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ShutdownGrace: 5 * time.Second},
+			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ToolNames: ToolNamesAuto, ShutdownGrace: 5 * time.Second},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -481,7 +481,7 @@ func TestFlagOverrides(t *testing.T) {
 			}
 			tt.want.CacheDir = "/cache/isogate"
 			tt.want.SessionIdleTimeout, tt.want.MaxSessions = DefaultSessionIdleTimeout, DefaultMaxSessions
-			tt.want.Expose = ExposeMeta
+			tt.want.Expose, tt.want.ToolNames = ExposeMeta, ToolNamesAuto
 			tt.want.ShutdownGrace = DefaultShutdownGrace
 			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
@@ -705,6 +705,7 @@ func TestValidationProblems(t *testing.T) {
 		{"http port", "server: {http: 'localhost:http'}", "server.http", `got "localhost:http"`},
 		{"log level", "server: {log_level: verbose}", "server.log_level", `must be one of debug, info, warn, error (got "verbose")`},
 		{"log format", "server: {log_format: xml}", "server.log_format", `must be one of text, json (got "xml")`},
+		{"tool names", "server: {tool_names: short}", "server.tool_names", `must be one of prefixed, bare, auto (got "short")`},
 		// backends
 		{"transport", "backends: {fs: {transport: stdoi, command: x}}", "backends.fs.transport", `must be one of stdio, streamable-http, sse (got "stdoi")`},
 		{"stdio needs command", "backends: {x: {transport: stdio}}", "backends.x", "stdio transport needs command"},
@@ -724,6 +725,7 @@ func TestValidationProblems(t *testing.T) {
 		{"timeout unparsable", "backends: {x: {command: a, timeout: 30 seconds}}", "backends.x.timeout", `expected a duration such as "30s" or "1m30s", got "30 seconds"`},
 		{"timeout number", "backends: {x: {command: a, timeout: 30}}", "backends.x.timeout", `expected a duration such as "30s" or "1m30s", got 30`},
 		{"max calls", "backends: {x: {command: a, max_concurrent_calls: 0}}", "backends.x.max_concurrent_calls", "must be between 1 and 1024 (got 0)"},
+		{"priority", "backends: {x: {command: a, priority: 2000000}}", "backends.x.priority", "must be between -1000000 and 1000000 (got 2000000)"},
 		{"env name", "backends: {x: {command: a, env: {'A=B': c}}}", "backends.x.env.A=B", "not a valid environment variable name"},
 		{"header name", "backends: {x: {url: 'https://e.com', headers: {'Bad Header': c}}}", `backends.x.headers."Bad Header"`, "not a valid HTTP header name"},
 		{"header value", "backends: {x: {url: 'https://e.com', headers: {A: \"b\\nc\"}}}", "backends.x.headers.A", "must not contain line breaks"},

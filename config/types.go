@@ -76,10 +76,14 @@ type ServerConfig struct {
 	// bearer token's principal) instead of a session.
 	Stateless bool `koanf:"stateless"`
 	// Expose is which tools clients see: ExposeMeta (the meta-tools, the
-	// default), ExposePassthrough (every allowed backend tool as
-	// <backend>__<tool>) or ExposeBoth. An HTTP client may ask for another
+	// default), ExposePassthrough (every allowed backend tool, named as
+	// ToolNames says) or ExposeBoth. An HTTP client may ask for another
 	// with /mcp?expose=….
 	Expose Expose `koanf:"expose"`
+	// ToolNames is how passthrough tools and backend prompts are named for
+	// clients: ToolNamesAuto (the default), ToolNamesBare or
+	// ToolNamesPrefixed.
+	ToolNames ToolNames `koanf:"tool_names"`
 	// PassthroughShaping runs passed-through tool results through the
 	// code-mode output pipeline (truncation, chunking, stored results)
 	// instead of returning them unchanged.
@@ -106,6 +110,27 @@ const (
 
 // Exposes lists the valid values of server.expose.
 var Exposes = []Expose{ExposeMeta, ExposePassthrough, ExposeBoth}
+
+// ToolNames selects how passthrough tools and backend prompts are named
+// (server.tool_names).
+type ToolNames string
+
+// The values of server.tool_names.
+const (
+	// ToolNamesPrefixed names every tool and prompt <backend>__<name>.
+	ToolNamesPrefixed ToolNames = "prefixed"
+	// ToolNamesBare names every tool and prompt by its backend's own name;
+	// of the backends sharing a name, the one with the highest priority
+	// (then the first in configuration order) keeps it and the others are
+	// prefixed.
+	ToolNamesBare ToolNames = "bare"
+	// ToolNamesAuto uses the backend's own name when no other backend
+	// offers the same one, and prefixes every backend's when several do.
+	ToolNamesAuto ToolNames = "auto"
+)
+
+// ToolNameModes lists the valid values of server.tool_names.
+var ToolNameModes = []ToolNames{ToolNamesPrefixed, ToolNamesBare, ToolNamesAuto}
 
 // StoreConfig configures the shared state store.
 type StoreConfig struct {
@@ -187,6 +212,11 @@ type Backend struct {
 	MaxConcurrentCalls int `koanf:"max_concurrent_calls"`
 	// Tags are free-form labels for selecting backends.
 	Tags []string `koanf:"tags"`
+	// Priority settles a name two backends share (server.tool_names bare
+	// and a resource URI): the higher priority keeps it; between equal
+	// priorities the first in configuration order (backend names sorted)
+	// does. Default 0.
+	Priority int `koanf:"priority"`
 	// Disabled backends are configured but not started.
 	Disabled bool `koanf:"disabled"`
 	// Tools says which of the backend's tools programs may reach.
@@ -346,6 +376,8 @@ const (
 	// concurrent run holds a V8 isolate (and, in process isolation, a
 	// worker process).
 	MaxConcurrentLimit = 256
+	// MaxPriority bounds Backend.Priority (from -MaxPriority to MaxPriority).
+	MaxPriority = 1_000_000
 	// DefaultShutdownGrace is the default of ServerConfig.ShutdownGrace.
 	DefaultShutdownGrace = 5 * time.Second
 	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.
@@ -366,6 +398,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			LogFormat: "text",
 			CacheDir:  defaultCacheDir(lookup),
 			Expose:    ExposeMeta,
+			ToolNames: ToolNamesAuto,
 
 			SessionIdleTimeout: DefaultSessionIdleTimeout,
 			MaxSessions:        DefaultMaxSessions,

@@ -119,6 +119,7 @@ func (c *collector) validateServer(s *ServerConfig) {
 	c.oneOf("server.log_level", s.LogLevel, "debug", "info", "warn", "error")
 	c.oneOf("server.log_format", s.LogFormat, "text", "json")
 	c.oneOf("server.expose", string(s.Expose), string(ExposeMeta), string(ExposePassthrough), string(ExposeBoth))
+	c.oneOf("server.tool_names", string(s.ToolNames), string(ToolNamesPrefixed), string(ToolNamesBare), string(ToolNamesAuto))
 	if strings.ContainsAny(s.AuthToken, "\r\n") {
 		c.add("server.auth_token", "must not contain line breaks")
 	}
@@ -218,6 +219,7 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 
 	c.durationBetween(key+".timeout", b.Timeout, 24*time.Hour)
 	c.between(key+".max_concurrent_calls", int64(b.MaxConcurrentCalls), 1, 1024)
+	c.between(key+".priority", int64(b.Priority), -MaxPriority, MaxPriority)
 	for _, k := range sortedKeys(b.Env) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			c.add(joinKey(key+".env", k), `not a valid environment variable name (must be non-empty, without "=")`)

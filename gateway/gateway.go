@@ -43,6 +43,9 @@ type Backend struct {
 	Connect func(ctx context.Context) (mcp.Transport, error)
 	// Tags are searchable labels of the backend's tools.
 	Tags []string
+	// Priority settles a tool or prompt name (or resource URI) it shares
+	// with other backends, as backends.<name>.priority does.
+	Priority int
 }
 
 // InProcess is a [Backend] served by an MCP server in this process,
@@ -72,7 +75,7 @@ func New(cfg *config.Config, opts Options) (*Gateway, error) {
 	specs := make([]backend.Spec, 0, len(opts.Backends))
 	for _, b := range opts.Backends {
 		specs = append(specs, backend.Spec{
-			Backend: config.Backend{Name: b.Name, Transport: backend.TransportCustom, Tags: b.Tags},
+			Backend: config.Backend{Name: b.Name, Transport: backend.TransportCustom, Tags: b.Tags, Priority: b.Priority},
 			Dial:    b.Connect,
 		})
 	}

@@ -20,12 +20,15 @@ import (
 
 // surfaceGateway is a gateway over the real server-everything (with
 // get-env denied) and an in-process backend "dyn" whose tools the test
-// changes, exposing expose.
+// changes, exposing expose, with tools and prompts named
+// <backend>__<name> (server.tool_names prefixed; TestPassthroughToolNames
+// covers the other modes).
 func surfaceGateway(t *testing.T, expose config.Expose, mutate func(*config.Config)) (*Gateway, *mcp.Server) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Server.Expose = expose
+	cfg.Server.ToolNames = config.ToolNamesPrefixed
 	cfg.Sandbox.Timeout = 10 * time.Second
 	cfg.Sandbox.Isolation, cfg.Sandbox.TrustedCode = config.IsolationThread, true
 	cfg.Backends = map[string]config.Backend{"everything": {

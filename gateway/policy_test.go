@@ -321,12 +321,13 @@ return 1`)
 		t.Fatalf("client without elicitation: %s", text)
 	}
 
-	// Passthrough calls ask the same way.
+	// Passthrough calls ask the same way (move_file: server.tool_names auto,
+	// and no other backend has one).
 	direct := func(cs *mcp.ClientSession, from, to string) *mcp.CallToolResult {
 		if err := os.WriteFile(filepath.Join(dir, from), []byte(from), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "filesystem__move_file",
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "move_file",
 			Arguments: map[string]any{"source": filepath.Join(dir, from), "destination": filepath.Join(dir, to)}})
 		if err != nil {
 			t.Fatal(err)

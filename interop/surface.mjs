@@ -1,6 +1,8 @@
 // Exercises isogate's passthrough tools, aggregated prompts and resources
 // with the official TypeScript SDK client (which validates every result with
-// zod, and structuredContent against outputSchema). Usage:
+// zod, and structuredContent against outputSchema). Tools and prompts are
+// called by the backend's own names (server.tool_names auto, one backend).
+// Usage:
 //   node surface.mjs http://127.0.0.1:PORT/mcp?expose=both
 // Prints one JSON object with what it saw; exits 1 on any error.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -17,27 +19,27 @@ await client.connect(new StreamableHTTPClientTransport(url));
 // (announced with notifications/tools/list_changed), bounded.
 const deadline = Date.now() + 30000;
 let tools = (await client.listTools()).tools;
-while (!tools.some((t) => t.name === "everything__echo")) {
-  if (Date.now() > deadline) throw new Error("everything__echo never listed: " + tools.map((t) => t.name));
+while (!tools.some((t) => t.name === "echo")) {
+  if (Date.now() > deadline) throw new Error("echo never listed: " + tools.map((t) => t.name));
   await new Promise((resolve) => { changed = resolve; setTimeout(resolve, 1000); });
   tools = (await client.listTools()).tools;
 }
-const sum = await client.callTool({ name: "everything__get-sum", arguments: { a: 2, b: 40 } });
-const structured = await client.callTool({ name: "everything__get-structured-content", arguments: { location: "Chicago" } });
+const sum = await client.callTool({ name: "get-sum", arguments: { a: 2, b: 40 } });
+const structured = await client.callTool({ name: "get-structured-content", arguments: { location: "Chicago" } });
 let denied;
 try {
-  const r = await client.callTool({ name: "everything__get-env", arguments: {} });
+  const r = await client.callTool({ name: "get-env", arguments: {} });
   denied = { isError: !!r.isError, text: r.content?.[0]?.text ?? "" };
 } catch (e) {
   denied = { error: String(e.message ?? e) };
 }
 let prompts = (await client.listPrompts()).prompts;
-while (!prompts.some((p) => p.name.startsWith("everything__"))) {
-  if (Date.now() > deadline) throw new Error("no everything__ prompt listed");
+while (prompts.length === 0) { // isogate has no prompts of its own
+  if (Date.now() > deadline) throw new Error("no backend prompt listed");
   await new Promise((resolve) => setTimeout(resolve, 200));
   prompts = (await client.listPrompts()).prompts;
 }
-const simple = prompts.find((p) => p.name.startsWith("everything__") && !(p.arguments ?? []).some((a) => a.required));
+const simple = prompts.find((p) => !(p.arguments ?? []).some((a) => a.required));
 const prompt = await client.getPrompt({ name: simple.name, arguments: {} });
 const resources = (await client.listResources()).resources;
 const backendResource = resources.find((r) => !r.uri.startsWith("isogate:"));

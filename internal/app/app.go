@@ -200,6 +200,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Version:            opts.Version,
 		Logger:             a.logger,
 		Expose:             cfg.Server.Expose,
+		ToolNames:          cfg.Server.ToolNames,
+		Priority:           a.priorityOf,
 		Stateless:          cfg.Server.Stateless,
 		AuthToken:          cfg.Server.AuthToken,
 		AllowedOrigins:     cfg.Server.AllowedOrigins,
@@ -295,10 +297,10 @@ func asCloser(v any) io.Closer {
 	return c
 }
 
-// Reload applies the backends and tool policy of a new configuration (which
-// config.Load has validated): backends added, removed or changed are
-// started, stopped or restarted; the others, open client sessions and runs
-// in flight keep working. Other settings (server, sandbox) take effect at
+// Reload applies the backends, tool policy and backend priorities of a new
+// configuration (which config.Load has validated): backends added, removed
+// or changed are started, stopped or restarted; the others, open client
+// sessions and runs in flight keep working. Other settings (server, sandbox) take effect at
 // the next start. It returns what changed.
 func (a *App) Reload(cfg *config.Config) (backend.UpdateResult, error) {
 	a.reloadMu.Lock()
@@ -314,7 +316,7 @@ func (a *App) Reload(cfg *config.Config) (backend.UpdateResult, error) {
 		a.Catalog.RemoveBackend(name)
 		a.Surface.ForgetBackend(name)
 	}
-	a.Surface.ToolsChanged()
+	a.Surface.NamingChanged() // the tools of removed backends, and priorities
 	// Tags and policy may have changed for the backends that kept running.
 	tools := a.Backends.Tools()
 	for _, name := range a.Backends.Backends() {
@@ -347,6 +349,17 @@ func (a *App) tagsOf(name string) []string {
 		}
 	}
 	return nil
+}
+
+// priorityOf returns the configured priority of a backend
+// (backends.<name>.priority); it follows a reload.
+func (a *App) priorityOf(name string) int {
+	for _, s := range *a.specs.Load() {
+		if s.Name == name {
+			return s.Priority
+		}
+	}
+	return 0
 }
 
 // labels bounds the metric labels of a call: the tool only when the

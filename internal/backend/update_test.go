@@ -51,11 +51,13 @@ func TestUpdateAddsRemovesAndRestartsOnlyWhatChanged(t *testing.T) {
 	if res, err := m.Update([]Spec{inProcess("keep", newCalcServer()), changed, inProcess("new", newCalcServer())}); err != nil || !res.Empty() {
 		t.Errorf("same specs again: %+v %v", res, err)
 	}
-	// The tool policy is the pipeline's, not the manager's: a change to it
-	// alone keeps the backend and its connection.
+	// The tool policy and the priority are the pipeline's and the
+	// surface's, not the manager's: a change to them alone keeps the backend
+	// and its connection.
 	connected := statusOf(t, m, "keep").ConnectedAt
 	policed := inProcess("keep", newCalcServer())
 	policed.Tools = config.ToolPolicy{Deny: []string{"add"}, Approve: []string{"*"}}
+	policed.Priority = 3
 	if res, err := m.Update([]Spec{policed, changed, inProcess("new", newCalcServer())}); err != nil || !res.Empty() {
 		t.Errorf("tool policy change: %+v %v", res, err)
 	}

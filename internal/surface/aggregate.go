@@ -30,11 +30,12 @@ type backendLists struct {
 	subscribe bool // the backend supports resources/subscribe
 }
 
-// aggregate lists every backend's prompts (as <backend>__<prompt>),
-// resources and resource templates (under their own URIs) on the gateway's
-// servers and forwards prompts/get, resources/read and resources/subscribe
-// to the owning backend. A URI (or template) two backends claim goes to the
-// first in configuration order; the conflict is logged once.
+// aggregate lists every backend's prompts (named like passthrough tools,
+// as server.tool_names says), resources and resource templates (under their
+// own URIs) on the gateway's servers and forwards prompts/get,
+// resources/read and resources/subscribe to the owning backend. A URI (or
+// template) two backends claim goes to the one with the highest priority,
+// then the first in configuration order; the conflict is logged once.
 type aggregate struct {
 	backends *backend.Manager
 	logger   *slog.Logger
@@ -45,6 +46,9 @@ type aggregate struct {
 	owners   map[string]string // resource URI → backend
 	logged   map[string]bool   // conflicts already logged
 	subs     map[string]int    // resource URI → subscribed client sessions
+
+	naming     naming          // prompt names; the order URIs are claimed in
+	collisions *nameCollisions // prompt names backends share
 }
 
 func (a *aggregate) attach(s *mcp.Server) {
@@ -72,6 +76,13 @@ func (a *aggregate) refresh(name string) {
 		a.lists[name] = l
 		a.publishLocked()
 	}()
+}
+
+// republish names the prompts and settles the URIs again.
+func (a *aggregate) republish() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.publishLocked()
 }
 
 // forget drops a removed backend's prompts and resources.
@@ -132,8 +143,9 @@ func (a *aggregate) publishLocked() {
 	owners := map[string]string{}
 	var pairs []namePair
 	prompts := map[namePair]*mcp.Prompt{}
-	claimed := map[string]string{}               // "r:uri" / "t:template" → backend
-	for _, name := range a.backends.Backends() { // configuration order
+	claimed := map[string]string{} // "r:uri" / "t:template" → backend
+	// Highest priority first, then configuration order.
+	for _, name := range a.naming.rank(a.backends.Backends()) {
 		l := a.lists[name]
 		if l == nil {
 			continue
@@ -159,7 +171,9 @@ func (a *aggregate) publishLocked() {
 			}
 		}
 	}
-	for np, n := range uniqueNames(pairs) {
+	names, collisions := a.naming.assign(KindPrompt, pairs)
+	a.collisions.set(KindPrompt, collisions)
+	for np, n := range names {
 		p := prompts[np]
 		key := "p:" + n
 		want[key] = true

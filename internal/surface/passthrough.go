@@ -115,15 +115,18 @@ func uniqueNames(pairs []namePair) map[namePair]string {
 	return out
 }
 
-// passthrough keeps every allowed backend tool listed, as
-// <backend>__<tool>, on the servers that expose them, and routes their calls
-// through the call pipeline.
+// passthrough keeps every allowed backend tool listed, named as
+// server.tool_names says (see naming.assign), on the servers that expose
+// them, and routes their calls through the call pipeline.
 type passthrough struct {
 	catalog *catalog.Catalog
 	handler func(backend, tool string) mcp.ToolHandler // calls one backend tool
 	mu      sync.Mutex
 	servers []*mcp.Server
 	listed  map[string]string // name → fingerprint of the listed definition
+
+	naming     naming          // server.tool_names and the backends' priorities
+	collisions *nameCollisions // tool names backends share
 }
 
 // attach adds a server that lists passthrough tools.
@@ -147,7 +150,8 @@ func (p *passthrough) sync() {
 		p.listed = map[string]string{}
 	}
 	entries := p.catalog.Entries()
-	names := PassthroughNames(entries)
+	names, collisions := ToolNames(entries, p.naming.mode, p.naming.priority)
+	p.collisions.set(KindTool, collisions)
 	want := map[string]bool{}
 	for _, e := range entries {
 		name := names[e]

@@ -8,7 +8,8 @@ import (
 )
 
 // readyz answers 200 when every enabled backend is healthy or has a cached
-// tool list, else 503 naming the others.
+// tool list, else 503 naming the others. Either way name_collisions lists
+// the tool and prompt names backends share (they do not make it unready).
 func (sf *Surface) readyz(w http.ResponseWriter, _ *http.Request) {
 	type notReady struct {
 		Name      string `json:"name"`
@@ -16,10 +17,11 @@ func (sf *Surface) readyz(w http.ResponseWriter, _ *http.Request) {
 		LastError string `json:"last_error,omitempty"`
 	}
 	body := struct {
-		Ready    bool       `json:"ready"`
-		Backends int        `json:"backends"`
-		NotReady []notReady `json:"not_ready"`
-	}{Ready: true, NotReady: []notReady{}}
+		Ready          bool            `json:"ready"`
+		Backends       int             `json:"backends"`
+		NotReady       []notReady      `json:"not_ready"`
+		NameCollisions []NameCollision `json:"name_collisions"`
+	}{Ready: true, NotReady: []notReady{}, NameCollisions: sf.collisions.list()}
 	for _, st := range sf.manager.Status() {
 		body.Backends++
 		if st.State == backend.StateHealthy || (st.ToolsCached && st.ToolCount > 0) {

@@ -274,20 +274,22 @@ func (sf *Surface) addResources(s *mcp.Server) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 	}
 	s.AddResource(&mcp.Resource{URI: "isogate://backends", Name: "backends", MIMEType: "application/json",
-		Description: "Every backend: name, state, tool count, last error."},
+		Description: "Every backend: name, state, tool count, last error, tool and prompt names it shares with other backends."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			type row struct {
-				Name        string `json:"name"`
-				Transport   string `json:"transport"`
-				State       string `json:"state"`
-				ToolCount   int    `json:"tool_count"`
-				ToolsCached bool   `json:"tools_cached"`
-				Restarts    int    `json:"restarts"`
-				LastError   string `json:"last_error,omitempty"`
+				Name           string          `json:"name"`
+				Transport      string          `json:"transport"`
+				State          string          `json:"state"`
+				ToolCount      int             `json:"tool_count"`
+				ToolsCached    bool            `json:"tools_cached"`
+				Restarts       int             `json:"restarts"`
+				LastError      string          `json:"last_error,omitempty"`
+				NameCollisions []NameCollision `json:"name_collisions,omitempty"`
 			}
 			rows := []row{}
 			for _, st := range sf.manager.Status() {
-				rows = append(rows, row{st.Name, st.Transport, st.State.String(), st.ToolCount, st.ToolsCached, st.Restarts, st.LastError})
+				rows = append(rows, row{st.Name, st.Transport, st.State.String(), st.ToolCount, st.ToolsCached, st.Restarts, st.LastError,
+					sf.collisions.of(st.Name)})
 			}
 			return jsonResource(req.Params.URI, rows)
 		})

@@ -52,6 +52,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Expose selects the tools of the default server (server.expose).
 	Expose config.Expose
+	// ToolNames is how passthrough tools and backend prompts are named
+	// (server.tool_names); default auto.
+	ToolNames config.ToolNames
+	// Priority gives a backend's backends.<name>.priority, which settles
+	// names and resource URIs backends share; nil: 0 for every backend.
+	Priority func(backend string) int
 	// Stateless serves HTTP without sessions (server.stateless).
 	Stateless bool
 	// AuthToken is the bearer token HTTP clients must send (server.auth_token).
@@ -98,6 +104,7 @@ type Surface struct {
 
 	passthrough passthrough // backend tools listed directly
 	aggregate   aggregate   // backend prompts and resources
+	collisions  *nameCollisions
 
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 }
@@ -110,6 +117,9 @@ func New(p Parts, opts Options) *Surface {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	if opts.ToolNames == "" {
+		opts.ToolNames = config.ToolNamesAuto
+	}
 	sf := &Surface{
 		opts: opts, logger: opts.Logger,
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
@@ -117,8 +127,10 @@ func New(p Parts, opts Options) *Surface {
 		runs:     newRunStore(p.Runs, opts.RecordDir),
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}
-	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler}
-	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger}
+	names := naming{mode: opts.ToolNames, priority: opts.Priority}
+	sf.collisions = &nameCollisions{logger: opts.Logger}
+	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
+	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.servers = map[config.Expose]*mcp.Server{}
 	for _, e := range config.Exposes {
 		sf.servers[e] = sf.newServer(e)
@@ -140,6 +152,14 @@ func (sf *Surface) ServerFor(e config.Expose) *mcp.Server { return sf.servers[e]
 
 // ToolsChanged brings the passthrough tools in line with the catalogue.
 func (sf *Surface) ToolsChanged() { sf.passthrough.sync() }
+
+// NamingChanged names the passthrough tools and backend prompts again, and
+// settles shared resource URIs again: a reload may have changed a
+// backend's priority.
+func (sf *Surface) NamingChanged() {
+	sf.passthrough.sync()
+	sf.aggregate.republish()
+}
 
 // RefreshBackend lists a backend's prompts and resources again, in the
 // background.
