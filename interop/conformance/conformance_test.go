@@ -40,7 +40,7 @@ import (
 // names, which is what the suite calls). "" leaves the key out: isogate then
 // serves them as `<backend>__<tool>` and every scenario that calls a tool or
 // gets a prompt by name fails through it (see expected-failures.txt).
-const toolNames = ""
+const toolNames = "auto"
 
 // eras are the protocol versions the suite is run at, each against the
 // server mode the version is specified for: 2025-11-25 with sessions,
