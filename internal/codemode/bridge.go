@@ -42,7 +42,7 @@ func prelude(backends []*backendView) string {
 	}
 	// JSON is a JavaScript expression: names cannot inject code. The result
 	// serializer shared with run_code comes first.
-	return jsvalue.Install + strings.Replace(bridgeJS, "SPEC);", string(mustMarshal(backends))+");", 1)
+	return jsvalue.Scope("installSerializer(makeSanitizer({}));") + strings.Replace(bridgeJS, "SPEC);", string(mustMarshal(backends))+");", 1)
 }
 
 // bridgeHost serves one run's host functions: tool lookup and calls through

@@ -5,9 +5,9 @@
 // property read is guarded, so throwing getters, revoked Proxies and hostile
 // toJSON methods end up as marker strings.
 //
-// The script evaluates to makeSanitizer(options) and captures every
-// intrinsic it uses when it runs, before user code can replace them.
-// options: maxDepth (default 64), stripStack(stack) → stack shown for
+// It declares makeSanitizer(options) → sanitize(value) in the scope that
+// jsvalue.Scope opens, after kit.js, whose captured intrinsics and helpers
+// it uses. options: maxDepth (default 64), stripStack(stack) → stack shown for
 // Error values (default: as is), errorText(e) → one-line description of a
 // thrown value (default: "Name: message" or String(e)).
 //
@@ -32,126 +32,23 @@
 // ordinary object.
 // Objects and arrays it builds have no prototype, so a script's
 // Array.prototype.toJSON cannot change how they serialize.
-(function () {
-"use strict";
-const { apply } = Reflect;
-const {
-  keys: objectKeys,
-  getOwnPropertyDescriptor,
-  getPrototypeOf,
-  setPrototypeOf,
-  defineProperty,
-  create: objectCreate,
-} = Object;
-const isArray = Array.isArray;
-const isView = ArrayBuffer.isView;
-const StringCtor = String;
-const getter = (proto, name) => getOwnPropertyDescriptor(proto, name).get;
-const functionToString = Function.prototype.toString;
-const isPrototypeOf = Object.prototype.isPrototypeOf;
-const hasOwnProperty = Object.prototype.hasOwnProperty;
-const stringStartsWith = String.prototype.startsWith;
-const symbolToString = Symbol.prototype.toString;
-const bigintToString = BigInt.prototype.toString;
-const numberValueOf = Number.prototype.valueOf;
-const stringValueOf = String.prototype.valueOf;
-const booleanValueOf = Boolean.prototype.valueOf;
-const bigintValueOf = BigInt.prototype.valueOf;
-const symbolValueOf = Symbol.prototype.valueOf;
-const mapSize = getter(Map.prototype, "size");
-const mapForEach = Map.prototype.forEach;
-const setSize = getter(Set.prototype, "size");
-const setForEach = Set.prototype.forEach;
-const weakMapHas = WeakMap.prototype.has;
-const weakSetHas = WeakSet.prototype.has;
-const dateGetTime = Date.prototype.getTime;
-const dateToISOString = Date.prototype.toISOString;
-const regexpSource = getter(RegExp.prototype, "source");
-const regexpFlags = getter(RegExp.prototype, "flags");
-const typedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
-const typedArrayTag = getter(typedArrayPrototype, Symbol.toStringTag);
-const typedArrayLength = getter(typedArrayPrototype, "length");
-const arrayBufferByteLength = getter(ArrayBuffer.prototype, "byteLength");
-const dataViewByteLength = getter(DataView.prototype, "byteLength");
-const ObjectPrototype = Object.prototype;
-const ErrorPrototype = Error.prototype;
-const PromisePrototype = Promise.prototype;
 
 // notSpecial is sanitizeSpecial's answer for an ordinary object.
 const notSpecial = {};
 
-function brand(fn, v) {
-  try {
-    apply(fn, v, []);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// push and setKey write to the prototype-less arrays and objects this file
-// builds: with no prototype there is no setter a script could have planted,
-// so a plain assignment (three times faster than defineProperty) is safe.
-function push(arr, value) {
-  arr[arr.length] = value;
-}
-
-function setKey(obj, key, value) {
-  obj[key] = value;
-}
-
-// newArray returns an array without a prototype.
-function newArray() {
-  const a = [];
-  setPrototypeOf(a, null);
-  return a;
-}
-
-function isError(v) {
-  try {
-    return apply(isPrototypeOf, ErrorPrototype, [v]);
-  } catch {
-    return false;
-  }
-}
-
-function safeString(obj, key) {
-  try {
-    const s = obj[key];
-    return typeof s === "string" ? s : "";
-  } catch {
-    return "";
-  }
-}
-
-function functionLabel(f) {
-  let name = "";
-  try {
-    const n = f.name;
-    if (typeof n === "string") name = n;
-  } catch {}
-  let isClass = false;
-  try {
-    isClass = apply(stringStartsWith, apply(functionToString, f, []), ["class"]);
-  } catch {}
-  if (isClass) return name ? "[class " + name + "]" : "[class (anonymous)]";
-  return name ? "[Function: " + name + "]" : "[Function (anonymous)]";
-}
-
+// defaultErrorText is the default errorText: "Name: message" for an
+// Error, String(e) for anything else, never throwing.
 function defaultErrorText(e) {
   try {
-    if (isError(e)) {
-      const name = safeString(e, "name") || "Error";
-      const message = safeString(e, "message");
-      return message ? name + ": " + message : name;
-    }
-    return StringCtor(e);
+    return isError(e) ? errorHead(e) : StringCtor(e);
   } catch {
     return "unprintable value";
   }
 }
 
-return function makeSanitizer(options) {
+// makeSanitizer returns sanitize(value), the conversion with the given
+// options (maxDepth, stripStack, errorText; see above).
+function makeSanitizer(options) {
   const MAX_DEPTH = (options && options.maxDepth) || 64;
   const stripStack = (options && options.stripStack) || ((s) => (typeof s === "string" ? s : ""));
   const errorText = (options && options.errorText) || defaultErrorText;
@@ -330,5 +227,4 @@ return function makeSanitizer(options) {
   return function sanitize(value) {
     return sanitizeValue(value, 0, newArray());
   };
-};
-})()
+}

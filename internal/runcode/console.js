@@ -2,12 +2,14 @@
 // one line: strings print raw at the top level and quoted inside objects,
 // objects as { a: 1, b: 'x' }, arrays as [ 1, 2 ], Map(1) { 'k' => 1 },
 // functions as [Function: name], cycles as [Circular]. Lines go to Go
-// through the sync host function captured by prelude.js.
+// through the sync host function captured by prelude.js. Like prelude.js it
+// runs in internal/jsvalue's kit scope and uses its captured built-ins.
 
 const INSPECT_DEPTH = 4; // nesting shown before [Object] / [Array]
 const MAX_ITEMS = 100; // array items and object properties shown
 const MAX_STRING = 10000; // characters of a nested string shown
 const MAX_LINE = 10000; // characters of one console line kept
+const identifierRE = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function quote(s) {
   if (s.length > MAX_STRING) {
@@ -38,7 +40,7 @@ function constructorName(v) {
 // inspect renders any value on one line; top is true for a console
 // argument itself (strings print raw, errors print their stack).
 function inspect(v, top) {
-  return inspectValue(v, 0, [], top);
+  return inspectValue(v, 0, newArray(), top);
 }
 
 function inspectValue(v, depth, seen, top) {
@@ -77,9 +79,7 @@ function inspectObject(v, depth, seen, top) {
     return t !== t ? "Invalid Date" : apply(dateToISOString, v, []);
   }
   if (isError(v)) {
-    const name = safeString(v, "name") || "Error";
-    const message = safeString(v, "message");
-    const head = message ? name + ": " + message : name;
+    const head = errorHead(v);
     if (!top) return "[" + head + "]";
     let stack = "";
     try {
@@ -101,7 +101,7 @@ function inspectObject(v, depth, seen, top) {
   if (brand(arrayBufferByteLength, v)) return "ArrayBuffer { byteLength: " + apply(arrayBufferByteLength, v, []) + " }";
 
   const next = depth + 1;
-  const parts = [];
+  const parts = newArray();
   let size = -1;
   let prefix = "";
   let open = "{";
@@ -173,7 +173,7 @@ function inspectProperty(v, key, depth, seen) {
 // format renders console arguments, honouring printf-style directives in a
 // first string argument (%s %d %i %f %j %o %O %c %%).
 function format(args) {
-  const parts = [];
+  const parts = newArray();
   let rest = 0;
   if (args.length > 0 && typeof args[0] === "string" && apply(stringIndexOf, args[0], ["%"]) >= 0) {
     let next = 1;
@@ -190,7 +190,7 @@ function format(args) {
           if (typeof a === "symbol") return "NaN";
           let n;
           try { n = +a; } catch { n = NaN; }
-          return "" + (d === "i" ? (n < 0 ? -Math.floor(-n) : Math.floor(n)) : n);
+          return "" + (d === "i" ? (n < 0 ? -mathFloor(-n) : mathFloor(n)) : n);
         }
         case "f": {
           let n;
@@ -199,7 +199,7 @@ function format(args) {
         }
         case "j":
           try {
-            return JSON.stringify(a);
+            return stringify(a);
           } catch (e) {
             return "[Circular]";
           }
