@@ -96,15 +96,15 @@ const format = (v) => {
   if (typeof v === "string") return v;
   if (typeof v === "function") return "[Function " + (v.name || "anonymous") + "]";
   if (typeof v === "bigint") return StringCtor(v) + "n";
-  if (apply(isPrototypeOf, ErrorPrototype, [v])) return v.stack || StringCtor(v); // v instanceof Error
+  if (isPrototypeOf(ErrorPrototype, v)) return v.stack || StringCtor(v); // v instanceof Error
   try {
     const seen = new WeakSetCtor();
     const s = stringify(v, (k, x) => {
       if (typeof x === "bigint") return StringCtor(x) + "n";
       if (typeof x === "function") return "[Function " + (x.name || "anonymous") + "]";
       if (x !== null && typeof x === "object") {
-        if (apply(weakSetHas, seen, [x])) return "[Circular]";
-        apply(weakSetAdd, seen, [x]);
+        if (weakSetHas(seen, x)) return "[Circular]";
+        weakSetAdd(seen, x);
       }
       return x;
     });
@@ -113,10 +113,13 @@ const format = (v) => {
     try { return StringCtor(v); } catch (e2) { return "[unprintable]"; }
   }
 };
+// A line is the formatted arguments joined by spaces; `${…}` converts as
+// Array.prototype.join would (format never returns null or undefined),
+// and concatenating is faster than building a prototype-less array.
 const logger = (level) => function (...args) {
-  const parts = newArray();
-  for (let i = 0; i < args.length; i++) push(parts, format(args[i]));
-  log(level, join(parts, " "));
+  let line = "";
+  for (let i = 0; i < args.length; i++) line += (i > 0 ? " " : "") + `${format(args[i])}`;
+  log(level, line);
 };
 global.console = Object.freeze({
   log: logger("log"), info: logger("info"), warn: logger("warn"),

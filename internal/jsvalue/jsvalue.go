@@ -18,13 +18,14 @@ var (
 )
 
 // Kit is the JavaScript every trusted prelude starts with (kit.js, then
-// sanitize.js): declarations of the captured built-ins (apply, objectKeys,
-// stringify, dateGetTime, …), of the helpers built on them (brand,
-// newArray, push, setKey, join, isError, safeString, functionLabel,
-// installSerializer) and of makeSanitizer(options) → sanitize(value), the
-// result conversion whose rules and options sanitize.js documents. It only
-// declares: [Scope] runs it in a strict function scope ahead of a prelude's
-// own statements.
+// sanitize.js): declarations of the built-ins captured before user code
+// can replace them (objectKeys, stringify, uncurried methods such as
+// mapForEach(map, fn), and uncurry itself for a prelude's own), of the
+// helpers built on them (brand, newArray, push, setKey, isError,
+// safeString, errorHead, functionLabel, installSerializer) and of
+// makeSanitizer(options) → sanitize(value), the result conversion whose
+// rules and options sanitize.js documents. It only declares: [Scope] runs
+// it in a strict function scope ahead of a prelude's own statements.
 var Kit = kitJS + "\n" + sanitizeJS
 
 // Scope returns a trusted prelude script that runs body in one strict

@@ -4,11 +4,14 @@
 // statements in one strict function scope, so the names declared here are
 // visible to the prelude and to nothing else.
 //
-// It captures, once, every built-in a prelude reaches for after user code
+// It captures, once, the built-ins both preludes reach for after user code
 // has started: user code may overwrite JSON.stringify, Object.keys or
-// Array.prototype.push, and must not change what the host receives. A
-// prelude calls methods through apply(method, receiver, args), never
-// through the receiver's own properties or Function.prototype.call.
+// Array.prototype.push, and must not change what the host receives. (What
+// one prelude alone uses it captures itself, the same way, so the other
+// does not pay for it: run_code's string handling is in its prelude.js.)
+// Methods and getters are captured uncurried (see uncurry): a prelude
+// calls mapForEach(map, fn), never map.forEach(fn) or anything through
+// Function.prototype.call at run time.
 //
 // The helpers after the captures build results without consulting
 // anything user code can change: prototype-less arrays (newArray) and
@@ -26,53 +29,51 @@ const {
   setPrototypeOf,
   defineProperty,
   create: objectCreate,
-  is: objectIs,
   hasOwn,
 } = Object;
 const isArray = Array.isArray;
 const isView = ArrayBuffer.isView;
 const stringify = JSON.stringify;
-const mathFloor = Math.floor;
-const dateNow = Date.now;
 
 // Constructors and prototypes.
 const StringCtor = String;
 const ErrorCtor = Error;
-const SyntaxErrorCtor = SyntaxError;
 const WeakSetCtor = WeakSet;
-const AsyncFunction = (async function () {}).constructor;
 const ObjectPrototype = Object.prototype;
 const ErrorPrototype = Error.prototype;
 const PromisePrototype = Promise.prototype;
 
-// Methods and getters, called with apply.
-const getter = (proto, name) => getOwnPropertyDescriptor(proto, name).get;
-const functionToString = Function.prototype.toString;
-const isPrototypeOf = Object.prototype.isPrototypeOf;
-const hasOwnProperty = Object.prototype.hasOwnProperty;
-const arrayJoin = Array.prototype.join;
-const stringSlice = String.prototype.slice;
-const stringIndexOf = String.prototype.indexOf;
-const stringSplit = String.prototype.split;
-const stringReplace = String.prototype.replace;
-const stringStartsWith = String.prototype.startsWith;
-const regexpTest = RegExp.prototype.test;
-const symbolToString = Symbol.prototype.toString;
-const bigintToString = BigInt.prototype.toString;
-const numberValueOf = Number.prototype.valueOf;
-const stringValueOf = String.prototype.valueOf;
-const booleanValueOf = Boolean.prototype.valueOf;
-const bigintValueOf = BigInt.prototype.valueOf;
-const symbolValueOf = Symbol.prototype.valueOf;
+// uncurry turns a method into a function of the receiver and the method's
+// arguments: uncurry(Map.prototype.forEach)(map, fn) runs the built-in
+// forEach on map, whatever the program later does to Map.prototype or
+// Function.prototype.call (the bound call is the one captured here). In
+// the interpreter, where a prelude's cold code runs, such a call is as fast
+// as a method call; Reflect.apply with an argument array is several times
+// slower.
+const uncurry = Function.prototype.bind.bind(Function.prototype.call);
+
+// Methods and getters, uncurried: receiver first.
+const getter = (proto, name) => uncurry(getOwnPropertyDescriptor(proto, name).get);
+const functionToString = uncurry(Function.prototype.toString);
+const isPrototypeOf = uncurry(Object.prototype.isPrototypeOf);
+const hasOwnProperty = uncurry(Object.prototype.hasOwnProperty);
+const stringStartsWith = uncurry(String.prototype.startsWith);
+const symbolToString = uncurry(Symbol.prototype.toString);
+const bigintToString = uncurry(BigInt.prototype.toString);
+const numberValueOf = uncurry(Number.prototype.valueOf);
+const stringValueOf = uncurry(String.prototype.valueOf);
+const booleanValueOf = uncurry(Boolean.prototype.valueOf);
+const bigintValueOf = uncurry(BigInt.prototype.valueOf);
+const symbolValueOf = uncurry(Symbol.prototype.valueOf);
 const mapSize = getter(Map.prototype, "size");
-const mapForEach = Map.prototype.forEach;
+const mapForEach = uncurry(Map.prototype.forEach);
 const setSize = getter(Set.prototype, "size");
-const setForEach = Set.prototype.forEach;
-const weakMapHas = WeakMap.prototype.has;
-const weakSetHas = WeakSet.prototype.has;
-const weakSetAdd = WeakSet.prototype.add;
-const dateGetTime = Date.prototype.getTime;
-const dateToISOString = Date.prototype.toISOString;
+const setForEach = uncurry(Set.prototype.forEach);
+const weakMapHas = uncurry(WeakMap.prototype.has);
+const weakSetHas = uncurry(WeakSet.prototype.has);
+const weakSetAdd = uncurry(WeakSet.prototype.add);
+const dateGetTime = uncurry(Date.prototype.getTime);
+const dateToISOString = uncurry(Date.prototype.toISOString);
 const regexpSource = getter(RegExp.prototype, "source");
 const regexpFlags = getter(RegExp.prototype, "flags");
 const typedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
@@ -81,12 +82,12 @@ const typedArrayLength = getter(typedArrayPrototype, "length");
 const arrayBufferByteLength = getter(ArrayBuffer.prototype, "byteLength");
 const dataViewByteLength = getter(DataView.prototype, "byteLength");
 
-// brand reports whether fn (a built-in method or getter that throws on the
-// wrong receiver) accepts v: a check that neither instanceof tricks nor
-// Symbol.toStringTag can fool.
+// brand reports whether fn (an uncurried built-in method or getter that
+// throws on the wrong receiver) accepts v: a check that neither instanceof
+// tricks nor Symbol.toStringTag can fool.
 function brand(fn, v) {
   try {
-    apply(fn, v, []);
+    fn(v);
     return true;
   } catch {
     return false;
@@ -113,16 +114,11 @@ function setKey(obj, key, value) {
   obj[key] = value;
 }
 
-// join joins an array's items as Array.prototype.join does.
-function join(parts, sep) {
-  return apply(arrayJoin, parts, [sep]);
-}
-
 // isError reports whether Error.prototype is on v's prototype chain
 // (v instanceof Error, never throwing).
 function isError(v) {
   try {
-    return apply(isPrototypeOf, ErrorPrototype, [v]);
+    return isPrototypeOf(ErrorPrototype, v);
   } catch {
     return false;
   }
@@ -156,7 +152,7 @@ function functionLabel(f) {
   } catch {}
   let isClass = false;
   try {
-    isClass = apply(stringStartsWith, apply(functionToString, f, []), ["class"]);
+    isClass = stringStartsWith(functionToString(f), "class");
   } catch {}
   if (isClass) return name ? "[class " + name + "]" : "[class (anonymous)]";
   return name ? "[Function: " + name + "]" : "[Function (anonymous)]";

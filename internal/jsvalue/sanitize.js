@@ -68,9 +68,9 @@ function makeSanitizer(options) {
         if (v === -Infinity) return "-Infinity";
         return v;
       case "bigint":
-        return apply(bigintToString, v, []);
+        return bigintToString(v);
       case "symbol":
-        return apply(symbolToString, v, []);
+        return symbolToString(v);
       case "function":
         return functionLabel(v);
     }
@@ -130,29 +130,29 @@ function makeSanitizer(options) {
   // else.
   function sanitizeSpecial(v, depth, ancestors) {
     if (brand(dateGetTime, v)) {
-      const t = apply(dateGetTime, v, []);
-      return t !== t ? "Invalid Date" : apply(dateToISOString, v, []);
+      const t = dateGetTime(v);
+      return t !== t ? "Invalid Date" : dateToISOString(v);
     }
     if (brand(mapSize, v)) {
       let stringKeys = true;
-      apply(mapForEach, v, [(_, key) => { if (typeof key !== "string") stringKeys = false; }]);
+      mapForEach(v, (_, key) => { if (typeof key !== "string") stringKeys = false; });
       if (stringKeys) {
         const out = objectCreate(null);
-        apply(mapForEach, v, [(value, key) => setKey(out, key, sanitizeValue(value, depth, ancestors))]);
+        mapForEach(v, (value, key) => setKey(out, key, sanitizeValue(value, depth, ancestors)));
         return out;
       }
       const out = newArray();
-      apply(mapForEach, v, [(value, key) => {
+      mapForEach(v, (value, key) => {
         const entry = newArray();
         push(entry, sanitizeValue(key, depth, ancestors));
         push(entry, sanitizeValue(value, depth, ancestors));
         push(out, entry);
-      }]);
+      });
       return out;
     }
     if (brand(setSize, v)) {
       const out = newArray();
-      apply(setForEach, v, [(value) => push(out, sanitizeValue(value, depth, ancestors))]);
+      setForEach(v, (value) => push(out, sanitizeValue(value, depth, ancestors)));
       return out;
     }
     if (isError(v)) {
@@ -166,33 +166,33 @@ function makeSanitizer(options) {
       setKey(out, "stack", stack);
       let hasCause = false;
       try {
-        hasCause = apply(hasOwnProperty, v, ["cause"]);
+        hasCause = hasOwnProperty(v, "cause");
       } catch {}
       if (hasCause) setKey(out, "cause", readProperty(v, "cause", depth, ancestors));
       return out;
     }
     if (brand(regexpSource, v)) {
-      return "/" + apply(regexpSource, v, []) + "/" + apply(regexpFlags, v, []);
+      return "/" + regexpSource(v) + "/" + regexpFlags(v);
     }
     if (isView(v)) {
-      const tag = apply(typedArrayTag, v, []);
-      if (tag === undefined) return "[DataView: " + apply(dataViewByteLength, v, []) + " bytes]";
+      const tag = typedArrayTag(v);
+      if (tag === undefined) return "[DataView: " + dataViewByteLength(v) + " bytes]";
       const out = newArray();
-      const n = apply(typedArrayLength, v, []);
+      const n = typedArrayLength(v);
       for (let i = 0; i < n; i++) push(out, sanitizeValue(v[i], depth, ancestors));
       return out;
     }
     if (brand(arrayBufferByteLength, v)) {
-      return "[ArrayBuffer: " + apply(arrayBufferByteLength, v, []) + " bytes]";
+      return "[ArrayBuffer: " + arrayBufferByteLength(v) + " bytes]";
     }
     if (brand(weakMapHas, v)) return "[WeakMap]";
     if (brand(weakSetHas, v)) return "[WeakSet]";
-    if (apply(isPrototypeOf, PromisePrototype, [v])) return "[Promise]";
-    if (brand(numberValueOf, v)) return sanitizeValue(apply(numberValueOf, v, []), depth, ancestors);
-    if (brand(stringValueOf, v)) return apply(stringValueOf, v, []);
-    if (brand(booleanValueOf, v)) return apply(booleanValueOf, v, []);
-    if (brand(bigintValueOf, v)) return sanitizeValue(apply(bigintValueOf, v, []), depth, ancestors);
-    if (brand(symbolValueOf, v)) return sanitizeValue(apply(symbolValueOf, v, []), depth, ancestors);
+    if (isPrototypeOf(PromisePrototype, v)) return "[Promise]";
+    if (brand(numberValueOf, v)) return sanitizeValue(numberValueOf(v), depth, ancestors);
+    if (brand(stringValueOf, v)) return stringValueOf(v);
+    if (brand(booleanValueOf, v)) return booleanValueOf(v);
+    if (brand(bigintValueOf, v)) return sanitizeValue(bigintValueOf(v), depth, ancestors);
+    if (brand(symbolValueOf, v)) return sanitizeValue(symbolValueOf(v), depth, ancestors);
     return notSpecial;
   }
 

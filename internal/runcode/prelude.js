@@ -12,6 +12,20 @@
 //     envelope {ok, result} or {ok: false, error: {name, message, stack}}
 //     with the result already sanitized to plain JSON data.
 
+// Built-ins only this prelude and console.js use, captured as the kit
+// captures its own (uncurried methods: receiver first).
+const objectIs = Object.is;
+const mathFloor = Math.floor;
+const dateNow = Date.now;
+const SyntaxErrorCtor = SyntaxError;
+const AsyncFunction = (async function () {}).constructor;
+const join = uncurry(Array.prototype.join); // join(parts, sep)
+const stringSlice = uncurry(String.prototype.slice);
+const stringIndexOf = uncurry(String.prototype.indexOf);
+const stringSplit = uncurry(String.prototype.split);
+const stringReplace = uncurry(String.prototype.replace);
+const regexpTest = uncurry(RegExp.prototype.test);
+
 const hostConsole = global.__runcode.console;
 const hostCode = global.__runcode.code;
 const hostResult = global.__runcode.result;
@@ -42,19 +56,19 @@ function bodyError() {
 // columns of the code's first line, which the wrapper shifts.
 function stripStack(stack) {
   if (typeof stack !== "string" || stack === "") return "";
-  const lines = apply(stringSplit, stack, ["\n"]);
+  const lines = stringSplit(stack, "\n");
   const kept = newArray();
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i];
-    if (apply(stringIndexOf, line, ["isogate:"]) >= 0) continue;
+    if (stringIndexOf(line, "isogate:") >= 0) continue;
     // The wrapper's own frame is the anonymous one left of the code on
     // line 1; named frames there are imprecise positions (stack overflow).
     let wrapper = false;
-    line = apply(stringReplace, line, [/(\(?)code\.js:1:(\d+)/, (m, paren, col) => {
+    line = stringReplace(line, /(\(?)code\.js:1:(\d+)/, (m, paren, col) => {
       const c = +col - CODE_COLUMN_OFFSET;
       if (c <= 0 && paren === "") wrapper = true;
       return paren + "code.js:1:" + (c > 0 ? c : 1);
-    }]);
+    });
     if (!wrapper) push(kept, line);
   }
   return join(kept, "\n");
@@ -73,7 +87,7 @@ function errorText(e) {
 // lines (truncateLine), so a huge message cannot exceed the result cap.
 function capText(s) {
   if (s.length <= MAX_ERROR_CHARS + 64) return s;
-  return apply(stringSlice, s, [0, MAX_ERROR_CHARS]) + "... [" + (s.length - MAX_ERROR_CHARS) + " more characters]";
+  return stringSlice(s, 0, MAX_ERROR_CHARS) + "... [" + (s.length - MAX_ERROR_CHARS) + " more characters]";
 }
 
 // describeError turns a thrown value into {name, message, stack}, each
