@@ -39,9 +39,10 @@ func prelude(backends []*backendView) string {
 	if backends == nil {
 		backends = []*backendView{}
 	}
-	// JSON is a JavaScript expression: names cannot inject code. The result
-	// serializer shared with run_code comes first.
-	return jsvalue.Install + strings.Replace(bridgeJS, "SPEC);", string(mustMarshal(backends))+");", 1)
+	// JSON is a JavaScript expression: names cannot inject code. The bridge
+	// runs in the scope of internal/jsvalue's kit, the captured built-ins and
+	// the result serializer shared with run_code.
+	return jsvalue.Scope(strings.Replace(bridgeJS, "SPEC;", string(mustMarshal(backends))+";", 1))
 }
 
 // bridgeHost serves one run's host functions: tool lookup and calls through

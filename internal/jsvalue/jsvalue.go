@@ -1,30 +1,43 @@
-// Package jsvalue holds the one conversion of JavaScript values into plain
-// JSON data used for every result isogate returns: call_tool_chain
-// (registered as the sandbox's serializer by [Install]) and run_code
-// (inside its envelope, through [Factory]). Map, Set, BigInt, Date, cycles,
-// functions, undefined, throwing getters and Proxies all render without
-// loss of the rest of the value and without throwing.
+// Package jsvalue holds the kit every trusted prelude of isogate is built
+// on, run_code's (internal/runcode) and call_tool_chain's
+// (internal/codemode): the built-ins captured before user code can replace
+// them, the helpers built on them, and the one conversion of JavaScript
+// values into plain JSON data used for every result isogate returns. Map,
+// Set, BigInt, Date, cycles, functions, undefined, throwing getters and
+// Proxies all render without loss of the rest of the value and without
+// throwing.
 package jsvalue
 
 import _ "embed"
 
-// Factory is a JavaScript expression that evaluates to
-// makeSanitizer(options) → sanitize(value): see sanitize.js for the rules
-// and options. Evaluate it before user code runs: it captures the
-// intrinsics it uses.
-//
-//go:embed sanitize.js
-var Factory string
+var (
+	//go:embed kit.js
+	kitJS string
+	//go:embed sanitize.js
+	sanitizeJS string
+)
+
+// Kit is the JavaScript every trusted prelude starts with (kit.js, then
+// sanitize.js): declarations of the built-ins captured before user code
+// can replace them (objectKeys, stringify, uncurried methods such as
+// mapForEach(map, fn), and uncurry itself for a prelude's own), of the
+// helpers built on them (brand, newArray, push, setKey, isError,
+// safeString, errorHead, functionLabel, installSerializer) and of
+// makeSanitizer(options) → sanitize(value), the result conversion whose
+// rules and options sanitize.js documents. It only declares: [Scope] runs
+// it in a strict function scope ahead of a prelude's own statements.
+var Kit = kitJS + "\n" + sanitizeJS
+
+// Scope returns a trusted prelude script that runs body in one strict
+// function scope after [Kit]: body uses the kit's names, and neither they
+// nor body's own declarations are reachable from user code. Run it before
+// user code: the kit captures the built-ins when it runs. A prelude that
+// wants results sanitized by the sandbox itself starts body with
+// installSerializer(makeSanitizer({})).
+func Scope(body string) string {
+	return "(function () {\n\"use strict\";\n" + Kit + "\n" + body + "\n})();\n"
+}
 
 // DefaultMaxDepth is the nesting depth below which values are rendered in
 // full; deeper objects become "[MaxDepth]".
 const DefaultMaxDepth = 64
-
-// Install is a trusted prelude script that registers the sanitizer (with
-// default options) as the sandbox's result serializer, through the one-shot
-// hook __isogate_set_serializer that the sandbox's bootstrap offers, and
-// removes the hook.
-var Install = "(function () {\n\"use strict\";\nconst make = " + Factory + ";\n" +
-	"const set = globalThis.__isogate_set_serializer;\n" +
-	"delete globalThis.__isogate_set_serializer;\n" +
-	"if (typeof set === \"function\") set(make({}));\n})();\n"

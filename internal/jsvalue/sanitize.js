@@ -5,9 +5,9 @@
 // property read is guarded, so throwing getters, revoked Proxies and hostile
 // toJSON methods end up as marker strings.
 //
-// The script evaluates to makeSanitizer(options) and captures every
-// intrinsic it uses when it runs, before user code can replace them.
-// options: maxDepth (default 64), stripStack(stack) → stack shown for
+// It declares makeSanitizer(options) → sanitize(value) in the scope that
+// jsvalue.Scope opens, after kit.js, whose captured intrinsics and helpers
+// it uses. options: maxDepth (default 64), stripStack(stack) → stack shown for
 // Error values (default: as is), errorText(e) → one-line description of a
 // thrown value (default: "Name: message" or String(e)).
 //
@@ -32,126 +32,23 @@
 // ordinary object.
 // Objects and arrays it builds have no prototype, so a script's
 // Array.prototype.toJSON cannot change how they serialize.
-(function () {
-"use strict";
-const { apply } = Reflect;
-const {
-  keys: objectKeys,
-  getOwnPropertyDescriptor,
-  getPrototypeOf,
-  setPrototypeOf,
-  defineProperty,
-  create: objectCreate,
-} = Object;
-const isArray = Array.isArray;
-const isView = ArrayBuffer.isView;
-const StringCtor = String;
-const getter = (proto, name) => getOwnPropertyDescriptor(proto, name).get;
-const functionToString = Function.prototype.toString;
-const isPrototypeOf = Object.prototype.isPrototypeOf;
-const hasOwnProperty = Object.prototype.hasOwnProperty;
-const stringStartsWith = String.prototype.startsWith;
-const symbolToString = Symbol.prototype.toString;
-const bigintToString = BigInt.prototype.toString;
-const numberValueOf = Number.prototype.valueOf;
-const stringValueOf = String.prototype.valueOf;
-const booleanValueOf = Boolean.prototype.valueOf;
-const bigintValueOf = BigInt.prototype.valueOf;
-const symbolValueOf = Symbol.prototype.valueOf;
-const mapSize = getter(Map.prototype, "size");
-const mapForEach = Map.prototype.forEach;
-const setSize = getter(Set.prototype, "size");
-const setForEach = Set.prototype.forEach;
-const weakMapHas = WeakMap.prototype.has;
-const weakSetHas = WeakSet.prototype.has;
-const dateGetTime = Date.prototype.getTime;
-const dateToISOString = Date.prototype.toISOString;
-const regexpSource = getter(RegExp.prototype, "source");
-const regexpFlags = getter(RegExp.prototype, "flags");
-const typedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
-const typedArrayTag = getter(typedArrayPrototype, Symbol.toStringTag);
-const typedArrayLength = getter(typedArrayPrototype, "length");
-const arrayBufferByteLength = getter(ArrayBuffer.prototype, "byteLength");
-const dataViewByteLength = getter(DataView.prototype, "byteLength");
-const ObjectPrototype = Object.prototype;
-const ErrorPrototype = Error.prototype;
-const PromisePrototype = Promise.prototype;
 
 // notSpecial is sanitizeSpecial's answer for an ordinary object.
 const notSpecial = {};
 
-function brand(fn, v) {
-  try {
-    apply(fn, v, []);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// push and setKey write to the prototype-less arrays and objects this file
-// builds: with no prototype there is no setter a script could have planted,
-// so a plain assignment (three times faster than defineProperty) is safe.
-function push(arr, value) {
-  arr[arr.length] = value;
-}
-
-function setKey(obj, key, value) {
-  obj[key] = value;
-}
-
-// newArray returns an array without a prototype.
-function newArray() {
-  const a = [];
-  setPrototypeOf(a, null);
-  return a;
-}
-
-function isError(v) {
-  try {
-    return apply(isPrototypeOf, ErrorPrototype, [v]);
-  } catch {
-    return false;
-  }
-}
-
-function safeString(obj, key) {
-  try {
-    const s = obj[key];
-    return typeof s === "string" ? s : "";
-  } catch {
-    return "";
-  }
-}
-
-function functionLabel(f) {
-  let name = "";
-  try {
-    const n = f.name;
-    if (typeof n === "string") name = n;
-  } catch {}
-  let isClass = false;
-  try {
-    isClass = apply(stringStartsWith, apply(functionToString, f, []), ["class"]);
-  } catch {}
-  if (isClass) return name ? "[class " + name + "]" : "[class (anonymous)]";
-  return name ? "[Function: " + name + "]" : "[Function (anonymous)]";
-}
-
+// defaultErrorText is the default errorText: "Name: message" for an
+// Error, String(e) for anything else, never throwing.
 function defaultErrorText(e) {
   try {
-    if (isError(e)) {
-      const name = safeString(e, "name") || "Error";
-      const message = safeString(e, "message");
-      return message ? name + ": " + message : name;
-    }
-    return StringCtor(e);
+    return isError(e) ? errorHead(e) : StringCtor(e);
   } catch {
     return "unprintable value";
   }
 }
 
-return function makeSanitizer(options) {
+// makeSanitizer returns sanitize(value), the conversion with the given
+// options (maxDepth, stripStack, errorText; see above).
+function makeSanitizer(options) {
   const MAX_DEPTH = (options && options.maxDepth) || 64;
   const stripStack = (options && options.stripStack) || ((s) => (typeof s === "string" ? s : ""));
   const errorText = (options && options.errorText) || defaultErrorText;
@@ -171,9 +68,9 @@ return function makeSanitizer(options) {
         if (v === -Infinity) return "-Infinity";
         return v;
       case "bigint":
-        return apply(bigintToString, v, []);
+        return bigintToString(v);
       case "symbol":
-        return apply(symbolToString, v, []);
+        return symbolToString(v);
       case "function":
         return functionLabel(v);
     }
@@ -233,29 +130,29 @@ return function makeSanitizer(options) {
   // else.
   function sanitizeSpecial(v, depth, ancestors) {
     if (brand(dateGetTime, v)) {
-      const t = apply(dateGetTime, v, []);
-      return t !== t ? "Invalid Date" : apply(dateToISOString, v, []);
+      const t = dateGetTime(v);
+      return t !== t ? "Invalid Date" : dateToISOString(v);
     }
     if (brand(mapSize, v)) {
       let stringKeys = true;
-      apply(mapForEach, v, [(_, key) => { if (typeof key !== "string") stringKeys = false; }]);
+      mapForEach(v, (_, key) => { if (typeof key !== "string") stringKeys = false; });
       if (stringKeys) {
         const out = objectCreate(null);
-        apply(mapForEach, v, [(value, key) => setKey(out, key, sanitizeValue(value, depth, ancestors))]);
+        mapForEach(v, (value, key) => setKey(out, key, sanitizeValue(value, depth, ancestors)));
         return out;
       }
       const out = newArray();
-      apply(mapForEach, v, [(value, key) => {
+      mapForEach(v, (value, key) => {
         const entry = newArray();
         push(entry, sanitizeValue(key, depth, ancestors));
         push(entry, sanitizeValue(value, depth, ancestors));
         push(out, entry);
-      }]);
+      });
       return out;
     }
     if (brand(setSize, v)) {
       const out = newArray();
-      apply(setForEach, v, [(value) => push(out, sanitizeValue(value, depth, ancestors))]);
+      setForEach(v, (value) => push(out, sanitizeValue(value, depth, ancestors)));
       return out;
     }
     if (isError(v)) {
@@ -269,33 +166,33 @@ return function makeSanitizer(options) {
       setKey(out, "stack", stack);
       let hasCause = false;
       try {
-        hasCause = apply(hasOwnProperty, v, ["cause"]);
+        hasCause = hasOwnProperty(v, "cause");
       } catch {}
       if (hasCause) setKey(out, "cause", readProperty(v, "cause", depth, ancestors));
       return out;
     }
     if (brand(regexpSource, v)) {
-      return "/" + apply(regexpSource, v, []) + "/" + apply(regexpFlags, v, []);
+      return "/" + regexpSource(v) + "/" + regexpFlags(v);
     }
     if (isView(v)) {
-      const tag = apply(typedArrayTag, v, []);
-      if (tag === undefined) return "[DataView: " + apply(dataViewByteLength, v, []) + " bytes]";
+      const tag = typedArrayTag(v);
+      if (tag === undefined) return "[DataView: " + dataViewByteLength(v) + " bytes]";
       const out = newArray();
-      const n = apply(typedArrayLength, v, []);
+      const n = typedArrayLength(v);
       for (let i = 0; i < n; i++) push(out, sanitizeValue(v[i], depth, ancestors));
       return out;
     }
     if (brand(arrayBufferByteLength, v)) {
-      return "[ArrayBuffer: " + apply(arrayBufferByteLength, v, []) + " bytes]";
+      return "[ArrayBuffer: " + arrayBufferByteLength(v) + " bytes]";
     }
     if (brand(weakMapHas, v)) return "[WeakMap]";
     if (brand(weakSetHas, v)) return "[WeakSet]";
-    if (apply(isPrototypeOf, PromisePrototype, [v])) return "[Promise]";
-    if (brand(numberValueOf, v)) return sanitizeValue(apply(numberValueOf, v, []), depth, ancestors);
-    if (brand(stringValueOf, v)) return apply(stringValueOf, v, []);
-    if (brand(booleanValueOf, v)) return apply(booleanValueOf, v, []);
-    if (brand(bigintValueOf, v)) return sanitizeValue(apply(bigintValueOf, v, []), depth, ancestors);
-    if (brand(symbolValueOf, v)) return sanitizeValue(apply(symbolValueOf, v, []), depth, ancestors);
+    if (isPrototypeOf(PromisePrototype, v)) return "[Promise]";
+    if (brand(numberValueOf, v)) return sanitizeValue(numberValueOf(v), depth, ancestors);
+    if (brand(stringValueOf, v)) return stringValueOf(v);
+    if (brand(booleanValueOf, v)) return booleanValueOf(v);
+    if (brand(bigintValueOf, v)) return sanitizeValue(bigintValueOf(v), depth, ancestors);
+    if (brand(symbolValueOf, v)) return sanitizeValue(symbolValueOf(v), depth, ancestors);
     return notSpecial;
   }
 
@@ -330,5 +227,4 @@ return function makeSanitizer(options) {
   return function sanitize(value) {
     return sanitizeValue(value, 0, newArray());
   };
-};
-})()
+}

@@ -2,24 +2,26 @@
 // one line: strings print raw at the top level and quoted inside objects,
 // objects as { a: 1, b: 'x' }, arrays as [ 1, 2 ], Map(1) { 'k' => 1 },
 // functions as [Function: name], cycles as [Circular]. Lines go to Go
-// through the sync host function captured by prelude.js.
+// through the sync host function captured by prelude.js. Like prelude.js it
+// runs in internal/jsvalue's kit scope and uses its captured built-ins.
 
 const INSPECT_DEPTH = 4; // nesting shown before [Object] / [Array]
 const MAX_ITEMS = 100; // array items and object properties shown
 const MAX_STRING = 10000; // characters of a nested string shown
 const MAX_LINE = 10000; // characters of one console line kept
+const identifierRE = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function quote(s) {
   if (s.length > MAX_STRING) {
-    s = apply(stringSlice, s, [0, MAX_STRING]) + "... " + (s.length - MAX_STRING) + " more characters";
+    s = stringSlice(s, 0, MAX_STRING) + "... " + (s.length - MAX_STRING) + " more characters";
   }
-  s = apply(stringReplace, s, [/[\\'\n\r\t]/g, (c) => (c === "\n" ? "\\n" : c === "\r" ? "\\r" : c === "\t" ? "\\t" : "\\" + c)]);
+  s = stringReplace(s, /[\\'\n\r\t]/g, (c) => (c === "\n" ? "\\n" : c === "\r" ? "\\r" : c === "\t" ? "\\t" : "\\" + c));
   return "'" + s + "'";
 }
 
 function formatKey(k) {
-  if (typeof k === "symbol") return "[" + apply(symbolToString, k, []) + "]";
-  return apply(regexpTest, identifierRE, [k]) ? k : quote(k);
+  if (typeof k === "symbol") return "[" + symbolToString(k) + "]";
+  return regexpTest(identifierRE, k) ? k : quote(k);
 }
 
 function constructorName(v) {
@@ -38,7 +40,7 @@ function constructorName(v) {
 // inspect renders any value on one line; top is true for a console
 // argument itself (strings print raw, errors print their stack).
 function inspect(v, top) {
-  return inspectValue(v, 0, [], top);
+  return inspectValue(v, 0, newArray(), top);
 }
 
 function inspectValue(v, depth, seen, top) {
@@ -48,12 +50,12 @@ function inspectValue(v, depth, seen, top) {
     case "number":
       return objectIs(v, -0) ? "-0" : "" + v;
     case "bigint":
-      return apply(bigintToString, v, []) + "n";
+      return bigintToString(v) + "n";
     case "boolean":
     case "undefined":
       return "" + v;
     case "symbol":
-      return apply(symbolToString, v, []);
+      return symbolToString(v);
     case "function":
       return functionLabel(v);
   }
@@ -73,13 +75,11 @@ function inspectValue(v, depth, seen, top) {
 
 function inspectObject(v, depth, seen, top) {
   if (brand(dateGetTime, v)) {
-    const t = apply(dateGetTime, v, []);
-    return t !== t ? "Invalid Date" : apply(dateToISOString, v, []);
+    const t = dateGetTime(v);
+    return t !== t ? "Invalid Date" : dateToISOString(v);
   }
   if (isError(v)) {
-    const name = safeString(v, "name") || "Error";
-    const message = safeString(v, "message");
-    const head = message ? name + ": " + message : name;
+    const head = errorHead(v);
     if (!top) return "[" + head + "]";
     let stack = "";
     try {
@@ -88,20 +88,20 @@ function inspectObject(v, depth, seen, top) {
     return stack || head;
   }
   if (brand(regexpSource, v)) {
-    return "/" + apply(regexpSource, v, []) + "/" + apply(regexpFlags, v, []);
+    return "/" + regexpSource(v) + "/" + regexpFlags(v);
   }
-  if (brand(numberValueOf, v)) return "[Number: " + inspectValue(apply(numberValueOf, v, []), depth, seen, false) + "]";
-  if (brand(stringValueOf, v)) return "[String: " + quote(apply(stringValueOf, v, [])) + "]";
-  if (brand(booleanValueOf, v)) return "[Boolean: " + apply(booleanValueOf, v, []) + "]";
-  if (brand(bigintValueOf, v)) return "[BigInt: " + apply(bigintToString, apply(bigintValueOf, v, []), []) + "n]";
-  if (brand(symbolValueOf, v)) return "[Symbol: " + apply(symbolToString, apply(symbolValueOf, v, []), []) + "]";
+  if (brand(numberValueOf, v)) return "[Number: " + inspectValue(numberValueOf(v), depth, seen, false) + "]";
+  if (brand(stringValueOf, v)) return "[String: " + quote(stringValueOf(v)) + "]";
+  if (brand(booleanValueOf, v)) return "[Boolean: " + booleanValueOf(v) + "]";
+  if (brand(bigintValueOf, v)) return "[BigInt: " + bigintToString(bigintValueOf(v)) + "n]";
+  if (brand(symbolValueOf, v)) return "[Symbol: " + symbolToString(symbolValueOf(v)) + "]";
   if (brand(weakMapHas, v)) return "WeakMap { <items unknown> }";
   if (brand(weakSetHas, v)) return "WeakSet { <items unknown> }";
-  if (apply(isPrototypeOf, PromisePrototype, [v])) return "Promise { <state unknown> }";
-  if (brand(arrayBufferByteLength, v)) return "ArrayBuffer { byteLength: " + apply(arrayBufferByteLength, v, []) + " }";
+  if (isPrototypeOf(PromisePrototype, v)) return "Promise { <state unknown> }";
+  if (brand(arrayBufferByteLength, v)) return "ArrayBuffer { byteLength: " + arrayBufferByteLength(v) + " }";
 
   const next = depth + 1;
-  const parts = [];
+  const parts = newArray();
   let size = -1;
   let prefix = "";
   let open = "{";
@@ -115,25 +115,25 @@ function inspectObject(v, depth, seen, top) {
     open = "[";
     close = "]";
   } else if (brand(mapSize, v)) {
-    size = apply(mapSize, v, []);
+    size = mapSize(v);
     prefix = "Map(" + size + ") ";
     if (depth >= INSPECT_DEPTH) return "[Map]";
-    apply(mapForEach, v, [(value, key) => {
+    mapForEach(v, (value, key) => {
       if (parts.length < MAX_ITEMS) push(parts, inspectValue(key, next, seen, false) + " => " + inspectValue(value, next, seen, false));
-    }]);
+    });
     if (size > MAX_ITEMS) push(parts, "... " + (size - MAX_ITEMS) + " more items");
   } else if (brand(setSize, v)) {
-    size = apply(setSize, v, []);
+    size = setSize(v);
     prefix = "Set(" + size + ") ";
     if (depth >= INSPECT_DEPTH) return "[Set]";
-    apply(setForEach, v, [(value) => {
+    setForEach(v, (value) => {
       if (parts.length < MAX_ITEMS) push(parts, inspectValue(value, next, seen, false));
-    }]);
+    });
     if (size > MAX_ITEMS) push(parts, "... " + (size - MAX_ITEMS) + " more items");
   } else if (isView(v)) {
-    const tag = apply(typedArrayTag, v, []);
-    if (tag === undefined) return "DataView { byteLength: " + apply(dataViewByteLength, v, []) + " }";
-    const n = apply(typedArrayLength, v, []);
+    const tag = typedArrayTag(v);
+    if (tag === undefined) return "DataView { byteLength: " + dataViewByteLength(v) + " }";
+    const n = typedArrayLength(v);
     prefix = tag + "(" + n + ") ";
     if (depth >= INSPECT_DEPTH) return "[" + tag + "]";
     for (let i = 0; i < n && i < MAX_ITEMS; i++) push(parts, inspectValue(v[i], next, seen, false));
@@ -173,11 +173,11 @@ function inspectProperty(v, key, depth, seen) {
 // format renders console arguments, honouring printf-style directives in a
 // first string argument (%s %d %i %f %j %o %O %c %%).
 function format(args) {
-  const parts = [];
+  const parts = newArray();
   let rest = 0;
-  if (args.length > 0 && typeof args[0] === "string" && apply(stringIndexOf, args[0], ["%"]) >= 0) {
+  if (args.length > 0 && typeof args[0] === "string" && stringIndexOf(args[0], "%") >= 0) {
     let next = 1;
-    const text = apply(stringReplace, args[0], [/%([sdifjoOc%])/g, (match, d) => {
+    const text = stringReplace(args[0], /%([sdifjoOc%])/g, (match, d) => {
       if (d === "%") return "%";
       if (next >= args.length) return match;
       const a = args[next++];
@@ -186,11 +186,11 @@ function format(args) {
           return typeof a === "string" ? a : inspect(a, false);
         case "d":
         case "i": {
-          if (typeof a === "bigint") return apply(bigintToString, a, []) + "n";
+          if (typeof a === "bigint") return bigintToString(a) + "n";
           if (typeof a === "symbol") return "NaN";
           let n;
           try { n = +a; } catch { n = NaN; }
-          return "" + (d === "i" ? (n < 0 ? -Math.floor(-n) : Math.floor(n)) : n);
+          return "" + (d === "i" ? (n < 0 ? -mathFloor(-n) : mathFloor(n)) : n);
         }
         case "f": {
           let n;
@@ -199,7 +199,7 @@ function format(args) {
         }
         case "j":
           try {
-            return JSON.stringify(a);
+            return stringify(a);
           } catch (e) {
             return "[Circular]";
           }
@@ -208,7 +208,7 @@ function format(args) {
         default:
           return inspect(a, false);
       }
-    }]);
+    });
     push(parts, text);
     rest = next;
   }
@@ -227,15 +227,15 @@ function installConsole(global) {
       hostConsole(stream);
       return;
     }
-    if (indent) text = indent + apply(stringReplace, text, [/\n/g, "\n" + indent]);
+    if (indent) text = indent + stringReplace(text, /\n/g, "\n" + indent);
     if (text.length > MAX_LINE) {
-      text = apply(stringSlice, text, [0, MAX_LINE]) + "... [" + (text.length - MAX_LINE) + " more characters]";
+      text = stringSlice(text, 0, MAX_LINE) + "... [" + (text.length - MAX_LINE) + " more characters]";
     }
     if (hostConsole(stream, text) <= 0) full = true;
   };
   const out = (...args) => emit("stdout", format(args));
   const err = (...args) => emit("stderr", format(args));
-  const label = (l) => (l === undefined ? "default" : typeof l === "symbol" ? apply(symbolToString, l, []) : "" + l);
+  const label = (l) => (l === undefined ? "default" : typeof l === "symbol" ? symbolToString(l) : "" + l);
 
   const console = {
     log: out,
@@ -249,7 +249,7 @@ function installConsole(global) {
       let stack = "";
       try {
         stack = stripStack(new ErrorCtor().stack);
-        stack = apply(stringSlice, stack, [apply(stringIndexOf, stack, ["\n"]) + 1]);
+        stack = stringSlice(stack, stringIndexOf(stack, "\n") + 1);
       } catch {}
       emit("stderr", "Trace" + (args.length ? ": " + format(args) : "") + (stack ? "\n" + stack : ""));
     },
@@ -283,7 +283,7 @@ function installConsole(global) {
       indent += "  ";
     },
     groupEnd: () => {
-      indent = apply(stringSlice, indent, [2]);
+      indent = stringSlice(indent, 2);
     },
   };
   console.groupCollapsed = console.group;

@@ -2,9 +2,10 @@
 // JavaScript runner for small computations, on a [v8sandbox.Runner].
 //
 // Code runs as the body of an async function in a fresh V8 context, after a
-// trusted prelude (prelude.js, sanitize.js, console.js) that installs
-// console and the runner that catches errors and sanitizes the result into
-// plain JSON. Every run is bounded: code length, a clamped timeout, a 16 MB
+// trusted prelude (prelude.js and console.js, in the scope of
+// internal/jsvalue's kit of captured built-ins) that installs console and
+// the runner that catches errors and sanitizes the result into plain JSON
+// with the kit's sanitizer. Every run is bounded: code length, a clamped timeout, a 16 MB
 // heap, V8's stack guard, 100 console lines and a 1 MB result.
 //
 // Host APIs are offered as api.<name>(...) functions ([API]): async Go

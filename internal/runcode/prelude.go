@@ -30,14 +30,13 @@ const (
 	resultFunction = "__runcode.result"
 )
 
-// prelude is the trusted script run before the user's code: prelude.js,
-// the shared result sanitizer (internal/jsvalue, the same conversion
-// call_tool_chain uses) and console.js share one strict function scope, so
-// the intrinsics prelude.js captures are visible to the sanitizer's options
-// and console.js but not to user code.
-var prelude = "(function () {\n\"use strict\";\nconst CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) +
+// prelude is the trusted script run before the user's code: prelude.js and
+// console.js in the scope of internal/jsvalue's kit, whose captured
+// built-ins and helpers they use, with the kit's result sanitizer (the same
+// conversion call_tool_chain uses) given run_code's stack and error text.
+var prelude = jsvalue.Scope("const CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) +
 	";\nconst MAX_ERROR_CHARS = " + strconv.Itoa(MaxLineChars) + ";\n" + preludeJS +
-	"\nconst sanitize = (" + jsvalue.Factory + ")({stripStack, errorText});\n" + consoleJS + "\n})();\n"
+	"\nconst sanitize = makeSanitizer({stripStack, errorText});\n" + consoleJS)
 
 // codeOrigin names the user's code in stack traces.
 const codeOrigin = "code.js"

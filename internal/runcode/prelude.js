@@ -1,9 +1,9 @@
 // prelude.js is trusted code that runs in every run_code context after the
-// engine's bootstrap and before the user's code. Go wraps prelude.js,
-// the shared sanitizer (internal/jsvalue) and console.js in one strict function scope (see prelude.go),
-// so they share the intrinsics captured here, before user code can replace
-// them, and none of it is reachable from user code except through the
-// globals installed at the end of this file.
+// engine's bootstrap and before the user's code. Go runs it, then
+// console.js, in the strict function scope of internal/jsvalue's kit (see
+// prelude.go): both use the kit's captured built-ins and helpers and its
+// result sanitizer, and none of it is reachable from user code except
+// through the globals installed at the end of this file.
 //
 // It installs:
 //   - console, writing through the sync host function __runcode.console;
@@ -12,7 +12,20 @@
 //     envelope {ok, result} or {ok: false, error: {name, message, stack}}
 //     with the result already sanitized to plain JSON data.
 
-const global = globalThis;
+// Built-ins only this prelude and console.js use, captured as the kit
+// captures its own (uncurried methods: receiver first).
+const objectIs = Object.is;
+const mathFloor = Math.floor;
+const dateNow = Date.now;
+const SyntaxErrorCtor = SyntaxError;
+const AsyncFunction = (async function () {}).constructor;
+const join = uncurry(Array.prototype.join); // join(parts, sep)
+const stringSlice = uncurry(String.prototype.slice);
+const stringIndexOf = uncurry(String.prototype.indexOf);
+const stringSplit = uncurry(String.prototype.split);
+const stringReplace = uncurry(String.prototype.replace);
+const regexpTest = uncurry(RegExp.prototype.test);
+
 const hostConsole = global.__runcode.console;
 const hostCode = global.__runcode.code;
 const hostResult = global.__runcode.result;
@@ -28,8 +41,6 @@ delete global.__runcode;
 // The check compiles the code (handed over as data), it does not run it;
 // it runs when the run starts (host functions do not answer while the
 // prelude is prepared ahead of the run).
-const AsyncFunction = (async function () {}).constructor;
-const SyntaxErrorCtor = SyntaxError;
 function bodyError() {
   try {
     new AsyncFunction(hostCode());
@@ -40,120 +51,24 @@ function bodyError() {
   }
 }
 
-// Intrinsics.
-const { apply } = Reflect;
-const {
-  keys: objectKeys,
-  getOwnPropertyDescriptor,
-  getPrototypeOf,
-  defineProperty,
-  create: objectCreate,
-  is: objectIs,
-} = Object;
-const isArray = Array.isArray;
-const isView = ArrayBuffer.isView;
-const ErrorCtor = Error;
-const getter = (proto, name) => getOwnPropertyDescriptor(proto, name).get;
-const functionToString = Function.prototype.toString;
-const isPrototypeOf = Object.prototype.isPrototypeOf;
-const hasOwnProperty = Object.prototype.hasOwnProperty;
-const arrayJoin = Array.prototype.join;
-const stringSlice = String.prototype.slice;
-const stringIndexOf = String.prototype.indexOf;
-const stringSplit = String.prototype.split;
-const stringReplace = String.prototype.replace;
-const stringStartsWith = String.prototype.startsWith;
-const regexpTest = RegExp.prototype.test;
-const symbolToString = Symbol.prototype.toString;
-const bigintToString = BigInt.prototype.toString;
-const numberValueOf = Number.prototype.valueOf;
-const stringValueOf = String.prototype.valueOf;
-const booleanValueOf = Boolean.prototype.valueOf;
-const bigintValueOf = BigInt.prototype.valueOf;
-const symbolValueOf = Symbol.prototype.valueOf;
-const mapSize = getter(Map.prototype, "size");
-const mapForEach = Map.prototype.forEach;
-const setSize = getter(Set.prototype, "size");
-const setForEach = Set.prototype.forEach;
-const weakMapHas = WeakMap.prototype.has;
-const weakSetHas = WeakSet.prototype.has;
-const dateGetTime = Date.prototype.getTime;
-const dateToISOString = Date.prototype.toISOString;
-const dateNow = Date.now;
-const regexpSource = getter(RegExp.prototype, "source");
-const regexpFlags = getter(RegExp.prototype, "flags");
-const typedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
-const typedArrayTag = getter(typedArrayPrototype, Symbol.toStringTag);
-const typedArrayLength = getter(typedArrayPrototype, "length");
-const arrayBufferByteLength = getter(ArrayBuffer.prototype, "byteLength");
-const dataViewByteLength = getter(DataView.prototype, "byteLength");
-const ErrorPrototype = Error.prototype;
-const PromisePrototype = Promise.prototype;
-const identifierRE = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-// brand reports whether fn (a built-in method or getter that throws on the
-// wrong receiver) accepts v: a check that neither instanceof tricks nor
-// Symbol.toStringTag can fool.
-function brand(fn, v) {
-  try {
-    apply(fn, v, []);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// push appends to an array we own without going through anything user code
-// could have redefined (Array.prototype.push, index setters).
-function push(arr, value) {
-  defineProperty(arr, arr.length, { value, writable: true, enumerable: true, configurable: true });
-}
-
-// setKey sets an own data property on an object we own.
-function setKey(obj, key, value) {
-  defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
-}
-
-function join(parts, sep) {
-  return apply(arrayJoin, parts, [sep]);
-}
-
-function isError(v) {
-  try {
-    return apply(isPrototypeOf, ErrorPrototype, [v]);
-  } catch {
-    return false;
-  }
-}
-
-// safeString reads a property that should be a string, never throwing.
-function safeString(obj, key) {
-  try {
-    const s = obj[key];
-    return typeof s === "string" ? s : "";
-  } catch {
-    return "";
-  }
-}
-
 // stripStack removes the frames of isogate's scripts (the prelude and the
 // wrapper around the user's code) from a stack trace, and corrects the
 // columns of the code's first line, which the wrapper shifts.
 function stripStack(stack) {
   if (typeof stack !== "string" || stack === "") return "";
-  const lines = apply(stringSplit, stack, ["\n"]);
-  const kept = [];
+  const lines = stringSplit(stack, "\n");
+  const kept = newArray();
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i];
-    if (apply(stringIndexOf, line, ["isogate:"]) >= 0) continue;
+    if (stringIndexOf(line, "isogate:") >= 0) continue;
     // The wrapper's own frame is the anonymous one left of the code on
     // line 1; named frames there are imprecise positions (stack overflow).
     let wrapper = false;
-    line = apply(stringReplace, line, [/(\(?)code\.js:1:(\d+)/, (m, paren, col) => {
+    line = stringReplace(line, /(\(?)code\.js:1:(\d+)/, (m, paren, col) => {
       const c = +col - CODE_COLUMN_OFFSET;
       if (c <= 0 && paren === "") wrapper = true;
       return paren + "code.js:1:" + (c > 0 ? c : 1);
-    }]);
+    });
     if (!wrapper) push(kept, line);
   }
   return join(kept, "\n");
@@ -162,38 +77,17 @@ function stripStack(stack) {
 // errorText is a one-line description of a thrown value, never throwing.
 function errorText(e) {
   try {
-    if (isError(e)) {
-      const name = safeString(e, "name") || "Error";
-      const message = safeString(e, "message");
-      return message ? name + ": " + message : name;
-    }
-    return inspect(e, true);
+    return isError(e) ? errorHead(e) : inspect(e, true);
   } catch {
     return "unprintable value";
   }
-}
-
-// functionLabel renders a function as Node does: [Function: name],
-// [Function (anonymous)] or [class Name].
-function functionLabel(f) {
-  let name = "";
-  try {
-    const n = f.name;
-    if (typeof n === "string") name = n;
-  } catch {}
-  let isClass = false;
-  try {
-    isClass = apply(stringStartsWith, apply(functionToString, f, []), ["class"]);
-  } catch {}
-  if (isClass) return name ? "[class " + name + "]" : "[class (anonymous)]";
-  return name ? "[Function: " + name + "]" : "[Function (anonymous)]";
 }
 
 // capText bounds error text the script controls, as Go bounds console
 // lines (truncateLine), so a huge message cannot exceed the result cap.
 function capText(s) {
   if (s.length <= MAX_ERROR_CHARS + 64) return s;
-  return apply(stringSlice, s, [0, MAX_ERROR_CHARS]) + "... [" + (s.length - MAX_ERROR_CHARS) + " more characters]";
+  return stringSlice(s, 0, MAX_ERROR_CHARS) + "... [" + (s.length - MAX_ERROR_CHARS) + " more characters]";
 }
 
 // describeError turns a thrown value into {name, message, stack}, each
