@@ -69,7 +69,7 @@ type App struct {
 	Metrics  *metrics.Metrics
 	Engine   *codemode.Engine
 	Runner   v8sandbox.Runner // code mode's sandbox
-	RunCode  *runcode.Runner  // nil: run_code off
+	RunCode  *runcode.Service // nil: run_code off
 	Surface  *surface.Surface
 
 	logger   *slog.Logger

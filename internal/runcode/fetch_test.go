@@ -63,7 +63,7 @@ func (s *fetchServer) port() string {
 	return u.Port()
 }
 
-func fetchRunner(t *testing.T, allow []string, allowPrivate bool) *Runner {
+func fetchRunner(t *testing.T, allow []string, allowPrivate bool) *Service {
 	t.Helper()
 	return newRunner(t, config.RunCodeConfig{Fetch: config.FetchConfig{AllowHosts: allow, AllowPrivate: allowPrivate}})
 }

@@ -16,7 +16,7 @@ var testPool = sync.OnceValue(func() *v8sandbox.Pool {
 	return v8sandbox.NewPool(v8sandbox.Options{Workers: 4})
 })
 
-func newRunner(t *testing.T, cfg config.RunCodeConfig) *Runner {
+func newRunner(t *testing.T, cfg config.RunCodeConfig) *Service {
 	t.Helper()
 	r, err := New(Options{Runner: testPool(), Config: cfg})
 	if err != nil {
@@ -32,7 +32,7 @@ func run(t *testing.T, code string) Output {
 }
 
 // mustOK runs code and returns its result as compact JSON.
-func mustOK(t *testing.T, r *Runner, in Input) string {
+func mustOK(t *testing.T, r *Service, in Input) string {
 	t.Helper()
 	out := r.Run(context.Background(), in)
 	if !out.OK {

@@ -18,12 +18,12 @@ const ToolName = "run_code"
 // AddTo adds the run_code tool to server. Its description lists the APIs
 // registered so far. Whether to offer the tool at all
 // (config.RunCodeConfig.Enabled) is the caller's decision.
-func (r *Runner) AddTo(server *mcp.Server) {
+func (r *Service) AddTo(server *mcp.Server) {
 	mcp.AddTool(server, r.Tool(), r.handle)
 }
 
 // Tool returns the definition of the run_code tool.
-func (r *Runner) Tool() *mcp.Tool {
+func (r *Service) Tool() *mcp.Tool {
 	apis := r.snapshot()
 	// Without APIs a program can only compute: read-only, idempotent and
 	// closed-world. Each API that is not read-only makes it none of those.
@@ -49,7 +49,7 @@ func (r *Runner) Tool() *mcp.Tool {
 
 // Description is the tool's description: what it does, its limits and the
 // registered APIs.
-func (r *Runner) Description() string {
+func (r *Service) Description() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `Run a short JavaScript program in an isolated V8 sandbox and get its result: for calculations, data transformation, parsing, formatting and other small computations.
 
@@ -78,7 +78,7 @@ The output has ok, result, stdout, stderr, warnings, error {type: ValidationErro
 	return b.String()
 }
 
-func (r *Runner) handle(ctx context.Context, _ *mcp.CallToolRequest, in Input) (*mcp.CallToolResult, Output, error) {
+func (r *Service) handle(ctx context.Context, _ *mcp.CallToolRequest, in Input) (*mcp.CallToolResult, Output, error) {
 	out := r.Run(ctx, in)
 	return &mcp.CallToolResult{
 		IsError: !out.OK,

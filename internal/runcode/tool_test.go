@@ -13,7 +13,7 @@ import (
 
 // connect serves r's tool on an in-process MCP server and returns a client
 // session connected to it.
-func connect(t *testing.T, r *Runner) *mcp.ClientSession {
+func connect(t *testing.T, r *Service) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)

@@ -58,7 +58,7 @@ func (s *openMeteo) lastQuery() url.Values {
 	return s.queries[len(s.queries)-1]
 }
 
-func weatherRunner(t *testing.T, base string) *Runner {
+func weatherRunner(t *testing.T, base string) *Service {
 	t.Helper()
 	return newRunner(t, config.RunCodeConfig{Weather: config.WeatherConfig{Enabled: true, BaseURL: base}})
 }

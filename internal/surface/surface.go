@@ -36,7 +36,7 @@ type Parts struct {
 	Policy   *pipeline.Policy  // tool policy (approvals of passthrough calls)
 	Calls    pipeline.Caller   // the one call pipeline to the backends
 	Engine   *codemode.Engine  // call_tool_chain
-	RunCode  *runcode.Runner   // run_code; nil: not offered
+	RunCode  *runcode.Service  // run_code; nil: not offered
 	Results  resultstore.Store // full results behind isogate://result/{id}
 	Runs     resultstore.Store // run records behind isogate://runs/{id}
 	Observer *observe.Observer // stats and traces
@@ -90,7 +90,7 @@ type Surface struct {
 	policy   *pipeline.Policy
 	calls    pipeline.Caller
 	engine   *codemode.Engine
-	runCode  *runcode.Runner
+	runCode  *runcode.Service
 	store    resultstore.Store
 	runs     *runStore
 	observer *observe.Observer

@@ -91,8 +91,8 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// Runner runs code for the run_code tool. It is safe for concurrent use.
-type Runner struct {
+// Service runs code for the run_code tool. It is safe for concurrent use.
+type Service struct {
 	runner    v8sandbox.Runner
 	logger    *slog.Logger
 	v8Version string
@@ -101,8 +101,8 @@ type Runner struct {
 	apis []*registeredAPI
 }
 
-// New returns a Runner with the built-in APIs its configuration enables.
-func New(opts Options) (*Runner, error) {
+// New returns a Service with the built-in APIs its configuration enables.
+func New(opts Options) (*Service, error) {
 	if opts.Runner == nil {
 		return nil, errors.New("runcode: Options.Runner is required")
 	}
@@ -114,7 +114,7 @@ func New(opts Options) (*Runner, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
-	r := &Runner{
+	r := &Service{
 		runner:    opts.Runner,
 		logger:    logger.With("component", "run_code"),
 		v8Version: strings.TrimSpace(v8.Version()),
@@ -139,7 +139,7 @@ func New(opts Options) (*Runner, error) {
 
 // Register adds api as api.<Name>. Register APIs before [Runner.AddTo]: the
 // tool's description lists them when it is added.
-func (r *Runner) Register(api API) error {
+func (r *Service) Register(api API) error {
 	reg, err := newRegisteredAPI(api)
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func (r *Runner) Register(api API) error {
 }
 
 // APIs lists the registered APIs in registration order.
-func (r *Runner) APIs() []APIInfo {
+func (r *Service) APIs() []APIInfo {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	infos := make([]APIInfo, len(r.apis))
@@ -166,14 +166,14 @@ func (r *Runner) APIs() []APIInfo {
 	return infos
 }
 
-func (r *Runner) snapshot() []*registeredAPI {
+func (r *Service) snapshot() []*registeredAPI {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return append([]*registeredAPI(nil), r.apis...)
 }
 
 // Run runs in.Code and reports the outcome; it never fails otherwise.
-func (r *Runner) Run(ctx context.Context, in Input) Output {
+func (r *Service) Run(ctx context.Context, in Input) Output {
 	apis := r.snapshot()
 	out := Output{
 		Result:   json.RawMessage("null"),
