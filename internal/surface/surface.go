@@ -98,6 +98,7 @@ type Surface struct {
 
 	passthrough passthrough // backend tools listed directly
 	aggregate   aggregate   // backend prompts and resources
+	forward     forwarder   // backend progress and logs to the calling client
 
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 }
@@ -119,6 +120,7 @@ func New(p Parts, opts Options) *Surface {
 	}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler}
 	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger}
+	sf.forward = forwarder{logger: opts.Logger, servers: sf.allServers}
 	sf.servers = map[config.Expose]*mcp.Server{}
 	for _, e := range config.Exposes {
 		sf.servers[e] = sf.newServer(e)
