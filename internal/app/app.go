@@ -152,6 +152,18 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 				a.Surface.ResourceUpdated(name, p)
 			}
 		},
+		// Progress and log messages go back to the client whose call
+		// caused them (see surface.Surface.BackendProgress, BackendLog).
+		OnProgress: func(name string, p *mcp.ProgressNotificationParams) {
+			if a.Surface != nil {
+				a.Surface.BackendProgress(name, p)
+			}
+		},
+		OnLog: func(name string, p *mcp.LoggingMessageParams) {
+			if a.Surface != nil {
+				a.Surface.BackendLog(name, p)
+			}
+		},
 	})
 
 	a.Runner = opts.Runner

@@ -75,6 +75,8 @@ type conn struct {
 
 	broken    atomic.Bool
 	brokenErr atomic.Pointer[string]
+
+	notices notices // progress and log notifications read and handled
 }
 
 func (c *conn) alive() bool {

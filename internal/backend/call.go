@@ -88,6 +88,9 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 		return c.sess.CallTool(ctx, p)
 	})
 	if err == nil {
+		// Progress and log messages sent before the result reach the
+		// client before it (notices.go).
+		c.notices.await(tctx, c.notices.mark())
 		return res, nil, false
 	}
 	// Whether or not the supervisor has torn the connection down meanwhile,

@@ -55,7 +55,14 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 			poke(b.refresh)
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			defer c.notices.noteHandled()
 			if f := b.opts.OnProgress; f != nil && req.Params != nil {
+				f(b.spec.Name, req.Params)
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			defer c.notices.noteHandled()
+			if f := b.opts.OnLog; f != nil && req.Params != nil {
 				f(b.spec.Name, req.Params)
 			}
 		},
@@ -75,7 +82,7 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 			}
 		},
 	})
-	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx, b: b}, nil)
+	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx, b: b, notices: &c.notices}, nil)
 	if err != nil {
 		return fail(fmt.Errorf("connecting: %w", err))
 	}
@@ -91,6 +98,7 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	case <-b.refresh:
 	default:
 	}
+	b.askForLogs(cctx, c)
 	tools, err := b.listTools(cctx, c)
 	if err == nil && !stopLife() {
 		err = cctx.Err() // timed out just now; lifeCtx is already cancelled
@@ -124,9 +132,10 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 // transport's Connect instead of the (shorter) connect-attempt context, and
 // checks the tool lists that arrive on the connection (see toolListConn).
 type lifetimeTransport struct {
-	inner mcp.Transport
-	ctx   context.Context
-	b     *backend
+	inner   mcp.Transport
+	ctx     context.Context
+	b       *backend
+	notices *notices
 }
 
 // Connect implements mcp.Transport.
@@ -138,7 +147,7 @@ func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 		// decoding only (see listTools).
 		return conn, err
 	}
-	return &toolListConn{Connection: conn, b: t.b, pending: map[jsonrpc.ID]bool{}}, nil
+	return &toolListConn{Connection: conn, b: t.b, notices: t.notices, pending: map[jsonrpc.ID]bool{}}, nil
 }
 
 // annotate appends the last stderr line of a stdio backend to err.
@@ -266,5 +275,29 @@ func (b *backend) announceCachedTools() {
 	b.log.Debug("serving tools from cache until the backend connects", slog.Int("tools", len(tools)))
 	if f := b.opts.OnToolsChanged; f != nil {
 		f(b.spec.Name, slices.Clone(tools))
+	}
+}
+
+// BackendLogLevel is the level the gateway asks backends to log at when
+// their messages are forwarded ([Options.OnLog]): everything, so that each
+// client's own logging/setLevel decides what it receives.
+const BackendLogLevel mcp.LoggingLevel = "debug"
+
+// askForLogs sends logging/setLevel to a backend that announces logging,
+// when its messages are wanted. A go-sdk server sends no message until a
+// level is set (logging is deprecated in 2026-07-28, but what backends
+// speak today). A failure only costs the backend's log messages.
+func (b *backend) askForLogs(ctx context.Context, c *conn) {
+	if b.opts.OnLog == nil {
+		return
+	}
+	if ir := c.sess.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
+		return
+	}
+	_, err := inBackground(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: BackendLogLevel})
+	})
+	if err != nil {
+		b.log.Debug("asking the backend for its log messages failed", slog.Any("error", err))
 	}
 }

@@ -163,6 +163,13 @@ type Options struct {
 	// OnProgress, if set, receives progress notifications sent by backends
 	// (for calls that carried a progress token in their _meta).
 	OnProgress func(backend string, params *mcp.ProgressNotificationParams)
+	// OnLog, if set, receives a backend's notifications/message (logging).
+	// When it is set, the manager asks every backend that announces the
+	// logging capability for all its messages (logging/setLevel
+	// [BackendLogLevel] after each connection): the receiver filters. Like
+	// every notification handler it runs on the connection's read loop:
+	// it must not block for long.
+	OnLog func(backend string, params *mcp.LoggingMessageParams)
 	// OnListChanged, if set, is called when a backend sends
 	// notifications/prompts/list_changed or notifications/resources/list_changed.
 	// It must not block.

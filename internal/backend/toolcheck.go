@@ -163,7 +163,8 @@ func toolNameHint(item json.RawMessage) string {
 // decodes them, so that one malformed entry does not fail the whole list.
 type toolListConn struct {
 	mcp.Connection
-	b *backend
+	b       *backend
+	notices *notices // counts the notifications read (notices.go)
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool // ids of tools/list requests in flight
@@ -182,6 +183,9 @@ func (c *toolListConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Read implements mcp.Connection.
 func (c *toolListConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if err == nil && forwarded(msg) {
+		c.notices.noteRead()
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
 		mine := c.pending[resp.ID]

@@ -46,6 +46,7 @@ type aggregate struct {
 	owners   map[string]string // resource URI → backend
 	logged   map[string]bool   // conflicts already logged
 	subs     map[string]int    // resource URI → subscribed client sessions
+	routes   map[string]route  // listed key → backend (and prompt name): completion (complete.go)
 
 	naming     naming          // prompt names; the order URIs are claimed in
 	collisions *nameCollisions // prompt names backends share
@@ -249,6 +250,7 @@ func (a *aggregate) register(key, owner string, def any, add func(*mcp.Server)) 
 		return
 	}
 	a.listed[key] = string(fp)
+	a.noteRoute(key, owner, def)
 	for _, s := range a.servers {
 		func() {
 			defer func() {

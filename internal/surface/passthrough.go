@@ -290,15 +290,14 @@ func objectProperties(v any, depth int) {
 func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		call := &pipeline.Call{Backend: backendName, Tool: tool, Args: req.Params.Arguments}
-		if token := req.Params.GetProgressToken(); token != nil {
-			call.Meta = mcp.Meta{"progressToken": token}
-		}
 		ask, approver := sf.passthroughApproval(req, call)
 		if ask != nil {
 			return ask, nil
 		}
 		ctx = pipeline.WithApprover(ctx, approver)
+		end := sf.forward.begin(ctx, req, call) // progress and logs back to this client
 		res, err := sf.calls.Call(ctx, call)
+		end()
 		if err != nil {
 			r := textResult(err.Error(), true)
 			var refused *pipeline.Error // a refusal's code, not a backend's

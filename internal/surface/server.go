@@ -77,9 +77,12 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			// Forwarded to the backend that owns the prompt or template.
+			Completions: &mcp.CompletionCapabilities{},
 		},
 		SubscribeHandler:   sf.aggregate.subscribe,
 		UnsubscribeHandler: sf.aggregate.unsubscribe,
+		CompletionHandler:  sf.complete,
 	})
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer

@@ -1,0 +1,208 @@
+package surface
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/pipeline"
+)
+
+// forwardTimeout bounds sending one forwarded notification to one client:
+// notifications are forwarded on the backend connection's read loop, so a
+// client that does not read must not hold the backend up for long.
+const forwardTimeout = 5 * time.Second
+
+// progressTokenPrefix starts the progress tokens the gateway sends backends.
+const progressTokenPrefix = "isogate-progress-"
+
+// forwarder brings a backend's notifications about a passthrough call to
+// the client session whose call caused them:
+//
+//   - notifications/progress by token: backend sessions are shared by every
+//     client, so each call that asks for progress gets a token of the
+//     gateway's own, mapped back to the client's session and token while
+//     the call is in flight;
+//   - notifications/message (logging) by attribution: the go-sdk does not
+//     say which request caused a notification, so a message goes to the
+//     sessions with a passthrough call in flight on that backend (the one
+//     caller when there is one call), or, with none in flight, to every
+//     connected session (each client's logging/setLevel filters: a session
+//     that set no level receives nothing).
+type forwarder struct {
+	logger  *slog.Logger
+	servers func() []*mcp.Server // every server clients connect to
+
+	next   atomic.Uint64
+	mu     sync.Mutex
+	tokens map[string]*inFlight          // gateway progress token → call
+	calls  map[string]map[*inFlight]bool // backend → its passthrough calls in flight
+}
+
+// inFlight is one passthrough call on its way to a backend.
+type inFlight struct {
+	backend string
+	ctx     context.Context // the client request's: notifications travel on its stream
+	session *mcp.ServerSession
+	token   any // the client's progress token; nil: none asked for
+
+	mu    sync.Mutex // serialises its notifications, and them with the call's end
+	ended bool
+}
+
+// begin registers a passthrough call until end is called (when the
+// backend has answered, before the result goes back): a client's progress
+// token is replaced by one of the gateway's in call.Meta, and the backend
+// is asked for its log messages during the call (the per-request level of
+// 2026-07-28; older backends ignore the key and were asked once at
+// connection).
+func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *pipeline.Call) (end func()) {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	c := &inFlight{backend: call.Backend, ctx: ctx, session: ss}
+	meta := mcp.Meta{mcp.MetaKeyLogLevel: string(backend.BackendLogLevel)}
+	for k, v := range call.Meta {
+		meta[k] = v
+	}
+	var token string
+	if t := req.Params.GetProgressToken(); t != nil && ss != nil {
+		c.token = t
+		token = progressTokenPrefix + strconv.FormatUint(f.next.Add(1), 10)
+		meta["progressToken"] = token
+	}
+	call.Meta = meta
+
+	f.mu.Lock()
+	if token != "" {
+		if f.tokens == nil {
+			f.tokens = map[string]*inFlight{}
+		}
+		f.tokens[token] = c
+	}
+	if ss != nil {
+		if f.calls == nil {
+			f.calls = map[string]map[*inFlight]bool{}
+		}
+		if f.calls[c.backend] == nil {
+			f.calls[c.backend] = map[*inFlight]bool{}
+		}
+		f.calls[c.backend][c] = true
+	}
+	f.mu.Unlock()
+
+	return func() {
+		f.mu.Lock()
+		if token != "" {
+			delete(f.tokens, token)
+		}
+		if set := f.calls[c.backend]; set != nil {
+			delete(set, c)
+			if len(set) == 0 {
+				delete(f.calls, c.backend)
+			}
+		}
+		f.mu.Unlock()
+		// A notification being sent now goes out before the result.
+		c.mu.Lock()
+		c.ended = true
+		c.mu.Unlock()
+	}
+}
+
+// progress forwards a backend's notifications/progress to the client whose
+// call it is about, with the client's own token. Progress for a token the
+// gateway did not give that backend, or for a call that has ended, is
+// dropped.
+func (f *forwarder) progress(backendName string, p *mcp.ProgressNotificationParams) {
+	token, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	c := f.tokens[token]
+	f.mu.Unlock()
+	if c == nil || c.backend != backendName {
+		f.logger.Debug("dropping backend progress for no call in flight", slog.String("backend", backendName))
+		return
+	}
+	c.send(func(ctx context.Context) error {
+		return c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			Meta: p.Meta, ProgressToken: c.token, Progress: p.Progress, Total: p.Total, Message: p.Message})
+	})
+}
+
+// log forwards a backend's notifications/message, tagged with the backend
+// (logger "<backend>" or "<backend>/<logger>"): to the sessions with a
+// passthrough call in flight on that backend, else to every session. Each
+// session's logging level applies (ServerSession.Log). Every message is
+// also logged by the gateway at DEBUG.
+func (f *forwarder) log(backendName string, p *mcp.LoggingMessageParams) {
+	msg := *p
+	msg.Logger = backendName
+	if p.Logger != "" {
+		msg.Logger = backendName + "/" + p.Logger
+	}
+	f.logger.Debug("backend log message", slog.String("backend", backendName),
+		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.Any("data", p.Data))
+
+	f.mu.Lock()
+	bySession := map[*mcp.ServerSession]*inFlight{}
+	for c := range f.calls[backendName] {
+		if bySession[c.session] == nil {
+			bySession[c.session] = c
+		}
+	}
+	f.mu.Unlock()
+	if len(bySession) > 0 {
+		for _, c := range bySession {
+			c.send(func(ctx context.Context) error { return c.session.Log(ctx, &msg) })
+		}
+		return
+	}
+	for _, s := range f.servers() {
+		for ss := range s.Sessions() {
+			ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+			_ = ss.Log(ctx, &msg)
+			cancel()
+		}
+	}
+}
+
+// send runs notify with the call's context (bounded by forwardTimeout)
+// unless the call has ended.
+func (c *inFlight) send(notify func(context.Context) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, forwardTimeout)
+	defer cancel()
+	_ = notify(ctx)
+}
+
+// BackendProgress forwards a backend's notifications/progress to the
+// client whose passthrough call it is about.
+func (sf *Surface) BackendProgress(name string, p *mcp.ProgressNotificationParams) {
+	sf.forward.progress(name, p)
+}
+
+// BackendLog forwards a backend's notifications/message to the clients
+// (see forwarder.log).
+func (sf *Surface) BackendLog(name string, p *mcp.LoggingMessageParams) {
+	sf.forward.log(name, p)
+}
+
+// allServers lists the servers clients connect to.
+func (sf *Surface) allServers() []*mcp.Server {
+	out := make([]*mcp.Server, 0, len(sf.servers))
+	for _, s := range sf.servers {
+		out = append(out, s)
+	}
+	return out
+}
