@@ -51,6 +51,11 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 		Logger: sdklog.Demote(b.log), // session lifecycle at DEBUG
 		// The gateway offers no client features (roots, sampling, ...).
 		Capabilities: &mcp.ClientCapabilities{},
+		// A backend's InputRequiredResult (SEP-2322) comes back as it is:
+		// passthrough hands it to the client, whose retry continues the
+		// call (see surface/inputrequests.go); the gateway answers nothing
+		// itself.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			poke(b.refresh)
 		},

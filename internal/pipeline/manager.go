@@ -17,6 +17,7 @@ func Manager(m *backend.Manager) Caller {
 		if len(c.Args) > 0 {
 			args = c.Args
 		}
-		return m.Call(ctx, c.Backend, &mcp.CallToolParams{Name: c.Tool, Arguments: args, Meta: c.Meta})
+		return m.Call(ctx, c.Backend, &mcp.CallToolParams{Name: c.Tool, Arguments: args, Meta: c.Meta,
+			InputResponses: c.InputResponses, RequestState: c.RequestState})
 	})
 }

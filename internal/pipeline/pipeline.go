@@ -36,6 +36,11 @@ type Call struct {
 	Meta mcp.Meta
 	// NeedsApproval is set by the policy stage for tools under approve.
 	NeedsApproval bool
+	// InputResponses and RequestState continue a call the backend answered
+	// with an InputRequiredResult (SEP-2322, protocol 2026-07-28): the
+	// client's retry, passed to the backend untouched.
+	InputResponses mcp.InputResponseMap
+	RequestState   string
 }
 
 // Name is "backend.tool".

@@ -274,7 +274,9 @@ func (a *aggregate) promptHandler(backend, name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		return sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: req.Params.Meta})
+		// A retry of an InputRequiredResult (SEP-2322) goes on untouched.
+		return sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: req.Params.Meta,
+			InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState})
 	}
 }
 
@@ -284,7 +286,8 @@ func (a *aggregate) readHandler(backend string) mcp.ResourceHandler {
 		if err != nil {
 			return nil, err
 		}
-		return sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: req.Params.Meta})
+		return sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: req.Params.Meta,
+			InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState})
 	}
 }
 

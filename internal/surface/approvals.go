@@ -90,6 +90,10 @@ type roundTrips struct {
 	mu        sync.Mutex
 	parked    map[string]*liveRun
 	approvals map[string]pendingApproval // passthrough calls
+
+	// backendStates are requestStates backends issued for approved
+	// passthrough calls, until they expire (inputrequests.go).
+	backendStates map[string]time.Time
 }
 
 // park keeps r until its client retries, and returns the requestState that
@@ -136,6 +140,7 @@ func (t *roundTrips) sweepLocked() {
 			delete(t.approvals, state)
 		}
 	}
+	t.sweepBackendStatesLocked(now)
 }
 
 // chainInRounds serves call_tool_chain for a client that answers
@@ -195,16 +200,25 @@ func (sf *Surface) runTimeout(in chainInput) time.Duration {
 // calling, or the approver for the call.
 func (sf *Surface) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
 	if !usesRoundTrips(req.Session) || sf.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
+		forwardClientInput(req, call) // any requestState is the backend's
 		return nil, pipeline.ElicitApprover{Session: req.Session}
 	}
 	owner, key := sf.ownerOf(req), approvalKey(call)
 	if state := req.Params.RequestState; state != "" {
+		if sf.trips.takeBackendState(owner, key, state) {
+			// The backend's next round of a call the person approved.
+			forwardClientInput(req, call)
+			return nil, answered(true)
+		}
 		if !sf.trips.takeApproval(state, owner, key) {
 			return textResult("unknown or expired requestState (approvals are asked again for every call); call the tool again", true), nil
 		}
+		forwardClientInput(req, call)
+		call.InputResponses, call.RequestState = nil, "" // the gateway's round, not the backend's
 		res, _ := req.Params.InputResponses[passthroughApprovalID].(*mcp.ElicitResult)
 		return nil, answered(res != nil && res.Action == "accept")
 	}
+	forwardClientInput(req, call)
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{passthroughApprovalID: pipeline.ElicitParams(call)},
 		RequestState:  sf.trips.parkApproval(owner, key),

@@ -299,6 +299,9 @@ func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler 
 		res, err := sf.calls.Call(ctx, call)
 		end()
 		if err != nil {
+			if rpc := backendProtocolError(req, err); rpc != nil {
+				return nil, rpc
+			}
 			r := textResult(err.Error(), true)
 			var refused *pipeline.Error // a refusal's code, not a backend's
 			if errors.As(err, &refused) {
@@ -306,6 +309,7 @@ func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler 
 			}
 			return r, nil
 		}
+		sf.noteBackendRound(req, call, res)
 		if sf.opts.PassthroughShaping {
 			sf.shape(ctx, req, res)
 		}
