@@ -177,6 +177,11 @@ type Options struct {
 	// OnResourceUpdated, if set, receives a backend's
 	// notifications/resources/updated (for resources the gateway subscribed to).
 	OnResourceUpdated func(backend string, params *mcp.ResourceUpdatedNotificationParams)
+	// ClientRequests, if set, answers a backend's sampling/createMessage,
+	// elicitation/create and roots/list (see clientrequests.go): backends
+	// are then told the gateway supports them and are asked for protocol
+	// version [ClientRequestsProtocolVersion].
+	ClientRequests ClientRequests
 }
 
 // withDefaults returns a copy of o with zero fields replaced by defaults.

@@ -1,0 +1,86 @@
+package backend
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ClientRequestsProtocolVersion is the protocol version the gateway asks
+// backends for when it routes their requests to clients
+// ([Options.ClientRequests]): 2025-11-25, the newest version in which a
+// server may send sampling/createMessage, elicitation/create and
+// roots/list while it serves a request. A backend session on 2026-07-28
+// forbids them (the go-sdk refuses ServerSession.Elicit and friends there:
+// such requests travel inside results, "multi round-trip requests"), and
+// a go-sdk backend that returns those input requests to a 2025-11-25
+// client fulfils them itself with real requests to the gateway, so both
+// kinds of backend reach the routing below.
+const ClientRequestsProtocolVersion = "2025-11-25"
+
+// ClientRequests answers the requests a backend sends its client (the
+// gateway) while it serves a call: the implementation finds the client
+// session whose call caused the request and asks it. Its methods run on
+// their own goroutine per request (the go-sdk handles incoming requests
+// asynchronously), with a context that ends when the backend cancels the
+// request or the connection ends. An error that is a *jsonrpc.Error goes
+// back to the backend with its code.
+type ClientRequests interface {
+	CreateMessage(ctx context.Context, backend string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+	Elicit(ctx context.Context, backend string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	ListRoots(ctx context.Context, backend string, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+	// ElicitationComplete receives a backend's
+	// notifications/elicitation/complete (the end of a "url" elicitation).
+	ElicitationComplete(backend string, p *mcp.ElicitationCompleteParams)
+}
+
+// clientCapabilities are the client capabilities declared to backends:
+// none without [Options.ClientRequests]; with it sampling (with tools),
+// elicitation (form and url) and roots (without listChanged), whatever the
+// clients connected later declare: the handshake happens once per backend
+// connection, before any client is known. A request a calling client
+// cannot answer gets an error.
+func (b *backend) clientCapabilities() *mcp.ClientCapabilities {
+	if b.opts.ClientRequests == nil {
+		return &mcp.ClientCapabilities{}
+	}
+	return &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{},
+		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
+}
+
+// routeClientRequests sets the handlers that route a backend's requests to
+// clients on opts, and returns the session options of the connection.
+func (b *backend) routeClientRequests(client *mcp.ClientOptions) (addTo func(*mcp.Client), sess *mcp.ClientSessionOptions) {
+	cr := b.opts.ClientRequests
+	if cr == nil {
+		return func(*mcp.Client) {}, nil
+	}
+	name := b.spec.Name
+	client.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+		return cr.CreateMessage(ctx, name, req.Params)
+	}
+	client.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return cr.Elicit(ctx, name, req.Params)
+	}
+	client.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+		if req.Params != nil {
+			cr.ElicitationComplete(name, req.Params)
+		}
+	}
+	// The go-sdk answers roots/list itself from Client.AddRoots: a
+	// receiving middleware takes it first.
+	roots := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" {
+				return next(ctx, method, req)
+			}
+			p, _ := req.GetParams().(*mcp.ListRootsParams)
+			return cr.ListRoots(ctx, name, p)
+		}
+	}
+	return func(c *mcp.Client) { c.AddReceivingMiddleware(roots) },
+		&mcp.ClientSessionOptions{ProtocolVersion: ClientRequestsProtocolVersion}
+}
