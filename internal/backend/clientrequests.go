@@ -62,25 +62,29 @@ func (b *backend) routeClientRequests(client *mcp.ClientOptions) (addTo func(*mc
 	client.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 		return cr.CreateMessage(ctx, name, req.Params)
 	}
-	client.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return cr.Elicit(ctx, name, req.Params)
-	}
 	client.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
 		if req.Params != nil {
 			cr.ElicitationComplete(name, req.Params)
 		}
 	}
-	// The go-sdk answers roots/list itself from Client.AddRoots: a
-	// receiving middleware takes it first.
-	roots := func(next mcp.MethodHandler) mcp.MethodHandler {
+	// A receiving middleware takes roots/list, which the go-sdk answers
+	// itself (from Client.AddRoots), and elicitation/create, whose schema
+	// the go-sdk's client checks with rules of its own (it rejects the
+	// titled multi-select of SEP-1330, for one): the calling client is the
+	// judge, the gateway passes the request on as it came.
+	route := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "roots/list" {
-				return next(ctx, method, req)
+			switch method {
+			case "roots/list":
+				p, _ := req.GetParams().(*mcp.ListRootsParams)
+				return cr.ListRoots(ctx, name, p)
+			case "elicitation/create":
+				p, _ := req.GetParams().(*mcp.ElicitParams)
+				return cr.Elicit(ctx, name, p)
 			}
-			p, _ := req.GetParams().(*mcp.ListRootsParams)
-			return cr.ListRoots(ctx, name, p)
+			return next(ctx, method, req)
 		}
 	}
-	return func(c *mcp.Client) { c.AddReceivingMiddleware(roots) },
+	return func(c *mcp.Client) { c.AddReceivingMiddleware(route) },
 		&mcp.ClientSessionOptions{ProtocolVersion: ClientRequestsProtocolVersion}
 }
