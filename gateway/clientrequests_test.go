@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +109,22 @@ func newAskBackend(name string, meet *meeting) *askBackend {
 		}
 		return text("roots " + strings.Join(uris, ",")), nil, nil
 	})
+	// "inputs" asks in the 2026-07-28 way, with inputRequests in its
+	// result; a go-sdk server fulfils them itself with requests to a
+	// 2025-11-25 client (the gateway) and calls again with the answers.
+	mcp.AddTool(a.server, &mcp.Tool{Name: "inputs"}, func(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, any, error) {
+		el, ok1 := req.Params.InputResponses["name"].(*mcp.ElicitResult)
+		sm, ok2 := req.Params.InputResponses["greeting"].(*mcp.CreateMessageWithToolsResult)
+		if ok1 && ok2 && len(sm.Content) == 1 {
+			return text(fmt.Sprintf("%s %v / %s", el.Action, el.Content["name"], sm.Content[0].(*mcp.TextContent).Text)), nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+			"name": &mcp.ElicitParams{Message: "name? " + in.Who,
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}},
+			"greeting": &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "greet " + in.Who}}}},
+		}}, nil, nil
+	})
 	mcp.AddTool(a.server, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, any, error) {
 		a.arrived <- in.Who
 		select {
@@ -210,7 +227,9 @@ func askCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]a
 // TestPassthroughClientRequestsReachTheCaller: during a passthrough call a
 // backend's sampling/createMessage, elicitation/create (form and url,
 // with its notifications/elicitation/complete) and roots/list reach the
-// calling 2025-11-25 client, and its answers reach the backend.
+// calling 2025-11-25 client, and its answers reach the backend; so do the
+// inputRequests a backend returns (which the go-sdk backend turns into
+// requests to the gateway).
 func TestPassthroughClientRequestsReachTheCaller(t *testing.T) {
 	g, _, _ := askGateway(t)
 	a := &answering{label: "A"}
@@ -239,8 +258,16 @@ func TestPassthroughClientRequestsReachTheCaller(t *testing.T) {
 	if got, isErr := askCall(t, client, "ask__roots", map[string]any{"who": "x"}); isErr || got != "roots file:///a" {
 		t.Errorf("roots: %q (error %v)", got, isErr)
 	}
+	if got, isErr := askCall(t, client, "ask__inputs", map[string]any{"who": "y"}); isErr || got != "accept A / A answers greet y" {
+		t.Errorf("input requests of the backend: %q (error %v)", got, isErr)
+	}
 	want := []string{"sampling: prompt from x", "elicit form: name? x", "elicit url: openhttps://example.com/x"}
-	if got := a.asked(); strings.Join(got, "|") != strings.Join(want, "|") {
+	got := a.asked()
+	if len(got) == 5 {
+		slices.Sort(got[3:]) // the two input requests go out concurrently
+	}
+	want = append(want, "elicit form: name? y", "sampling: greet y")
+	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("the client was asked %q, want %q", got, want)
 	}
 	if got := other.asked(); len(got) != 0 {
@@ -359,5 +386,39 @@ func TestPassthroughClientRequestsConcurrentClients(t *testing.T) {
 	}
 	if got := b.asked(); len(got) != 1 {
 		t.Errorf("B was asked %q", got)
+	}
+}
+
+// TestPassthroughClientRequestEndsWithTheCall: a client that cancels its
+// call while its elicitation is pending sees the elicitation cancelled
+// too.
+func TestPassthroughClientRequestEndsWithTheCall(t *testing.T) {
+	g, _, _ := askGateway(t)
+	asked, ended := make(chan struct{}), make(chan error, 1)
+	cs := connect(t, g, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		close(asked)
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return nil, ctx.Err()
+	}}, "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask__elicit", Arguments: map[string]any{"who": "x"}})
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(eventWait):
+		t.Fatal("the elicitation did not reach the client")
+	}
+	cancel()
+	select {
+	case <-ended:
+	case <-time.After(eventWait):
+		t.Fatal("the pending elicitation was not cancelled with the call")
+	}
+	if err := <-done; err == nil {
+		t.Error("the cancelled call succeeded")
 	}
 }
