@@ -164,6 +164,9 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 				a.Surface.BackendLog(name, p)
 			}
 		},
+		// Sampling, elicitation and roots requests of a backend go to
+		// the client whose passthrough call caused them.
+		ClientRequests: lateClientRequests{a},
 	})
 
 	a.Runner = opts.Runner

@@ -47,10 +47,11 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 		defer stop()
 	}
 
-	client := mcp.NewClient(b.opts.ClientInfo, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		Logger: sdklog.Demote(b.log), // session lifecycle at DEBUG
-		// The gateway offers no client features (roots, sampling, ...).
-		Capabilities: &mcp.ClientCapabilities{},
+		// Client features (sampling, elicitation, roots) only when they
+		// are routed to clients (see clientrequests.go).
+		Capabilities: b.clientCapabilities(),
 		// A backend's InputRequiredResult (SEP-2322) comes back as it is:
 		// passthrough hands it to the client, whose retry continues the
 		// call (see surface/inputrequests.go); the gateway answers nothing
@@ -86,8 +87,11 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 				f(b.spec.Name, req.Params)
 			}
 		},
-	})
-	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx, b: b, notices: &c.notices}, nil)
+	}
+	addRouting, sessOpts := b.routeClientRequests(copts)
+	client := mcp.NewClient(b.opts.ClientInfo, copts)
+	addRouting(client)
+	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx, b: b, notices: &c.notices}, sessOpts)
 	if err != nil {
 		return fail(fmt.Errorf("connecting: %w", err))
 	}

@@ -58,6 +58,12 @@ type Spec struct {
 	// called for every (re)connection. Tests use it with
 	// mcp.NewInMemoryTransports to reach in-process servers.
 	Dial func(ctx context.Context) (mcp.Transport, error)
+
+	// ProtocolVersion, if set, is the MCP version the gateway asks the
+	// backend for instead of the newest it speaks (tests pin in-process
+	// go-sdk servers to 2025-11-25 with it, the version whose servers send
+	// sampling, elicitation and roots requests during a call).
+	ProtocolVersion string
 }
 
 // Validate reports whether the spec is usable. A spec of one of config's
@@ -177,6 +183,13 @@ type Options struct {
 	// OnResourceUpdated, if set, receives a backend's
 	// notifications/resources/updated (for resources the gateway subscribed to).
 	OnResourceUpdated func(backend string, params *mcp.ResourceUpdatedNotificationParams)
+	// ClientRequests, if set, answers a backend's sampling/createMessage,
+	// elicitation/create and roots/list (see clientrequests.go): backends
+	// are then told the gateway supports them. Only backends whose session
+	// is on 2025-11-25 or older send them (a 2026-07-28 backend returns
+	// input requests in its results instead, which passthrough hands to the
+	// client as they are).
+	ClientRequests ClientRequests
 }
 
 // withDefaults returns a copy of o with zero fields replaced by defaults.

@@ -105,7 +105,8 @@ type Surface struct {
 	passthrough passthrough // backend tools listed directly
 	aggregate   aggregate   // backend prompts and resources
 	collisions  *nameCollisions
-	forward     forwarder // backend progress and logs to the calling client
+	forward     forwarder      // backend progress and logs to the calling client
+	clientReqs  clientRequests // backend requests to the calling client
 
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 }
@@ -133,6 +134,7 @@ func New(p Parts, opts Options) *Surface {
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.forward = forwarder{logger: opts.Logger, servers: sf.allServers}
+	sf.clientReqs = clientRequests{f: &sf.forward}
 	sf.servers = map[config.Expose]*mcp.Server{}
 	for _, e := range config.Exposes {
 		sf.servers[e] = sf.newServer(e)

@@ -1,0 +1,228 @@
+package surface
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/backend"
+)
+
+// maxURLElicitations bounds the "url" elicitations remembered for their
+// notifications/elicitation/complete.
+const maxURLElicitations = 1024
+
+// clientRequests routes the requests a backend sends its client while it
+// serves a passthrough call (sampling/createMessage, elicitation/create,
+// roots/list) to the client session whose call caused them, and the
+// answer back (see backend.ClientRequests).
+//
+// The backend's request does not say which call it belongs to (backend
+// sessions are shared by every client), so it is attributed like log
+// messages (see forwarder): to the passthrough call in flight on that
+// backend. When calls of several client sessions are in flight on the
+// backend the request is refused: a guess could show one client's prompt
+// to another, or give one client's answer to another's call. Calls made
+// by code mode (call_tool_chain, run_code) are not attributed: a request
+// they cause is refused unless a passthrough call on the same backend is
+// in flight, whose client then receives it.
+//
+// The request goes to the client with the calling request's context (on
+// streamable HTTP it travels on that call's stream), cancelled when the
+// call ends or the backend cancels its request. A client that did not
+// declare the capability, or that speaks 2026-07-28 (no server-to-client
+// requests: the go-sdk refuses them), gives the backend -32601 (method not
+// found; the go-sdk replaces the message of that code with "method not
+// found: <method>"); a mode or feature of the request it did not declare
+// ("url" elicitation, tools in sampling), -32602; a request that cannot be
+// attributed, -32603. Errors of the client go back as they came.
+type clientRequests struct {
+	f *forwarder
+
+	mu   sync.Mutex
+	urls map[string]urlElicitation // elicitationId → where it went
+}
+
+// urlElicitation is a "url" elicitation forwarded to a client.
+type urlElicitation struct {
+	backend string
+	session *mcp.ServerSession
+}
+
+var _ backend.ClientRequests = (*clientRequests)(nil)
+
+// ClientRequests returns what routes backends' requests to clients (give
+// it to backend.Options.ClientRequests).
+func (sf *Surface) ClientRequests() backend.ClientRequests { return &sf.clientReqs }
+
+// caller finds the passthrough call a backend's request belongs to, with a
+// context for the request to the client: the call's, ended by the end of
+// ctx (the backend's request) too.
+func (cr *clientRequests) caller(ctx context.Context, backendName, method string) (*inFlight, context.Context, context.CancelFunc, error) {
+	f := cr.f
+	f.mu.Lock()
+	var c *inFlight
+	ambiguous := false
+	for x := range f.calls[backendName] {
+		if c != nil && x.session != c.session {
+			ambiguous = true
+		}
+		c = x
+	}
+	f.mu.Unlock()
+	switch {
+	case c == nil:
+		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("isogate: %s has no passthrough call in flight on backend %q to route it to", method, backendName)}
+	case ambiguous:
+		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("isogate: %s cannot be routed: calls of several clients are in flight on backend %q", method, backendName)}
+	}
+	if ip := c.session.InitializeParams(); ip != nil && ip.ProtocolVersion >= "2026-07-28" {
+		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("isogate: the calling client speaks %s, which has no server-to-client %s", ip.ProtocolVersion, method)}
+	}
+	rctx, cancel := context.WithCancel(c.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	cr.f.logger.Debug("routing a backend request to the calling client", slog.String("backend", backendName), slog.String("method", method))
+	return c, rctx, func() { stop(); cancel() }, nil
+}
+
+// clientCaps returns the capabilities the session declared (never nil).
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		return ip.Capabilities
+	}
+	return &mcp.ClientCapabilities{}
+}
+
+// unsupported is the error for a request the calling client did not
+// declare: -32601 for the whole feature, -32602 for a part of it.
+func unsupported(what string, part bool) error {
+	code := int64(jsonrpc.CodeMethodNotFound)
+	if part {
+		code = jsonrpc.CodeInvalidParams
+	}
+	return &jsonrpc.Error{Code: code, Message: "isogate: the calling client does not support " + what}
+}
+
+// clientError passes a client's JSON-RPC error on as it is; any other
+// failure (a cancelled context, a closed session) becomes -32603.
+func clientError(method string, err error) error {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("isogate: %s to the calling client failed: %v", method, err)}
+}
+
+// CreateMessage implements backend.ClientRequests.
+func (cr *clientRequests) CreateMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	const method = "sampling/createMessage"
+	c, rctx, done, err := cr.caller(ctx, backendName, method)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	caps := clientCaps(c.session)
+	if caps.Sampling == nil {
+		return nil, unsupported("sampling", false)
+	}
+	if p != nil && (len(p.Tools) > 0 || p.ToolChoice != nil) && caps.Sampling.Tools == nil {
+		return nil, unsupported("tools in sampling", true)
+	}
+	res, err := c.session.CreateMessageWithTools(rctx, p)
+	if err != nil {
+		return nil, clientError(method, err)
+	}
+	return res, nil
+}
+
+// Elicit implements backend.ClientRequests.
+func (cr *clientRequests) Elicit(ctx context.Context, backendName string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	const method = "elicitation/create"
+	c, rctx, done, err := cr.caller(ctx, backendName, method)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	caps := clientCaps(c.session).Elicitation
+	mode := "form"
+	if p != nil && p.Mode != "" {
+		mode = p.Mode
+	}
+	switch {
+	case caps == nil:
+		return nil, unsupported("elicitation", false)
+	case mode == "url" && caps.URL == nil:
+		return nil, unsupported(`"url" elicitation`, true)
+	case mode == "form" && caps.Form == nil && caps.URL != nil: // neither: form (2025-06-18)
+		return nil, unsupported(`"form" elicitation`, true)
+	}
+	if mode == "url" && p.ElicitationID != "" {
+		cr.remember(p.ElicitationID, urlElicitation{backend: backendName, session: c.session})
+	}
+	res, err := c.session.Elicit(rctx, p)
+	if err != nil {
+		return nil, clientError(method, err)
+	}
+	return res, nil
+}
+
+// ListRoots implements backend.ClientRequests. The go-sdk cannot tell
+// whether a client declared roots (it decodes "roots": {} and no roots
+// alike), so the request is always sent: a client without roots answers
+// it with an error, which the backend receives.
+func (cr *clientRequests) ListRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	const method = "roots/list"
+	c, rctx, done, err := cr.caller(ctx, backendName, method)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := c.session.ListRoots(rctx, p)
+	if err != nil {
+		return nil, clientError(method, err)
+	}
+	return res, nil
+}
+
+// ElicitationComplete implements backend.ClientRequests: the notification
+// goes to the session that received the "url" elicitation (even after the
+// call ended); one for an elicitation the gateway did not forward is
+// dropped.
+func (cr *clientRequests) ElicitationComplete(backendName string, p *mcp.ElicitationCompleteParams) {
+	cr.mu.Lock()
+	u, ok := cr.urls[p.ElicitationID]
+	if ok && u.backend == backendName {
+		delete(cr.urls, p.ElicitationID)
+	}
+	cr.mu.Unlock()
+	if !ok || u.backend != backendName {
+		cr.f.logger.Debug("dropping an elicitation/complete for no forwarded elicitation", slog.String("backend", backendName))
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	_ = u.session.NotifyElicitationComplete(ctx, p)
+}
+
+func (cr *clientRequests) remember(id string, u urlElicitation) {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	if cr.urls == nil {
+		cr.urls = map[string]urlElicitation{}
+	}
+	for k := range cr.urls {
+		if len(cr.urls) < maxURLElicitations {
+			break
+		}
+		delete(cr.urls, k)
+	}
+	cr.urls[id] = u
+}
