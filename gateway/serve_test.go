@@ -225,10 +225,12 @@ func TestIdleSessionIsClosed(t *testing.T) {
 	h := newHTTPGateway(t, func(c *config.Config) { c.Server.SessionIdleTimeout = 100 * time.Millisecond })
 	cs := h.connect(t, nil)
 	// Closed by the go-sdk and forgotten by the tracker: no event tells.
-	testutil.Eventually(t, 20*time.Second, func() bool {
-		_, err := cs.ListTools(context.Background(), nil)
-		return err != nil && h.g.app.Surface.OpenSessions() == 0
-	}, "an idle session to be closed")
+	// Only the tracker is polled: a request would keep the session alive.
+	testutil.Eventually(t, 20*time.Second, func() bool { return h.g.app.Surface.OpenSessions() == 0 },
+		"an idle session to be closed")
+	if _, err := cs.ListTools(context.Background(), nil); err == nil {
+		t.Fatal("the closed session still answers")
+	}
 }
 
 // TestDroppedConnectionEndsTheRun drops the HTTP connection of a session's
