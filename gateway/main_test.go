@@ -9,9 +9,10 @@ import (
 )
 
 // TestMain lets this test binary serve as the sandbox worker of process
-// isolation.
+// isolation, and as BenchmarkPassthrough's stdio echo backend.
 func TestMain(m *testing.M) {
 	procpool.RunWorkerIfRequested()
+	runEchoBackendIfRequested()
 	os.Exit(m.Run())
 }
 
