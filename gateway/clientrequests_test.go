@@ -150,13 +150,8 @@ func askGateway(t *testing.T) (*Gateway, *askBackend, *askBackend) {
 	}
 	meet := &meeting{both: make(chan struct{})}
 	a, b := newAskBackend("ask", meet), newAskBackend("ask2", meet)
-	g := startGateway(t, cfg, app.Options{Runner: testPool(),
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(),
 		ExtraSpecs: []backend.Spec{legacy(backend.InMemory("ask", a.server)), legacy(backend.InMemory("ask2", b.server))}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return g, a, b
 }
 

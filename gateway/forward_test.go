@@ -152,13 +152,8 @@ func fwdGateway(t *testing.T) (*Gateway, *fwdBackend) {
 		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
 		})
-	g := startGateway(t, cfg, app.Options{Runner: testPool(),
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(),
 		ExtraSpecs: []backend.Spec{backend.InMemory("fwd", f.server), backend.InMemory("plain", plain)}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return g, f
 }
 

@@ -118,12 +118,7 @@ func mrtrGateway(t *testing.T) (*Gateway, *mrtrBackend) {
 		t.Fatal(err)
 	}
 	b := newMRTRBackend()
-	g := startGateway(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("mrtr", b.server)}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
-	}
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("mrtr", b.server)}})
 	return g, b
 }
 

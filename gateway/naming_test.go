@@ -53,20 +53,8 @@ func namingGateway(t *testing.T, mode config.ToolNames, betaPriority int) (*Gate
 	beta := backend.InMemory("beta", newBackend("beta"))
 	beta.Priority = betaPriority
 	var logs lockedBuffer
-	g, err := build(cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		ExtraSpecs: []backend.Spec{beta, backend.InMemory("alpha", newBackend("alpha"))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return g, &logs
 }
 

@@ -52,19 +52,7 @@ func surfaceGateway(t *testing.T, expose config.Expose, mutate func(*config.Conf
 	dyn.AddPrompt(&mcp.Prompt{Name: "hello"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
 	})
-	g, err := build(cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("dyn", dyn)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
-	}
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("dyn", dyn)}})
 	return g, dyn
 }
 

@@ -51,13 +51,7 @@ func fsGateway(t *testing.T, dir string, mutate func(*config.Config)) *Gateway {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, cfg, app.Options{Runner: testPool()})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return startHealthy(t, cfg, app.Options{Runner: testPool()})
 }
 
 // startGateway creates and starts a gateway that is closed when the test
@@ -70,6 +64,19 @@ func startGateway(t testing.TB, cfg *config.Config, opts app.Options) *Gateway {
 	}
 	t.Cleanup(func() { g.Close() })
 	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// startHealthy is startGateway that also waits (up to 30 s) until every
+// backend is connected.
+func startHealthy(t testing.TB, cfg *config.Config, opts app.Options) *Gateway {
+	t.Helper()
+	g := startGateway(t, cfg, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.app.Backends.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return g
