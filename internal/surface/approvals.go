@@ -28,14 +28,21 @@ import (
 // input requests by retrying the call.
 const multiRoundTripVersion = "2026-07-28"
 
-// usesRoundTrips reports whether approvals for ss go through multi
-// round-trip results.
-func usesRoundTrips(ss *mcp.ServerSession) bool {
-	if !pipeline.CanElicit(ss) {
+// roundTripEra reports whether the client of ss speaks a protocol version
+// with multi round-trip results (and so none of the server-to-client
+// requests of earlier versions).
+func roundTripEra(ss *mcp.ServerSession) bool {
+	if ss == nil {
 		return false
 	}
 	p := ss.InitializeParams()
-	return p.ProtocolVersion >= multiRoundTripVersion
+	return p != nil && p.ProtocolVersion >= multiRoundTripVersion
+}
+
+// usesRoundTrips reports whether approvals for ss go through multi
+// round-trip results.
+func usesRoundTrips(ss *mcp.ServerSession) bool {
+	return pipeline.CanElicit(ss) && roundTripEra(ss)
 }
 
 // liveRun is a call_tool_chain run whose approvals are asked in rounds.

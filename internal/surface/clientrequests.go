@@ -83,9 +83,9 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("isogate: %s cannot be routed: calls of several clients are in flight on backend %q", method, backendName)}
 	}
-	if ip := c.session.InitializeParams(); ip != nil && ip.ProtocolVersion >= "2026-07-28" {
+	if roundTripEra(c.session) {
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-			Message: fmt.Sprintf("isogate: the calling client speaks %s, which has no server-to-client %s", ip.ProtocolVersion, method)}
+			Message: fmt.Sprintf("isogate: the calling client speaks %s, which has no server-to-client %s", c.session.InitializeParams().ProtocolVersion, method)}
 	}
 	rctx, cancel := context.WithCancel(c.ctx)
 	stop := context.AfterFunc(ctx, cancel)

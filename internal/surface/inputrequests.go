@@ -50,24 +50,13 @@ func forwardClientInput(req *mcp.CallToolRequest, call *pipeline.Call) {
 	call.RequestState = p.RequestState
 }
 
-// clientSpeaksRoundTrips reports whether the client of req is on a protocol
-// version with multi round-trip results (2026-07-28 on).
-func clientSpeaksRoundTrips(req *mcp.CallToolRequest) bool {
-	ss, _ := req.GetSession().(*mcp.ServerSession)
-	if ss == nil {
-		return false
-	}
-	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion >= multiRoundTripVersion
-}
-
 // backendProtocolError returns the JSON-RPC error a backend answered the
 // call with, for a client that takes it as it is (2026-07-28 on: a
 // missing capability, -32021, or a rejected requestState, -32602, are the
 // client's to see); nil otherwise.
 func backendProtocolError(req *mcp.CallToolRequest, err error) error {
 	var rpc *jsonrpc.Error
-	if !clientSpeaksRoundTrips(req) || !errors.As(err, &rpc) {
+	if !roundTripEra(req.Session) || !errors.As(err, &rpc) {
 		return nil
 	}
 	var refused *pipeline.Error
