@@ -12,6 +12,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // TestResourceClaimedByTwoBackends: a URI two backends offer is served by the
@@ -35,7 +36,7 @@ func TestResourceClaimedByTwoBackends(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	g, err := build(cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		ExtraSpecs: []backend.Spec{backend.InMemory("beta", beta), backend.InMemory("alpha", alpha)}})
 	if err != nil {

@@ -26,7 +26,7 @@ import (
 // name) and each a tool of its own ("only_alpha", "only_beta"), with
 // server.tool_names mode, backends.beta.priority betaPriority and both the
 // meta-tools and the passthrough tools exposed.
-func namingGateway(t *testing.T, mode config.ToolNames, betaPriority int) (*Gateway, *lockedBuffer) {
+func namingGateway(t *testing.T, mode config.ToolNames, betaPriority int) (*Gateway, *testutil.Buffer) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
@@ -52,7 +52,7 @@ func namingGateway(t *testing.T, mode config.ToolNames, betaPriority int) (*Gate
 	// beta is given first: configuration order is by name all the same.
 	beta := backend.InMemory("beta", newBackend("beta"))
 	beta.Priority = betaPriority
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	g := startHealthy(t, cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		ExtraSpecs: []backend.Spec{beta, backend.InMemory("alpha", newBackend("alpha"))}})
 	return g, &logs

@@ -1,12 +1,10 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,25 +12,8 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
+	"github.com/isogate/isogate/internal/testutil"
 )
-
-// lockedBuffer is a log sink shared by the gateway's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestShapingSearchAndLogsThroughAClient: through a real MCP client and the
 // real server-everything, the intent filter works on a plain-text result
@@ -40,7 +21,7 @@ func (b *lockedBuffer) String() string {
 // search hits carry the ready-to-paste call, and the log has one INFO line
 // per run and per backend tool call.
 func TestShapingSearchAndLogsThroughAClient(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testutil.Buffer{}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Isolation = config.IsolationThread

@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/resultstore/redistest"
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // TestToolListCacheSharedOnRedis: with store.redis_url, replica A writes a
@@ -31,7 +32,7 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 	}
 	defer srv.Stop()
 
-	replica := func(spec backend.Spec, logs *lockedBuffer) *Gateway {
+	replica := func(spec backend.Spec, logs *testutil.Buffer) *Gateway {
 		cfg := config.Default()
 		cfg.Server.CacheDir = t.TempDir() // must stay unused: Redis holds the cache
 		cfg.Store.RedisURL = srv.URL()
@@ -77,7 +78,7 @@ func TestToolListCacheSharedOnRedis(t *testing.T) {
 	}
 
 	srv.Kill()
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	c := replica(dead, &logs)
 	if res := c.app.Catalog.Search("forecast", searchOpts()); len(res.Hits) != 0 {
 		t.Fatalf("a tool list with Redis down: %+v", res)

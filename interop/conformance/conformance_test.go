@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/textcut"
 )
 
@@ -346,7 +347,7 @@ func startDirect(dir, everything string, stateless bool) (string, func(), error)
 	if err != nil {
 		return "", nil, err
 	}
-	logs := &syncBuffer{}
+	logs := &testutil.Buffer{}
 	cmd := exec.Command(everything, "-http", addr, fmt.Sprintf("-stateless=%t", stateless))
 	cmd.Env = hermeticEnv()
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -383,7 +384,7 @@ func startGateway(dir, isogate, everything string, stateless bool) (string, func
 	if err := os.WriteFile(conf, []byte(gatewayConfig(dir, everything, stateless)), 0o644); err != nil {
 		return "", nil, err
 	}
-	logs := &syncBuffer{}
+	logs := &testutil.Buffer{}
 	cmd := exec.Command(isogate, "serve", "--config", conf, "--http", "127.0.0.1:0")
 	cmd.Env = hermeticEnv()
 	stderr, err := cmd.StderrPipe()
@@ -525,23 +526,6 @@ func terminate(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 		<-done
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func firstLine(s string, max int) string {

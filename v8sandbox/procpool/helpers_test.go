@@ -1,14 +1,14 @@
 package procpool
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // workerCommand starts this test binary as a worker (see TestMain).
@@ -21,28 +21,10 @@ func workerCommand(t testing.TB) []string {
 	return []string{exe, WorkerCommand}
 }
 
-// syncBuffer collects log output for a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // quietLogger keeps the log in memory and prints it only if the test
 // fails. A data race reported by a worker (on its stderr) fails the test.
 func quietLogger(t testing.TB) *slog.Logger {
-	buf := &syncBuffer{}
+	buf := &testutil.Buffer{}
 	t.Cleanup(func() {
 		if strings.Contains(buf.String(), "DATA RACE") {
 			t.Error("a sandbox worker reported a data race")

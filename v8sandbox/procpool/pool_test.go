@@ -266,7 +266,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 // TestWorkerAbortIsHeapLimit: the V8 abort one-liner kills only its worker
 // and is typed HEAP_LIMIT from the worker's stderr.
 func TestWorkerAbortIsHeapLimit(t *testing.T) {
-	buf := &syncBuffer{}
+	buf := &testutil.Buffer{}
 	p := newTestPool(t, Options{Workers: 1, Logger: slogTo(buf)})
 	_, err := p.Run(context.Background(), v8sandbox.Job{Source: `'x'.repeat(2**27).split('')`}, nil)
 	if e := sandboxtest.WantCode(t, err, v8sandbox.CodeHeapLimit); !strings.Contains(e.Message, "invalid size error") {
