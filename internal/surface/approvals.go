@@ -206,26 +206,23 @@ func (sf *Surface) runTimeout(in chainInput) time.Duration {
 // requestState, carries the answer. It returns a result to send instead of
 // calling, or the approver for the call.
 func (sf *Surface) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
+	forwardClientInput(req, call) // the backend's, unless the round is the gateway's (below)
 	if !usesRoundTrips(req.Session) || sf.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
-		forwardClientInput(req, call) // any requestState is the backend's
 		return nil, pipeline.ElicitApprover{Session: req.Session}
 	}
 	owner, key := sf.ownerOf(req), approvalKey(call)
 	if state := req.Params.RequestState; state != "" {
 		if sf.trips.takeBackendState(owner, key, state) {
 			// The backend's next round of a call the person approved.
-			forwardClientInput(req, call)
 			return nil, answered(true)
 		}
 		if !sf.trips.takeApproval(state, owner, key) {
 			return textResult("unknown or expired requestState (approvals are asked again for every call); call the tool again", true), nil
 		}
-		forwardClientInput(req, call)
 		call.InputResponses, call.RequestState = nil, "" // the gateway's round, not the backend's
 		res, _ := req.Params.InputResponses[passthroughApprovalID].(*mcp.ElicitResult)
 		return nil, answered(res != nil && res.Action == "accept")
 	}
-	forwardClientInput(req, call)
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{passthroughApprovalID: pipeline.ElicitParams(call)},
 		RequestState:  sf.trips.parkApproval(owner, key),
