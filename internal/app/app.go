@@ -127,8 +127,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	specs := specsOf(cfg, opts.ExtraSpecs)
 	a.specs.Store(&specs)
 	a.Policy = pipeline.NewPolicy(cfg.Backends)
-	// The surface is built last; the manager's callbacks reach it once it
-	// exists (before Start connects any backend).
+	// The surface is built last. The manager calls back only once it is
+	// started (Start, after New has returned), so a.Surface is set by then.
 	a.Backends = backend.NewManager(backend.Options{
 		Specs:      specs,
 		CacheDir:   cfg.Server.CacheDir,
@@ -138,31 +138,21 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
 		OnToolsChanged: func(name string, tools []*mcp.Tool) {
 			a.publish(name, tools)
-			if a.Surface != nil {
-				a.Surface.RefreshBackend(name)
-			}
+			a.Surface.RefreshBackend(name)
 		},
 		OnListChanged: func(name string) {
-			if a.Surface != nil {
-				a.Surface.RefreshBackend(name)
-			}
+			a.Surface.RefreshBackend(name)
 		},
 		OnResourceUpdated: func(name string, p *mcp.ResourceUpdatedNotificationParams) {
-			if a.Surface != nil {
-				a.Surface.ResourceUpdated(name, p)
-			}
+			a.Surface.ResourceUpdated(name, p)
 		},
 		// Progress and log messages go back to the client whose call
 		// caused them (see surface.Surface.BackendProgress, BackendLog).
 		OnProgress: func(name string, p *mcp.ProgressNotificationParams) {
-			if a.Surface != nil {
-				a.Surface.BackendProgress(name, p)
-			}
+			a.Surface.BackendProgress(name, p)
 		},
 		OnLog: func(name string, p *mcp.LoggingMessageParams) {
-			if a.Surface != nil {
-				a.Surface.BackendLog(name, p)
-			}
+			a.Surface.BackendLog(name, p)
 		},
 		// Sampling, elicitation and roots requests of a backend go to
 		// the client whose passthrough call caused them.
@@ -351,9 +341,7 @@ func (a *App) publish(name string, tools []*mcp.Tool) {
 		return
 	}
 	a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, tools))
-	if a.Surface != nil {
-		a.Surface.ToolsChanged()
-	}
+	a.Surface.ToolsChanged()
 }
 
 // tagsOf returns the configured tags of a backend.
