@@ -330,11 +330,11 @@ allow_hosts = ["API.Example.com"]
 			want.Backends = map[string]Backend{
 				"fs": {
 					Name: "fs", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server-fs", "8080"},
-					Env: map[string]string{"ROOT": "/tmp"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 8, Tags: []string{"local"},
+					Env: map[string]string{"ROOT": "/tmp"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 8, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions, Tags: []string{"local"},
 				},
 				"gh": {
 					Name: "gh", Transport: TransportStreamableHTTP, URL: "https://example.com/mcp",
-					Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 30 * time.Second, MaxConcurrentCalls: 2,
+					Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 30 * time.Second, MaxConcurrentCalls: 2, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
 				},
 			}
 			want.Sandbox.MaxHeapMB = 64
@@ -407,7 +407,7 @@ sandbox:
 		{"ISOGATE_BACKENDS__GH__ENV__GH_TOKEN=t", func(c *Config) any { return c.Backends["gh"].Env }, map[string]string{"KEEP": "x", "GH_TOKEN": "t"}},
 		// A backend can be added from the environment.
 		{"ISOGATE_BACKENDS__NEW__COMMAND=srv", func(c *Config) any { return c.Backends["new"] }, Backend{
-			Name: "new", Transport: TransportStdio, Command: "srv", Timeout: 30 * time.Second, MaxConcurrentCalls: 8,
+			Name: "new", Transport: TransportStdio, Command: "srv", Timeout: 30 * time.Second, MaxConcurrentCalls: 8, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
 		}},
 		// Variables without "__" are not overrides.
 		{"ISOGATE_CONFIG=/elsewhere", func(c *Config) any { return c.Sandbox.MaxHeapMB }, 100},
@@ -653,15 +653,15 @@ func TestMCPServers(t *testing.T) {
 	d := defaultBackend()
 	want := map[string]Backend{
 		"fs": {Name: "fs", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server-fs"},
-			Env: map[string]string{"ROOT": "/tmp"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls},
+			Env: map[string]string{"ROOT": "/tmp"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
 		"remote": {Name: "remote", Transport: TransportStreamableHTTP, URL: "https://example.com/mcp",
-			Headers: map[string]string{"Authorization": "Bearer tok"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls},
+			Headers: map[string]string{"Authorization": "Bearer tok"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
 		"typed": {Name: "typed", Transport: TransportStreamableHTTP, URL: "https://example.com/typed",
-			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls},
+			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
 		"events": {Name: "events", Transport: TransportSSE, URL: "https://example.com/sse",
-			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls},
+			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
 		"explicit": {Name: "explicit", Transport: TransportStdio, Command: "srv", Disabled: true,
-			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls},
+			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
 	}
 	if !reflect.DeepEqual(cfg.Backends, want) {
 		t.Errorf("backends:\n got %+v\nwant %+v", cfg.Backends, want)
@@ -843,8 +843,8 @@ backends:
 
 func TestValidate(t *testing.T) {
 	cfg := Default()
-	cfg.Backends["ok"] = Backend{Name: "ok", Command: "srv", Timeout: time.Second, MaxConcurrentCalls: 1}
-	cfg.Backends["bad"] = Backend{Name: "bad", Transport: TransportSSE, Timeout: time.Second, MaxConcurrentCalls: 1}
+	cfg.Backends["ok"] = Backend{Name: "ok", Command: "srv", Timeout: time.Second, MaxConcurrentCalls: 1, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions}
+	cfg.Backends["bad"] = Backend{Name: "bad", Transport: TransportSSE, Timeout: time.Second, MaxConcurrentCalls: 1, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions}
 	cfg.Sandbox.MaxHeapMB = 1
 	err := cfg.Validate()
 	ps := problemsOf(t, err)
@@ -861,7 +861,7 @@ func TestValidate(t *testing.T) {
 // TestBackendValidate: one backend is held to the rules Config.Validate
 // applies to each of a configuration's backends, under the same keys.
 func TestBackendValidate(t *testing.T) {
-	if err := (Backend{Name: "ok", Command: "srv", Timeout: time.Second, MaxConcurrentCalls: 1}).Validate(); err != nil {
+	if err := (Backend{Name: "ok", Command: "srv", Timeout: time.Second, MaxConcurrentCalls: 1, Sessions: SessionsAuto, MaxSessions: 1}).Validate(); err != nil {
 		t.Errorf("valid backend: %v", err)
 	}
 	bad := Backend{Name: "bad", Transport: TransportSSE, Command: "srv", Timeout: time.Second, MaxConcurrentCalls: 2000}

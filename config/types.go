@@ -132,6 +132,30 @@ const (
 // ToolNameModes lists the valid values of server.tool_names.
 var ToolNameModes = []ToolNames{ToolNamesPrefixed, ToolNamesBare, ToolNamesAuto}
 
+// Sessions selects when a client gets a backend session of its own
+// (backends.<name>.sessions).
+type Sessions string
+
+// The values of backends.<name>.sessions.
+const (
+	// SessionsAuto gives a client its own backend session when the shared
+	// one cannot carry what the backend may ask it: a client on a protocol
+	// version before 2026-07-28 that declares sampling or elicitation,
+	// while the shared session speaks 2026-07-28 (where a backend may not
+	// send those requests during a call). Every other client shares.
+	SessionsAuto Sessions = "auto"
+	// SessionsShared makes every client share the one supervised session
+	// (a backend's requests go to the client whose call is in flight).
+	SessionsShared Sessions = "shared"
+	// SessionsPerClient gives every client session a backend session of
+	// its own, on the client's protocol version and declaring only the
+	// client's capabilities.
+	SessionsPerClient Sessions = "per_client"
+)
+
+// SessionModes lists the valid values of backends.<name>.sessions.
+var SessionModes = []Sessions{SessionsAuto, SessionsShared, SessionsPerClient}
+
 // StoreConfig configures the shared state store.
 type StoreConfig struct {
 	// RedisURL, such as "redis://127.0.0.1:6379/0", keeps stored results,
@@ -217,6 +241,14 @@ type Backend struct {
 	// priorities the first in configuration order (backend names sorted)
 	// does. Default 0.
 	Priority int `koanf:"priority"`
+	// Sessions says when a client gets a backend session of its own
+	// instead of the one every client shares: SessionsAuto (the default),
+	// SessionsShared or SessionsPerClient.
+	Sessions Sessions `koanf:"sessions"`
+	// MaxSessions bounds the clients' own sessions open on this backend
+	// at once (each is a process of its own for a stdio backend). Default
+	// 16.
+	MaxSessions int `koanf:"max_sessions"`
 	// Disabled backends are configured but not started.
 	Disabled bool `koanf:"disabled"`
 	// Tools says which of the backend's tools programs may reach.
@@ -366,6 +398,8 @@ const (
 	DefaultBackendTimeout = 30 * time.Second
 	// DefaultMaxConcurrentCalls is the default of Backend.MaxConcurrentCalls.
 	DefaultMaxConcurrentCalls = 8
+	// DefaultBackendMaxSessions is the default of Backend.MaxSessions.
+	DefaultBackendMaxSessions = 16
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
 	DefaultMaxToolCalls = 1000
 	// DefaultSessionIdleTimeout is the default of ServerConfig.SessionIdleTimeout.
@@ -436,6 +470,8 @@ func defaultBackend() Backend {
 	return Backend{
 		Timeout:            DefaultBackendTimeout,
 		MaxConcurrentCalls: DefaultMaxConcurrentCalls,
+		Sessions:           SessionsAuto,
+		MaxSessions:        DefaultBackendMaxSessions,
 	}
 }
 

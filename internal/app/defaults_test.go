@@ -31,6 +31,7 @@ func TestLibraryDefaultsAreConfigs(t *testing.T) {
 		{"sandbox.output.result_store_bytes", int64(resultstore.DefaultMaxBytes), d.Sandbox.Output.ResultStoreBytes},
 		{"backends.<name>.timeout", backend.DefaultTimeout, config.DefaultBackendTimeout},
 		{"backends.<name>.max_concurrent_calls", backend.DefaultMaxConcurrentCalls, config.DefaultMaxConcurrentCalls},
+		{"backends.<name>.max_sessions", backend.DefaultMaxSessions, config.DefaultBackendMaxSessions},
 	} {
 		if c.library != c.conf {
 			t.Errorf("%s: the library's default is %v, config's %v", c.name, c.library, c.conf)

@@ -55,6 +55,8 @@ type backend struct {
 	lastAttempt    time.Time   // when the last failed attempt ended
 	nextRetry      time.Time   // when the supervisor attempts again by itself (zero: not waiting)
 	changed        chan struct{}
+	own            map[string]*ownSession // clients' own sessions, by caller key (own.go)
+	life           context.Context        // the supervisor's: ends with the backend
 }
 
 // conn is one established session with a backend.
@@ -77,6 +79,10 @@ type conn struct {
 	brokenErr atomic.Pointer[string]
 
 	notices notices // progress and log notifications read and handled
+
+	// owner is the key of the client whose own session this is (own.go);
+	// "" for the shared, supervised session.
+	owner string
 }
 
 func (c *conn) alive() bool {
@@ -100,6 +106,12 @@ func newBackend(m *Manager, spec Spec) *backend {
 	}
 	if spec.MaxConcurrentCalls <= 0 {
 		spec.MaxConcurrentCalls = DefaultMaxConcurrentCalls
+	}
+	if spec.Sessions == "" {
+		spec.Sessions = config.SessionsAuto
+	}
+	if spec.MaxSessions <= 0 {
+		spec.MaxSessions = DefaultMaxSessions
 	}
 	spec.Args = slices.Clone(spec.Args)
 	spec.Tags = slices.Clone(spec.Tags)
@@ -171,6 +183,8 @@ func (b *backend) status() Status {
 		Errors:      b.errs.Load(),
 		InFlight:    len(b.sem),
 		Queued:      int(b.queued.Load()),
+
+		ClientSessions: len(b.own),
 	}
 	if c := b.conn; c != nil {
 		s.ConnectedAt = c.connectedAt

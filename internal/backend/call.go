@@ -20,7 +20,7 @@ import (
 // connection (waiting up to StartWait for it).
 func (b *backend) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	for attempt := 0; ; attempt++ {
-		c, err := b.awaitReady(ctx)
+		c, err := b.session(ctx)
 		if err != nil {
 			return nil, err
 		}

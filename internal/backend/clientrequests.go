@@ -22,29 +22,58 @@ type ClientRequests interface {
 	ElicitationComplete(backend string, p *mcp.ElicitationCompleteParams)
 }
 
-// clientCapabilities are the client capabilities declared to backends:
-// none without [Options.ClientRequests]; with it sampling (with tools),
-// elicitation (form and url) and roots (without listChanged), whatever the
-// clients connected later declare: the handshake happens once per backend
-// connection, before any client is known. A request a calling client
-// cannot answer gets an error.
-func (b *backend) clientCapabilities() *mcp.ClientCapabilities {
-	if b.opts.ClientRequests == nil {
+// sessionProfile is what one backend session declares about its client,
+// and where the session's requests and log messages go.
+type sessionProfile struct {
+	version  string                  // protocol version asked for; "" the newest both speak
+	caps     *mcp.ClientCapabilities // nil: none
+	requests ClientRequests          // nil: none routed
+	onLog    func(backend string, p *mcp.LoggingMessageParams)
+	// shared marks the supervised session every client shares: it
+	// reports list changes and resource updates.
+	shared bool
+}
+
+// capabilities returns the client capabilities the session declares:
+// none when no requests are routed.
+func (p sessionProfile) capabilities() *mcp.ClientCapabilities {
+	if p.requests == nil || p.caps == nil {
 		return &mcp.ClientCapabilities{}
 	}
-	return &mcp.ClientCapabilities{
-		RootsV2:     &mcp.RootCapabilities{},
-		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}},
-		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	return p.caps
+}
+
+// sharedProfile is the profile of the session every client shares. It
+// declares sampling (with tools), elicitation (form and url) and roots
+// (without listChanged) when [Options.ClientRequests] routes them, whatever
+// the clients connected later declare: its handshake happens before any
+// client is known (a request a calling client cannot answer gets an
+// error). It pins the backend's protocol version when the spec asks for
+// one; otherwise the backend and the gateway agree on the newest both
+// speak. A session on 2025-11-25 or older may send sampling, elicitation
+// and roots requests during a call (routed to the calling client); on
+// 2026-07-28 the go-sdk forbids them and input requests travel inside
+// results instead. A client whose requests the shared session cannot carry
+// gets a session of its own (own.go).
+func (b *backend) sharedProfile() sessionProfile {
+	return sessionProfile{
+		version: b.spec.ProtocolVersion,
+		caps: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{},
+			Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		requests: b.opts.ClientRequests,
+		onLog:    b.opts.OnLog,
+		shared:   true,
 	}
 }
 
 // routeClientRequests sets the handlers that route a backend's requests to
-// clients on opts, and returns the session options of the connection.
-func (b *backend) routeClientRequests(client *mcp.ClientOptions) (addTo func(*mcp.Client), sess *mcp.ClientSessionOptions) {
-	cr := b.opts.ClientRequests
+// cr on client options, and returns what adds the rest to the client.
+func (b *backend) routeClientRequests(client *mcp.ClientOptions, cr ClientRequests) (addTo func(*mcp.Client)) {
 	if cr == nil {
-		return func(*mcp.Client) {}, b.sessionOptions()
+		return func(*mcp.Client) {}
 	}
 	name := b.spec.Name
 	client.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
@@ -73,20 +102,5 @@ func (b *backend) routeClientRequests(client *mcp.ClientOptions) (addTo func(*mc
 			return next(ctx, method, req)
 		}
 	}
-	return func(c *mcp.Client) { c.AddReceivingMiddleware(route) }, b.sessionOptions()
-}
-
-// sessionOptions pins the backend's protocol version when its spec asks
-// for one; otherwise the backend and the gateway agree on the newest both
-// speak. A backend session on 2025-11-25 or older may send sampling,
-// elicitation and roots requests during a call (routed to the calling
-// client); on 2026-07-28 the go-sdk forbids them and input requests travel
-// inside results instead. One backend session serves clients of every
-// era, so the backend's version, not the client's, decides which of the
-// two a backend can use (one session per client era is future work).
-func (b *backend) sessionOptions() *mcp.ClientSessionOptions {
-	if b.spec.ProtocolVersion == "" {
-		return nil
-	}
-	return &mcp.ClientSessionOptions{ProtocolVersion: b.spec.ProtocolVersion}
+	return func(c *mcp.Client) { c.AddReceivingMiddleware(route) }
 }

@@ -36,70 +36,9 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 		return nil, b.annotate(err)
 	}
 
-	t, err := b.newTransport(cctx, c)
-	if err != nil {
+	if err := b.openSession(cctx, c, b.sharedProfile()); err != nil {
 		return fail(err)
 	}
-	if c.proc != nil {
-		// Timeout or shutdown while connecting: kill the child so that the
-		// SDK's pending reads and writes fail promptly.
-		stop := context.AfterFunc(cctx, func() { c.proc.signal(sigKill) })
-		defer stop()
-	}
-
-	copts := &mcp.ClientOptions{
-		Logger: sdklog.Demote(b.log), // session lifecycle at DEBUG
-		// Client features (sampling, elicitation, roots) only when they
-		// are routed to clients (see clientrequests.go).
-		Capabilities: b.clientCapabilities(),
-		// A backend's InputRequiredResult (SEP-2322) comes back as it is:
-		// passthrough hands it to the client, whose retry continues the
-		// call (see surface/inputrequests.go); the gateway answers nothing
-		// itself.
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			poke(b.refresh)
-		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			defer c.notices.noteHandled()
-			if f := b.opts.OnProgress; f != nil && req.Params != nil {
-				f(b.spec.Name, req.Params)
-			}
-		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			defer c.notices.noteHandled()
-			if f := b.opts.OnLog; f != nil && req.Params != nil {
-				f(b.spec.Name, req.Params)
-			}
-		},
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			if f := b.opts.OnListChanged; f != nil {
-				f(b.spec.Name)
-			}
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			if f := b.opts.OnListChanged; f != nil {
-				f(b.spec.Name)
-			}
-		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if f := b.opts.OnResourceUpdated; f != nil && req.Params != nil {
-				f(b.spec.Name, req.Params)
-			}
-		},
-	}
-	addRouting, sessOpts := b.routeClientRequests(copts)
-	client := mcp.NewClient(b.opts.ClientInfo, copts)
-	addRouting(client)
-	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: lifeCtx, b: b, notices: &c.notices}, sessOpts)
-	if err != nil {
-		return fail(fmt.Errorf("connecting: %w", err))
-	}
-	c.sess = sess
-	go func() {
-		c.waitErr = sess.Wait()
-		close(c.done)
-	}()
 
 	// Notifications that arrived during the handshake are covered by the
 	// list we are about to fetch.
@@ -107,7 +46,9 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	case <-b.refresh:
 	default:
 	}
-	b.askForLogs(cctx, c)
+	if b.opts.OnLog != nil {
+		b.askForLogs(cctx, c)
+	}
 	tools, err := b.listTools(cctx, c)
 	if err == nil && !stopLife() {
 		err = cctx.Err() // timed out just now; lifeCtx is already cancelled
@@ -135,6 +76,84 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	})
 	b.log.Info("backend connected", slog.Int("tools", len(tools)), slog.Int("pid", c.proc.pid()))
 	return c, nil
+}
+
+// openSession starts or dials the backend for c (whose ctx is the
+// connection's lifetime) and initialises an MCP session on it as profile
+// says. On error the caller tears c down.
+func (b *backend) openSession(cctx context.Context, c *conn, p sessionProfile) error {
+	t, err := b.newTransport(cctx, c)
+	if err != nil {
+		return err
+	}
+	if c.proc != nil {
+		// Timeout or shutdown while connecting: kill the child so that the
+		// SDK's pending reads and writes fail promptly.
+		stop := context.AfterFunc(cctx, func() { c.proc.signal(sigKill) })
+		defer stop()
+	}
+	copts := &mcp.ClientOptions{
+		Logger: sdklog.Demote(b.log), // session lifecycle at DEBUG
+		// Client features (sampling, elicitation, roots) only when they
+		// are routed to clients (see clientrequests.go).
+		Capabilities: p.capabilities(),
+		// A backend's InputRequiredResult (SEP-2322) comes back as it is:
+		// passthrough hands it to the client, whose retry continues the
+		// call (see surface/inputrequests.go); the gateway answers nothing
+		// itself.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			defer c.notices.noteHandled()
+			if f := b.opts.OnProgress; f != nil && req.Params != nil {
+				f(b.spec.Name, req.Params)
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			defer c.notices.noteHandled()
+			if p.onLog != nil && req.Params != nil {
+				p.onLog(b.spec.Name, req.Params)
+			}
+		},
+	}
+	if p.shared {
+		// Changes and updates concern every client: the shared session
+		// reports them (a client's own session would repeat them).
+		copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+			poke(b.refresh)
+		}
+		copts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) {
+			if f := b.opts.OnListChanged; f != nil {
+				f(b.spec.Name)
+			}
+		}
+		copts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
+			if f := b.opts.OnListChanged; f != nil {
+				f(b.spec.Name)
+			}
+		}
+		copts.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if f := b.opts.OnResourceUpdated; f != nil && req.Params != nil {
+				f(b.spec.Name, req.Params)
+			}
+		}
+	}
+	addRouting := b.routeClientRequests(copts, p.requests)
+	client := mcp.NewClient(b.opts.ClientInfo, copts)
+	addRouting(client)
+	var sessOpts *mcp.ClientSessionOptions
+	if p.version != "" {
+		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: p.version}
+	}
+	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: c.ctx, b: b, notices: &c.notices}, sessOpts)
+	if err != nil {
+		return fmt.Errorf("connecting: %w", err)
+	}
+	c.sess = sess
+	go func() {
+		c.waitErr = sess.Wait()
+		close(c.done)
+	}()
+	return nil
 }
 
 // lifetimeTransport passes a connection-lifetime context to the wrapped
@@ -292,14 +311,11 @@ func (b *backend) announceCachedTools() {
 // client's own logging/setLevel decides what it receives.
 const BackendLogLevel mcp.LoggingLevel = "debug"
 
-// askForLogs sends logging/setLevel to a backend that announces logging,
-// when its messages are wanted. A go-sdk server sends no message until a
+// askForLogs sends logging/setLevel to a backend that announces logging
+// (called when its messages are wanted). A go-sdk server sends no message until a
 // level is set (logging is deprecated in 2026-07-28, but what backends
 // speak today). A failure only costs the backend's log messages.
 func (b *backend) askForLogs(ctx context.Context, c *conn) {
-	if b.opts.OnLog == nil {
-		return
-	}
 	if ir := c.sess.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
 		return
 	}

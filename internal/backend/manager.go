@@ -357,8 +357,9 @@ func (m *Manager) waitHealthy(ctx context.Context, name string) error {
 
 // Session waits (like a tool call) until the named backend is connected and
 // returns its current MCP client session, for requests other than tool
-// calls (prompts, resources). The session may end at any time; callers
-// treat its errors like a failed call.
+// calls (prompts, resources): the shared one, or the caller's own when ctx
+// carries a [Caller] that gets one (see [WithCaller]). The session may end
+// at any time; callers treat its errors like a failed call.
 func (m *Manager) Session(ctx context.Context, backend string) (*mcp.ClientSession, error) {
 	b := m.current().backends[backend]
 	if b == nil {
@@ -367,7 +368,7 @@ func (m *Manager) Session(ctx context.Context, backend string) (*mcp.ClientSessi
 	if m.isClosed() {
 		return nil, fmt.Errorf("backend %q: %w", backend, ErrClosed)
 	}
-	c, err := b.awaitReady(ctx)
+	c, err := b.session(ctx)
 	if err != nil {
 		return nil, err
 	}

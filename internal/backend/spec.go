@@ -298,6 +298,9 @@ type Status struct {
 	// the number waiting for one.
 	InFlight int `json:"in_flight"`
 	Queued   int `json:"queued"`
+	// ClientSessions is the number of clients' own sessions open (or
+	// opening) on the backend besides the shared one ([Spec.Sessions]).
+	ClientSessions int `json:"client_sessions"`
 }
 
 // InMemory returns the spec of a "custom" backend served by an in-process

@@ -17,6 +17,8 @@ import (
 // back off, reconnect, until ctx is cancelled.
 func (b *backend) run(ctx context.Context) {
 	defer close(b.done)
+	defer b.closeOwn() // after the state is Stopped: no new ones
+	b.update(func() { b.life = ctx })
 	defer b.update(func() {
 		b.state = StateStopped
 		b.conn = nil
@@ -276,7 +278,18 @@ func (b *backend) teardown(c *conn) {
 // out of time.
 func (b *backend) forceKill() {
 	b.mu.Lock()
-	p := b.proc
+	procs := []*procHandle{b.proc}
+	for _, s := range b.own {
+		select {
+		case <-s.ready:
+			if s.c != nil {
+				procs = append(procs, s.c.proc)
+			}
+		default:
+		}
+	}
 	b.mu.Unlock()
-	p.signal(sigKill)
+	for _, p := range procs {
+		p.signal(sigKill)
+	}
 }

@@ -30,9 +30,11 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 		cmd.WaitDelay = b.opts.KillAfter
 		setProcAttrs(cmd)
 		c.proc = &procHandle{cmd: cmd}
-		b.mu.Lock()
-		b.proc = c.proc
-		b.mu.Unlock()
+		if c.owner == "" {
+			b.mu.Lock()
+			b.proc = c.proc
+			b.mu.Unlock()
+		}
 		return &stdioTransport{
 			inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: b.opts.KillAfter},
 			proc:  c.proc,

@@ -6,12 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/backend"
 )
+
+// outOfCallWait bounds a request a backend sends a client on the client's
+// own session while none of its calls is in flight (roots/list as the
+// session starts).
+const outOfCallWait = 30 * time.Second
 
 // maxURLElicitations bounds the "url" elicitations remembered for their
 // notifications/elicitation/complete.
@@ -60,22 +66,40 @@ var _ backend.ClientRequests = (*clientRequests)(nil)
 // it to backend.Options.ClientRequests).
 func (sf *Surface) ClientRequests() backend.ClientRequests { return &sf.clientReqs }
 
-// caller finds the passthrough call a backend's request belongs to, with a
-// context for the request to the client: the call's, ended by the end of
-// ctx (the backend's request) too.
-func (cr *clientRequests) caller(ctx context.Context, backendName, method string) (*inFlight, context.Context, context.CancelFunc, error) {
+// caller finds the call a backend's request belongs to, with a context
+// for the request to the client: the call's, ended by the end of ctx (the
+// backend's request) too. only, when set, is the one client the backend
+// session serves (its own session): any of its calls in flight will do,
+// and with none (a backend asking for roots as its session starts) the
+// request goes to that client outside any call, bounded by
+// outOfCallWait.
+func (cr *clientRequests) caller(ctx context.Context, backendName, method string, only *mcp.ServerSession) (_ *inFlight, _ context.Context, _ context.CancelFunc, err error) {
 	f := cr.f
+	outside := func() {}
 	f.mu.Lock()
 	var c *inFlight
 	ambiguous := false
-	for x := range f.calls[backendName] {
-		if c != nil && x.session != c.session {
-			ambiguous = true
+	if only != nil {
+		c = f.callOfLocked(only, backendName)
+	} else {
+		for x := range f.calls[backendName] {
+			if c != nil && x.session != c.session {
+				ambiguous = true
+			}
+			c = x
 		}
-		c = x
 	}
 	f.mu.Unlock()
 	switch {
+	case c == nil && only != nil:
+		octx, ocancel := context.WithTimeout(context.Background(), outOfCallWait)
+		c = &inFlight{backend: backendName, session: only, ctx: octx}
+		defer func() {
+			if err != nil {
+				ocancel()
+			}
+		}()
+		outside = ocancel
 	case c == nil:
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("isogate: %s has no passthrough call in flight on backend %q to route it to", method, backendName)}
@@ -90,7 +114,7 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 	rctx, cancel := context.WithCancel(c.ctx)
 	stop := context.AfterFunc(ctx, cancel)
 	cr.f.logger.Debug("routing a backend request to the calling client", slog.String("backend", backendName), slog.String("method", method))
-	return c, rctx, func() { stop(); cancel() }, nil
+	return c, rctx, func() { stop(); cancel(); outside() }, nil
 }
 
 // clientCaps returns the capabilities the session declared (never nil).
@@ -123,8 +147,17 @@ func clientError(method string, err error) error {
 
 // CreateMessage implements backend.ClientRequests.
 func (cr *clientRequests) CreateMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	return cr.createMessage(ctx, backendName, p, nil)
+}
+
+// CreateMessage implements backend.ClientRequests.
+func (r sessionRequests) CreateMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	return r.cr.createMessage(ctx, backendName, p, r.only)
+}
+
+func (cr *clientRequests) createMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams, only *mcp.ServerSession) (*mcp.CreateMessageWithToolsResult, error) {
 	const method = "sampling/createMessage"
-	c, rctx, done, err := cr.caller(ctx, backendName, method)
+	c, rctx, done, err := cr.caller(ctx, backendName, method, only)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +178,17 @@ func (cr *clientRequests) CreateMessage(ctx context.Context, backendName string,
 
 // Elicit implements backend.ClientRequests.
 func (cr *clientRequests) Elicit(ctx context.Context, backendName string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return cr.elicit(ctx, backendName, p, nil)
+}
+
+// Elicit implements backend.ClientRequests.
+func (r sessionRequests) Elicit(ctx context.Context, backendName string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return r.cr.elicit(ctx, backendName, p, r.only)
+}
+
+func (cr *clientRequests) elicit(ctx context.Context, backendName string, p *mcp.ElicitParams, only *mcp.ServerSession) (*mcp.ElicitResult, error) {
 	const method = "elicitation/create"
-	c, rctx, done, err := cr.caller(ctx, backendName, method)
+	c, rctx, done, err := cr.caller(ctx, backendName, method, only)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +221,17 @@ func (cr *clientRequests) Elicit(ctx context.Context, backendName string, p *mcp
 // alike), so the request is always sent: a client without roots answers
 // it with an error, which the backend receives.
 func (cr *clientRequests) ListRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return cr.listRoots(ctx, backendName, p, nil)
+}
+
+// ListRoots implements backend.ClientRequests.
+func (r sessionRequests) ListRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return r.cr.listRoots(ctx, backendName, p, r.only)
+}
+
+func (cr *clientRequests) listRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams, only *mcp.ServerSession) (*mcp.ListRootsResult, error) {
 	const method = "roots/list"
-	c, rctx, done, err := cr.caller(ctx, backendName, method)
+	c, rctx, done, err := cr.caller(ctx, backendName, method, only)
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +242,20 @@ func (cr *clientRequests) ListRoots(ctx context.Context, backendName string, p *
 	}
 	return res, nil
 }
+
+// ElicitationComplete implements backend.ClientRequests.
+func (r sessionRequests) ElicitationComplete(backendName string, p *mcp.ElicitationCompleteParams) {
+	r.cr.ElicitationComplete(backendName, p)
+}
+
+// sessionRequests routes the requests of one client's own backend
+// sessions (backend.Caller) to that client.
+type sessionRequests struct {
+	cr   *clientRequests
+	only *mcp.ServerSession
+}
+
+var _ backend.ClientRequests = sessionRequests{}
 
 // ElicitationComplete implements backend.ClientRequests: the notification
 // goes to the session that received the "url" elicitation (even after the

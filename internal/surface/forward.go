@@ -142,11 +142,7 @@ func (f *forwarder) progress(backendName string, p *mcp.ProgressNotificationPara
 // session's logging level applies (ServerSession.Log). Every message is
 // also logged by the gateway at DEBUG.
 func (f *forwarder) log(backendName string, p *mcp.LoggingMessageParams) {
-	msg := *p
-	msg.Logger = backendName
-	if p.Logger != "" {
-		msg.Logger = backendName + "/" + p.Logger
-	}
+	msg := tagLog(backendName, p)
 	f.logger.Debug("backend log message", slog.String("backend", backendName),
 		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.Any("data", p.Data))
 
@@ -160,17 +156,101 @@ func (f *forwarder) log(backendName string, p *mcp.LoggingMessageParams) {
 	f.mu.Unlock()
 	if len(bySession) > 0 {
 		for _, c := range bySession {
-			c.send(func(ctx context.Context) error { return c.session.Log(ctx, &msg) })
+			c.send(func(ctx context.Context) error { return c.session.Log(ctx, msg) })
 		}
 		return
 	}
 	for _, s := range f.servers() {
 		for ss := range s.Sessions() {
 			ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
-			_ = ss.Log(ctx, &msg)
+			_ = ss.Log(ctx, msg)
 			cancel()
 		}
 	}
+}
+
+// callOfLocked returns a call of ss in flight, one on backendName if there
+// is one (else any: a program's run counts, see beginRun), or nil. f.mu
+// must be held.
+func (f *forwarder) callOfLocked(ss *mcp.ServerSession, backendName string) *inFlight {
+	var any *inFlight
+	for name, set := range f.calls {
+		for c := range set {
+			if c.session != ss {
+				continue
+			}
+			if name == backendName {
+				return c
+			}
+			any = c
+		}
+	}
+	return any
+}
+
+// beginRun registers a program's run (call_tool_chain, run_code) of ss
+// until end is called: requests and log messages of the client's own
+// backend sessions travel on its request while it runs.
+func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession) (end func()) {
+	if ss == nil {
+		return func() {}
+	}
+	c := &inFlight{backend: runKey, ctx: ctx, session: ss}
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]map[*inFlight]bool{}
+	}
+	if f.calls[runKey] == nil {
+		f.calls[runKey] = map[*inFlight]bool{}
+	}
+	f.calls[runKey][c] = true
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		if set := f.calls[runKey]; set != nil {
+			delete(set, c)
+			if len(set) == 0 {
+				delete(f.calls, runKey)
+			}
+		}
+		f.mu.Unlock()
+		c.mu.Lock()
+		c.ended = true
+		c.mu.Unlock()
+	}
+}
+
+// runKey files programs' runs among the calls in flight (no backend has
+// an empty name).
+const runKey = ""
+
+// logTo forwards a message of a client's own backend session to that
+// client: on a request of its in flight if there is one.
+func (f *forwarder) logTo(ss *mcp.ServerSession, backendName string, p *mcp.LoggingMessageParams) {
+	msg := tagLog(backendName, p)
+	f.logger.Debug("backend log message", slog.String("backend", backendName), slog.String("client", ss.ID()),
+		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.Any("data", p.Data))
+	f.mu.Lock()
+	c := f.callOfLocked(ss, backendName)
+	f.mu.Unlock()
+	if c != nil {
+		c.send(func(ctx context.Context) error { return ss.Log(ctx, msg) })
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	_ = ss.Log(ctx, msg)
+}
+
+// tagLog returns p with the backend's name in its logger: "<backend>" or
+// "<backend>/<logger>".
+func tagLog(backendName string, p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
+	msg := *p
+	msg.Logger = backendName
+	if p.Logger != "" {
+		msg.Logger = backendName + "/" + p.Logger
+	}
+	return &msg
 }
 
 // send runs notify with the call's context (bounded by forwardTimeout)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backend"
 )
 
 // requestKeyHeader carries the key of the HTTP request a message arrived in
@@ -100,12 +101,12 @@ func (t *sessionTracker) Len() int {
 // every other session is busy and ss cannot be admitted. Requests of
 // sessions that never initialized (the 2026-07-28 protocol's per-request
 // sessions) are not tracked.
-func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool) (victim *mcp.ServerSession, full bool) {
+func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool) (victim *mcp.ServerSession, full, tracked bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	use, ok := t.sessions[ss]
 	if !ok && !initialize {
-		return nil, false
+		return nil, false, false
 	}
 	if !ok {
 		if len(t.sessions) >= t.max {
@@ -115,7 +116,7 @@ func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool) (victim *
 				}
 			}
 			if victim == nil {
-				return nil, true
+				return nil, true, false
 			}
 			delete(t.sessions, victim)
 		}
@@ -132,7 +133,7 @@ func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool) (victim *
 	}
 	use.inflight++
 	use.last = time.Now()
-	return victim, false
+	return victim, false, true
 }
 
 func (t *sessionTracker) end(ss *mcp.ServerSession) {
@@ -151,7 +152,7 @@ func (sf *Surface) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		// Notifications do not count as use: the go-sdk handles them after
 		// their POST was answered, in no fixed order with requests.
 		if ss != nil && !strings.HasPrefix(method, "notifications/") {
-			victim, full := sf.sessions.begin(ss, method == "initialize")
+			victim, full, tracked := sf.sessions.begin(ss, method == "initialize")
 			if full {
 				return nil, fmt.Errorf("too many sessions in use (server.max_sessions = %d)", sf.sessions.max)
 			}
@@ -161,6 +162,12 @@ func (sf *Surface) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				_ = victim.Close()
 			}
 			defer sf.sessions.end(ss)
+			if tracked {
+				// The client's own backend sessions, where it gets them.
+				if c := sf.callerOf(ss); c != nil {
+					ctx = backend.WithCaller(ctx, c)
+				}
+			}
 		}
 		if method == "tools/call" {
 			var stop func()

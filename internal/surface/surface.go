@@ -107,6 +107,7 @@ type Surface struct {
 	collisions  *nameCollisions
 	forward     forwarder      // backend progress and logs to the calling client
 	clientReqs  clientRequests // backend requests to the calling client
+	callers     callers        // each client session's backend.Caller
 
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 }
@@ -135,6 +136,9 @@ func New(p Parts, opts Options) *Surface {
 	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.forward = forwarder{logger: opts.Logger, servers: sf.allServers}
 	sf.clientReqs = clientRequests{f: &sf.forward}
+	if p.Backends != nil {
+		sf.callers.release = p.Backends.Release
+	}
 	sf.servers = map[config.Expose]*mcp.Server{}
 	for _, e := range config.Exposes {
 		sf.servers[e] = sf.newServer(e)
