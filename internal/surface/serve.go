@@ -39,10 +39,13 @@ var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback addre
 // the Origin check and the bearer token (both before the body is read),
 // plus /healthz, /readyz and /metrics.
 func (sf *Surface) HTTPHandler() http.Handler {
-	mcpHandler := mcp.NewStreamableHTTPHandler(sf.serverForRequest,
-		&mcp.StreamableHTTPOptions{Logger: sf.logger, PropagateRequestCancellation: true,
-			SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless})
-	var h http.Handler = sf.requests.link(mcpHandler)
+	hopts := &mcp.StreamableHTTPOptions{Logger: sf.logger, PropagateRequestCancellation: true,
+		SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless}
+	if !sf.opts.Stateless {
+		hopts.EventStore = newResumeStore() // resumable streams (resume.go)
+	}
+	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
+	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
 	h = requireToken(sf.opts.AuthToken, h)
 	h = checkOrigin(sf.opts.AllowedOrigins, h)

@@ -43,18 +43,31 @@ import (
 // gets a prompt by name fails through it (see expected-failures.txt).
 const toolNames = "auto"
 
-// eras are the protocol versions the suite is run at, each against the
-// server mode the version is specified for: 2025-11-25 with sessions,
-// 2026-07-28 stateless. The go-sdk server passes every scenario of an era
-// in its own mode and fails some in the other, so like is compared with like.
+// eras are the protocol versions the suite is run at, each against both
+// server modes: with sessions and stateless. The go-sdk server passes every
+// scenario of an era in the mode the version is specified for (2025-11-25
+// with sessions, 2026-07-28 stateless) and fails some in the other; the
+// ratchet compares like with like (what passes directly must pass through
+// isogate in the same mode).
 var eras = []era{
 	{version: "2025-11-25", stateless: false},
+	{version: "2025-11-25", stateless: true},
 	{version: "2026-07-28", stateless: true},
+	{version: "2026-07-28", stateless: false},
 }
 
 type era struct {
 	version   string
 	stateless bool
+}
+
+// label names an era and mode in expected-failures.txt and the report:
+// "2025-11-25/sessions", "2026-07-28/stateless".
+func (e era) label() string {
+	if e.stateless {
+		return e.version + "/stateless"
+	}
+	return e.version + "/sessions"
 }
 
 // suite is the conformance suite's scenario set: "all" includes the pending
@@ -115,7 +128,7 @@ func TestServerConformance(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			name := fmt.Sprintf("%s-%s", j.era.version, target(j.through))
+			name := fmt.Sprintf("%s-%s-%s", j.era.version, mode(j.era.stateless), target(j.through))
 			dir := filepath.Join(tmp, name)
 			var url string
 			var stop func()
@@ -144,24 +157,31 @@ func TestServerConformance(t *testing.T) {
 	}
 
 	var table strings.Builder
-	fmt.Fprintf(&table, "%-11s %-10s %-16s %-16s %s\n", "era", "scenarios", "direct passing", "isogate passing", "run time direct / isogate")
+	fmt.Fprintf(&table, "%-21s %-10s %-16s %-16s %s\n", "era", "scenarios", "direct passing", "isogate passing", "run time direct / isogate")
 	for k, e := range eras {
 		direct, through := results[2*k], results[2*k+1]
-		problems, notes := compare(e.version, direct, through, expected[e.version])
+		problems, notes := compare(e.label(), direct, through, expected[e.label()])
 		for _, n := range notes {
 			t.Log(n)
 		}
 		for _, p := range problems {
 			t.Error(p)
 		}
-		delete(expected, e.version)
-		fmt.Fprintf(&table, "%-11s %-10d %-16d %-16d %s / %s\n", e.version, len(direct),
+		delete(expected, e.label())
+		fmt.Fprintf(&table, "%-21s %-10d %-16d %-16d %s / %s\n", e.label(), len(direct),
 			passing(direct), passing(through), durations[2*k].Round(100*time.Millisecond), durations[2*k+1].Round(100*time.Millisecond))
 	}
 	for v := range expected {
 		t.Errorf("expected-failures.txt: era %s is not run", v)
 	}
 	t.Logf("MCP conformance suite (server scenarios, suite %q), go-sdk everything-server directly and behind isogate:\n%s", suite, table.String())
+}
+
+func mode(stateless bool) string {
+	if stateless {
+		return "stateless"
+	}
+	return "sessions"
 }
 
 func target(through bool) string {
@@ -477,7 +497,7 @@ func readExpected(path string) (map[string]map[string]string, error) {
 		}
 		f := strings.Fields(line)
 		if len(f) < 3 {
-			return nil, fmt.Errorf("%s:%d: want `<era> <scenario> <reason>`, got %q", path, n+1, line)
+			return nil, fmt.Errorf("%s:%d: want `<era>/<mode> <scenario> <reason>`, got %q", path, n+1, line)
 		}
 		if out[f[0]] == nil {
 			out[f[0]] = map[string]string{}
