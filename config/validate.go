@@ -220,8 +220,10 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 	c.durationBetween(key+".timeout", b.Timeout, 24*time.Hour)
 	c.between(key+".max_concurrent_calls", int64(b.MaxConcurrentCalls), 1, 1024)
 	c.between(key+".priority", int64(b.Priority), -MaxPriority, MaxPriority)
-	c.oneOf(key+".sessions", string(b.Sessions), string(SessionsAuto), string(SessionsShared), string(SessionsPerClient))
-	c.between(key+".max_sessions", int64(b.MaxSessions), 1, 1024)
+	if b.Sessions != "" { // zero: the default
+		c.oneOf(key+".sessions", string(b.Sessions), string(SessionsAuto), string(SessionsShared), string(SessionsPerClient))
+	}
+	c.between(key+".max_sessions", int64(b.MaxSessions), 0, 1024) // 0: the default
 	for _, k := range sortedKeys(b.Env) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			c.add(joinKey(key+".env", k), `not a valid environment variable name (must be non-empty, without "=")`)

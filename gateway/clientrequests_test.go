@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
@@ -290,7 +292,8 @@ func connectWithClient(t *testing.T, g *Gateway, opts *mcp.ClientOptions, versio
 // TestPassthroughClientRequestsWithoutCapability: a client that did not
 // declare sampling or elicitation, and a 2026-07-28 client (no
 // server-to-client requests), give the backend an error at once; the call
-// ends with it instead of hanging.
+// ends with it instead of hanging (for the 2026-07-28 client, with the
+// spec's missing-capability error).
 func TestPassthroughClientRequestsWithoutCapability(t *testing.T) {
 	g, _, _ := askGateway(t)
 	bare := connect(t, g, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}, "2025-11-25")
@@ -313,10 +316,16 @@ func TestPassthroughClientRequestsWithoutCapability(t *testing.T) {
 		t.Errorf("form elicitation of a form-only client: %q (error %v)", got, isErr)
 	}
 
+	// A 2026-07-28 client: the backend gets -32601, the client the
+	// spec's -32021 naming the capability.
 	a := &answering{label: "L"}
 	latest := connect(t, g, a.options()) // 2026-07-28
-	if got, isErr := askCall(t, latest, "ask__elicit", map[string]any{"who": "x"}); !isErr || !strings.Contains(got, "method not found") {
-		t.Errorf("elicitation for a 2026-07-28 client: %q (error %v)", got, isErr)
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
+	defer cancel()
+	_, err := latest.CallTool(ctx, &mcp.CallToolParams{Name: "ask__elicit", Arguments: map[string]any{"who": "x"}})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(string(rpc.Data), `"elicitation"`) {
+		t.Errorf("elicitation for a 2026-07-28 client: %v, want -32021 naming elicitation", err)
 	}
 	if got := a.asked(); len(got) != 0 {
 		t.Errorf("the 2026-07-28 client was asked %q", got)

@@ -141,6 +141,9 @@ type BackendStatus struct {
 	ToolsCached bool   // the tools come from the cache, not the live backend
 	Restarts    int    // connection attempts after the first one
 	LastError   string // the most recent failure, "" since a success
+	// ClientSessions counts the clients' own sessions open on the backend
+	// besides the shared one (backends.<name>.sessions).
+	ClientSessions int
 }
 
 // Backends returns the status of every backend, in configuration order.
@@ -148,7 +151,8 @@ func (g *Gateway) Backends() []BackendStatus {
 	var out []BackendStatus
 	for _, st := range g.app.Backends.Status() {
 		out = append(out, BackendStatus{Name: st.Name, Transport: st.Transport, State: st.State.String(),
-			ToolCount: st.ToolCount, ToolsCached: st.ToolsCached, Restarts: st.Restarts, LastError: st.LastError})
+			ToolCount: st.ToolCount, ToolsCached: st.ToolsCached, Restarts: st.Restarts, LastError: st.LastError,
+			ClientSessions: st.ClientSessions})
 	}
 	return out
 }

@@ -83,6 +83,11 @@ type conn struct {
 	// owner is the key of the client whose own session this is (own.go);
 	// "" for the shared, supervised session.
 	owner string
+
+	// callers counts the calls in flight on the connection by Caller
+	// (attribution.go).
+	callersMu sync.Mutex
+	callers   map[*Caller]int
 }
 
 func (c *conn) alive() bool {

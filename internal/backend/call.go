@@ -27,6 +27,12 @@ func (b *backend) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.Ca
 		// The SDK mutates params (arguments, _meta) per session: copy.
 		p := *params
 		p.Meta = cloneMeta(params.Meta)
+		if t, ok := ctx.Value(progressKey{}).(string); ok && p.Meta["progressToken"] == nil {
+			if p.Meta == nil {
+				p.Meta = mcp.Meta{}
+			}
+			p.Meta["progressToken"] = t
+		}
 		if noArguments(p.Arguments) {
 			p.Arguments = nil // the SDK sends {} instead of null
 		}
@@ -81,6 +87,9 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 		b.queued.Add(-1)
 		return nil, b.callError(ctx, tctx, c, tool, fmt.Errorf("waiting for a free call slot: %w", tctx.Err())), false
 	}
+	// What the backend asks or logs during the call goes to its caller
+	// when it is the only one with calls in flight (attribution.go).
+	defer c.enter(callerFrom(ctx))()
 	// The slot is released when the SDK call really returns, not when we
 	// give up on it, so a wedged backend cannot accumulate unbounded calls.
 	res, err := inBackground(tctx, func(ctx context.Context) (*mcp.CallToolResult, error) {

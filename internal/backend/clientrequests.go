@@ -55,7 +55,21 @@ func (p sessionProfile) capabilities() *mcp.ClientCapabilities {
 // 2026-07-28 the go-sdk forbids them and input requests travel inside
 // results instead. A client whose requests the shared session cannot carry
 // gets a session of its own (own.go).
-func (b *backend) sharedProfile() sessionProfile {
+func (b *backend) sharedProfile(c *conn) sessionProfile {
+	var requests ClientRequests
+	if b.opts.ClientRequests != nil {
+		requests = attributed{c: c, others: b.opts.ClientRequests}
+	}
+	var onLog func(string, *mcp.LoggingMessageParams)
+	if b.opts.OnLog != nil {
+		onLog = func(name string, p *mcp.LoggingMessageParams) {
+			if one := c.soleCaller(); one != nil && one.OnLog != nil {
+				one.OnLog(name, p)
+				return
+			}
+			b.opts.OnLog(name, p)
+		}
+	}
 	return sessionProfile{
 		version: b.spec.ProtocolVersion,
 		caps: &mcp.ClientCapabilities{
@@ -63,8 +77,8 @@ func (b *backend) sharedProfile() sessionProfile {
 			Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
-		requests: b.opts.ClientRequests,
-		onLog:    b.opts.OnLog,
+		requests: requests,
+		onLog:    onLog,
 		shared:   true,
 	}
 }

@@ -36,7 +36,7 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 		return nil, b.annotate(err)
 	}
 
-	if err := b.openSession(cctx, c, b.sharedProfile()); err != nil {
+	if err := b.openSession(cctx, c, b.sharedProfile(c)); err != nil {
 		return fail(err)
 	}
 

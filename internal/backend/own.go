@@ -68,6 +68,15 @@ func callerFrom(ctx context.Context) *Caller {
 	return c
 }
 
+type progressKey struct{}
+
+// WithProgressToken returns ctx carrying a progress token for the tool
+// calls made with it that carry none of their own (a program's calls: the
+// gateway maps the backends' progress to the run's).
+func WithProgressToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, progressKey{}, token)
+}
+
 // CodeBusy is the code of [ErrBusy].
 const CodeBusy v8sandbox.Code = "BACKEND_BUSY"
 

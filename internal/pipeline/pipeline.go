@@ -81,11 +81,12 @@ type Options struct {
 }
 
 // New returns the standard pipeline: policy → approval → record →
-// [Options.Observe] → backend.
+// [Options.Observe] → input rounds → backend.
 func New(opts Options) Caller {
 	stages := []Stage{PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage()}
 	if opts.Observe != nil {
 		stages = append(stages, opts.Observe)
 	}
+	stages = append(stages, InputStage())
 	return Chain(opts.Backend, stages...)
 }

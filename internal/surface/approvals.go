@@ -53,41 +53,87 @@ type liveRun struct {
 	done     chan *mcp.CallToolResult // buffered: the run never blocks on it
 	cancel   context.CancelFunc
 
-	// pending are the approvals sent in the last round, by input request
+	// pending are the inputs asked in the last round, by input request
 	// id. Only the request currently serving the run touches it.
 	pending map[string]*ask
 	nextID  int
+
+	canElicit bool // the client declared elicitation (approvals)
 }
 
-// ask is one approval the program waits for.
+// ask is one input the program waits for: an approval, or an input
+// request of a backend that one of its calls returned.
 type ask struct {
-	params *mcp.ElicitParams
-	reply  chan *mcp.ElicitResult // buffered; nil result: not answered
+	request mcp.InputRequest
+	reply   chan mcp.InputResponse // buffered; nil: not answered
 }
 
-// Approve implements pipeline.Approver: it hands the request to whichever
-// call_tool_chain request serves the run and waits for the answer.
-func (r *liveRun) Approve(ctx context.Context, c *pipeline.Call) (bool, error) {
-	k := &ask{params: pipeline.ElicitParams(c), reply: make(chan *mcp.ElicitResult, 1)}
+// put hands request to whichever call_tool_chain request serves the run
+// and waits for the client's answer (nil: none).
+func (r *liveRun) put(ctx context.Context, request mcp.InputRequest) (mcp.InputResponse, error) {
+	k := &ask{request: request, reply: make(chan mcp.InputResponse, 1)}
 	select {
 	case r.asks <- k:
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return nil, ctx.Err()
 	}
 	select {
 	case res := <-k.reply:
-		return res != nil && res.Action == "accept", nil
+		return res, nil
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
-// answer delivers a retry's input responses; approvals left unanswered are
-// declined.
+// Approve implements pipeline.Approver: the approval is one of the run's
+// input requests.
+func (r *liveRun) Approve(ctx context.Context, c *pipeline.Call) (bool, error) {
+	if !r.canElicit {
+		return false, pipeline.ErrCannotAsk
+	}
+	res, err := r.put(ctx, pipeline.ElicitParams(c))
+	if err != nil {
+		return false, err
+	}
+	el, _ := res.(*mcp.ElicitResult)
+	return el != nil && el.Action == "accept", nil
+}
+
+// Answer implements pipeline.Answerer: a backend's input requests become
+// the run's, answered by the client's retry (all of a call's in one
+// round).
+func (r *liveRun) Answer(ctx context.Context, _ *pipeline.Call, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	type answer struct {
+		id  string
+		res mcp.InputResponse
+		err error
+	}
+	answers := make(chan answer, len(requests))
+	for id, req := range requests {
+		go func() {
+			res, err := r.put(ctx, req)
+			answers <- answer{id, res, err}
+		}()
+	}
+	out := make(mcp.InputResponseMap, len(requests))
+	for range requests {
+		a := <-answers
+		if a.err != nil {
+			return nil, a.err
+		}
+		if a.res == nil {
+			return nil, fmt.Errorf("the client did not answer input request %q", a.id)
+		}
+		out[a.id] = a.res
+	}
+	return out, nil
+}
+
+// answer delivers a retry's input responses; requests left unanswered get
+// nil (an approval is then declined).
 func (r *liveRun) answer(responses mcp.InputResponseMap) {
 	for id, k := range r.pending {
-		res, _ := responses[id].(*mcp.ElicitResult)
-		k.reply <- res
+		k.reply <- responses[id]
 	}
 	r.pending = map[string]*ask{}
 }
@@ -163,10 +209,12 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 	} else {
 		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		run = &liveRun{owner: owner, deadline: time.Now().Add(sf.runTimeout(in)), asks: make(chan *ask),
-			done: make(chan *mcp.CallToolResult, 1), cancel: cancel, pending: map[string]*ask{}}
+			done: make(chan *mcp.CallToolResult, 1), cancel: cancel, pending: map[string]*ask{},
+			canElicit: pipeline.CanElicit(req.Session)}
 		go func() {
 			defer cancel()
-			run.done <- sf.executeChain(pipeline.WithApprover(runCtx, run), req, in)
+			runCtx := pipeline.WithAnswerer(pipeline.WithApprover(runCtx, run), run)
+			run.done <- sf.executeChain(runCtx, req, in)
 		}()
 	}
 	select {
@@ -176,8 +224,11 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 		requests := mcp.InputRequestMap{}
 		for k != nil {
 			run.nextID++
-			id := fmt.Sprintf("approval-%d", run.nextID)
-			run.pending[id], requests[id] = k, k.params
+			id := fmt.Sprintf("input-%d", run.nextID)
+			if _, ok := k.request.(*mcp.ElicitParams); ok {
+				id = fmt.Sprintf("approval-%d", run.nextID)
+			}
+			run.pending[id], requests[id] = k, k.request
 			select {
 			case k = <-run.asks:
 			default:

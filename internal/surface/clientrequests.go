@@ -2,9 +2,11 @@ package surface
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,6 +110,7 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 			Message: fmt.Sprintf("isogate: %s cannot be routed: calls of several clients are in flight on backend %q", method, backendName)}
 	}
 	if roundTripEra(c.session) {
+		c.noteNeeded(method)
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("isogate: the calling client speaks %s, which has no server-to-client %s", c.session.InitializeParams().ProtocolVersion, method)}
 	}
@@ -115,6 +118,35 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 	stop := context.AfterFunc(ctx, cancel)
 	cr.f.logger.Debug("routing a backend request to the calling client", slog.String("backend", backendName), slog.String("method", method))
 	return c, rctx, func() { stop(); cancel(); outside() }, nil
+}
+
+// noteNeeded records the capability a refused request of method needed.
+func (c *inFlight) noteNeeded(method string) {
+	name, _, _ := strings.Cut(method, "/")
+	c.needed.CompareAndSwap(nil, &name)
+}
+
+// missingCapability is the spec's error (SEP-2575, -32021) for a call of
+// a 2026-07-28 client that failed because its backend asked the client
+// something the old way (a request during the call), which such a client
+// cannot receive; nil if that did not happen.
+func (c *inFlight) missingCapability() error {
+	need := c.needed.Load()
+	if need == nil {
+		return nil
+	}
+	caps := &mcp.ClientCapabilities{}
+	switch *need {
+	case "sampling":
+		caps.Sampling = &mcp.SamplingCapabilities{}
+	case "elicitation":
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+	case "roots":
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	data, _ := json.Marshal(mcp.MissingRequiredClientCapabilityData{RequiredCapabilities: caps})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Data: data,
+		Message: fmt.Sprintf("isogate: backend %q needs the client's %s, which it asks for with a request during the call; a client on 2026-07-28 cannot receive one", c.backend, *need)}
 }
 
 // clientCaps returns the capabilities the session declared (never nil).

@@ -2,6 +2,7 @@ package surface
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -54,6 +55,18 @@ type inFlight struct {
 
 	mu    sync.Mutex // serialises its notifications, and them with the call's end
 	ended bool
+
+	// run marks a program's run; seq numbers its progress notifications
+	// (under mu): a run's progress counts the notifications sent, its own
+	// (a call completed) and its backends' alike, so that it increases with
+	// each one as the spec requires.
+	run bool
+	seq float64
+
+	// needed is the client capability ("sampling", "elicitation",
+	// "roots") a backend asked for during the call the old way, refused
+	// because the client speaks 2026-07-28; "" if none.
+	needed atomic.Pointer[string]
 }
 
 // begin registers a passthrough call until end is called (when the
@@ -62,9 +75,9 @@ type inFlight struct {
 // is asked for its log messages during the call (the per-request level of
 // 2026-07-28; older backends ignore the key and were asked once at
 // connection).
-func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *pipeline.Call) (end func()) {
+func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *pipeline.Call) (c *inFlight, end func()) {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	c := &inFlight{backend: call.Backend, ctx: ctx, session: ss}
+	c = &inFlight{backend: call.Backend, ctx: ctx, session: ss}
 	meta := mcp.Meta{mcp.MetaKeyLogLevel: string(backend.BackendLogLevel)}
 	for k, v := range call.Meta {
 		meta[k] = v
@@ -95,7 +108,7 @@ func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *p
 	}
 	f.mu.Unlock()
 
-	return func() {
+	return c, func() {
 		f.mu.Lock()
 		if token != "" {
 			delete(f.tokens, token)
@@ -126,6 +139,14 @@ func (f *forwarder) progress(backendName string, p *mcp.ProgressNotificationPara
 	f.mu.Lock()
 	c := f.tokens[token]
 	f.mu.Unlock()
+	if c != nil && c.run {
+		msg := backendName + ": " + p.Message
+		if p.Total > 0 {
+			msg += fmt.Sprintf(" (%g/%g)", p.Progress, p.Total)
+		}
+		c.runProgress(msg)
+		return
+	}
 	if c == nil || c.backend != backendName {
 		f.logger.Debug("dropping backend progress for no call in flight", slog.String("backend", backendName))
 		return
@@ -191,12 +212,23 @@ func (f *forwarder) callOfLocked(ss *mcp.ServerSession, backendName string) *inF
 // beginRun registers a program's run (call_tool_chain, run_code) of ss
 // until end is called: requests and log messages of the client's own
 // backend sessions travel on its request while it runs.
-func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession) (end func()) {
+//
+// With the client's progress token (nil: none), the run gets a gateway
+// token for the backends' progress (backend.WithProgressToken), reported
+// as the run's progress with the client's token.
+func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession, clientToken any) (c *inFlight, gatewayToken string, end func()) {
 	if ss == nil {
-		return func() {}
+		return &inFlight{run: true, ended: true}, "", func() {}
 	}
-	c := &inFlight{backend: runKey, ctx: ctx, session: ss}
+	c = &inFlight{backend: runKey, ctx: ctx, session: ss, token: clientToken, run: true}
 	f.mu.Lock()
+	if clientToken != nil {
+		gatewayToken = progressTokenPrefix + strconv.FormatUint(f.next.Add(1), 10)
+		if f.tokens == nil {
+			f.tokens = map[string]*inFlight{}
+		}
+		f.tokens[gatewayToken] = c
+	}
 	if f.calls == nil {
 		f.calls = map[string]map[*inFlight]bool{}
 	}
@@ -205,8 +237,11 @@ func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession) (end fu
 	}
 	f.calls[runKey][c] = true
 	f.mu.Unlock()
-	return func() {
+	return c, gatewayToken, func() {
 		f.mu.Lock()
+		if gatewayToken != "" {
+			delete(f.tokens, gatewayToken)
+		}
 		if set := f.calls[runKey]; set != nil {
 			delete(set, c)
 			if len(set) == 0 {
@@ -251,6 +286,17 @@ func tagLog(backendName string, p *mcp.LoggingMessageParams) *mcp.LoggingMessage
 		msg.Logger = backendName + "/" + p.Logger
 	}
 	return &msg
+}
+
+// runProgress sends the run's next progress notification with message.
+func (c *inFlight) runProgress(message string) {
+	if c.token == nil {
+		return
+	}
+	c.send(func(ctx context.Context) error {
+		c.seq++
+		return c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.token, Progress: c.seq, Message: message})
+	})
 }
 
 // send runs notify with the call's context (bounded by forwardTimeout)

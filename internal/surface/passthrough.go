@@ -294,10 +294,15 @@ func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler 
 		if ask != nil {
 			return ask, nil
 		}
-		ctx = pipeline.WithApprover(ctx, approver)
-		end := sf.forward.begin(ctx, req, call) // progress and logs back to this client
+		ctx = sf.withAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
+		flight, end := sf.forward.begin(ctx, req, call) // progress and logs back to this client
 		res, err := sf.calls.Call(ctx, call)
 		end()
+		if err != nil || res.IsError {
+			if missing := flight.missingCapability(); missing != nil {
+				return nil, missing
+			}
+		}
 		if err != nil {
 			if rpc := backendProtocolError(req, err); rpc != nil {
 				return nil, rpc

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -182,11 +183,11 @@ func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in lis
 }
 
 func (sf *Surface) callToolChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
-	if usesRoundTrips(req.Session) {
+	if roundTripEra(req.Session) {
 		return sf.chainInRounds(ctx, req, in)
 	}
 	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
-	return sf.executeChain(ctx, req, in), nil, nil
+	return sf.executeChain(sf.withAnswerer(ctx, req.Session), req, in), nil, nil
 }
 
 // executeChain runs one call_tool_chain program and keeps its run record.
@@ -198,11 +199,13 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		Intent:        in.Intent,
 		Owner:         sf.ownerOf(req),
 	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		creq.OnToolCall = func(done int, tool string) {
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token, Progress: float64(done), Message: "completed " + tool})
-		}
+	// While the program runs, what its backends ask and log reaches this
+	// client on this request, and their progress is the run's.
+	run, token, end := sf.forward.beginRun(ctx, req.Session, req.Params.GetProgressToken())
+	defer end()
+	if token != "" {
+		ctx = backend.WithProgressToken(ctx, token)
+		creq.OnToolCall = func(_ int, tool string) { run.runProgress("completed " + tool) }
 	}
 	resp := sf.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
@@ -277,7 +280,7 @@ func (sf *Surface) addResources(s *mcp.Server) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 	}
 	s.AddResource(&mcp.Resource{URI: "isogate://backends", Name: "backends", MIMEType: "application/json",
-		Description: "Every backend: name, state, tool count, last error, tool and prompt names it shares with other backends."},
+		Description: "Every backend: name, state, tool count, last error, clients' own sessions, tool and prompt names it shares with other backends."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			type row struct {
 				Name           string          `json:"name"`
@@ -287,12 +290,13 @@ func (sf *Surface) addResources(s *mcp.Server) {
 				ToolsCached    bool            `json:"tools_cached"`
 				Restarts       int             `json:"restarts"`
 				LastError      string          `json:"last_error,omitempty"`
+				ClientSessions int             `json:"client_sessions"`
 				NameCollisions []NameCollision `json:"name_collisions,omitempty"`
 			}
 			rows := []row{}
 			for _, st := range sf.manager.Status() {
 				rows = append(rows, row{st.Name, st.Transport, st.State.String(), st.ToolCount, st.ToolsCached, st.Restarts, st.LastError,
-					sf.collisions.of(st.Name)})
+					st.ClientSessions, sf.collisions.of(st.Name)})
 			}
 			return jsonResource(req.Params.URI, rows)
 		})
