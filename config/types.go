@@ -221,6 +221,26 @@ type Backend struct {
 	Disabled bool `koanf:"disabled"`
 	// Tools says which of the backend's tools programs may reach.
 	Tools ToolPolicy `koanf:"tools"`
+	// Prompts says which of the backend's prompts clients see and get.
+	// Empty lists follow Tools: a backend whose tools are all denied (a
+	// tools.deny of "*") offers no prompts.
+	Prompts ItemPolicy `koanf:"prompts"`
+	// Resources says which of the backend's resources and resource
+	// templates clients see and read, by glob over URIs and URI templates.
+	// Empty lists follow Tools as Prompts do. A catch-all template (one
+	// with no scheme before its first expression, such as "{+uri}") is
+	// offered only when Allow names it.
+	Resources ItemPolicy `koanf:"resources"`
+}
+
+// ItemPolicy selects a backend's prompts (by name) or resources (by URI or
+// URI template) by glob, compared as ToolPolicy compares tool names.
+type ItemPolicy struct {
+	// Allow lists what is offered; empty means all (unless the backend's
+	// tools are all denied).
+	Allow []string `koanf:"allow"`
+	// Deny lists what is never offered nor forwarded; deny wins.
+	Deny []string `koanf:"deny"`
 }
 
 // ToolPolicy selects a backend's tools by glob over their original names

@@ -240,9 +240,13 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 	c.globs(key+".tools.allow", b.Tools.Allow)
 	c.globs(key+".tools.deny", b.Tools.Deny)
 	c.globs(key+".tools.approve", b.Tools.Approve)
+	c.globs(key+".prompts.allow", b.Prompts.Allow)
+	c.globs(key+".prompts.deny", b.Prompts.Deny)
+	c.globs(key+".resources.allow", b.Resources.Allow)
+	c.globs(key+".resources.deny", b.Resources.Deny)
 }
 
-// globs checks tool-name patterns: non-empty, printable.
+// globs checks name, URI or template patterns: non-empty, printable.
 func (c *collector) globs(key string, patterns []string) {
 	for i, p := range patterns {
 		switch {

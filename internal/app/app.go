@@ -126,7 +126,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	specs := specsOf(cfg, opts.ExtraSpecs)
 	a.specs.Store(&specs)
-	a.Policy = pipeline.NewPolicy(cfg.Backends)
+	a.Policy = pipeline.NewPolicy(policyOf(specs))
 	// The surface is built last. The manager calls back only once it is
 	// started (Start, after New has returned), so a.Surface is set by then.
 	a.Backends = backend.NewManager(backend.Options{
@@ -312,7 +312,7 @@ func (a *App) Reload(cfg *config.Config) (backend.UpdateResult, error) {
 	defer a.reloadMu.Unlock()
 	specs := specsOf(cfg, a.opts.ExtraSpecs)
 	a.specs.Store(&specs)
-	a.Policy.Replace(pipeline.NewPolicy(cfg.Backends))
+	a.Policy.Replace(pipeline.NewPolicy(policyOf(specs)))
 	res, err := a.Backends.Update(specs)
 	if err != nil {
 		return res, err
@@ -385,6 +385,16 @@ func specsOf(cfg *config.Config, extra []backend.Spec) []backend.Spec {
 		specs = append(specs, backend.Spec{Backend: b})
 	}
 	return append(specs, extra...)
+}
+
+// policyOf is the backends the policy covers, by name: the configured ones
+// and the extra specs (whose tools, prompts and resources lists apply too).
+func policyOf(specs []backend.Spec) map[string]config.Backend {
+	out := make(map[string]config.Backend, len(specs))
+	for _, s := range specs {
+		out[s.Name] = s.Backend
+	}
+	return out
 }
 
 // pipelineCaller adapts the call pipeline to code mode's Caller.

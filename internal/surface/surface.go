@@ -132,7 +132,7 @@ func New(p Parts, opts Options) *Surface {
 	names := naming{mode: opts.ToolNames, priority: opts.Priority}
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
-	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger, naming: names, collisions: sf.collisions}
+	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.forward = forwarder{logger: opts.Logger, servers: sf.allServers}
 	sf.clientReqs = clientRequests{f: &sf.forward}
 	sf.servers = map[config.Expose]*mcp.Server{}
