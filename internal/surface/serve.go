@@ -44,7 +44,7 @@ func (sf *Surface) HTTPHandler() http.Handler {
 			SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless})
 	var h http.Handler = sf.requests.link(mcpHandler)
 	h = readBody(readBodyTimeout, h)
-	h = requireToken(sf.opts.AuthToken, h)
+	h = requireToken(sf.AuthToken, h)
 	h = checkOrigin(sf.opts.AllowedOrigins, h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
@@ -70,7 +70,7 @@ func (sf *Surface) Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server.http %q: %w", addr, err)
 	}
-	if !isLoopback(host) && sf.opts.AuthToken == "" {
+	if !isLoopback(host) && sf.AuthToken() == "" {
 		return nil, ErrInsecureBind
 	}
 	ln, err := net.Listen("tcp", addr)

@@ -13,6 +13,7 @@ package surface
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -109,6 +110,8 @@ type Surface struct {
 	clientReqs  clientRequests // backend requests to the calling client
 
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
+
+	authToken atomic.Pointer[string] // server.auth_token now (SetAuthToken)
 }
 
 // New builds the surface: one MCP server per server.expose value.
@@ -129,6 +132,7 @@ func New(p Parts, opts Options) *Surface {
 		runs:     newRunStore(p.Runs, opts.RecordDir),
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}
+	sf.authToken.Store(&opts.AuthToken)
 	names := naming{mode: opts.ToolNames, priority: opts.Priority}
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
