@@ -27,8 +27,11 @@ const (
 )
 
 // ServeStdio serves MCP over stdin/stdout until the client disconnects or
-// ctx ends.
+// ctx ends. When ctx ends the requests in flight are cancelled at once
+// (their runs end, busy or waiting on a backend), so that closing the
+// session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
+	defer context.AfterFunc(ctx, sf.inflight.cancelAll)()
 	return sf.server.Run(ctx, codedTransport{&mcp.StdioTransport{}})
 }
 

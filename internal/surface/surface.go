@@ -102,6 +102,7 @@ type Surface struct {
 	servers  map[config.Expose]*mcp.Server
 	sessions *sessionTracker
 	requests httpRequests
+	inflight inflightRequests // every request served, for a shutdown to cancel
 
 	passthrough passthrough // backend tools listed directly
 	aggregate   aggregate   // backend prompts and resources
