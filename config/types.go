@@ -139,6 +139,11 @@ type StoreConfig struct {
 	// byte budgets of sandbox.output), shared by every replica. Empty keeps
 	// them in process memory. ${VAR} is expanded.
 	RedisURL string `koanf:"redis_url"`
+	// HMACKey, when set, authenticates every entry isogate writes to Redis
+	// (stored results, run records, cached tool lists) with HMAC-SHA256: an
+	// entry planted or changed by anything else that reaches Redis is
+	// refused. Every replica needs the same key. ${VAR} is expanded.
+	HMACKey string `koanf:"hmac_key"`
 }
 
 // TelemetryConfig configures OpenTelemetry tracing.

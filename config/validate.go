@@ -104,8 +104,12 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	c.validateTelemetry(&cfg.Telemetry)
 	if cfg.Store.RedisURL != "" && !skip["store.redis_url"] {
 		if u, err := url.Parse(cfg.Store.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-			c.add("store.redis_url", fmt.Sprintf(`expected a Redis URL such as "redis://127.0.0.1:6379/0", got %q`, cfg.Store.RedisURL))
+			// The value is not echoed: it may hold a password.
+			c.add("store.redis_url", `expected a Redis URL such as "redis://127.0.0.1:6379/0" or "rediss://:password@host:6380/0"`)
 		}
+	}
+	if k := cfg.Store.HMACKey; k != "" && len(k) < 16 && !skip["store.hmac_key"] {
+		c.add("store.hmac_key", fmt.Sprintf("must be at least 16 characters (got %d); use a long random secret", len(k)))
 	}
 }
 

@@ -114,7 +114,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a.closers = append(a.closers, asCloser(results), asCloser(runs))
 	var tools backend.ToolCache // nil: files in server.cache_dir, or none
 	if cfg.Store.RedisURL != "" {
-		cache, err := toolcache.NewRedis(cfg.Store.RedisURL)
+		cache, err := toolcache.NewRedis(cfg.Store.RedisURL, []byte(cfg.Store.HMACKey))
 		if err != nil {
 			return nil, err
 		}
