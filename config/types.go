@@ -66,6 +66,10 @@ type ServerConfig struct {
 	// listener, such as "127.0.0.1:9090" (useful in stdio mode). Empty
 	// means only the HTTP listener serves /metrics.
 	MetricsAddr string `koanf:"metrics_addr"`
+	// MetricsAuth puts /metrics and the detail of /readyz behind
+	// server.auth_token: without the token /metrics is 401 and /readyz
+	// answers only its status code and {"ready": …}. Default false.
+	MetricsAuth bool `koanf:"metrics_auth"`
 	// WatchConfig reloads the configuration when its file changes, as
 	// SIGHUP does.
 	WatchConfig bool `koanf:"watch_config"`

@@ -114,3 +114,62 @@ func TestRedactURL(t *testing.T) {
 		t.Errorf("Redact left a secret: %s", msg)
 	}
 }
+
+// Issue 25 (8): /metrics needed no token. With server.metrics_auth it
+// does, and /readyz tells a caller without the token only whether the
+// gateway is ready.
+func TestMetricsAuth(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		cfg := config.Default()
+		cfg.Server.CacheDir = t.TempDir()
+		cfg.Server.AuthToken = "metrics-token-1"
+		cfg.Server.MetricsAuth = on
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		local := mcp.NewServer(&mcp.Implementation{Name: "local"}, nil)
+		mcp.AddTool(local, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+		g, err := build(cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.DiscardHandler), ExtraSpecs: []backend.Spec{backend.InMemory("local", local)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		if err := g.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(g.HTTPHandler())
+		defer srv.Close()
+		get := func(path, token string) (int, string) {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		code, _ := get("/metrics", "")
+		if want := map[bool]int{false: 200, true: 401}[on]; code != want {
+			t.Errorf("metrics_auth %v: /metrics without the token: %d, want %d", on, code, want)
+		}
+		if code, _ := get("/metrics", "metrics-token-1"); code != 200 {
+			t.Errorf("metrics_auth %v: /metrics with the token: %d", on, code)
+		}
+		_, body := get("/readyz", "")
+		if detailed := strings.Contains(body, "not_ready"); detailed == on {
+			t.Errorf("metrics_auth %v: /readyz without the token: %s", on, body)
+		}
+		if _, body := get("/readyz", "metrics-token-1"); !strings.Contains(body, "not_ready") {
+			t.Errorf("metrics_auth %v: /readyz with the token: %s", on, body)
+		}
+		if code, _ := get("/healthz", ""); code != 200 {
+			t.Errorf("/healthz: %d", code)
+		}
+	}
+}

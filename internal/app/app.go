@@ -211,6 +211,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Priority:           a.priorityOf,
 		Stateless:          cfg.Server.Stateless,
 		AuthToken:          cfg.Server.AuthToken,
+		MetricsAuth:        cfg.Server.MetricsAuth,
 		AllowedOrigins:     cfg.Server.AllowedOrigins,
 		SessionIdleTimeout: cfg.Server.SessionIdleTimeout,
 		MaxSessions:        cfg.Server.MaxSessions,

@@ -2,6 +2,7 @@ package surface
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -53,8 +54,24 @@ func (sf *Surface) HTTPHandler() http.Handler {
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", sf.readyz)
-	mux.Handle("/metrics", sf.metrics.Handler())
+	mux.Handle("/metrics", sf.metricsHandler())
 	return mux
+}
+
+// metricsHandler serves /metrics, behind the token with
+// server.metrics_auth.
+func (sf *Surface) metricsHandler() http.Handler {
+	if !sf.opts.MetricsAuth {
+		return sf.metrics.Handler()
+	}
+	return requireToken(sf.AuthToken, sf.metrics.Handler())
+}
+
+// tokenPresented reports whether r carries the bearer token in force (or
+// no token is configured).
+func (sf *Surface) tokenPresented(r *http.Request) bool {
+	t := sf.AuthToken()
+	return t == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+t)) == 1
 }
 
 // serverForRequest picks the server for an HTTP client: server.expose, or
@@ -95,7 +112,7 @@ func (sf *Surface) ServeHTTP(ctx context.Context, ln net.Listener) error {
 // ends: server.metrics_addr, for stdio mode or a separate scrape port.
 func (sf *Surface) ServeMetrics(ctx context.Context, ln net.Listener) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", sf.metrics.Handler())
+	mux.Handle("/metrics", sf.metricsHandler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", sf.readyz)
 	return serveUntil(ctx, ln, newHTTPServer(mux), sf.opts.ShutdownGrace)

@@ -63,6 +63,9 @@ type Options struct {
 	Stateless bool
 	// AuthToken is the bearer token HTTP clients must send (server.auth_token).
 	AuthToken string
+	// MetricsAuth puts /metrics and /readyz's detail behind the token
+	// (server.metrics_auth).
+	MetricsAuth bool
 	// AllowedOrigins are the browser origins allowed besides loopback.
 	AllowedOrigins []string
 	// SessionIdleTimeout closes idle HTTP sessions.
