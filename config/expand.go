@@ -84,6 +84,7 @@ func (c *collector) expand(cfg *Config, lookup func(string) (string, bool)) map[
 	one("server.auth_token", &cfg.Server.AuthToken, true)
 	one("telemetry.otlp_endpoint", &cfg.Telemetry.OTLPEndpoint, true)
 	one("store.redis_url", &cfg.Store.RedisURL, true)
+	one("store.hmac_key", &cfg.Store.HMACKey, true)
 	for _, name := range sortedKeys(cfg.Backends) {
 		b := cfg.Backends[name]
 		key := joinKey("backends", name)

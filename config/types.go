@@ -66,6 +66,10 @@ type ServerConfig struct {
 	// listener, such as "127.0.0.1:9090" (useful in stdio mode). Empty
 	// means only the HTTP listener serves /metrics.
 	MetricsAddr string `koanf:"metrics_addr"`
+	// MetricsAuth puts /metrics and the detail of /readyz behind
+	// server.auth_token: without the token /metrics is 401 and /readyz
+	// answers only its status code and {"ready": …}. Default false.
+	MetricsAuth bool `koanf:"metrics_auth"`
 	// WatchConfig reloads the configuration when its file changes, as
 	// SIGHUP does.
 	WatchConfig bool `koanf:"watch_config"`
@@ -163,6 +167,11 @@ type StoreConfig struct {
 	// byte budgets of sandbox.output), shared by every replica. Empty keeps
 	// them in process memory. ${VAR} is expanded.
 	RedisURL string `koanf:"redis_url"`
+	// HMACKey, when set, authenticates every entry isogate writes to Redis
+	// (stored results, run records, cached tool lists) with HMAC-SHA256: an
+	// entry planted or changed by anything else that reaches Redis is
+	// refused. Every replica needs the same key. ${VAR} is expanded.
+	HMACKey string `koanf:"hmac_key"`
 }
 
 // TelemetryConfig configures OpenTelemetry tracing.
@@ -253,6 +262,26 @@ type Backend struct {
 	Disabled bool `koanf:"disabled"`
 	// Tools says which of the backend's tools programs may reach.
 	Tools ToolPolicy `koanf:"tools"`
+	// Prompts says which of the backend's prompts clients see and get.
+	// Empty lists follow Tools: a backend whose tools are all denied (a
+	// tools.deny of "*") offers no prompts.
+	Prompts ItemPolicy `koanf:"prompts"`
+	// Resources says which of the backend's resources and resource
+	// templates clients see and read, by glob over URIs and URI templates.
+	// Empty lists follow Tools as Prompts do. A catch-all template (one
+	// with no scheme before its first expression, such as "{+uri}") is
+	// offered only when Allow names it.
+	Resources ItemPolicy `koanf:"resources"`
+}
+
+// ItemPolicy selects a backend's prompts (by name) or resources (by URI or
+// URI template) by glob, compared as ToolPolicy compares tool names.
+type ItemPolicy struct {
+	// Allow lists what is offered; empty means all (unless the backend's
+	// tools are all denied).
+	Allow []string `koanf:"allow"`
+	// Deny lists what is never offered nor forwarded; deny wins.
+	Deny []string `koanf:"deny"`
 }
 
 // ToolPolicy selects a backend's tools by glob over their original names

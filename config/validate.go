@@ -104,8 +104,12 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	c.validateTelemetry(&cfg.Telemetry)
 	if cfg.Store.RedisURL != "" && !skip["store.redis_url"] {
 		if u, err := url.Parse(cfg.Store.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-			c.add("store.redis_url", fmt.Sprintf(`expected a Redis URL such as "redis://127.0.0.1:6379/0", got %q`, cfg.Store.RedisURL))
+			// The value is not echoed: it may hold a password.
+			c.add("store.redis_url", `expected a Redis URL such as "redis://127.0.0.1:6379/0" or "rediss://:password@host:6380/0"`)
 		}
+	}
+	if k := cfg.Store.HMACKey; k != "" && len(k) < 16 && !skip["store.hmac_key"] {
+		c.add("store.hmac_key", fmt.Sprintf("must be at least 16 characters (got %d); use a long random secret", len(k)))
 	}
 }
 
@@ -244,9 +248,13 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 	c.globs(key+".tools.allow", b.Tools.Allow)
 	c.globs(key+".tools.deny", b.Tools.Deny)
 	c.globs(key+".tools.approve", b.Tools.Approve)
+	c.globs(key+".prompts.allow", b.Prompts.Allow)
+	c.globs(key+".prompts.deny", b.Prompts.Deny)
+	c.globs(key+".resources.allow", b.Resources.Allow)
+	c.globs(key+".resources.deny", b.Resources.Deny)
 }
 
-// globs checks tool-name patterns: non-empty, printable.
+// globs checks name, URI or template patterns: non-empty, printable.
 func (c *collector) globs(key string, patterns []string) {
 	for i, p := range patterns {
 		switch {

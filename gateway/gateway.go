@@ -163,18 +163,24 @@ func (g *Gateway) WaitReady(ctx context.Context, name string) error {
 	return g.app.Backends.WaitReady(ctx, name)
 }
 
-// ReloadResult names the backends a reload added, removed and restarted.
+// ReloadResult names the backends a reload added, removed and restarted,
+// the changed keys it applied and those that need a restart.
 type ReloadResult struct {
 	Added, Removed, Changed []string
+	// Applied are the changed keys in force now (backends.<name>,
+	// server.auth_token); NeedRestart the changed keys that take effect
+	// only at the next start.
+	Applied, NeedRestart []string
 }
 
-// Reload applies the backends and tool policy of a new configuration:
-// backends added, removed or changed are started, stopped or restarted;
-// the others, open client sessions and runs in flight keep working. Other
-// settings take effect at the next start.
+// Reload applies the backends, their policies and server.auth_token of a
+// new configuration: backends added, removed or changed are started,
+// stopped or restarted; the others, open client sessions and runs in
+// flight keep working. Other settings take effect at the next start
+// (ReloadResult.NeedRestart names them).
 func (g *Gateway) Reload(cfg *config.Config) (ReloadResult, error) {
 	res, err := g.app.Reload(cfg)
-	return ReloadResult{Added: res.Added, Removed: res.Removed, Changed: res.Changed}, err
+	return ReloadResult{Added: res.Added, Removed: res.Removed, Changed: res.Changed, Applied: res.Applied, NeedRestart: res.NeedRestart}, err
 }
 
 // Close stops the backends (no orphan processes) and the sandbox, within

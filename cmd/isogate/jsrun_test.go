@@ -43,3 +43,22 @@ func TestHelpOnEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// Issue 25 (11): `jsrun --isolation thread` ran untrusted input in-process
+// with no trust check, where an Intl.Segmenter bomb aborted the process
+// with V8's fatal OOM instead of a JSON error. Thread isolation now needs
+// --trusted-code; without it the answer is a jsrun JSON error.
+func TestJsrunThreadIsolationNeedsTrust(t *testing.T) {
+	bomb := `{"source":"const s=new Intl.Segmenter('en',{granularity:'grapheme'}); const a=[]; for(;;) a.push([...s.segment('x'.repeat(1e6))])","input":"","limits":{"wall_ms":20000,"heap_mb":16}}`
+	stdout, stderr, code := runBinary(t, bomb, "jsrun", "--isolation", "thread")
+	if stdout != "" || code != 2 || !strings.HasPrefix(stderr, `{"code":"INVALID_REQUEST","message":"--isolation thread runs the script inside this process`) {
+		t.Fatalf("thread isolation without --trusted-code: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	if _, stderr, code := runBinary(t, "{}", "jsrun", "--isolation", "threads"); code != 2 || !strings.Contains(stderr, `"INVALID_REQUEST"`) {
+		t.Fatalf("an unknown isolation: exit %d, stderr %q", code, stderr)
+	}
+	stdout, _, code = runBinary(t, `{"source":"emit(read_input())","input":"hi"}`, "jsrun", "--isolation", "thread", "--trusted-code")
+	if stdout != `{"output":"hi"}`+"\n" || code != 0 {
+		t.Fatalf("trusted thread isolation: exit %d, stdout %q", code, stdout)
+	}
+}

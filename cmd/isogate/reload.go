@@ -67,8 +67,16 @@ func reload(fs *pflag.FlagSet, g *app.App, why string, logger *slog.Logger) {
 		logger.Error("configuration reload failed", "trigger", why, "err", err)
 		return
 	}
+	if len(res.Applied)+len(res.NeedRestart) == 0 {
+		logger.Info("configuration reloaded: nothing changed", "trigger", why, "file", next.Source)
+		return
+	}
 	logger.Info("configuration reloaded", "trigger", why, "file", next.Source,
-		"added", res.Added, "removed", res.Removed, "changed", res.Changed)
+		"added", res.Added, "removed", res.Removed, "changed", res.Changed, "applied", res.Applied)
+	if len(res.NeedRestart) > 0 {
+		logger.Warn("configuration reload: these changed keys take effect only after a restart of isogate",
+			"trigger", why, "keys", res.NeedRestart)
+	}
 }
 
 // watchSettle is how long the configuration file must stay unchanged before

@@ -209,3 +209,56 @@ func TestWatchConfigReloadsAndMetricsAddrServes(t *testing.T) {
 		t.Fatalf("no INFO line for the file change:\n%s", s.log())
 	}
 }
+
+// The attack of issue 25 (7): rotating server.auth_token with SIGHUP did
+// nothing and logged changed=[]; the old token kept working. Now the new
+// token is in force at once, the old one gets 401, and a changed key a
+// reload cannot apply is named in a warning.
+func TestSIGHUPRotatesTheAuthToken(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "isogate.yaml")
+	write := func(token, timeout string) {
+		cfg := fmt.Sprintf("server:\n  cache_dir: %s\n  auth_token: %s\nsandbox:\n  isolation: thread\n  trusted_code: true\n  timeout: %s\n",
+			filepath.Join(dir, "cache"), token, timeout)
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("old-token-1", "10s")
+	s := serveWithConfig(t, path)
+	status := func(token string) int {
+		req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status("old-token-1") == http.StatusUnauthorized || status("new-token-2") != http.StatusUnauthorized {
+		t.Fatal("the first token is not the one in force")
+	}
+	write("new-token-2", "20s")
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the reload", func() bool { return s.logged("configuration reloaded") })
+	if got := status("old-token-1"); got != http.StatusUnauthorized {
+		t.Errorf("the old token after the rotation: %d, want 401", got)
+	}
+	if got := status("new-token-2"); got == http.StatusUnauthorized {
+		t.Errorf("the new token after the rotation: %d", got)
+	}
+	if _, err := connectHTTP(t, s.url, "new-token-2"); err != nil {
+		t.Errorf("a client with the new token: %v", err)
+	}
+	if !s.logged("applied=[server.auth_token]") || !s.logged("take effect only after a restart") || !s.logged("keys=[sandbox.timeout]") {
+		t.Errorf("the reload does not say what it applied and what needs a restart:\n%s", s.log())
+	}
+	if strings.Contains(s.log(), "new-token-2") || strings.Contains(s.log(), "old-token-1") {
+		t.Errorf("a token is in the log:\n%s", s.log())
+	}
+}

@@ -5,6 +5,7 @@ package kubernetes
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -107,9 +108,35 @@ func TestManifests(t *testing.T) {
 		}
 	}
 	redisURL, _ := get(env["ISOGATE_REDIS_URL"], "value").(string)
-	if !strings.HasPrefix(redisURL, "redis://isogate-redis:6379") {
-		t.Errorf("ISOGATE_REDIS_URL = %q, want the isogate-redis Service", redisURL)
+	if redisURL != "redis://:$(REDIS_PASSWORD)@isogate-redis:6379/0" {
+		t.Errorf("ISOGATE_REDIS_URL = %q, want the isogate-redis Service with the password", redisURL)
 	}
+	// Issue 25 (6): Redis has a password from a Secret, only the gateway
+	// reaches it, and its entries are authenticated.
+	for _, name := range []string{"REDIS_PASSWORD", "ISOGATE_HMAC_KEY"} {
+		if get(env[name], "valueFrom", "secretKeyRef", "name") != "isogate-redis" {
+			t.Errorf("%s does not come from the isogate-redis Secret: %v", name, env[name])
+		}
+	}
+	if _, ok := docs["Secret/isogate-redis"]; !ok {
+		t.Error("no Secret isogate-redis")
+	}
+	rc := get(docs["Deployment/isogate-redis"], "spec", "template", "spec", "containers", 0)
+	args := fmt.Sprint(get(rc, "args"))
+	if !strings.Contains(args, "--requirepass $(REDIS_PASSWORD)") ||
+		get(rc, "env", 0, "valueFrom", "secretKeyRef", "name") != "isogate-redis" {
+		t.Errorf("Redis runs without the Secret's password: args %s", args)
+	}
+	np, ok := docs["NetworkPolicy/isogate-redis"]
+	if !ok {
+		t.Fatal("no NetworkPolicy isogate-redis")
+	}
+	if get(np, "spec", "podSelector", "matchLabels", "app.kubernetes.io/name") != "isogate-redis" ||
+		get(np, "spec", "ingress", 0, "from", 0, "podSelector", "matchLabels", "app.kubernetes.io/name") != "isogate" ||
+		get(np, "spec", "ingress", 0, "ports", 0, "port") != 6379 {
+		t.Errorf("the NetworkPolicy does not limit Redis to the gateway's pods: %v", np)
+	}
+	redisURL = "redis://:pw@isogate-redis:6379/0" // as the kubelet expands it
 
 	// The ConfigMap's isogate.yaml is a valid configuration in stateless
 	// mode on Redis, with the container's environment.
@@ -118,7 +145,7 @@ func TestManifests(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"ISOGATE_TOKEN": "t0ken", "ISOGATE_REDIS_URL": redisURL, "HOME": t.TempDir()}
+	vars := map[string]string{"ISOGATE_TOKEN": "t0ken", "ISOGATE_REDIS_URL": redisURL, "ISOGATE_HMAC_KEY": "0123456789abcdef0123", "HOME": t.TempDir()}
 	cfg, err := config.Load(config.LoadOptions{Path: path, LookupEnv: func(k string) (string, bool) {
 		v, ok := vars[k]
 		return v, ok
@@ -126,7 +153,7 @@ func TestManifests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the ConfigMap's isogate.yaml: %v", err)
 	}
-	if !cfg.Server.Stateless || cfg.Store.RedisURL != redisURL || cfg.Server.AuthToken != "t0ken" || cfg.Server.HTTP != "0.0.0.0:8787" {
+	if !cfg.Server.Stateless || cfg.Store.RedisURL != redisURL || cfg.Store.HMACKey != "0123456789abcdef0123" || cfg.Server.AuthToken != "t0ken" || cfg.Server.HTTP != "0.0.0.0:8787" {
 		t.Errorf("config: stateless=%v redis_url=%q token=%q http=%q", cfg.Server.Stateless, cfg.Store.RedisURL, cfg.Server.AuthToken, cfg.Server.HTTP)
 	}
 }

@@ -80,6 +80,7 @@ type App struct {
 	closers  []io.Closer      // stores and the tool cache
 	tracer   *tracing.Tracer  // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
+	cfg      atomic.Pointer[config.Config] // in force: New's, then each Reload's
 	reloadMu sync.Mutex
 
 	closeOnce sync.Once
@@ -95,6 +96,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		opts.Version = "dev"
 	}
 	a := &App{logger: opts.Logger, opts: opts, grace: cfg.Server.ShutdownGrace, Catalog: catalog.New()}
+	a.cfg.Store(cfg)
 	ok := false
 	defer func() {
 		if !ok {
@@ -112,7 +114,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a.closers = append(a.closers, asCloser(results), asCloser(runs))
 	var tools backend.ToolCache // nil: files in server.cache_dir, or none
 	if cfg.Store.RedisURL != "" {
-		cache, err := toolcache.NewRedis(cfg.Store.RedisURL)
+		cache, err := toolcache.NewRedis(cfg.Store.RedisURL, []byte(cfg.Store.HMACKey))
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +128,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	specs := specsOf(cfg, opts.ExtraSpecs)
 	a.specs.Store(&specs)
-	a.Policy = pipeline.NewPolicy(cfg.Backends)
+	a.Policy = pipeline.NewPolicy(policyOf(specs))
 	// The surface is built last. The manager calls back only once it is
 	// started (Start, after New has returned), so a.Surface is set by then.
 	a.Backends = backend.NewManager(backend.Options{
@@ -209,6 +211,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Priority:           a.priorityOf,
 		Stateless:          cfg.Server.Stateless,
 		AuthToken:          cfg.Server.AuthToken,
+		MetricsAuth:        cfg.Server.MetricsAuth,
 		AllowedOrigins:     cfg.Server.AllowedOrigins,
 		SessionIdleTimeout: cfg.Server.SessionIdleTimeout,
 		MaxSessions:        cfg.Server.MaxSessions,
@@ -302,21 +305,36 @@ func asCloser(v any) io.Closer {
 	return c
 }
 
-// Reload applies the backends, tool policy and backend priorities of a new
-// configuration (which config.Load has validated): backends added, removed
-// or changed are started, stopped or restarted; the others, open client
-// sessions and runs in flight keep working. Other settings (server, sandbox) take effect at
-// the next start. It returns what changed.
-func (a *App) Reload(cfg *config.Config) (backend.UpdateResult, error) {
+// Reload applies a new configuration (which config.Load has validated):
+// the backends, their policies and priorities (backends added, removed or
+// changed are started, stopped or restarted; the others, open client
+// sessions and runs in flight keep working) and server.auth_token (the old
+// token stops working at once). Every other changed key takes effect at
+// the next start: the result names them in NeedRestart.
+func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
+	out := ReloadResult{}
+	if prev := a.cfg.Load(); prev != nil {
+		out.Applied, out.NeedRestart = classify(changedKeys(prev, cfg))
+	}
+	if slices.Contains(out.Applied, authTokenKey) {
+		if err := a.Surface.SetAuthToken(cfg.Server.AuthToken); err != nil {
+			out.Applied = slices.DeleteFunc(out.Applied, func(k string) bool { return k == authTokenKey })
+			out.NeedRestart = append(out.NeedRestart, authTokenKey)
+			a.logger.Error("configuration reload: server.auth_token not applied", slog.Any("error", err))
+			cfg.Server.AuthToken = a.cfg.Load().Server.AuthToken // what is in force
+		}
+	}
 	specs := specsOf(cfg, a.opts.ExtraSpecs)
 	a.specs.Store(&specs)
-	a.Policy.Replace(pipeline.NewPolicy(cfg.Backends))
+	a.Policy.Replace(pipeline.NewPolicy(policyOf(specs)))
 	res, err := a.Backends.Update(specs)
+	out.UpdateResult = res
 	if err != nil {
-		return res, err
+		return out, err
 	}
+	a.cfg.Store(cfg)
 	for _, name := range res.Removed {
 		a.Catalog.RemoveBackend(name)
 		a.Surface.ForgetBackend(name)
@@ -329,7 +347,7 @@ func (a *App) Reload(cfg *config.Config) (backend.UpdateResult, error) {
 			a.publish(name, ts)
 		}
 	}
-	return res, nil
+	return out, nil
 }
 
 // publish puts a backend's tools in the catalogue, as the tool policy
@@ -385,6 +403,16 @@ func specsOf(cfg *config.Config, extra []backend.Spec) []backend.Spec {
 		specs = append(specs, backend.Spec{Backend: b})
 	}
 	return append(specs, extra...)
+}
+
+// policyOf is the backends the policy covers, by name: the configured ones
+// and the extra specs (whose tools, prompts and resources lists apply too).
+func policyOf(specs []backend.Spec) map[string]config.Backend {
+	out := make(map[string]config.Backend, len(specs))
+	for _, s := range specs {
+		out[s.Name] = s.Backend
+	}
+	return out
 }
 
 // pipelineCaller adapts the call pipeline to code mode's Caller.

@@ -15,5 +15,5 @@ func newStore(cfg *config.Config, kind string) (resultstore.Store, error) {
 		return resultstore.NewMemory(limits), nil
 	}
 	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Limits: limits,
-		Prefix: resultstore.RedisKeyPrefix + kind})
+		Prefix: resultstore.RedisKeyPrefix + kind, HMACKey: []byte(cfg.Store.HMACKey)})
 }

@@ -45,13 +45,13 @@ func (b *backend) readinessLocked() readiness {
 // budget state when it is exhausted. b.mu must be held.
 func (b *backend) describeErrorLocked() string {
 	if !b.givenUp || b.invalid != nil {
-		return b.lastErr
+		return Redact(b.lastErr, b.spec.Backend)
 	}
 	msg := fmt.Sprintf("restart budget exhausted (%d restarts within %s)", b.opts.RestartBudget, b.opts.RestartWindow)
 	if !b.nextRetry.IsZero() {
 		msg += fmt.Sprintf(", next retry at %s or on the next call", b.nextRetry.UTC().Format(time.RFC3339))
 	}
-	return msg + "; last error: " + b.lastErr
+	return msg + "; last error: " + Redact(b.lastErr, b.spec.Backend)
 }
 
 // requestRetryLocked asks the supervisor of a down backend for a connection

@@ -57,7 +57,7 @@ func (b *backend) run(ctx context.Context) {
 		}
 		if err != nil {
 			failures++
-			b.log.Warn("backend connection failed", slog.Any("error", err))
+			b.log.Warn("backend connection failed", slog.String("error", Redact(err.Error(), b.spec.Backend)))
 			b.update(func() {
 				b.state = StateUnhealthy
 				b.lastErr = err.Error()
@@ -77,7 +77,7 @@ func (b *backend) run(ctx context.Context) {
 		} else {
 			failures++
 		}
-		b.log.Warn("backend unhealthy", slog.String("reason", reason))
+		b.log.Warn("backend unhealthy", slog.String("reason", Redact(reason, b.spec.Backend)))
 	}
 }
 
@@ -156,7 +156,7 @@ func (b *backend) backoff(failures int) time.Duration {
 func (b *backend) lastError() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.lastErr
+	return Redact(b.lastErr, b.spec.Backend)
 }
 
 // serve watches an established connection until it fails, then marks the

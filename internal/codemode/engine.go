@@ -283,6 +283,7 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 		DurationMS: time.Since(run.Started).Milliseconds(), Outcome: pipeline.OutcomeOK,
 		Console: resp.Console, ResultBytes: len(resp.Value), Calls: run.Calls(),
 	}
+	rec.OmittedCalls, rec.RefusedCalls = run.Totals()
 	if rec.Console == nil {
 		rec.Console = []string{}
 	}

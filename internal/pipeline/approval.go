@@ -1,14 +1,17 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/isogate/isogate/internal/textcut"
 )
 
 // Approver asks a person whether a call may run.
@@ -43,6 +46,9 @@ func ApprovalStage(p *Policy) Stage {
 			if !c.NeedsApproval {
 				return next.Call(ctx, c)
 			}
+			if err := Showable(c); err != nil {
+				return nil, refuse(ctx, c, err)
+			}
 			a := approverFrom(ctx)
 			if a == nil {
 				return nil, refuse(ctx, c, required(p, c))
@@ -76,8 +82,21 @@ type ElicitApprover struct {
 	Session *mcp.ServerSession
 }
 
-// maxShownArgs bounds the arguments shown in an approval request.
-const maxShownArgs = 4000
+// MaxApprovalArgs bounds the arguments of a call that may be approved: a
+// person is shown all of them, so larger ones are refused (APPROVAL_DENIED)
+// rather than cut, which would hide the fields past the cut.
+const MaxApprovalArgs = 16 << 10
+
+// Showable returns nil if c's arguments can be shown to a person in full,
+// else the APPROVAL_DENIED refusal.
+func Showable(c *Call) *Error {
+	if n := len(c.Args); n > MaxApprovalArgs {
+		return errorf(CodeApprovalDenied,
+			"%s was not approved: its arguments (%d bytes) are too large to show in full for approval (at most %d bytes); "+
+				"pass less data in one call", c.Name(), n, MaxApprovalArgs)
+	}
+	return nil
+}
 
 // Approve implements [Approver].
 func (a ElicitApprover) Approve(ctx context.Context, c *Call) (bool, error) {
@@ -101,30 +120,57 @@ func CanElicit(ss *mcp.ServerSession) bool {
 }
 
 // ElicitParams is the approval request for c: a message naming the tool,
-// its backend and the arguments (bounded), the same as structured data in
+// its backend and all the arguments, the same as structured data in
 // _meta["isogate/approval"], and an empty form (accept, decline or cancel).
+// Every character that could disguise the text (control, line and
+// paragraph separators, bidi and other invisible format characters) is
+// shown escaped. Callers check [Showable] first; arguments past
+// MaxApprovalArgs are never cut here.
 func ElicitParams(c *Call) *mcp.ElicitParams {
-	args := string(c.Args)
-	if args == "" {
-		args = "{}"
+	args := []byte(c.Args)
+	if len(args) == 0 {
+		args = []byte("{}")
 	}
-	shown := args
-	if len(shown) > maxShownArgs {
-		shown = textcut.Prefix(shown, maxShownArgs) + fmt.Sprintf("… (%d bytes)", len(args))
+	var meta any
+	var compact bytes.Buffer
+	if json.Compact(&compact, args) == nil {
+		args = compact.Bytes()
+		meta = json.RawMessage(EscapeForHuman(string(args))) // escapes keep it JSON
+	} else {
+		meta = EscapeForHuman(string(args)) // not JSON: shown as the text it is
 	}
 	return &mcp.ElicitParams{
 		Meta: mcp.Meta{"isogate/approval": map[string]any{
-			"backend": c.Backend, "tool": c.Tool, "arguments": json.RawMessage(compactOr(c.Args))}},
-		Message: fmt.Sprintf("A program wants to call the tool %q of the backend %q with these arguments:\n%s\n\nAllow this call?",
-			c.Tool, c.Backend, shown),
+			"backend": c.Backend, "tool": c.Tool, "arguments": meta, "bytes": len(c.Args)}},
+		Message: fmt.Sprintf("A program wants to call the tool %q of the backend %q with these arguments (%d bytes, shown in full):\n%s\n\nAllow this call?",
+			c.Tool, c.Backend, len(c.Args), EscapeForHuman(string(args))),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	}
 }
 
-// compactOr returns args if it is a small valid JSON object, else {}.
-func compactOr(args json.RawMessage) []byte {
-	if len(args) == 0 || len(args) > maxShownArgs || !json.Valid(args) {
-		return []byte("{}")
+// EscapeForHuman returns s with every character that is not plainly
+// visible (control characters, line and paragraph separators, bidi
+// controls and other format characters, invalid UTF-8) written as a JSON
+// \uXXXX escape, so a text shown to a person cannot draw lines or reorder
+// what it shows. Inside a JSON string the escapes keep the JSON valid.
+func EscapeForHuman(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n <= 1 {
+				b.WriteString(`\ufffd`)
+				continue
+			}
+		}
+		if r == ' ' || (unicode.IsGraphic(r) && !unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Bidi_Control, unicode.Co)) {
+			b.WriteRune(r)
+			continue
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		} else {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
 	}
-	return args
+	return b.String()
 }

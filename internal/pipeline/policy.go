@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unicode"
@@ -37,7 +38,13 @@ type Policy struct {
 type rules struct {
 	allow, deny, approve []string // folded patterns
 	approveKey           string   // config key of approve, for messages
+
+	prompts, resources itemRules
+	deniesAllTools     bool // tools.deny has a pattern of only '*'
 }
+
+// itemRules select prompts or resources (folded patterns).
+type itemRules struct{ allow, deny []string }
 
 // NewPolicy builds the policy of the configured backends.
 func NewPolicy(backends map[string]config.Backend) *Policy {
@@ -46,12 +53,19 @@ func NewPolicy(backends map[string]config.Backend) *Policy {
 	p.rules.Store(&set)
 	for name, b := range backends {
 		t := b.Tools
-		if len(t.Allow)+len(t.Deny)+len(t.Approve) == 0 {
+		if len(t.Allow)+len(t.Deny)+len(t.Approve)+len(b.Prompts.Allow)+len(b.Prompts.Deny)+
+			len(b.Resources.Allow)+len(b.Resources.Deny) == 0 {
 			continue
 		}
 		set[name] = rules{
 			allow: foldAll(t.Allow), deny: foldAll(t.Deny), approve: foldAll(t.Approve),
 			approveKey: "backends." + name + ".tools.approve",
+			prompts:    itemRules{foldAll(b.Prompts.Allow), foldAll(b.Prompts.Deny)},
+			resources:  itemRules{foldAll(b.Resources.Allow), foldAll(b.Resources.Deny)},
+			deniesAllTools: slices.ContainsFunc(t.Deny, func(p string) bool {
+				p = strings.TrimSpace(p)
+				return p != "" && strings.Trim(p, "*") == ""
+			}),
 		}
 	}
 	return p
@@ -91,6 +105,72 @@ func (p *Policy) Decide(backend, tool string) Decision {
 	case matchAny(r.approve, name):
 		return NeedsApproval
 	case len(r.allow) > 0 && !matchAny(r.allow, name):
+		return Denied
+	}
+	return Allowed
+}
+
+// DecidePrompt says whether a backend's prompt is listed and forwarded
+// (Allowed or Denied): backends.<name>.prompts, or, without one, none of a
+// backend whose tools are all denied.
+func (p *Policy) DecidePrompt(backend, name string) Decision {
+	r, ok := p.ruleSet()[backend]
+	if !ok {
+		return Allowed
+	}
+	return r.decideItem(r.prompts, fold(name))
+}
+
+// DecideResource says whether a backend's resource URI is listed and read
+// (Allowed or Denied), as DecidePrompt does with backends.<name>.resources.
+func (p *Policy) DecideResource(backend, uri string) Decision {
+	r, ok := p.ruleSet()[backend]
+	if !ok {
+		return Allowed
+	}
+	return r.decideItem(r.resources, fold(uri))
+}
+
+// ResourceDenied reports whether backends.<name>.resources.deny names uri
+// (a read through an allowed template is refused for it).
+func (p *Policy) ResourceDenied(backend, uri string) bool {
+	r, ok := p.ruleSet()[backend]
+	return ok && matchAny(r.resources.deny, fold(uri))
+}
+
+// DecideTemplate says whether a backend's resource template is listed and
+// serves reads (Allowed or Denied). A catch-all template (see
+// [CatchAll]) is Denied unless backends.<name>.resources.allow names it:
+// it would route reads of arbitrary URIs (file:///etc/passwd) to the
+// backend.
+func (p *Policy) DecideTemplate(backend, template string) Decision {
+	r := p.ruleSet()[backend] // zero rules when unconfigured
+	name := fold(template)
+	if CatchAll(template) && !matchAny(r.resources.allow, name) {
+		return Denied
+	}
+	return r.decideItem(r.resources, name)
+}
+
+// CatchAll reports whether a URI template can match URIs of any scheme:
+// nothing but an expression comes before its scheme's ':' (such as
+// "{+uri}" or "{scheme}://{+path}").
+func CatchAll(template string) bool {
+	brace := strings.IndexByte(template, '{')
+	colon := strings.IndexByte(template, ':')
+	return brace >= 0 && (colon < 0 || brace < colon)
+}
+
+func (r rules) decideItem(items itemRules, name string) Decision {
+	switch {
+	case matchAny(items.deny, name):
+		return Denied
+	case len(items.allow) > 0:
+		if matchAny(items.allow, name) {
+			return Allowed
+		}
+		return Denied
+	case r.deniesAllTools && len(items.deny) == 0:
 		return Denied
 	}
 	return Allowed

@@ -60,3 +60,46 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// Prompts and resources follow the backend's tool policy unless configured
+// on their own; catch-all templates need an explicit allow.
+func TestPolicyPromptsAndResources(t *testing.T) {
+	p := NewPolicy(map[string]config.Backend{
+		"closed": {Tools: config.ToolPolicy{Deny: []string{"**"}}},
+		"opened": {Tools: config.ToolPolicy{Deny: []string{"*"}}, Prompts: config.ItemPolicy{Allow: []string{"help"}}},
+		"files": {Resources: config.ItemPolicy{Allow: []string{"file:///srv/*", "{+uri}"}, Deny: []string{"file:///srv/secret*"}},
+			Prompts: config.ItemPolicy{Deny: []string{"admin_*"}}},
+		"partial": {Tools: config.ToolPolicy{Deny: []string{"write_*"}}},
+	})
+	check := func(what string, got, want Decision) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	check("closed prompt", p.DecidePrompt("closed", "anything"), Denied)
+	check("closed resource", p.DecideResource("closed", "mem://x"), Denied)
+	check("closed template", p.DecideTemplate("closed", "mem://{id}"), Denied)
+	check("opened help", p.DecidePrompt("opened", "HELP"), Allowed)
+	check("opened other", p.DecidePrompt("opened", "other"), Denied)
+	check("opened resource", p.DecideResource("opened", "mem://x"), Denied)
+	check("files allowed", p.DecideResource("files", "file:///srv/a.txt"), Allowed)
+	check("files denied", p.DecideResource("files", "FILE:///srv/secret.txt"), Denied)
+	check("files outside", p.DecideResource("files", "file:///etc/passwd"), Denied)
+	check("files catch-all allowed", p.DecideTemplate("files", "{+uri}"), Allowed)
+	check("files prompt", p.DecidePrompt("files", "Admin_reset"), Denied)
+	check("partial prompt", p.DecidePrompt("partial", "x"), Allowed)
+	check("partial resource", p.DecideResource("partial", "mem://x"), Allowed)
+	check("partial catch-all", p.DecideTemplate("partial", "{+any}"), Denied)
+	check("unconfigured catch-all", p.DecideTemplate("other", "{scheme}://{+path}"), Denied)
+	check("unconfigured template", p.DecideTemplate("other", "mem://{id}"), Allowed)
+	check("unconfigured prompt", p.DecidePrompt("other", "x"), Allowed)
+	if !p.ResourceDenied("files", "file:///srv/secret/key") || p.ResourceDenied("files", "file:///srv/a") {
+		t.Error("ResourceDenied")
+	}
+	for tmpl, want := range map[string]bool{"{+any}": true, "{s}://{+p}": true, "x{y}": true, "file:///{+path}": false, "mem://{id}": false, "plain": false} {
+		if CatchAll(tmpl) != want {
+			t.Errorf("CatchAll(%q) = %v", tmpl, !want)
+		}
+	}
+}

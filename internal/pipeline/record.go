@@ -51,6 +51,9 @@ func NewBlob(raw []byte) Blob {
 	return Blob{Truncated: string(textcut.Prefix(raw, MaxRecordedBytes)), Bytes: len(raw)}
 }
 
+// size is the bytes b holds.
+func (b Blob) size() int { return len(b.JSON) + len(b.Truncated) }
+
 // IsZero reports whether nothing was recorded (for omitempty).
 func (b Blob) IsZero() bool { return b.JSON == nil && b.Bytes == 0 }
 
@@ -118,9 +121,13 @@ func RecordStage() Stage {
 }
 
 // refuse records a call the policy or approval stage refused (it never
-// reaches the record stage) and returns err.
+// reaches the record stage) and returns err. A call refused past the run's
+// budget is only counted: a program looping on refused calls must not grow
+// its record.
 func refuse(ctx context.Context, c *Call, err *Error) error {
-	if run := RunFrom(ctx); run != nil {
+	if run := RunFrom(ctx); run != nil && err.Code == CodeToolBudget {
+		run.countRefused()
+	} else if run != nil {
 		seq, startedMS := run.begin()
 		run.add(CallRecord{Seq: seq, Backend: c.Backend, Tool: c.Tool, Args: NewBlob(argsOrEmpty(c.Args)),
 			StartedMS: startedMS, Code: err.Code, Error: err.Error()})
@@ -153,6 +160,13 @@ type RunRecord struct {
 	// Result is the program's JSON result (for isogate replay).
 	Result Blob         `json:"result,omitzero"`
 	Calls  []CallRecord `json:"calls"`
+	// OmittedCalls counts the calls made past the record's bounds
+	// (MaxRecordCalls entries, MaxRecordBytes of arguments and results):
+	// made, not stored ("… N more calls").
+	OmittedCalls int `json:"omitted_calls,omitempty"`
+	// RefusedCalls counts the calls refused past sandbox.max_tool_calls
+	// (TOOL_BUDGET): counted, never stored.
+	RefusedCalls int `json:"refused_calls,omitempty"`
 }
 
 // RunError is how a failed run ended.

@@ -1,9 +1,13 @@
 package pipeline
 
 import (
+	"context"
+
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestBlobKeepsSmallValuesAndTruncatesLargeOnes(t *testing.T) {
@@ -32,4 +36,76 @@ func TestBlobKeepsSmallValuesAndTruncatesLargeOnes(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"truncated":"x","bytes":3,"other":1}`), &v); err != nil || v.JSON == nil {
 		t.Fatalf("lookalike: %+v", v)
 	}
+}
+
+// echo answers every call with its arguments, as a backend echo tool does.
+var echo = CallerFunc(func(_ context.Context, c *Call) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(c.Args)}}}, nil
+})
+
+// bigArgs is a 64 KB argument object, the most a record keeps per call.
+func bigArgs() json.RawMessage {
+	return json.RawMessage(`{"pad":"` + strings.Repeat("x", MaxRecordedBytes-16) + `"}`)
+}
+
+// The attack of issue 25 (1): a program loops on calls refused past
+// sandbox.max_tool_calls, each with 64 KB of arguments. Refused calls are
+// counted, not stored, so the record stays the size of the admitted calls.
+func TestRecordDoesNotStoreCallsRefusedPastTheBudget(t *testing.T) {
+	p := New(Options{Backend: echo})
+	run := NewRun(3)
+	ctx := WithRun(context.Background(), run)
+	args := bigArgs()
+	for range 2000 {
+		_, _ = p.Call(ctx, &Call{Backend: "b", Tool: "echo", Args: args})
+	}
+	calls := run.Calls()
+	omitted, refused := run.Totals()
+	if len(calls) != 3 || refused != 1997 || omitted != 0 {
+		t.Fatalf("stored %d calls, refused %d, omitted %d; want 3, 1997, 0", len(calls), refused, omitted)
+	}
+	if size := recordSize(t, calls); size > 4*2*MaxRecordedBytes {
+		t.Fatalf("the record of 3 admitted calls is %d bytes", size)
+	}
+}
+
+// Admitted calls are bounded too: past MaxRecordBytes of arguments and
+// results (or MaxRecordCalls entries) further calls are counted.
+func TestRecordIsBoundedInEntriesAndBytes(t *testing.T) {
+	p := New(Options{Backend: echo})
+	run := NewRun(0)
+	ctx := WithRun(context.Background(), run)
+	args := bigArgs()
+	for range 200 {
+		if _, err := p.Call(ctx, &Call{Backend: "b", Tool: "echo", Args: args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := run.Calls()
+	omitted, _ := run.Totals()
+	if len(calls)+omitted != 200 || omitted == 0 {
+		t.Fatalf("stored %d, omitted %d of 200 calls", len(calls), omitted)
+	}
+	if size := recordSize(t, calls); size > MaxRecordBytes+64<<10 {
+		t.Fatalf("record of %d bytes exceeds MaxRecordBytes %d", size, MaxRecordBytes)
+	}
+
+	small := NewRun(0)
+	ctx = WithRun(context.Background(), small)
+	for range MaxRecordCalls + 50 {
+		_, _ = p.Call(ctx, &Call{Backend: "b", Tool: "echo"})
+	}
+	omitted, _ = small.Totals()
+	if n := len(small.Calls()); n != MaxRecordCalls || omitted != 50 {
+		t.Fatalf("stored %d, omitted %d; want %d, 50", n, omitted, MaxRecordCalls)
+	}
+}
+
+func recordSize(t *testing.T, calls []CallRecord) int {
+	t.Helper()
+	b, err := json.Marshal(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b)
 }

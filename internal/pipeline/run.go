@@ -24,7 +24,21 @@ type Run struct {
 	mu    sync.Mutex
 	seq   int
 	calls []CallRecord
+	kept  int // bytes of arguments and results in calls
+	// omitted counts the calls past MaxRecordCalls or MaxRecordBytes,
+	// refused the calls refused past the budget (counted, never stored).
+	omitted, refused int
 }
+
+// MaxRecordCalls bounds the calls a run record keeps; later calls are
+// counted (RunRecord.OmittedCalls), not stored.
+const MaxRecordCalls = 1000
+
+// MaxRecordBytes bounds the arguments and results one run record keeps in
+// total (each call's at most [MaxRecordedBytes]); calls past it are
+// counted, not stored. With MaxRecordCalls it bounds what the gateway holds
+// for one run's record.
+const MaxRecordBytes = 4 << 20
 
 // NewRun starts a run with a fresh random id.
 func NewRun(maxCalls int) *Run {
@@ -57,9 +71,32 @@ func (r *Run) begin() (seq int, startedMS int64) {
 	return r.seq, time.Since(r.Started).Milliseconds()
 }
 
+// Totals returns how many calls were counted but not stored: past the
+// record's bounds (omitted) and past the run's budget (refused).
+func (r *Run) Totals() (omitted, refused int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.omitted, r.refused
+}
+
+// countRefused counts a call refused past the budget without storing it.
+func (r *Run) countRefused() {
+	r.mu.Lock()
+	r.refused++
+	r.mu.Unlock()
+}
+
+// add stores c unless the record is full (MaxRecordCalls entries or
+// MaxRecordBytes of arguments and results), in which case it is counted.
 func (r *Run) add(c CallRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	size := c.Args.size() + c.Result.size()
+	if len(r.calls) >= MaxRecordCalls || r.kept+size > MaxRecordBytes {
+		r.omitted++
+		return
+	}
+	r.kept += size
 	i := len(r.calls)
 	for i > 0 && r.calls[i-1].Seq > c.Seq {
 		i--

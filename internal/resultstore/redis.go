@@ -28,6 +28,7 @@ type Redis struct {
 	client *redis.Client
 	limits Limits
 	prefix string
+	key    []byte // HMAC key of the entries (store.hmac_key); nil: none
 }
 
 // RedisOptions configure a Redis store; zero fields take defaults.
@@ -40,6 +41,10 @@ type RedisOptions struct {
 	// Prefix starts every key; default RedisKeyPrefix. Stores with
 	// different prefixes keep separate budgets on one server.
 	Prefix string
+	// HMACKey, when set, authenticates every entry (see [Seal]): an entry
+	// written without the key, or moved to another id or owner, is refused
+	// as not found.
+	HMACKey []byte
 }
 
 // NewRedis returns a store on the Redis server at o.URL. It does not wait
@@ -53,7 +58,7 @@ func NewRedis(o RedisOptions) (*Redis, error) {
 	if o.Prefix == "" {
 		o.Prefix = RedisKeyPrefix
 	}
-	return &Redis{client: redis.NewClient(opt), limits: o.Limits.WithDefaults(), prefix: o.Prefix}, nil
+	return &Redis{client: redis.NewClient(opt), limits: o.Limits.WithDefaults(), prefix: o.Prefix, key: o.HMACKey}, nil
 }
 
 // Limits implements [Store].
@@ -90,6 +95,7 @@ func (r *Redis) PutID(ctx context.Context, owner, id string, data []byte) error 
 	if len(data) > r.limits.OwnerBytes {
 		return fmt.Errorf("%w: %d bytes, share %d bytes", ErrTooLarge, len(data), r.limits.OwnerBytes)
 	}
+	data = Seal(r.key, r.sealName(owner, id), data)
 	res, err := putScript.Run(ctx, r.client, []string{r.prefix}, owner, id, data,
 		r.limits.TTL.Milliseconds(), r.limits.OwnerBytes, r.limits.MaxBytes).Slice()
 	if err != nil {
@@ -118,7 +124,16 @@ func (r *Redis) Get(ctx context.Context, owner, id string) ([]byte, error) {
 	if !ok1 || !ok2 || subtle.ConstantTimeCompare([]byte(o), []byte(owner)) != 1 {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	return []byte(d), nil
+	data, err := Unseal(r.key, r.sealName(owner, id), []byte(d))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s (%w)", ErrNotFound, id, err)
+	}
+	return data, nil
+}
+
+// sealName is what an entry's MAC covers besides its data.
+func (r *Redis) sealName(owner, id string) string {
+	return r.prefix + "r:" + id + "\x00" + owner
 }
 
 func (r *Redis) wrap(err error) error {

@@ -36,7 +36,14 @@ const (
 // conversion call_tool_chain uses) given run_code's stack and error text.
 var prelude = jsvalue.Scope("const CODE_COLUMN_OFFSET = " + strconv.Itoa(len(sourcePrefix)) +
 	";\nconst MAX_ERROR_CHARS = " + strconv.Itoa(MaxLineChars) + ";\n" + preludeJS +
-	"\nconst sanitize = makeSanitizer({stripStack, errorText});\n" + consoleJS)
+	// The sanitizer counts the outermost object as depth 0: objects at
+	// depths 0..MaxDepth-1 (MaxDepth levels) are shown, deeper ones not.
+	"\nconst sanitize = makeSanitizer({stripStack, errorText, maxDepth: " + strconv.Itoa(MaxDepth-1) + "});\n" + consoleJS)
+
+// MaxDepth is how many levels of nested objects and arrays a result (and a
+// console value) shows; deeper ones become "[MaxDepth]" (the seed
+// contract's MAX_SERIALIZATION_DEPTH, promised in the tool's description).
+const MaxDepth = 10
 
 // codeOrigin names the user's code in stack traces.
 const codeOrigin = "code.js"

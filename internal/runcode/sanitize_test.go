@@ -113,13 +113,18 @@ func TestSanitize_MaxDepth(t *testing.T) {
 		}
 	}
 	const nest = `const nest = (n) => { let o = "leaf"; for (let i = 0; i < n; i++) o = {a: o}; return o };`
-	if n, leaf := depth(nest + `return nest(65)`); n != 65 || leaf != "leaf" {
-		t.Fatalf("65 levels: %d objects, leaf %v; want all of them", n, leaf)
+	// Issue 25 (10): the description promises "nesting deeper than 10
+	// levels → [MaxDepth]"; 20 levels came back in full.
+	if MaxDepth != 10 || !strings.Contains(r.Description(), "deeper than 10 levels") {
+		t.Fatalf("MaxDepth %d; description: %s", MaxDepth, r.Description())
 	}
-	if n, leaf := depth(nest + `return nest(66)`); n != 65 || leaf != "[MaxDepth]" {
-		t.Fatalf("66 levels: %d objects, then %v; want 65 then [MaxDepth]", n, leaf)
+	if n, leaf := depth(nest + `return nest(10)`); n != 10 || leaf != "leaf" {
+		t.Fatalf("10 levels: %d objects, leaf %v; want all of them", n, leaf)
 	}
-	if n, leaf := depth(nest + `return nest(5000)`); n != 65 || leaf != "[MaxDepth]" {
+	if n, leaf := depth(nest + `return nest(11)`); n != 10 || leaf != "[MaxDepth]" {
+		t.Fatalf("11 levels: %d objects, then %v; want 10 then [MaxDepth]", n, leaf)
+	}
+	if n, leaf := depth(nest + `return nest(5000)`); n != 10 || leaf != "[MaxDepth]" {
 		t.Fatalf("5000 levels: %d objects, then %v", n, leaf)
 	}
 }

@@ -55,10 +55,10 @@ func (r *Service) Description() string {
 
 The code is the body of an async function: "return" a value to make it the result, and use "await" freely. console.log/info/debug write to stdout, console.warn/error to stderr. Only ECMAScript built-ins are available (no require, import, process, timers, file system or network), plus the api.* functions listed below.
 
-Limits: code up to %d characters; timeout_ms defaults to %d and is clamped to %d-%d; %d MB heap; %d console lines; result up to 1 MB of JSON. The result is converted to JSON: undefined becomes null, BigInt a string, Map an object, Set an array, Date an ISO string, Error {name, message, stack}, functions "[Function: name]", cycles "[Circular]", nesting deeper than 10 levels "[MaxDepth]".
+Limits: code up to %d characters; timeout_ms defaults to %d and is clamped to %d-%d; %d MB heap; %d console lines; result up to 1 MB of JSON. The result is converted to JSON: undefined becomes null, BigInt a string, Map an object, Set an array, Date an ISO string, Error {name, message, stack}, functions "[Function: name]", cycles "[Circular]", nesting deeper than %d levels "[MaxDepth]".
 
 The output has ok, result, stdout, stderr, warnings, error {type: ValidationError | TimeoutError | VMError, message} and environment.`,
-		MaxCodeChars, DefaultTimeoutMS, MinTimeoutMS, MaxTimeoutMS, HeapMB, MaxConsoleLines)
+		MaxCodeChars, DefaultTimeoutMS, MinTimeoutMS, MaxTimeoutMS, HeapMB, MaxConsoleLines, MaxDepth)
 	apis := r.APIs()
 	if len(apis) == 0 {
 		b.WriteString("\n\nNo api.* functions are configured.")

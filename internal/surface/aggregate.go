@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,6 +39,7 @@ type backendLists struct {
 // then the first in configuration order; the conflict is logged once.
 type aggregate struct {
 	backends *backend.Manager
+	policy   *pipeline.Policy // backends.<name>.prompts and .resources
 	logger   *slog.Logger
 	mu       sync.Mutex
 	servers  []*mcp.Server
@@ -152,23 +154,32 @@ func (a *aggregate) publishLocked() {
 			continue
 		}
 		for _, p := range l.prompts {
+			if a.policy.DecidePrompt(name, p.Name) == pipeline.Denied {
+				continue
+			}
 			np := namePair{name, p.Name}
 			pairs = append(pairs, np)
 			prompts[np] = p
 		}
 		for _, r := range l.resources {
+			if a.policy.DecideResource(name, r.URI) == pipeline.Denied {
+				continue
+			}
 			if a.claim(claimed, "r:"+r.URI, name) && validURI(r.URI) {
 				owners[r.URI] = name
 				key := "r:" + r.URI
 				want[key] = true
-				a.register(key, name, r, func(s *mcp.Server) { s.AddResource(r, a.readHandler(name)) })
+				a.register(key, name, r, func(s *mcp.Server) { s.AddResource(r, a.readHandler(name, "")) })
 			}
 		}
 		for _, t := range l.templates {
+			if a.policy.DecideTemplate(name, t.URITemplate) == pipeline.Denied {
+				continue
+			}
 			if a.claim(claimed, "t:"+t.URITemplate, name) {
 				key := "t:" + t.URITemplate
 				want[key] = true
-				a.register(key, name, t, func(s *mcp.Server) { s.AddResourceTemplate(t, a.readHandler(name)) })
+				a.register(key, name, t, func(s *mcp.Server) { s.AddResourceTemplate(t, a.readHandler(name, t.URITemplate)) })
 			}
 		}
 	}
@@ -210,10 +221,18 @@ func (a *aggregate) publishLocked() {
 	}
 }
 
+// isogateURI reports whether uri is of isogate's own scheme, in any case.
+func isogateURI(uri string) bool {
+	return len(uri) >= len(isogateScheme) && strings.EqualFold(uri[:len(isogateScheme)], isogateScheme)
+}
+
+// isogateScheme starts the URIs of isogate's own resources.
+const isogateScheme = "isogate:"
+
 // claim gives key to backend unless an earlier backend (or isogate itself)
 // holds it, logging a conflict once.
 func (a *aggregate) claim(claimed map[string]string, key, backend string) bool {
-	if strings.HasPrefix(strings.ToLower(key[2:]), "isogate:") {
+	if isogateURI(key[2:]) {
 		a.logOnce(key, fmt.Sprintf("backend %q offers %s, which is isogate's own; ignored", backend, key[2:]))
 		return false
 	}
@@ -270,6 +289,9 @@ func validURI(uri string) bool {
 
 func (a *aggregate) promptHandler(backend, name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if a.policy.DecidePrompt(backend, name) == pipeline.Denied { // a reload denied it since it was listed
+			return nil, fmt.Errorf("prompt %q not found", req.Params.Name)
+		}
 		sess, err := a.backends.Session(ctx, backend)
 		if err != nil {
 			return nil, err
@@ -280,8 +302,22 @@ func (a *aggregate) promptHandler(backend, name string) mcp.PromptHandler {
 	}
 }
 
-func (a *aggregate) readHandler(backend string) mcp.ResourceHandler {
+// readHandler forwards resources/read of a backend's resource, or of a URI
+// its template (when not "") matches, unless the policy refuses the URI
+// now: the URIs of isogate's own scheme (in any case) are never sent to a
+// backend.
+func (a *aggregate) readHandler(backend, template string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		refused := isogateURI(uri) || a.policy.ResourceDenied(backend, uri)
+		if template == "" {
+			refused = refused || a.policy.DecideResource(backend, uri) == pipeline.Denied
+		} else {
+			refused = refused || a.policy.DecideTemplate(backend, template) == pipeline.Denied
+		}
+		if refused {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
 		sess, err := a.backends.Session(ctx, backend)
 		if err != nil {
 			return nil, err
@@ -301,7 +337,7 @@ func (a *aggregate) subscribe(ctx context.Context, req *mcp.SubscribeRequest) er
 	first := a.subs[uri] == 0
 	a.mu.Unlock()
 	if !ok {
-		if strings.HasPrefix(uri, "isogate:") {
+		if isogateURI(uri) {
 			return nil // isogate's own resources: accepted, no updates
 		}
 		return fmt.Errorf("no backend offers %s", uri)
@@ -359,5 +395,27 @@ func (a *aggregate) updated(backend string, params *mcp.ResourceUpdatedNotificat
 	}
 	for _, s := range servers {
 		_ = s.ResourceUpdated(context.Background(), params)
+	}
+}
+
+// isogateSchemeMiddleware spells the scheme of isogate's own resource URIs
+// in lower case before resources are matched (URI schemes are
+// case-insensitive, RFC 3986): ISOGATE://stats is isogate://stats, never
+// a URI for a backend's template.
+func isogateSchemeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var uri *string
+		switch p := req.GetParams().(type) {
+		case *mcp.ReadResourceParams:
+			uri = &p.URI
+		case *mcp.SubscribeParams:
+			uri = &p.URI
+		case *mcp.UnsubscribeParams:
+			uri = &p.URI
+		}
+		if uri != nil && isogateURI(*uri) && !strings.HasPrefix(*uri, isogateScheme) {
+			*uri = isogateScheme + (*uri)[len(isogateScheme):]
+		}
+		return next(ctx, method, req)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -49,6 +50,7 @@ func usesRoundTrips(ss *mcp.ServerSession) bool {
 type liveRun struct {
 	owner    string
 	deadline time.Time
+	parkedAt time.Time // when it was last parked (roundTrips.park)
 	asks     chan *ask
 	done     chan *mcp.CallToolResult // buffered: the run never blocks on it
 	cancel   context.CancelFunc
@@ -149,8 +151,21 @@ type roundTrips struct {
 	backendStates map[string]time.Time
 }
 
+// The bounds of what waits for a client's answer. Past an owner's bound its
+// oldest waiting entry is dropped (a parked run is cancelled); past the
+// overall bound a new one is refused.
+const (
+	maxParkedPerOwner    = 8
+	maxParkedRuns        = 256
+	maxPendingPerOwner   = 32
+	maxPendingApprovals  = 4096
+	errTooManyParkedRuns = "call_tool_chain: too many runs are waiting for approval on this gateway; answer or abandon them and try again"
+)
+
 // park keeps r until its client retries, and returns the requestState that
-// names it (unguessable, single use).
+// names it (unguessable, single use). It returns "" when the gateway
+// already keeps maxParkedRuns runs; an owner's oldest parked run makes room
+// for its new one past maxParkedPerOwner.
 func (t *roundTrips) park(r *liveRun) string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
@@ -161,6 +176,23 @@ func (t *roundTrips) park(r *liveRun) string {
 	if t.parked == nil {
 		t.parked = map[string]*liveRun{}
 	}
+	var oldest string
+	mine := 0
+	for s, p := range t.parked {
+		if p.owner == r.owner {
+			mine++
+			if oldest == "" || p.parkedAt.Before(t.parked[oldest].parkedAt) {
+				oldest = s
+			}
+		}
+	}
+	if mine >= maxParkedPerOwner {
+		t.parked[oldest].cancel()
+		delete(t.parked, oldest)
+	} else if len(t.parked) >= maxParkedRuns {
+		return ""
+	}
+	r.parkedAt = time.Now()
 	t.parked[state] = r
 	return state
 }
@@ -235,7 +267,12 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 				k = nil
 			}
 		}
-		return &mcp.CallToolResult{InputRequests: requests, RequestState: sf.trips.park(run)}, nil, nil
+		state := sf.trips.park(run)
+		if state == "" {
+			run.cancel()
+			return textResult(errTooManyParkedRuns, true), nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil, nil
 	case <-ctx.Done():
 		run.cancel()
 		return nil, nil, ctx.Err()
@@ -258,7 +295,8 @@ func (sf *Surface) runTimeout(in chainInput) time.Duration {
 // calling, or the approver for the call.
 func (sf *Surface) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
 	forwardClientInput(req, call) // the backend's, unless the round is the gateway's (below)
-	if !usesRoundTrips(req.Session) || sf.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
+	if !usesRoundTrips(req.Session) || sf.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval ||
+		pipeline.Showable(call) != nil { // too large to show: the approval stage refuses it
 		return nil, pipeline.ElicitApprover{Session: req.Session}
 	}
 	owner, key := sf.ownerOf(req), approvalKey(call)
@@ -274,9 +312,13 @@ func (sf *Surface) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.
 		res, _ := req.Params.InputResponses[passthroughApprovalID].(*mcp.ElicitResult)
 		return nil, answered(res != nil && res.Action == "accept")
 	}
+	state := sf.trips.parkApproval(owner, key)
+	if state == "" {
+		return textResult("too many approvals are pending on this gateway; answer them or try again later", true), nil
+	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{passthroughApprovalID: pipeline.ElicitParams(call)},
-		RequestState:  sf.trips.parkApproval(owner, key),
+		RequestState:  state,
 	}, nil
 }
 
@@ -292,14 +334,21 @@ type answered bool
 // Approve implements pipeline.Approver.
 func (a answered) Approve(context.Context, *pipeline.Call) (bool, error) { return bool(a), nil }
 
-// approvalKey ties an answer to the call it was asked for.
+// approvalKey ties an answer to the call it was asked for: a digest of the
+// backend, the tool and the compacted arguments, so that what waits for an
+// answer never holds the arguments themselves.
 func approvalKey(c *pipeline.Call) string {
 	var b bytes.Buffer
 	if json.Compact(&b, c.Args) != nil {
 		b.Reset()
 		b.Write(c.Args)
 	}
-	return c.Backend + "\x00" + c.Tool + "\x00" + b.String()
+	h := sha256.New()
+	for _, part := range []string{c.Backend, c.Tool} {
+		fmt.Fprintf(h, "%d:%s", len(part), part)
+	}
+	h.Write(b.Bytes())
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // pendingApproval is a passthrough approval asked and not yet answered.
@@ -308,6 +357,9 @@ type pendingApproval struct {
 	expires    time.Time
 }
 
+// parkApproval keeps a passthrough approval until the client's retry and
+// returns its requestState; "" when maxPendingApprovals wait already. An
+// owner's oldest pending approval makes room past maxPendingPerOwner.
 func (t *roundTrips) parkApproval(owner, key string) string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
@@ -317,6 +369,21 @@ func (t *roundTrips) parkApproval(owner, key string) string {
 	t.sweepLocked()
 	if t.approvals == nil {
 		t.approvals = map[string]pendingApproval{}
+	}
+	var oldest string
+	mine := 0
+	for s, p := range t.approvals {
+		if p.owner == owner {
+			mine++
+			if oldest == "" || p.expires.Before(t.approvals[oldest].expires) {
+				oldest = s
+			}
+		}
+	}
+	if mine >= maxPendingPerOwner {
+		delete(t.approvals, oldest)
+	} else if len(t.approvals) >= maxPendingApprovals {
+		return ""
 	}
 	t.approvals[state] = pendingApproval{owner: owner, key: key, expires: time.Now().Add(approvalWait)}
 	return state

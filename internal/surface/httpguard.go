@@ -17,17 +17,19 @@ import (
 // maxBodyBytes bounds an MCP request body (the go-sdk's own default).
 const maxBodyBytes = 10 << 20
 
-// requireToken checks "Authorization: Bearer <token>" when token is set. It
-// answers 401 from the headers alone: the body of a rejected request is
-// never read, and the connection is closed so that a slow body cannot hold
-// the reply back.
-func requireToken(token string, next http.Handler) http.Handler {
-	if token == "" {
-		return next
-	}
-	want := []byte("Bearer " + token)
+// requireToken checks "Authorization: Bearer <token>" when token() is set,
+// against the token of the moment (a reload may rotate it). It answers 401
+// from the headers alone: the body of a rejected request is never read,
+// and the connection is closed so that a slow body cannot hold the reply
+// back.
+func requireToken(token func() string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		t := token()
+		if t == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+t)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="isogate"`)
 			reject(w, "missing or invalid bearer token", http.StatusUnauthorized)
 			return
@@ -113,4 +115,24 @@ func readBody(timeout time.Duration, next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// SetAuthToken makes token the bearer token HTTP clients must send from
+// the next request on (server.auth_token rotated by a reload): the old one
+// stops working at once. A token cannot be removed this way (a listener
+// may be exposed because it had one): that needs a restart.
+func (sf *Surface) SetAuthToken(token string) error {
+	if token == "" && sf.AuthToken() != "" {
+		return errors.New("server.auth_token cannot be removed by a reload; restart isogate to serve without a token")
+	}
+	sf.authToken.Store(&token)
+	return nil
+}
+
+// AuthToken is the bearer token HTTP clients must send now ("" for none).
+func (sf *Surface) AuthToken() string {
+	if t := sf.authToken.Load(); t != nil {
+		return *t
+	}
+	return ""
 }

@@ -10,7 +10,9 @@ import (
 // readyz answers 200 when every enabled backend is healthy or has a cached
 // tool list, else 503 naming the others. Either way name_collisions lists
 // the tool and prompt names backends share (they do not make it unready).
-func (sf *Surface) readyz(w http.ResponseWriter, _ *http.Request) {
+// With server.metrics_auth, a request without the token gets the status
+// code and {"ready": …} only.
+func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 	type notReady struct {
 		Name      string `json:"name"`
 		State     string `json:"state"`
@@ -33,6 +35,12 @@ func (sf *Surface) readyz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if !body.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	if sf.opts.MetricsAuth && !sf.tokenPresented(r) {
+		_ = json.NewEncoder(w).Encode(struct {
+			Ready bool `json:"ready"`
+		}{body.Ready})
+		return
 	}
 	_ = json.NewEncoder(w).Encode(body)
 }

@@ -2,6 +2,7 @@ package surface
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -27,8 +28,11 @@ const (
 )
 
 // ServeStdio serves MCP over stdin/stdout until the client disconnects or
-// ctx ends.
+// ctx ends. When ctx ends the requests in flight are cancelled at once
+// (their runs end, busy or waiting on a backend), so that closing the
+// session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
+	defer context.AfterFunc(ctx, sf.inflight.cancelAll)()
 	return sf.server.Run(ctx, codedTransport{&mcp.StdioTransport{}})
 }
 
@@ -47,14 +51,30 @@ func (sf *Surface) HTTPHandler() http.Handler {
 	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
 	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
-	h = requireToken(sf.opts.AuthToken, h)
+	h = requireToken(sf.AuthToken, h)
 	h = checkOrigin(sf.opts.AllowedOrigins, h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", sf.readyz)
-	mux.Handle("/metrics", sf.metrics.Handler())
+	mux.Handle("/metrics", sf.metricsHandler())
 	return mux
+}
+
+// metricsHandler serves /metrics, behind the token with
+// server.metrics_auth.
+func (sf *Surface) metricsHandler() http.Handler {
+	if !sf.opts.MetricsAuth {
+		return sf.metrics.Handler()
+	}
+	return requireToken(sf.AuthToken, sf.metrics.Handler())
+}
+
+// tokenPresented reports whether r carries the bearer token in force (or
+// no token is configured).
+func (sf *Surface) tokenPresented(r *http.Request) bool {
+	t := sf.AuthToken()
+	return t == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+t)) == 1
 }
 
 // serverForRequest picks the server for an HTTP client: server.expose, or
@@ -73,7 +93,7 @@ func (sf *Surface) Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server.http %q: %w", addr, err)
 	}
-	if !isLoopback(host) && sf.opts.AuthToken == "" {
+	if !isLoopback(host) && sf.AuthToken() == "" {
 		return nil, ErrInsecureBind
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -95,7 +115,7 @@ func (sf *Surface) ServeHTTP(ctx context.Context, ln net.Listener) error {
 // ends: server.metrics_addr, for stdio mode or a separate scrape port.
 func (sf *Surface) ServeMetrics(ctx context.Context, ln net.Listener) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", sf.metrics.Handler())
+	mux.Handle("/metrics", sf.metricsHandler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", sf.readyz)
 	return serveUntil(ctx, ln, newHTTPServer(mux), sf.opts.ShutdownGrace)

@@ -85,6 +85,7 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 		UnsubscribeHandler: sf.aggregate.unsubscribe,
 		CompletionHandler:  sf.complete,
 	})
+	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
 	sf.addResources(s)

@@ -174,6 +174,9 @@ func (sf *Surface) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx, stop = sf.requests.bind(ctx, req)
 			defer stop()
 		}
+		var endRequest func()
+		ctx, endRequest = sf.inflight.track(ctx)
+		defer endRequest()
 		if sf.observer.Tracer() == nil || strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
@@ -200,3 +203,41 @@ func (sf *Surface) traceRequest(ctx context.Context, method string, req mcp.Requ
 
 // OpenSessions is the number of client sessions open now.
 func (sf *Surface) OpenSessions() int { return sf.sessions.Len() }
+
+// inflightRequests are the contexts of the requests being served, so that
+// a shutdown can cancel them (ServeStdio: the go-sdk's own Run waits for
+// them without cancelling them).
+type inflightRequests struct {
+	mu      sync.Mutex
+	next    uint64
+	cancels map[uint64]context.CancelFunc
+}
+
+// track returns ctx made cancellable by cancelAll, and the function that
+// ends the request.
+func (r *inflightRequests) track(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	if r.cancels == nil {
+		r.cancels = map[uint64]context.CancelFunc{}
+	}
+	r.next++
+	id := r.next
+	r.cancels[id] = cancel
+	r.mu.Unlock()
+	return ctx, func() {
+		r.mu.Lock()
+		delete(r.cancels, id)
+		r.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancelAll cancels every request in flight.
+func (r *inflightRequests) cancelAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, cancel := range r.cancels {
+		cancel()
+	}
+}

@@ -13,6 +13,7 @@ package surface
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,6 +63,9 @@ type Options struct {
 	Stateless bool
 	// AuthToken is the bearer token HTTP clients must send (server.auth_token).
 	AuthToken string
+	// MetricsAuth puts /metrics and /readyz's detail behind the token
+	// (server.metrics_auth).
+	MetricsAuth bool
 	// AllowedOrigins are the browser origins allowed besides loopback.
 	AllowedOrigins []string
 	// SessionIdleTimeout closes idle HTTP sessions.
@@ -101,6 +105,7 @@ type Surface struct {
 	servers  map[config.Expose]*mcp.Server
 	sessions *sessionTracker
 	requests httpRequests
+	inflight inflightRequests // every request served, for a shutdown to cancel
 
 	passthrough passthrough // backend tools listed directly
 	aggregate   aggregate   // backend prompts and resources
@@ -110,6 +115,8 @@ type Surface struct {
 	callers     callers        // each client session's backend.Caller
 
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
+
+	authToken atomic.Pointer[string] // server.auth_token now (SetAuthToken)
 }
 
 // New builds the surface: one MCP server per server.expose value.
@@ -130,10 +137,11 @@ func New(p Parts, opts Options) *Surface {
 		runs:     newRunStore(p.Runs, opts.RecordDir),
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}
+	sf.authToken.Store(&opts.AuthToken)
 	names := naming{mode: opts.ToolNames, priority: opts.Priority}
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
-	sf.aggregate = aggregate{backends: p.Backends, logger: opts.Logger, naming: names, collisions: sf.collisions}
+	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.forward = forwarder{logger: opts.Logger, servers: sf.allServers}
 	sf.clientReqs = clientRequests{f: &sf.forward}
 	if p.Backends != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // KeyPrefix starts every key this cache writes, followed by the backend's
@@ -24,20 +25,25 @@ const KeyPrefix = "{isogate}:tools:"
 const TTL = 30 * 24 * time.Hour
 
 // Redis is a [backend.ToolCache] on a Redis server.
-type Redis struct{ client *redis.Client }
+type Redis struct {
+	client *redis.Client
+	key    []byte // HMAC key of the entries (store.hmac_key); nil: none
+}
 
 var _ backend.ToolCache = (*Redis)(nil)
 
 // NewRedis returns a tool cache on the Redis server at url
-// (redis://[user:pass@]host:port/db, or rediss:// for TLS). It does not
-// wait for the server: the first operation does.
-func NewRedis(url string) (*Redis, error) {
+// (redis://[user:pass@]host:port/db, or rediss:// for TLS). With an
+// hmacKey (store.hmac_key) every entry is authenticated: one written
+// without the key (planted by whoever reaches Redis) is refused. It does
+// not wait for the server: the first operation does.
+func NewRedis(url string, hmacKey []byte) (*Redis, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("store.redis_url: %w", err)
 	}
 	opt.MaxRetries = 1
-	return &Redis{client: redis.NewClient(opt)}, nil
+	return &Redis{client: redis.NewClient(opt), key: hmacKey}, nil
 }
 
 // Get implements [backend.ToolCache].
@@ -49,12 +55,16 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, r.wrap(err)
 	}
+	data, err = resultstore.Unseal(r.key, KeyPrefix+key, data)
+	if err != nil {
+		return nil, fmt.Errorf("tool cache (redis): %w", err)
+	}
 	return data, nil
 }
 
 // Put implements [backend.ToolCache].
 func (r *Redis) Put(ctx context.Context, key string, entry []byte) error {
-	if err := r.client.Set(ctx, KeyPrefix+key, entry, TTL).Err(); err != nil {
+	if err := r.client.Set(ctx, KeyPrefix+key, resultstore.Seal(r.key, KeyPrefix+key, entry), TTL).Err(); err != nil {
 		return r.wrap(err)
 	}
 	return nil
