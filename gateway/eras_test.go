@@ -11,6 +11,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // The protocol-era matrix: every client version among 2025-06-18,
@@ -215,4 +216,69 @@ func TestEraMatrix(t *testing.T) {
 			t.Errorf("%s: %d clients' own sessions, want %d", st.Name, st.ClientSessions, want)
 		}
 	}
+}
+
+// TestPerClientSessions: with backends.<name>.sessions: per_client every
+// client session that initialized gets a backend session of its own,
+// closed when the client's session ends; past max_sessions the call is
+// refused with BACKEND_BUSY, and with auto the client shares instead.
+func TestPerClientSessions(t *testing.T) {
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Server.Expose = config.ExposePassthrough
+	cfg.Server.ToolNames = config.ToolNamesPrefixed
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := make(chan string, 4)
+	per := backend.InMemory("per", newEraBackend("per", cancelled))
+	per.Sessions, per.MaxSessions = config.SessionsPerClient, 1
+	auto := backend.InMemory("auto", newEraBackend("auto", cancelled))
+	auto.MaxSessions = 1
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{per, auto}})
+	sessions := func(name string) int {
+		for _, st := range g.Backends() {
+			if st.Name == name {
+				return st.ClientSessions
+			}
+		}
+		t.Fatalf("no backend %s", name)
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
+	defer cancel()
+
+	first, _, _ := eraClient(t, g, "2025-06-18")
+	if got := eraCall(ctx, first, "per__progress", nil); got != "done" {
+		t.Fatalf("first client: %q", got)
+	}
+	if n := sessions("per"); n != 1 {
+		t.Errorf("per_client: %d clients' own sessions, want 1", n)
+	}
+	second, _, _ := eraClient(t, g, "2025-11-25")
+	if got := eraCall(ctx, second, "per__progress", nil); !strings.Contains(got, "no room for another client session") {
+		t.Errorf("second client past max_sessions: %q, want BACKEND_BUSY", got)
+	}
+	// A 2026-07-28 client has no session to key on (no initialize): it
+	// shares.
+	modern, _, _ := eraClient(t, g, "2026-07-28")
+	if got := eraCall(ctx, modern, "per__progress", nil); got != "done" {
+		t.Errorf("2026-07-28 client: %q", got)
+	}
+	// auto: the second client takes auto's one own session; the first,
+	// past max_sessions, shares the supervised one and is still asked
+	// (the gateway runs the input rounds).
+	if got := eraCall(ctx, second, "auto__elicit", nil); got != "accept C2025-11-25" {
+		t.Errorf("auto, own session: %q", got)
+	}
+	if got := eraCall(ctx, first, "auto__inputs", nil); got != "accept C2025-06-18 / C2025-06-18 answers greet x" {
+		t.Errorf("auto past max_sessions, shared session: %q", got)
+	}
+	if n := sessions("auto"); n != 1 {
+		t.Errorf("auto: %d clients' own sessions, want 1", n)
+	}
+
+	// The first client's session ends: its backend session closes.
+	first.Close()
+	testutil.Eventually(t, eventWait, func() bool { return sessions("per") == 0 }, "the ended client's backend session is still open")
 }
