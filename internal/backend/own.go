@@ -63,6 +63,13 @@ func WithCaller(ctx context.Context, c *Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
+// Shared returns ctx without its [Caller]: requests made with it go to the
+// shared session (lists, subscriptions: what concerns every client, and
+// whose notifications only the shared session reports).
+func Shared(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callerKey{}, (*Caller)(nil))
+}
+
 func callerFrom(ctx context.Context) *Caller {
 	c, _ := ctx.Value(callerKey{}).(*Caller)
 	return c

@@ -98,7 +98,7 @@ func (a *aggregate) forget(name string) {
 
 // fetch lists what the backend offers, according to its capabilities.
 func (a *aggregate) fetch(ctx context.Context, name string) (*backendLists, error) {
-	sess, err := a.backends.Session(ctx, name)
+	sess, err := a.backends.Session(backend.Shared(ctx), name)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,9 @@ func (a *aggregate) subscribe(ctx context.Context, req *mcp.SubscribeRequest) er
 		return fmt.Errorf("backend %q does not support resources/subscribe", backend)
 	}
 	if first {
-		sess, err := a.backends.Session(ctx, backend)
+		// The shared session: it reports the updates (to every
+		// subscriber), and the subscription outlives the client.
+		sess, err := a.backends.Session(shared(ctx), backend)
 		if err != nil {
 			return err
 		}
@@ -376,7 +378,7 @@ func (a *aggregate) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest
 	if !ok || !last {
 		return nil
 	}
-	sess, err := a.backends.Session(ctx, backend)
+	sess, err := a.backends.Session(shared(ctx), backend)
 	if err != nil {
 		return err
 	}
@@ -419,3 +421,8 @@ func isogateSchemeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+// shared is ctx for a request on a backend's shared session (see
+// backend.Shared); a function here because handlers name their backend
+// "backend".
+func shared(ctx context.Context) context.Context { return backend.Shared(ctx) }
