@@ -188,6 +188,12 @@ type Response struct {
 	Warnings []string
 	// ToolCalls counts the backend calls the program made.
 	ToolCalls int
+	// Notices tell the agent what the program did not see for itself:
+	// tool calls it did not await (they completed, or how they failed)
+	// and "missing await?" reads of a tool call's promise.
+	Notices []string
+	// UnawaitedCalls counts the tool calls the program did not await.
+	UnawaitedCalls int
 }
 
 // MaxResultBytes caps the JSON a program may return: far more than an agent
@@ -282,6 +288,7 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 		ID: run.ID, Code: req.Code, Tier: string(resp.Tier), Started: run.Started,
 		DurationMS: time.Since(run.Started).Milliseconds(), Outcome: pipeline.OutcomeOK,
 		Console: resp.Console, ResultBytes: len(resp.Value), Calls: run.Calls(),
+		UnawaitedCalls: resp.UnawaitedCalls,
 	}
 	if rec.Console == nil {
 		rec.Console = []string{}
@@ -316,6 +323,7 @@ func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
 		slog.String("tier", string(resp.Tier)),
 		slog.Duration("duration", d),
 		slog.Int("tool_calls", resp.ToolCalls),
+		slog.Int("unawaited_calls", resp.UnawaitedCalls),
 		slog.String("tools", calls.names()),
 		slog.String("outcome", outcome))
 }
@@ -399,7 +407,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 	}
 	deadline := time.Now().Add(timeout)
 	console := &consoleBuffer{max: e.opts.ConsoleLines, maxLine: 4000}
-	res, err := e.runProgram(ctx, prog, v, calls, console, req, deadline)
+	res, report, err := e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	var se *v8sandbox.Error
 	if err != nil && errors.As(err, &se) && se.Compile && prog.plain {
 		// Not plain JavaScript: strip TypeScript and run again (nothing ran).
@@ -408,9 +416,13 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req.Code, v, calls, console.snapshot())
 		}
 		prog = ts
-		res, err = e.runProgram(ctx, prog, v, calls, console, req, deadline)
+		res, report, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	}
 	lines := console.snapshot()
+	notices := report.notices()
+	if err == nil && report.count() > 0 && len(report.Reads) == 0 && bytes.Contains(res.Value, []byte(`"[Promise]"`)) {
+		notices = append(notices, "missing await? The result contains a Promise (\"[Promise]\"): await tool calls before returning their results.")
+	}
 	if err != nil {
 		if !errors.As(err, &se) {
 			se = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
@@ -422,26 +434,30 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 				msg += " while waiting for " + names
 			}
 		}
-		return e.failure(TierV8, se.Code, msg, req.Code, v, calls, lines)
+		resp := e.failure(TierV8, se.Code, msg, req.Code, v, calls, lines)
+		resp.Notices, resp.UnawaitedCalls = notices, report.count()
+		return resp
 	}
-	return &Response{Tier: TierV8, Value: res.Value, Console: lines}
+	return &Response{Tier: TierV8, Value: res.Value, Console: lines, Notices: notices, UnawaitedCalls: report.count()}
 }
 
-// runProgram runs one compiled program in the sandbox. Its tool calls end
-// with the run: when Run returns (result, error, timeout), calls still in
-// flight are cancelled and no new one starts.
+// runProgram runs one compiled program in the sandbox. The program's value
+// waits for the tool calls it did not await (until shortly before the
+// deadline; see bridge.js), which the returned report describes. Its tool
+// calls end with the run: when Run returns (result, error, timeout), calls
+// still in flight are cancelled and no new one starts.
 func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *callTracker, console *consoleBuffer,
-	req Request, deadline time.Time) (v8sandbox.Result, error) {
+	req Request, deadline time.Time, timeout time.Duration) (v8sandbox.Result, *settledReport, error) {
 	remaining := time.Until(deadline)
 	if remaining <= 0 {
-		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
+		return v8sandbox.Result{}, nil, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
 	}
 	// The sandbox enforces the deadline (and reports TIMEOUT); the host side
 	// ends the run's calls when Run returns.
 	runCtx, end := context.WithCancel(ctx)
 	defer end()
 	host := &bridgeHost{engine: e, view: v, console: console, onCall: newCallCounter(req.OnToolCall),
-		tracker: calls, runCtx: runCtx, deadline: deadline}
+		tracker: calls, runCtx: runCtx, deadline: deadline, grace: unawaitedGrace(timeout)}
 	job := v8sandbox.Job{
 		Source:      prog.js,
 		Origin:      origin,
@@ -450,7 +466,8 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		AwaitResult: true,
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: MaxResultBytes},
 	}
-	return e.opts.Runner.Run(ctx, job, host.table())
+	res, err := e.opts.Runner.Run(ctx, job, host.table())
+	return res, host.report(), err
 }
 
 // describeError renders an engine error with the user's line numbers.
@@ -520,6 +537,9 @@ func (r Response) Render() string {
 	text := r.Text
 	for _, w := range r.Warnings {
 		text += "\n\n[warning] " + w
+	}
+	for _, n := range r.Notices {
+		text += "\n\n[notice] " + n
 	}
 	if len(r.Console) == 0 {
 		return text

@@ -153,6 +153,9 @@ type RunRecord struct {
 	// Result is the program's JSON result (for isogate replay).
 	Result Blob         `json:"result,omitzero"`
 	Calls  []CallRecord `json:"calls"`
+	// UnawaitedCalls counts the tool calls the program did not await (they
+	// still ran to completion, or until shortly before the deadline).
+	UnawaitedCalls int `json:"unawaited_calls,omitempty"`
 }
 
 // RunError is how a failed run ended.
