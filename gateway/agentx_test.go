@@ -71,3 +71,41 @@ return g.entities.map((e) => e.name).sort()`})
 		}
 	})
 }
+
+// TestDiscoveryWaitsForStartingBackends: search_tools, tool_info and
+// list_tools_meta asked while a backend is still starting (no cached tool
+// list) wait for it and find its tools; one that does not finish starting
+// within the wait is named, never a bare "No tools match".
+func TestDiscoveryWaitsForStartingBackends(t *testing.T) {
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir() // empty: nothing is known before the backend connects
+	cfg.Backends = map[string]config.Backend{
+		// A backend that takes a second to start, as npx ones do.
+		"everything": {Name: "everything", Transport: config.TransportStdio, Command: "sh",
+			Args: []string{"-c", `sleep 1; exec node "$0" stdio`, everythingPath(t)}, Timeout: 30 * time.Second, MaxConcurrentCalls: 8},
+	}
+	cs := connect(t, startGateway(t, cfg, app.Options{Runner: testPool()}), nil)
+	text, isErr, _ := callText(t, cs, "search_tools", map[string]any{"query": "add two numbers sum"})
+	if isErr || !strings.Contains(text, "everything.get-sum") || strings.Contains(text, "No tools match") {
+		t.Fatalf("search during start-up:\n%s", text)
+	}
+
+	cfg = config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Backends = map[string]config.Backend{
+		// Never answers: still starting whenever asked.
+		"mute": {Name: "mute", Transport: config.TransportStdio, Command: "sh", Args: []string{"-c", "exec sleep 600"},
+			Timeout: 60 * time.Second, MaxConcurrentCalls: 8},
+	}
+	cs = connect(t, startGateway(t, cfg, app.Options{Runner: testPool(), StartWait: 200 * time.Millisecond}), nil)
+	for tool, args := range map[string]map[string]any{
+		"search_tools":    {"query": "anything"},
+		"tool_info":       {"tool_name": "mute.something"},
+		"list_tools_meta": {},
+	} {
+		text, _, _ := callText(t, cs, tool, args)
+		if !strings.Contains(text, "Backends still starting after waiting for them: mute.") || !strings.Contains(text, "retry") {
+			t.Errorf("%s does not say mute is still starting:\n%s", tool, text)
+		}
+	}
+}

@@ -217,6 +217,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		RunTimeout:         cfg.Sandbox.Timeout,
 		Output:             shaping,
 		RecordDir:          cfg.Server.RecordDir,
+		DiscoveryWait:      startWait,
 	})
 	ok = true
 	return a, nil

@@ -149,8 +149,9 @@ func (sf *Surface) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in s
 	if in.Brief != nil {
 		brief = *in.Brief
 	}
+	starting := sf.awaitStarting(ctx)
 	res := sf.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
-	return textResult(sf.withBackendNotice(res.Text()), false), nil, nil
+	return textResult(withStartingNotice(sf.withBackendNotice(res.Text()), starting), false), nil, nil
 }
 
 func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {
@@ -159,12 +160,21 @@ func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in tool
 	}
 	info, err := sf.catalog.Info(in.ToolName, in.Detail)
 	if err != nil {
+		// Wait only when the name is not found: a starting backend may have it.
+		if len(sf.unknownStarting()) > 0 {
+			starting := sf.awaitStarting(ctx)
+			if info, err = sf.catalog.Info(in.ToolName, in.Detail); err != nil {
+				return textResult(withStartingNotice(err.Error(), starting), true), nil, nil
+			}
+			return textResult(info.Text(), false), nil, nil
+		}
 		return textResult(err.Error(), true), nil, nil
 	}
 	return textResult(info.Text(), false), nil, nil
 }
 
 func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
+	starting := sf.awaitStarting(ctx)
 	names, next, err := sf.catalog.List(in.Cursor, in.PageSize)
 	if err != nil {
 		return textResult(err.Error(), true), nil, nil
@@ -173,7 +183,9 @@ func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in lis
 		Tools      []string `json:"tools"`
 		Total      int      `json:"total"`
 		NextCursor string   `json:"next_cursor,omitempty"`
-	}{names, sf.catalog.Count(), next}
+		Starting   []string `json:"starting,omitempty"`
+		Notice     string   `json:"notice,omitempty"`
+	}{names, sf.catalog.Count(), next, starting, startingNotice(starting)}
 	if out.Tools == nil {
 		out.Tools = []string{}
 	}
