@@ -3,6 +3,7 @@ package gateway
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestUnawaitedWriteCompletes(t *testing.T) {
 memory.create_entities({entities: [{name: "alpha", entityType: "file", observations: ["a.go"]}]})
   .then(() => memory.create_entities({entities: [{name: "beta", entityType: "file", observations: ["b.go"]}]}));
 return "done"`}) // one after the other: server-memory loses one of two concurrent writes
-		if isErr || !strings.Contains(text, `"done"`) ||
+		if isErr || !strings.HasPrefix(text, "done\n") ||
 			!strings.Contains(text, "2 calls to memory.create_entities were not awaited; they completed") {
 			t.Fatalf("error=%v:\n%s", isErr, text)
 		}
@@ -107,5 +108,26 @@ func TestDiscoveryWaitsForStartingBackends(t *testing.T) {
 		if !strings.Contains(text, "Backends still starting after waiting for them: mute.") || !strings.Contains(text, "retry") {
 			t.Errorf("%s does not say mute is still starting:\n%s", tool, text)
 		}
+	}
+}
+
+// TestLargeResultIsStoredAndFetchable: a 5 MB result (over the former
+// 4 MiB hard limit) comes back truncated with its resource URI and a
+// read_result hint, and read_result returns its last bytes.
+func TestLargeResultIsStoredAndFetchable(t *testing.T) {
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cs := connect(t, startGateway(t, cfg, app.Options{Runner: testPool()}), nil)
+	text, isErr, _ := callText(t, cs, "call_tool_chain", map[string]any{"code": `return "x".repeat(5_000_000) + "THE-END"`})
+	if isErr {
+		t.Fatalf("a 5 MB result failed:\n%.2000s", text)
+	}
+	m := regexp.MustCompile(`isogate://result/[A-Za-z0-9_-]+`).FindString(text)
+	if m == "" || !strings.Contains(text, "read_result") || len(text) > 300_000 {
+		t.Fatalf("no stored reference or read_result hint (%d bytes):\n%.600s…%s", len(text), text, text[max(0, len(text)-600):])
+	}
+	page, isErr, _ := callText(t, cs, "read_result", map[string]any{"uri": m, "offset": 5_000_000 - 10})
+	if isErr || !strings.HasPrefix(page, "xxxxxxxxxxTHE-END") {
+		t.Fatalf("read_result of the tail: %q", page)
 	}
 }

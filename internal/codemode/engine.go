@@ -101,6 +101,11 @@ type Options struct {
 	Store        resultstore.Store // keeps full results retrievable; nil disables chunking
 	ConsoleLines int               // console lines kept per run; 200
 	MaxToolCalls int               // backend calls per run; 0: no limit
+	// MaxResultBytes caps the JSON a program may return, stored whole when
+	// over the output limit; 0: DefaultMaxResultBytes, at most
+	// MaxResultBytesCap. The gateway passes what one session may keep in
+	// the result store.
+	MaxResultBytes int
 
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
@@ -150,6 +155,10 @@ func New(opts Options) (*Engine, error) {
 	if opts.ConsoleLines <= 0 {
 		opts.ConsoleLines = 200
 	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	opts.MaxResultBytes = min(opts.MaxResultBytes, MaxResultBytesCap)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -196,10 +205,16 @@ type Response struct {
 	UnawaitedCalls int
 }
 
-// MaxResultBytes caps the JSON a program may return: far more than an agent
-// reads (output is cut to max_output_size), enough for the full result to
-// stay retrievable as isogate://result/{id}.
-const MaxResultBytes = 4 << 20
+// DefaultMaxResultBytes caps the JSON a program may return when
+// Options.MaxResultBytes is 0: what one session may keep in the default
+// result store (a quarter of its 64 MiB). Far more than an agent reads
+// (output is cut to max_output_size): a larger result is stored whole and
+// returned truncated with its isogate://result/{id} and a read_result hint.
+const DefaultMaxResultBytes = 16 << 20
+
+// MaxResultBytesCap bounds Options.MaxResultBytes: a result crosses the
+// process sandbox's pipe in one frame (procpool.MaxFrameBytes, 64 MiB).
+const MaxResultBytesCap = 48 << 20
 
 // deadlineGrace lets the sandbox report its own TIMEOUT before the request
 // context (which bounds host calls made by the parent) expires.
@@ -269,6 +284,11 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	}
 	if warning != "" {
 		resp.Warnings = append(resp.Warnings, warning)
+	}
+	if resp.IsError && resp.Code == v8sandbox.CodeTimeout && req.Timeout > 0 && req.Timeout < time.Second {
+		ms := req.Timeout.Milliseconds()
+		resp.Text += fmt.Sprintf("\n\nHint: `timeout` is in milliseconds: %d means %d ms. For %d seconds pass %d (at most sandbox.timeout, %d ms).",
+			ms, ms, ms, ms*1000, e.opts.Timeout.Milliseconds())
 	}
 	var outWarning string
 	req.MaxOutputSize, outWarning = e.outputLimitOf(req.MaxOutputSize)
@@ -464,7 +484,7 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		Prelude:     v.prelude,
 		Functions:   bridgeFunctions,
 		AwaitResult: true,
-		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: MaxResultBytes},
+		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
 	}
 	res, err := e.opts.Runner.Run(ctx, job, host.table())
 	return res, host.report(), err
@@ -507,7 +527,7 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSum
 	limit := req.MaxOutputSize // validated by Execute
 	if !resp.IsError {
 		raw := renderValue(resp.Value)
-		if raw == "null" && !reReturn.MatchString(req.Code) {
+		if isNull(resp.Value) && !reReturn.MatchString(req.Code) {
 			raw += "\n(The program returned nothing: end it with `return <value>` or an expression to get a result.)"
 		}
 		opts := e.opts.Output
@@ -547,16 +567,29 @@ func (r Response) Render() string {
 	return text + "\n\n[console]\n" + strings.Join(r.Console, "\n")
 }
 
-// renderValue pretty-prints a JSON value for the agent.
+// renderValue renders a program's JSON value for the agent: a string as
+// its text (file contents stay readable, not JSON-escaped), anything else
+// as indented JSON.
 func renderValue(v json.RawMessage) string {
 	if len(v) == 0 {
 		return "null"
+	}
+	if v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
 	}
 	var b bytes.Buffer
 	if err := json.Indent(&b, v, "", "  "); err != nil {
 		return string(v)
 	}
 	return b.String()
+}
+
+// isNull reports whether a program's value is null or undefined.
+func isNull(v json.RawMessage) bool {
+	return len(v) == 0 || string(bytes.TrimSpace(v)) == "null"
 }
 
 var reReturn = regexp.MustCompile(`\breturn\b|\bexport\b`)

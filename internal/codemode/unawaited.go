@@ -56,10 +56,11 @@ func (h *bridgeHost) graceHandler(ctx context.Context, _ json.RawMessage) (json.
 }
 
 // unawaitedGrace is how long before its deadline a run stops waiting for
-// the calls its program did not await, so that it still returns its value:
-// a tenth of the run's timeout, between 20 ms and one second.
+// the calls its program did not await, so that it still returns its value
+// even on a loaded machine: a fifth of the run's timeout, between 50 ms
+// and two seconds.
 func unawaitedGrace(timeout time.Duration) time.Duration {
-	return min(max(timeout/10, 20*time.Millisecond), time.Second)
+	return min(max(timeout/5, 50*time.Millisecond), 2*time.Second)
 }
 
 // unawaitedCall is one tool's un-awaited calls, for the notice.

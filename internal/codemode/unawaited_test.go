@@ -14,7 +14,7 @@ func TestUnawaitedCallsComplete(t *testing.T) {
 	// the run must keep both running after the program returned.
 	r := f.ok(t, `everything.meet({calls: 2}); everything.meet({calls: 2}); return "done"`)
 	text := r.Render()
-	for _, want := range []string{`"done"`, "[notice] 2 calls to everything.meet were not awaited; they completed"} {
+	for _, want := range []string{"done\n\n[notice] 2 calls to everything.meet were not awaited; they completed"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("lacks %q:\n%s", want, text)
 		}
@@ -85,5 +85,28 @@ func TestUnawaitedCallsEndBeforeTheDeadline(t *testing.T) {
 	}
 	if !strings.Contains(r.Render(), "1 call to everything.meet was not awaited; it had not finished near the run's deadline and was cancelled") {
 		t.Fatal(r.Render())
+	}
+}
+
+// TestStringResultIsText: a string result reaches the agent as its text,
+// not JSON-escaped; other values stay JSON.
+func TestStringResultIsText(t *testing.T) {
+	f := newFixture(t, Options{})
+	if r := f.ok(t, `return "line1\nline2 \"quoted\""`); r.Text != "line1\nline2 \"quoted\"" {
+		t.Fatalf("%q", r.Text)
+	}
+	if r := f.ok(t, `return ["a\nb"]`); r.Text != "[\n  \"a\\nb\"\n]" {
+		t.Fatalf("%q", r.Text)
+	}
+}
+
+// TestTimeoutUnitHint: a timeout that reads like seconds gets a hint about
+// the unit when the run times out.
+func TestTimeoutUnitHint(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.engine.Execute(context.Background(), Request{Code: `while (true) {}`, Timeout: Millis(30)})
+	if !r.IsError || !strings.Contains(r.Text, "TIMEOUT: execution exceeded 30 ms") ||
+		!strings.Contains(r.Text, "Hint: `timeout` is in milliseconds: 30 means 30 ms. For 30 seconds pass 30000") {
+		t.Fatal(r.Text)
 	}
 }
