@@ -26,6 +26,10 @@ type Config struct {
 	Telemetry TelemetryConfig `koanf:"telemetry"`
 	// Store configures where stored results and run records are kept.
 	Store StoreConfig `koanf:"store"`
+	// Import is a Claude-style mcpServers file whose servers become
+	// backends, under this file's own backends.<name> settings; relative to
+	// this file. Empty: none.
+	Import string `koanf:"import"`
 
 	// Source is the configuration file that was loaded, or "" if none was.
 	Source string `koanf:"-"`
