@@ -337,7 +337,9 @@ type OutputConfig struct {
 
 // RunCodeConfig configures the run_code tool.
 type RunCodeConfig struct {
-	// Enabled offers the run_code tool. Default true.
+	// Enabled offers the run_code tool. Default false: its description
+	// and schemas would more than double the meta-tool list every client
+	// loads into its context, for a job call_tool_chain does not need.
 	Enabled bool `koanf:"enabled"`
 	// Fetch configures api.fetch inside the sandbox.
 	Fetch FetchConfig `koanf:"fetch"`
@@ -429,7 +431,6 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			},
 		},
 		RunCode: RunCodeConfig{
-			Enabled: true,
 			Weather: WeatherConfig{BaseURL: DefaultWeatherBaseURL},
 		},
 	}

@@ -1,16 +1,21 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
+	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // npmServerPath is the entry point of an example npm MCP server
@@ -129,5 +134,65 @@ func TestLargeResultIsStoredAndFetchable(t *testing.T) {
 	page, isErr, _ := callText(t, cs, "read_result", map[string]any{"uri": m, "offset": 5_000_000 - 10})
 	if isErr || !strings.HasPrefix(page, "xxxxxxxxxxTHE-END") {
 		t.Fatalf("read_result of the tail: %q", page)
+	}
+}
+
+// TestMetaToolListFitsContextBudget: the default meta-tool list, as the
+// JSON-RPC message a client receives for tools/list, stays within 3 000
+// bytes (issue 23): every client loads it into its context.
+func TestMetaToolListFitsContextBudget(t *testing.T) {
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cs := connect(t, startGateway(t, cfg, app.Options{Runner: testPool()}), nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": res})
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if len(msg) > 3000 {
+		t.Fatalf("tools/list is %d bytes, over the 3 000-byte budget: %v", len(msg), names)
+	}
+	if slices.Contains(names, "run_code") || !slices.Contains(names, "call_tool_chain") {
+		t.Fatalf("default tools: %v", names)
+	}
+	t.Logf("tools/list: %d bytes, %v", len(msg), names)
+}
+
+// TestStatsCountBytesKeptOutOfContext: isogate://stats counts what the
+// run's tool calls received from backends against what the agent got, so
+// a run that reads 50 KB and returns a count shows its reduction.
+func TestStatsCountBytesKeptOutOfContext(t *testing.T) {
+	big := mcp.NewServer(&mcp.Implementation{Name: "big"}, nil)
+	mcp.AddTool(big, &mcp.Tool{Name: "dump", Description: "Returns 50 KB of text."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("line of text\n", 4000)}}}, nil, nil
+		})
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("big", big)}})
+	cs := connect(t, g, nil)
+	text, isErr, _ := callText(t, cs, "call_tool_chain", map[string]any{"code": "const t = await big.dump({});\nreturn t.split(\"\\n\").length"})
+	if isErr || text != "4001" {
+		t.Fatalf("run: %s", text)
+	}
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "isogate://stats"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Received int64   `json:"bytes_received"`
+		Returned int64   `json:"bytes_returned"`
+		KeptOut  int64   `json:"bytes_kept_out"`
+		Pct      float64 `json:"reduction_pct"`
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Received < 52000 || s.Returned <= 0 || s.Returned > 200 || s.KeptOut != s.Received-s.Returned || s.Pct < 99 {
+		t.Fatalf("stats: %+v\n%s", s, res.Contents[0].Text)
 	}
 }

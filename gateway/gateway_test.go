@@ -266,7 +266,7 @@ func contains(s, sub string) bool          { return strings.Contains(s, sub) }
 // sandbox is a worker process too, so a script that makes V8 abort costs a
 // worker, not the gateway.
 func TestRunCodeSurvivesAbortingScripts(t *testing.T) {
-	h := newHarness(t, withIsolation(config.IsolationProcess))
+	h := newHarness(t, withIsolation(config.IsolationProcess, func(c *config.Config) { c.RunCode.Enabled = true }))
 	call := func(code string) (string, bool) {
 		res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": code}})
 		if err != nil {

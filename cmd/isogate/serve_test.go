@@ -53,6 +53,9 @@ sandbox:
   trusted_code: true
   timeout: 10s
 %s`, filepath.Join(dir, "cache"), everythingServer(t), extra)
+	if !strings.Contains(extra, "run_code:") {
+		cfg += "run_code:\n  enabled: true\n" // off by default; these tests exercise it
+	}
 	path := filepath.Join(dir, "isogate.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

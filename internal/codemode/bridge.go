@@ -252,7 +252,7 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 	full := t.Backend + "." + t.Name
 	h.tracker.start(full)
 	value, err := h.engine.callTool(ctx, t.Backend, t.Name, args)
-	h.tracker.done(full, err)
+	h.tracker.done(full, len(value), err)
 	if h.onCall != nil {
 		h.onCall(full)
 	}

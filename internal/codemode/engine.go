@@ -124,7 +124,12 @@ type RunSummary struct {
 	Outcome   string // "ok", or the error code ("error" without one)
 	Processed int    // bytes the program produced before shaping
 	Returned  int    // bytes returned to the agent
-	Failed    bool
+	// Received is what the run's tool calls received from backends (each
+	// result as the program saw it, JSON): what an agent calling the tools
+	// directly would have read. Received minus Returned stayed out of the
+	// agent's context.
+	Received int
+	Failed   bool
 }
 
 // Engine executes call_tool_chain requests. It is safe for concurrent use.
@@ -296,7 +301,9 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 		resp.Warnings = append(resp.Warnings, outWarning)
 	}
 	resp.ToolCalls = calls.count()
-	done(e.finish(ctx, req, resp))
+	sum := e.finish(ctx, req, resp)
+	sum.Received = calls.receivedBytes()
+	done(sum)
 	resp.Record = record(run, req, resp)
 	e.logRun(resp, time.Since(start), calls)
 	return *resp
@@ -390,7 +397,7 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 	full := t.Backend + "." + t.Name
 	calls.start(full)
 	value, err := e.callTool(ctx, t.Backend, t.Name, args)
-	calls.done(full, err)
+	calls.done(full, len(value), err)
 	if req.OnToolCall != nil {
 		req.OnToolCall(1, full)
 	}
