@@ -89,6 +89,8 @@ run: $(NPM_OK) build
 	@echo 'client config: {"mcpServers": {"isogate": {"type": "http", "url": "http://$(ADDR)/mcp"}}}'
 	./$(BIN) serve --config examples/isogate.yaml --http $(ADDR)
 
+# The report includes the context-efficiency section: agent tasks on the
+# real example servers, direct vs code mode vs passthrough.
 bench: deps $(UTCP_OK)
 	cd bench && $(GO) run ./cmd/benchreport -out RESULTS.md
 
