@@ -110,3 +110,18 @@ func TestTimeoutUnitHint(t *testing.T) {
 		t.Fatal(r.Text)
 	}
 }
+
+// TestUnawaitedHooksAreHidden: the bridge's report and wait functions are
+// gone before user code runs, and a program calling the completion hook
+// itself changes nothing of its result.
+func TestUnawaitedHooksAreHidden(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.ok(t, `return [typeof __isogate_settled, typeof __isogate_grace, typeof __isogate_tick, typeof __isogate_call].join(",")`)
+	if r.Text != "undefined,undefined,undefined,undefined" {
+		t.Fatal(r.Text)
+	}
+	r = f.ok(t, `await __isogate_finish(Promise.resolve(1)); return await everything.add({a: 1, b: 1})`)
+	if !strings.Contains(r.Text, `"sum": 2`) || len(r.Notices) != 0 {
+		t.Fatalf("%s %v", r.Text, r.Notices)
+	}
+}
