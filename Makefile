@@ -1,6 +1,6 @@
 # isogate — build, test, run and benchmark.
 #
-#   make run    installs the example backends, builds, serves HTTP on 127.0.0.1:8787
+#   make run    installs the example backends (npm, nothing else), builds, serves HTTP on 127.0.0.1:8787
 #   make test   installs what the tests need, then vet + gofmt check + all tests (-race)
 #   make bench  runs the benchmarks and writes bench/RESULTS.md
 
@@ -31,7 +31,8 @@ deps: $(NPM_OK) $(INTEROP_OK) $(CONFORMANCE_OK) redis
 # those tests are skipped and say why.
 redis:
 	@command -v redis-server >/dev/null 2>&1 || \
-	  { apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
+	  { echo "make deps: installing redis-server with apt-get (for the Redis store tests)"; \
+	    apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
 	    { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1; } || \
 	    sudo -n apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
 	    echo "redis-server not installed (no apt-get rights): the Redis tests will be skipped"; }
@@ -81,11 +82,15 @@ test: deps vet fmt-check
 	$(GO) test -race -count=1 -timeout 8m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 8m ./...
 
-run: deps build
+# run needs only the example backends: the test clients and redis-server
+# are installed by `make test`.
+run: $(NPM_OK) build
 	@echo "isogate: serving MCP over streamable HTTP at http://$(ADDR)/mcp"
 	@echo 'client config: {"mcpServers": {"isogate": {"type": "http", "url": "http://$(ADDR)/mcp"}}}'
 	./$(BIN) serve --config examples/isogate.yaml --http $(ADDR)
 
+# The report includes the context-efficiency section: agent tasks on the
+# real example servers, direct vs code mode vs passthrough.
 bench: deps $(UTCP_OK)
 	cd bench && $(GO) run ./cmd/benchreport -out RESULTS.md
 

@@ -114,7 +114,9 @@ func (c *mcpContender) Run(ctx context.Context, w *Workload) (json.RawMessage, e
 		return nil, fmt.Errorf("%s: %s", c.name, truncate(text.String(), 300))
 	}
 	if !json.Valid([]byte(text.String())) {
-		return nil, fmt.Errorf("%s: result is not JSON: %s", c.name, truncate(text.String(), 200))
+		// isogate returns a string result as its text, not JSON-escaped.
+		b, _ := json.Marshal(text.String())
+		return b, nil
 	}
 	return json.RawMessage(text.String()), nil
 }

@@ -126,7 +126,7 @@ func TestDefaults(t *testing.T) {
 				Truncate: true, Footer: true, ResultTTL: 15 * time.Minute, ResultStoreBytes: 67108864,
 			},
 		},
-		RunCode: RunCodeConfig{Enabled: true, Weather: WeatherConfig{BaseURL: "https://api.open-meteo.com"}},
+		RunCode: RunCodeConfig{Weather: WeatherConfig{BaseURL: "https://api.open-meteo.com"}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load with no file:\n got %+v\nwant %+v", cfg, want)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -91,6 +92,10 @@ func Load(opts LoadOptions) (*Config, error) {
 			if _, ok := raw[mcpServersKey]; ok {
 				col.mcp = true
 				raw = col.fromMCPServers(raw)
+			} else if imp, ok := raw[importKey]; ok && imp != nil {
+				if raw, err = col.importServers(path, raw, imp); err != nil {
+					return nil, err
+				}
 			}
 			if err := ko.Load(mapProvider(raw), nil); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
@@ -178,7 +183,7 @@ func readFile(path string) (map[string]any, error) {
 	}
 	m, err := parser.Unmarshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not valid %s: %w", path, format, err)
+		return nil, fmt.Errorf("%s: not valid %s: %w", path, format, syntaxError(format, b, err))
 	}
 	// Loading into koanf turns YAML's map[any]any into map[string]any.
 	ko := koanf.New(".")
@@ -186,6 +191,58 @@ func readFile(path string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return ko.Raw(), nil
+}
+
+// importServers applies an isogate file's import key: the Claude-style
+// mcpServers file it names (relative to the isogate file) gives the
+// backends, and the isogate file's own backends.<name> settings are laid
+// over them key by key (add a timeout or a policy to an imported server,
+// or declare more backends). The key keeps the imported file's path.
+func (c *collector) importServers(path string, raw map[string]any, imp any) (map[string]any, error) {
+	name, ok := imp.(string)
+	if !ok || name == "" {
+		c.addRaw(importKey, "expected the path of a Claude-style mcpServers file, got "+describe(imp))
+		delete(raw, importKey)
+		return raw, nil
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(filepath.Dir(path), name)
+	}
+	imported, err := readFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, importKey, err)
+	}
+	// Problems inside the imported file say which file they are in.
+	before := len(c.problems)
+	defer func() {
+		for i := before; i < len(c.problems); i++ {
+			c.problems[i].Message += " (in " + name + ", imported)"
+		}
+	}()
+	if _, ok := imported[mcpServersKey]; !ok {
+		c.addRaw(importKey, fmt.Sprintf("%s has no %q key: import takes a Claude-style mcpServers file", name, mcpServersKey))
+		delete(raw, importKey)
+		return raw, nil
+	}
+	backends, _ := c.fromMCPServers(imported)["backends"].(map[string]any)
+	if backends == nil {
+		backends = map[string]any{}
+	}
+	own, _ := raw["backends"].(map[string]any)
+	for n, v := range own {
+		base, okBase := backends[n].(map[string]any)
+		over, okOver := v.(map[string]any)
+		if !okBase || !okOver {
+			backends[n] = v
+			continue
+		}
+		merged := maps.Clone(base)
+		maps.Copy(merged, over)
+		backends[n] = merged
+	}
+	raw["backends"] = backends
+	raw[importKey] = name
+	return raw, nil
 }
 
 // envKey maps ISOGATE_A__B_C to the key "a.b_c" and records the override.

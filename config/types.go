@@ -26,6 +26,10 @@ type Config struct {
 	Telemetry TelemetryConfig `koanf:"telemetry"`
 	// Store configures where stored results and run records are kept.
 	Store StoreConfig `koanf:"store"`
+	// Import is a Claude-style mcpServers file whose servers become
+	// backends, under this file's own backends.<name> settings; relative to
+	// this file. Empty: none.
+	Import string `koanf:"import"`
 
 	// Source is the configuration file that was loaded, or "" if none was.
 	Source string `koanf:"-"`
@@ -394,7 +398,9 @@ type OutputConfig struct {
 
 // RunCodeConfig configures the run_code tool.
 type RunCodeConfig struct {
-	// Enabled offers the run_code tool. Default true.
+	// Enabled offers the run_code tool. Default false: its description
+	// and schemas would more than double the meta-tool list every client
+	// loads into its context, for a job call_tool_chain does not need.
 	Enabled bool `koanf:"enabled"`
 	// Fetch configures api.fetch inside the sandbox.
 	Fetch FetchConfig `koanf:"fetch"`
@@ -488,7 +494,6 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			},
 		},
 		RunCode: RunCodeConfig{
-			Enabled: true,
 			Weather: WeatherConfig{BaseURL: DefaultWeatherBaseURL},
 		},
 	}

@@ -140,7 +140,7 @@ func runCorpusCase(t *testing.T, g *Gateway, c corpus.Case) {
 		t.Errorf("want success, got %s", firstLine(resp.Text))
 	}
 	after := g.app.Engine.Execute(context.Background(), codemode.Request{Code: `const n = await corpus.tick({}); return typeof n.n`})
-	if after.IsError || after.Text != `"number"` {
+	if after.IsError || after.Text != `number` {
 		t.Fatalf("normal call after %s failed: %s", c.Name, after.Text)
 	}
 }

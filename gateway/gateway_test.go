@@ -146,7 +146,7 @@ func testCodeMode(t *testing.T, mode config.Isolation) {
 		{"hyphenated names", `const r = await everything.get_sum({a: 20, b: 22}); return r`, "42"},
 		{"original name", `return await everything["get-sum"]({a: 1, b: 1})`, "2"},
 		{"mirror", `return globalThis["local-backend"] === local_backend`, "true"},
-		{"structured content", `const w = await everything.get_structured_content({location: "New York"}); return typeof w`, `"object"`},
+		{"structured content", `const w = await everything.get_structured_content({location: "New York"}); return typeof w`, "object"},
 		{"image descriptor", `const img = await everything.get_tiny_image({}); return JSON.stringify(img).includes("base64") ? "blob!" : img`, `"mimeType": "image/png"`},
 		{"both backends", `const [s, e] = await Promise.all([everything.get_sum({a: 1, b: 2}), everything.echo({message: "x"})]); return [s, e]`, "Echo: x"},
 		{"typescript", "type N = number;\nconst xs: N[] = [1, 2, 3];\nreturn xs.map((x: N): N => x * 2);", "6"},
@@ -266,7 +266,7 @@ func contains(s, sub string) bool          { return strings.Contains(s, sub) }
 // sandbox is a worker process too, so a script that makes V8 abort costs a
 // worker, not the gateway.
 func TestRunCodeSurvivesAbortingScripts(t *testing.T) {
-	h := newHarness(t, withIsolation(config.IsolationProcess))
+	h := newHarness(t, withIsolation(config.IsolationProcess, func(c *config.Config) { c.RunCode.Enabled = true }))
 	call := func(code string) (string, bool) {
 		res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": code}})
 		if err != nil {

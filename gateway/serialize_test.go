@@ -39,7 +39,7 @@ func TestOneSerializerForBothTools(t *testing.T) {
 			}
 			var chain, want any
 			if err := json.Unmarshal([]byte(text), &chain); err != nil {
-				t.Fatalf("call_tool_chain result is not JSON: %v\n%s", err, text)
+				chain = text // a string result is returned as its text
 			}
 			json.Unmarshal([]byte(c.want), &want)
 			if !reflect.DeepEqual(chain, want) {

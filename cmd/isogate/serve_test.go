@@ -53,6 +53,9 @@ sandbox:
   trusted_code: true
   timeout: 10s
 %s`, filepath.Join(dir, "cache"), everythingServer(t), extra)
+	if !strings.Contains(extra, "run_code:") {
+		cfg += "run_code:\n  enabled: true\n" // off by default; these tests exercise it
+	}
 	path := filepath.Join(dir, "isogate.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -319,5 +322,22 @@ func TestConfigErrorsArePrecise(t *testing.T) {
 	}
 	if code != 2 {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestMCPServersTypoRefused: a typo in an mcpServers entry stops the
+// gateway with a "did you mean", and an isogate file importing the same
+// file names where the typo is.
+func TestMCPServersTypoRefused(t *testing.T) {
+	dir := t.TempDir()
+	claude := filepath.Join(dir, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {"memory": {"command": "node", "enviroment": {"MEMORY_FILE_PATH": "/tmp/m.jsonl"}}}}`), 0o600)
+	iso := filepath.Join(dir, "isogate.yaml")
+	os.WriteFile(iso, []byte("import: claude.json\nsandbox:\n  timeout: 5s\n"), 0o600)
+	for _, path := range []string{claude, iso} {
+		_, stderr, code := runBinary(t, "", "serve", "--config", path)
+		if code != 2 || !strings.Contains(stderr, `unknown key "mcpServers.memory.enviroment" (did you mean "mcpServers.memory.env"?)`) {
+			t.Errorf("%s: exit %d, stderr:\n%s", filepath.Base(path), code, stderr)
+		}
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/internal/surface"
@@ -189,6 +190,10 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Store:         results,
 		Observer:      a.Observer,
 		Logger:        a.logger,
+
+		// A result up to what one session may keep in the store is stored
+		// whole and returned truncated, never refused.
+		MaxResultBytes: int(cfg.Sandbox.Output.ResultStoreBytes / resultstore.DefaultOwnerShare),
 	}); err != nil {
 		return nil, err
 	}
@@ -220,6 +225,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		RunTimeout:         cfg.Sandbox.Timeout,
 		Output:             shaping,
 		RecordDir:          cfg.Server.RecordDir,
+		DiscoveryWait:      startWait,
 	})
 	ok = true
 	return a, nil

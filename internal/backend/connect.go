@@ -178,13 +178,15 @@ func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 	return &toolListConn{Connection: conn, b: t.b, notices: t.notices, pending: map[jsonrpc.ID]bool{}}, nil
 }
 
-// annotate appends the last stderr line of a stdio backend to err.
+// annotate appends to err the stderr line of a stdio backend that best
+// says why it failed (see ringBuffer.telling): "Error: Cannot find module
+// …" rather than the "Node.js v20.20.2" banner that follows it.
 func (b *backend) annotate(err error) error {
 	if b.ring == nil {
 		return err
 	}
-	if line := b.ring.last(); line != "" {
-		return fmt.Errorf("%w (last stderr line: %q)", err, line)
+	if line := b.ring.telling(); line != "" {
+		return fmt.Errorf("%w (stderr: %q)", err, line)
 	}
 	return err
 }

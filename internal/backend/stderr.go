@@ -3,6 +3,7 @@ package backend
 import (
 	"bytes"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -65,6 +66,37 @@ func (r *ringBuffer) last() string {
 	}
 	return ""
 }
+
+// telling returns the stderr line that best says why a process failed:
+// the last line that reads as an error ("Error: Cannot find module …",
+// "ModuleNotFoundError: …", "panic: …"), else the last line that is not
+// noise (a runtime's version banner such as "Node.js v20.20.2", a stack
+// frame, a caret marker, a closing brace), else the last line; "" if none.
+func (r *ringBuffer) telling() string {
+	lines := r.snapshot()
+	for i := len(lines) - 1; i >= 0; i-- {
+		if errorLine.MatchString(lines[i]) {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !noiseLine.MatchString(lines[i]) {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	if len(lines) > 0 {
+		return lines[len(lines)-1]
+	}
+	return ""
+}
+
+var (
+	// errorLine matches a line that states an error.
+	errorLine = regexp.MustCompile(`^\s*(\w*(Error|Exception)\b|error\b|Error\b|fatal\b|FATAL\b|panic:|Traceback)`)
+	// noiseLine matches lines that never say why: runtime banners, stack
+	// frames, markers, blank lines and the tails of printed objects.
+	noiseLine = regexp.MustCompile(`^\s*$|^\s*(Node\.js|Bun|Deno|Python) v?\d|^\s+at |^\s*\^+\s*$|^\s*[{}\[\]]+\s*$|^\s*(code|requireStack|errno|syscall|path):`)
+)
 
 // lineWriter is the io.Writer given to a child process as its stderr. It
 // splits the stream into lines, stores them in a ringBuffer and logs them at

@@ -27,6 +27,9 @@ const (
 	fnConsole    = "__isogate_console"
 	fnInterfaces = "__isogate_interfaces"
 	fnInterface  = "__isogate_interface"
+	fnSettled    = "__isogate_settled"
+	fnGrace      = "__isogate_grace"
+	fnTick       = "__isogate_tick"
 )
 
 // bridgeFunctions declares the bridge's host functions: those of every
@@ -60,6 +63,13 @@ type bridgeHost struct {
 	deadline time.Time       // the run's deadline
 
 	suggestions atomic.Int32 // "did you mean" searches made for this run
+
+	// grace is how long before the deadline the run stops waiting for
+	// calls the program did not await.
+	grace time.Duration
+	// settled is what the program left unawaited (fnSettled), if anything.
+	settledMu sync.Mutex
+	settled   *settledReport
 }
 
 // maxSuggestionsPerRun bounds the "did you mean" searches a program can
@@ -79,6 +89,9 @@ func (h *bridgeHost) table() *v8sandbox.Table {
 		return h.view.interfacesJSON(), nil
 	})
 	t.Sync(fnInterface, h.interfaceHandler)
+	t.Sync(fnSettled, h.settledHandler)
+	t.Async(fnGrace, h.endsWithRun(h.graceHandler))
+	t.Async(fnTick, func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
 	return t
 }
 
@@ -239,7 +252,7 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 	full := t.Backend + "." + t.Name
 	h.tracker.start(full)
 	value, err := h.engine.callTool(ctx, t.Backend, t.Name, args)
-	h.tracker.done(full, err)
+	h.tracker.done(full, len(value), err)
 	if h.onCall != nil {
 		h.onCall(full)
 	}

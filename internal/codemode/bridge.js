@@ -19,13 +19,141 @@ const keys = global.__isogate_keys;
 const log = global.__isogate_console;
 const interfaces = global.__isogate_interfaces;
 const toolInterface = global.__isogate_interface;
+const settledReport = global.__isogate_settled;
+const graceWait = global.__isogate_grace;
+const tick = global.__isogate_tick;
 delete global.__isogate_call;
 delete global.__isogate_lookup;
 delete global.__isogate_keys;
 delete global.__isogate_console;
 delete global.__isogate_interfaces;
 delete global.__isogate_interface;
+delete global.__isogate_settled;
+delete global.__isogate_grace;
+delete global.__isogate_tick;
 const spec = SPEC;
+
+// Calls the program did not await. Every tool call's promise is tracked
+// until it settles. When the program's value is known (finish), the calls
+// still pending, and any started after, are "not awaited": the run waits
+// for them (until shortly before its deadline, graceWait), so a forgotten
+// `await` never cancels a write, and reports them to the host
+// (settledReport), which tells the agent. A property read on a tool call's
+// promise that finds nothing (`r.content` on an un-awaited call) is
+// recorded too: it is the "missing await?" hint.
+const PromiseCtor = Promise;
+const promiseThen = uncurry(PromisePrototype.then);
+const promiseResolve = (v) => new PromiseCtor((resolve) => resolve(v));
+const reflectGet = Reflect.get;
+const SetCtor = Set;
+const setAdd = uncurry(Set.prototype.add);
+const setDelete = uncurry(Set.prototype.delete);
+const WeakMapCtor = WeakMap;
+const weakMapGet = uncurry(WeakMap.prototype.get);
+const weakMapSet = uncurry(WeakMap.prototype.set);
+const pending = new SetCtor(); // entries of the calls not settled yet
+const toolOf = new WeakMapCtor(); // tool call promise → "backend.tool"
+const unawaited = newArray(); // [tool, ok, error] of each call not awaited
+const reads = newArray(); // [tool, property] of each read that found nothing
+let ended = false;
+let drained = null; // called once no call is pending after the end
+const MAX_REPORTED = 100;
+
+const tuple = (...items) => {
+  const a = newArray();
+  for (let i = 0; i < items.length; i++) push(a, items[i]);
+  return a;
+};
+
+// Tool call promises inherit from watched: still real Promises (await,
+// then, instanceof and the result serializer treat them as such), whose
+// prototype chain passes through a Proxy that notices reads of properties
+// a Promise does not have. toJSON is what JSON.stringify probes.
+const watched = new Proxy(objectCreate(PromisePrototype), {
+  get(target, key, receiver) {
+    if (!ended && typeof key === "string" && key !== "toJSON" && !(key in PromisePrototype) &&
+      reads.length < MAX_REPORTED) {
+      let tool = "";
+      try { tool = weakMapGet(toolOf, receiver) || ""; } catch {}
+      push(reads, tuple(tool, key));
+    }
+    return reflectGet(target, key, receiver);
+  },
+});
+
+const track = (p, tool) => {
+  const entry = objectCreate(null);
+  entry.tool = tool;
+  entry.late = ended;
+  setAdd(pending, entry);
+  const settle = (ok, error) => {
+    setDelete(pending, entry);
+    if (entry.late && unawaited.length < MAX_REPORTED) push(unawaited, tuple(tool, ok, error));
+    if (ended && setSize(pending) === 0 && drained !== null) {
+      const d = drained;
+      drained = null;
+      d();
+    }
+  };
+  promiseThen(p, () => settle(true, ""), (e) => settle(false, errorHead(e)));
+  weakMapSet(toolOf, p, tool);
+  setPrototypeOf(p, watched);
+  return p;
+};
+
+// finish is the program's completion: the script is
+// __isogate_finish(<program>). It settles as the program does, once the
+// calls the program left running have settled too, or the grace period
+// (until shortly before the run's deadline) is over. A settled call may
+// start another (`a().then(() => b())`): once none is pending, a round
+// trip to the host (tick) lets every queued reaction run, and the wait
+// ends only if none started a call.
+const finish = (main) => {
+  const wait = () => {
+    ended = true;
+    setForEach(pending, (entry) => { entry.late = true; });
+    if (setSize(pending) === 0) return promiseResolve(undefined);
+    return new PromiseCtor((resolve) => {
+      let over = false;
+      const end = () => {
+        if (!over) {
+          over = true;
+          resolve();
+        }
+      };
+      const idle = () => {
+        promiseThen(tick(), () => {
+          if (setSize(pending) === 0) end();
+          else drained = idle;
+        }, end);
+      };
+      drained = idle;
+      promiseThen(graceWait(), end, end);
+    });
+  };
+  const report = () => {
+    const still = newArray();
+    setForEach(pending, (entry) => { if (still.length < MAX_REPORTED) push(still, entry.tool); });
+    if (unawaited.length > 0 || reads.length > 0 || still.length > 0) {
+      const r = objectCreate(null);
+      r.settled = unawaited;
+      r.pending = still;
+      r.reads = reads;
+      settledReport(r);
+    }
+  };
+  return promiseThen(promiseResolve(main),
+    (value) => promiseThen(wait(), () => { report(); return value; }),
+    (error) => promiseThen(wait(), () => { report(); throw error; }));
+};
+let finished = false;
+defineProperty(global, "__isogate_finish", {
+  value: (main) => {
+    if (finished) return main;
+    finished = true;
+    return finish(main);
+  },
+});
 
 // A call the pipeline refused, or a backend failure, rejects with an
 // Error whose code property is the failure's code ("TOOL_DENIED",
@@ -46,8 +174,15 @@ const makeBackend = (backend) => {
         if (hasOwn(byTool, tool)) {
           fn = byTool[tool];
         } else {
-          fn = async function (args) {
-            return await call(backend.name, tool, args === undefined ? {} : args);
+          const full = backend.name + "." + tool;
+          fn = function (args) {
+            let p;
+            try {
+              p = call(backend.name, tool, args === undefined ? {} : args);
+            } catch (e) {
+              p = new PromiseCtor((resolve, reject) => reject(e));
+            }
+            return track(p, full);
           };
           defineProperty(fn, "name", { value: found[1] });
           byTool[tool] = fn;

@@ -18,6 +18,7 @@ type callTracker struct {
 	waiting  map[string]int // backends a call waits for (still starting)
 	called   []string       // distinct tools, in first-call order
 	total    int
+	received int // bytes of the results the calls received from backends
 	failures []backendFailure
 }
 
@@ -44,11 +45,13 @@ func (c *callTracker) start(tool string) {
 	}
 }
 
-func (c *callTracker) done(tool string, err error) {
+// done ends a call of tool that received a result of n bytes.
+func (c *callTracker) done(tool string, n int, err error) {
 	c.mu.Lock()
 	if c.inflight[tool]--; c.inflight[tool] <= 0 {
 		delete(c.inflight, tool)
 	}
+	c.received += n
 	c.mu.Unlock()
 	if err != nil {
 		b, _, _ := strings.Cut(tool, ".")
@@ -106,6 +109,13 @@ func (c *callTracker) inFlight() string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// receivedBytes is the size of every result the run's calls received.
+func (c *callTracker) receivedBytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.received
 }
 
 func (c *callTracker) count() int {

@@ -101,6 +101,11 @@ type Options struct {
 	Store        resultstore.Store // keeps full results retrievable; nil disables chunking
 	ConsoleLines int               // console lines kept per run; 200
 	MaxToolCalls int               // backend calls per run; 0: no limit
+	// MaxResultBytes caps the JSON a program may return, stored whole when
+	// over the output limit; 0: DefaultMaxResultBytes, at most
+	// MaxResultBytesCap. The gateway passes what one session may keep in
+	// the result store.
+	MaxResultBytes int
 
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
@@ -119,7 +124,12 @@ type RunSummary struct {
 	Outcome   string // "ok", or the error code ("error" without one)
 	Processed int    // bytes the program produced before shaping
 	Returned  int    // bytes returned to the agent
-	Failed    bool
+	// Received is what the run's tool calls received from backends (each
+	// result as the program saw it, JSON): what an agent calling the tools
+	// directly would have read. Received minus Returned stayed out of the
+	// agent's context.
+	Received int
+	Failed   bool
 }
 
 // Engine executes call_tool_chain requests. It is safe for concurrent use.
@@ -150,6 +160,10 @@ func New(opts Options) (*Engine, error) {
 	if opts.ConsoleLines <= 0 {
 		opts.ConsoleLines = 200
 	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	opts.MaxResultBytes = min(opts.MaxResultBytes, MaxResultBytesCap)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -188,12 +202,24 @@ type Response struct {
 	Warnings []string
 	// ToolCalls counts the backend calls the program made.
 	ToolCalls int
+	// Notices tell the agent what the program did not see for itself:
+	// tool calls it did not await (they completed, or how they failed)
+	// and "missing await?" reads of a tool call's promise.
+	Notices []string
+	// UnawaitedCalls counts the tool calls the program did not await.
+	UnawaitedCalls int
 }
 
-// MaxResultBytes caps the JSON a program may return: far more than an agent
-// reads (output is cut to max_output_size), enough for the full result to
-// stay retrievable as isogate://result/{id}.
-const MaxResultBytes = 4 << 20
+// DefaultMaxResultBytes caps the JSON a program may return when
+// Options.MaxResultBytes is 0: what one session may keep in the default
+// result store (a quarter of its 64 MiB). Far more than an agent reads
+// (output is cut to max_output_size): a larger result is stored whole and
+// returned truncated with its isogate://result/{id} and a read_result hint.
+const DefaultMaxResultBytes = 16 << 20
+
+// MaxResultBytesCap bounds Options.MaxResultBytes: a result crosses the
+// process sandbox's pipe in one frame (procpool.MaxFrameBytes, 64 MiB).
+const MaxResultBytesCap = 48 << 20
 
 // deadlineGrace lets the sandbox report its own TIMEOUT before the request
 // context (which bounds host calls made by the parent) expires.
@@ -264,13 +290,20 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	if warning != "" {
 		resp.Warnings = append(resp.Warnings, warning)
 	}
+	if resp.IsError && resp.Code == v8sandbox.CodeTimeout && req.Timeout > 0 && req.Timeout < time.Second {
+		ms := req.Timeout.Milliseconds()
+		resp.Text += fmt.Sprintf("\n\nHint: `timeout` is in milliseconds: %d means %d ms. For %d seconds pass %d (at most sandbox.timeout, %d ms).",
+			ms, ms, ms, ms*1000, e.opts.Timeout.Milliseconds())
+	}
 	var outWarning string
 	req.MaxOutputSize, outWarning = e.outputLimitOf(req.MaxOutputSize)
 	if outWarning != "" {
 		resp.Warnings = append(resp.Warnings, outWarning)
 	}
 	resp.ToolCalls = calls.count()
-	done(e.finish(ctx, req, resp))
+	sum := e.finish(ctx, req, resp)
+	sum.Received = calls.receivedBytes()
+	done(sum)
 	resp.Record = record(run, req, resp)
 	e.logRun(resp, time.Since(start), calls)
 	return *resp
@@ -282,6 +315,7 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 		ID: run.ID, Code: req.Code, Tier: string(resp.Tier), Started: run.Started,
 		DurationMS: time.Since(run.Started).Milliseconds(), Outcome: pipeline.OutcomeOK,
 		Console: resp.Console, ResultBytes: len(resp.Value), Calls: run.Calls(),
+		UnawaitedCalls: resp.UnawaitedCalls,
 	}
 	rec.OmittedCalls, rec.RefusedCalls = run.Totals()
 	if rec.Console == nil {
@@ -317,6 +351,7 @@ func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
 		slog.String("tier", string(resp.Tier)),
 		slog.Duration("duration", d),
 		slog.Int("tool_calls", resp.ToolCalls),
+		slog.Int("unawaited_calls", resp.UnawaitedCalls),
 		slog.String("tools", calls.names()),
 		slog.String("outcome", outcome))
 }
@@ -363,7 +398,7 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 	full := t.Backend + "." + t.Name
 	calls.start(full)
 	value, err := e.callTool(ctx, t.Backend, t.Name, args)
-	calls.done(full, err)
+	calls.done(full, len(value), err)
 	if req.OnToolCall != nil {
 		req.OnToolCall(1, full)
 	}
@@ -400,7 +435,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 	}
 	deadline := time.Now().Add(timeout)
 	console := &consoleBuffer{max: e.opts.ConsoleLines, maxLine: 4000}
-	res, err := e.runProgram(ctx, prog, v, calls, console, req, deadline)
+	res, report, err := e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	var se *v8sandbox.Error
 	if err != nil && errors.As(err, &se) && se.Compile && prog.plain {
 		// Not plain JavaScript: strip TypeScript and run again (nothing ran).
@@ -409,9 +444,13 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req.Code, v, calls, console.snapshot())
 		}
 		prog = ts
-		res, err = e.runProgram(ctx, prog, v, calls, console, req, deadline)
+		res, report, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	}
 	lines := console.snapshot()
+	notices := report.notices()
+	if err == nil && report.count() > 0 && len(report.Reads) == 0 && bytes.Contains(res.Value, []byte(`"[Promise]"`)) {
+		notices = append(notices, "missing await? The result contains a Promise (\"[Promise]\"): await tool calls before returning their results.")
+	}
 	if err != nil {
 		if !errors.As(err, &se) {
 			se = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
@@ -423,35 +462,40 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 				msg += " while waiting for " + names
 			}
 		}
-		return e.failure(TierV8, se.Code, msg, req.Code, v, calls, lines)
+		resp := e.failure(TierV8, se.Code, msg, req.Code, v, calls, lines)
+		resp.Notices, resp.UnawaitedCalls = notices, report.count()
+		return resp
 	}
-	return &Response{Tier: TierV8, Value: res.Value, Console: lines}
+	return &Response{Tier: TierV8, Value: res.Value, Console: lines, Notices: notices, UnawaitedCalls: report.count()}
 }
 
-// runProgram runs one compiled program in the sandbox. Its tool calls end
-// with the run: when Run returns (result, error, timeout), calls still in
-// flight are cancelled and no new one starts.
+// runProgram runs one compiled program in the sandbox. The program's value
+// waits for the tool calls it did not await (until shortly before the
+// deadline; see bridge.js), which the returned report describes. Its tool
+// calls end with the run: when Run returns (result, error, timeout), calls
+// still in flight are cancelled and no new one starts.
 func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *callTracker, console *consoleBuffer,
-	req Request, deadline time.Time) (v8sandbox.Result, error) {
+	req Request, deadline time.Time, timeout time.Duration) (v8sandbox.Result, *settledReport, error) {
 	remaining := time.Until(deadline)
 	if remaining <= 0 {
-		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
+		return v8sandbox.Result{}, nil, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
 	}
 	// The sandbox enforces the deadline (and reports TIMEOUT); the host side
 	// ends the run's calls when Run returns.
 	runCtx, end := context.WithCancel(ctx)
 	defer end()
 	host := &bridgeHost{engine: e, view: v, console: console, onCall: newCallCounter(req.OnToolCall),
-		tracker: calls, runCtx: runCtx, deadline: deadline}
+		tracker: calls, runCtx: runCtx, deadline: deadline, grace: unawaitedGrace(timeout)}
 	job := v8sandbox.Job{
 		Source:      prog.js,
 		Origin:      origin,
 		Prelude:     v.prelude,
 		Functions:   bridgeFunctions,
 		AwaitResult: true,
-		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: MaxResultBytes},
+		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
 	}
-	return e.opts.Runner.Run(ctx, job, host.table())
+	res, err := e.opts.Runner.Run(ctx, job, host.table())
+	return res, host.report(), err
 }
 
 // describeError renders an engine error with the user's line numbers.
@@ -491,7 +535,7 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSum
 	limit := req.MaxOutputSize // validated by Execute
 	if !resp.IsError {
 		raw := renderValue(resp.Value)
-		if raw == "null" && !reReturn.MatchString(req.Code) {
+		if isNull(resp.Value) && !reReturn.MatchString(req.Code) {
 			raw += "\n(The program returned nothing: end it with `return <value>` or an expression to get a result.)"
 		}
 		opts := e.opts.Output
@@ -522,22 +566,38 @@ func (r Response) Render() string {
 	for _, w := range r.Warnings {
 		text += "\n\n[warning] " + w
 	}
+	for _, n := range r.Notices {
+		text += "\n\n[notice] " + n
+	}
 	if len(r.Console) == 0 {
 		return text
 	}
 	return text + "\n\n[console]\n" + strings.Join(r.Console, "\n")
 }
 
-// renderValue pretty-prints a JSON value for the agent.
+// renderValue renders a program's JSON value for the agent: a string as
+// its text (file contents stay readable, not JSON-escaped), anything else
+// as indented JSON.
 func renderValue(v json.RawMessage) string {
 	if len(v) == 0 {
 		return "null"
+	}
+	if v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
 	}
 	var b bytes.Buffer
 	if err := json.Indent(&b, v, "", "  "); err != nil {
 		return string(v)
 	}
 	return b.String()
+}
+
+// isNull reports whether a program's value is null or undefined.
+func isNull(v json.RawMessage) bool {
+	return len(v) == 0 || string(bytes.TrimSpace(v)) == "null"
 }
 
 var reReturn = regexp.MustCompile(`\breturn\b|\bexport\b`)

@@ -36,6 +36,11 @@ func hints(code v8sandbox.Code, message, src string, v *view, calls *callTracker
 	if code == v8sandbox.CodeTimeout || code == v8sandbox.CodeCancelled {
 		return out // the run's own deadline: no backend is to blame
 	}
+	if code == v8sandbox.CodeOutputLimit {
+		out = append(out, "Results up to this limit are stored whole and returned truncated with their isogate://result/{id} "+
+			"(read_result pages through them); this one is larger than one session may keep (a quarter of "+
+			"sandbox.output.result_store_bytes). Return less: filter, slice, or aggregate in the program.")
+	}
 	for _, f := range calls.backendFailures() {
 		switch f.code {
 		case backend.CodeStarting:

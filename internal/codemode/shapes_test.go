@@ -87,8 +87,8 @@ func TestLastExpressionAfterScannerCases(t *testing.T) {
 	for code, want := range map[string]string{
 		"const π = 3\nπ":                     "3",
 		"const a = 1\u2028a + 1":             "2",
-		"const s = \"a\\\r\nb\"\ns":          `"ab"`,
-		"const x = 'y';\n`${/[}]/.test(x)}`": `"false"`,
+		"const s = \"a\\\r\nb\"\ns":          `ab`,
+		"const x = 'y';\n`${/[}]/.test(x)}`": `false`,
 		"const a = 1\n!!a":                   "true",
 	} {
 		if r := f.ok(t, code); r.Tier != TierV8 || r.Text != want {

@@ -14,6 +14,11 @@ import (
 // mainName is the global the wrapped program is assigned to.
 const mainName = "__isogate_main"
 
+// finishName is the bridge's completion hook the script's value goes
+// through: it waits for the tool calls the program did not await
+// (bridge.js).
+const finishName = "__isogate_finish"
+
 // origin names the user's program in stack traces.
 const origin = "program.js"
 
@@ -52,7 +57,7 @@ func compile(code string) (*program, error) {
 	}
 	body, rewritten := withResult(code)
 	return &program{
-		js:   "(async function main() {\n" + body + "\n})()",
+		js:   finishName + "((async function main() {\n" + body + "\n})())",
 		body: body, original: code, rewritten: rewritten, plain: true, lineShift: 1,
 	}, nil
 }
@@ -98,12 +103,12 @@ func transform(code string, format api.Format) (*program, error) {
 	p := &program{lineShift: shift, sourceMap: res.Map}
 	js := string(res.Code)
 	if format == api.FormatCommonJS {
-		p.js = "(() => {\nconst module = { exports: {} }; const exports = module.exports;\n" + js +
+		p.js = finishName + "((() => {\nconst module = { exports: {} }; const exports = module.exports;\n" + js +
 			"\nconst m = module.exports; const entry = m.default !== undefined ? m.default : m.main;\n" +
-			"return typeof entry === \"function\" ? entry() : entry;\n})()"
+			"return typeof entry === \"function\" ? entry() : entry;\n})())"
 		p.lineShift = -2 // two lines precede the transformed code
 	} else {
-		p.js = js + "\n;globalThis." + mainName + "()"
+		p.js = js + "\n;" + finishName + "(globalThis." + mainName + "())"
 	}
 	return p, nil
 }

@@ -59,6 +59,7 @@ type Metrics struct {
 	runTime   *prometheus.HistogramVec
 	processed prometheus.Counter
 	returned  prometheus.Counter
+	received  prometheus.Counter
 }
 
 // New registers the metrics (and the Go runtime and process collectors) on
@@ -80,9 +81,11 @@ func New(src Sources) *Metrics {
 		Buckets: []float64{.0005, .001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"tier"})
 	output := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "isogate_output_bytes_total", Help: "Bytes programs produced (processed) and bytes returned to the agent (returned).",
+		Name: "isogate_output_bytes_total", Help: "Bytes code-mode programs produced (processed), returned to the agent (returned) and " +
+			"received from backends through their tool calls (received; received minus returned stayed out of the agent's context).",
 	}, []string{"kind"})
 	m.processed, m.returned = output.WithLabelValues("processed"), output.WithLabelValues("returned")
+	m.received = output.WithLabelValues("received")
 	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output,
 		&stateCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -107,8 +110,9 @@ func (m *Metrics) ToolCall(backend, tool, outcome string, took time.Duration) {
 	m.toolTime.WithLabelValues(backend).Observe(took.Seconds())
 }
 
-// Run records one code-mode run and the bytes it processed and returned.
-func (m *Metrics) Run(tier, outcome string, took time.Duration, processed, returned int) {
+// Run records one code-mode run and the bytes it processed, returned and
+// received from backends.
+func (m *Metrics) Run(tier, outcome string, took time.Duration, processed, returned, received int) {
 	if m == nil {
 		return
 	}
@@ -116,6 +120,7 @@ func (m *Metrics) Run(tier, outcome string, took time.Duration, processed, retur
 	m.runTime.WithLabelValues(tier).Observe(took.Seconds())
 	m.processed.Add(float64(processed))
 	m.returned.Add(float64(returned))
+	m.received.Add(float64(received))
 }
 
 // stateCollector reads backends and workers when scraped.

@@ -115,10 +115,10 @@ func (o *Observer) StartRun(ctx context.Context) (context.Context, func(codemode
 		took := time.Since(start)
 		outcome := r.Outcome
 		if o.opts.Stats != nil {
-			o.opts.Stats.Run(r.Tier, r.Processed, r.Returned, r.Failed)
+			o.opts.Stats.Run(r.Tier, r.Processed, r.Returned, r.Received, r.Failed)
 		}
 		if o.opts.Metrics != nil {
-			o.opts.Metrics.Run(r.Tier, outcome, took, r.Processed, r.Returned)
+			o.opts.Metrics.Run(r.Tier, outcome, took, r.Processed, r.Returned, r.Received)
 		}
 		span.SetAttributes(attribute.String("isogate.tier", r.Tier), attribute.String("isogate.outcome", outcome))
 		span.End(nil)

@@ -40,13 +40,13 @@ func TestOneEventFeedsEverySink(t *testing.T) {
 		_, _ = calls.Call(context.Background(), &pipeline.Call{Backend: "b", Tool: tool})
 	}
 	_, done := o.StartRun(context.Background())
-	done(codemode.RunSummary{Tier: "v8", Outcome: "ok", Processed: 1000, Returned: 100})
+	done(codemode.RunSummary{Tier: "v8", Outcome: "ok", Processed: 1000, Returned: 100, Received: 4000})
 	_, done = o.StartRun(context.Background())
 	done(codemode.RunSummary{Tier: "simple", Outcome: "TIMEOUT", Processed: 10, Returned: 10, Failed: true})
 
 	snap := counters.Snapshot()
 	if snap.ToolCalls != 3 || snap.Runs["v8"] != 1 || snap.Runs["simple"] != 1 || snap.RunErrors != 1 ||
-		snap.BytesProcessed != 1010 || snap.BytesReturned != 110 {
+		snap.BytesProcessed != 1010 || snap.BytesReturned != 110 || snap.BytesReceived != 4000 || snap.BytesKeptOut != 3890 {
 		t.Fatalf("stats: %+v", snap)
 	}
 	errs := 0
@@ -59,7 +59,7 @@ func TestOneEventFeedsEverySink(t *testing.T) {
 	for metric, want := range map[string]int{
 		"isogate_tool_calls_total":   3, // b/known/ok, b/other/tool_error, b/other/error
 		"isogate_runs_total":         2,
-		"isogate_output_bytes_total": 2,
+		"isogate_output_bytes_total": 3, // processed, returned, received
 	} {
 		if n, err := testutil.GatherAndCount(m.Registry(), metric); err != nil || n != want {
 			t.Errorf("%s: %d series (%v), want %d", metric, n, err, want)

@@ -167,6 +167,9 @@ type RunRecord struct {
 	// RefusedCalls counts the calls refused past sandbox.max_tool_calls
 	// (TOOL_BUDGET): counted, never stored.
 	RefusedCalls int `json:"refused_calls,omitempty"`
+	// UnawaitedCalls counts the tool calls the program did not await (they
+	// still ran to completion, or until shortly before the deadline).
+	UnawaitedCalls int `json:"unawaited_calls,omitempty"`
 }
 
 // RunError is how a failed run ended.

@@ -1,8 +1,10 @@
 // Package stats counts what the gateway does: tool calls per tool, code-mode
-// runs per tier, and bytes returned to the agent versus bytes processed.
+// runs per tier, and bytes returned to the agent versus bytes the runs'
+// tool calls received from backends (what stayed out of the context).
 package stats
 
 import (
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ type Counters struct {
 	tiers     map[string]int64
 	processed int64
 	returned  int64
+	received  int64
 	errors    int64
 }
 
@@ -39,8 +42,16 @@ type Snapshot struct {
 	RunErrors      int64            `json:"run_errors"`
 	BytesProcessed int64            `json:"bytes_processed"`
 	BytesReturned  int64            `json:"bytes_returned"`
-	ReductionPct   float64          `json:"reduction_pct"`
-	Tools          []ToolStats      `json:"tools"`
+	// BytesReceived is what code-mode runs' tool calls received from
+	// backends: what an agent calling the tools directly would have read.
+	BytesReceived int64 `json:"bytes_received"`
+	// BytesKeptOut is BytesReceived minus BytesReturned, at least 0: the
+	// bytes code mode kept out of the agent's context.
+	BytesKeptOut int64 `json:"bytes_kept_out"`
+	// ReductionPct is BytesKeptOut as a percentage of BytesReceived (0
+	// while no run has received anything).
+	ReductionPct float64     `json:"reduction_pct"`
+	Tools        []ToolStats `json:"tools"`
 }
 
 // New returns counters that start now.
@@ -76,14 +87,16 @@ func (c *Counters) ToolCall(name string, bytes int, took time.Duration, err erro
 }
 
 // Run records one code-mode run: its tier, the bytes it produced before
-// shaping (processed) and the bytes returned to the agent.
-func (c *Counters) Run(tier string, processed, returned int, failed bool) {
+// shaping (processed), the bytes returned to the agent and the bytes its
+// tool calls received from backends.
+func (c *Counters) Run(tier string, processed, returned, received int, failed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
 	c.tiers[tier]++
 	c.processed += int64(processed)
 	c.returned += int64(returned)
+	c.received += int64(received)
 	if failed {
 		c.errors++
 	}
@@ -104,8 +117,10 @@ func (c *Counters) Snapshot() Snapshot {
 		s.Tools = append(s.Tools, *t)
 	}
 	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].Name < s.Tools[j].Name })
-	if c.processed > 0 {
-		s.ReductionPct = float64(c.processed-c.returned) * 100 / float64(c.processed)
+	s.BytesReceived = c.received
+	s.BytesKeptOut = max(c.received-c.returned, 0)
+	if c.received > 0 {
+		s.ReductionPct = math.Round(float64(s.BytesKeptOut)*1000/float64(c.received)) / 10
 	}
 	return s
 }

@@ -19,7 +19,7 @@ func TestCounters(t *testing.T) {
 				err = errors.New("boom")
 			}
 			c.ToolCall("b.t", 100, time.Millisecond, err)
-			c.Run("v8", 1000, 250, false)
+			c.Run("v8", 1000, 250, 2000, false)
 		}()
 	}
 	wg.Wait()
@@ -27,7 +27,8 @@ func TestCounters(t *testing.T) {
 	if s.ToolCalls != 10 || len(s.Tools) != 1 || s.Tools[0].Errors != 2 || s.Tools[0].BytesOut != 1000 {
 		t.Fatalf("tools: %+v", s)
 	}
-	if s.Runs["v8"] != 10 || s.BytesProcessed != 10000 || s.BytesReturned != 2500 || s.ReductionPct != 75 {
+	if s.Runs["v8"] != 10 || s.BytesProcessed != 10000 || s.BytesReturned != 2500 || s.BytesReceived != 20000 ||
+		s.BytesKeptOut != 17500 || s.ReductionPct != 87.5 {
 		t.Fatalf("runs: %+v", s)
 	}
 }

@@ -14,15 +14,13 @@ import (
 
 // readResultInput is the argument of the read_result meta-tool.
 type readResultInput struct {
-	URI    string `json:"uri" jsonschema:"isogate://result/{id}, optionally followed by /path/to/part (keys and array indexes)"`
-	Offset int    `json:"offset,omitempty" jsonschema:"byte offset to start reading at (default 0)"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"maximum bytes to return (default and maximum: sandbox.max_output_size)"`
+	URI    string `json:"uri" jsonschema:"isogate://result/{id}[/path/to/part]"`
+	Offset int    `json:"offset,omitempty" jsonschema:"byte offset"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"max bytes"`
 }
 
 // readResultDescription describes read_result to agents.
-const readResultDescription = "Read a stored full result (isogate://result/{id}, or isogate://result/{id}/path/to/part) that a " +
-	"call_tool_chain output was cut from, in byte ranges (offset, limit). For clients that cannot read MCP resources; " +
-	"only the session that produced a result can read it."
+const readResultDescription = "Read a full result an output was cut from (isogate://result/{id}), by byte range."
 
 // addResultAccess registers the result resources and the read_result tool.
 func (sf *Surface) addResultAccess(s *mcp.Server) {

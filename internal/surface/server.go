@@ -42,27 +42,27 @@ isogate://result/{id} (or isogate://result/{id}/path/to/part), or through read_r
 when resources are not available to you. Backend health: resource isogate://backends.`
 
 type searchInput struct {
-	Query string `json:"query" jsonschema:"what you want to do, in a few words"`
-	Limit int    `json:"limit,omitempty" jsonschema:"maximum number of tools (default 10)"`
-	Brief *bool  `json:"brief,omitempty" jsonschema:"omit call examples and tags (default true)"`
+	Query string `json:"query" jsonschema:"what you want to do"`
+	Limit int    `json:"limit,omitempty" jsonschema:"max tools (default 10)"`
+	Brief *bool  `json:"brief,omitempty" jsonschema:"omit tags (default true)"`
 	Tag   string `json:"tag,omitempty" jsonschema:"only tools with this tag"`
 }
 
 type toolInfoInput struct {
-	ToolName string `json:"tool_name" jsonschema:"backend.tool, or a tool name that only one backend has"`
-	Detail   string `json:"detail,omitempty" jsonschema:"brief (parameters, default) or full (complete input and output schemas)"`
+	ToolName string `json:"tool_name" jsonschema:"backend.tool"`
+	Detail   string `json:"detail,omitempty" jsonschema:"brief (default) or full (adds JSON schemas)"`
 }
 
 type listInput struct {
-	Cursor   string `json:"cursor,omitempty" jsonschema:"cursor from the previous page"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"from the previous page"`
 	PageSize int    `json:"page_size,omitempty" jsonschema:"names per page (default 50)"`
 }
 
 type chainInput struct {
-	Code          string `json:"code" jsonschema:"TypeScript or JavaScript; backends are objects, tools async functions; return the result"`
-	Timeout       int64  `json:"timeout,omitempty" jsonschema:"wall-clock limit in milliseconds (default and maximum: sandbox.timeout)"`
-	MaxOutputSize int    `json:"max_output_size,omitempty" jsonschema:"maximum bytes returned (default and maximum: sandbox.max_output_size, 200000 unless configured)"`
-	Intent        string `json:"intent,omitempty" jsonschema:"what you are looking for; large outputs are filtered to matching sections"`
+	Code          string `json:"code" jsonschema:"the program; return its result"`
+	Timeout       int64  `json:"timeout,omitempty" jsonschema:"milliseconds (default and max: sandbox.timeout)"`
+	MaxOutputSize int    `json:"max_output_size,omitempty" jsonschema:"max bytes returned"`
+	Intent        string `json:"intent,omitempty" jsonschema:"what you look for: large outputs are filtered to it"`
 }
 
 // newServer builds an MCP server that exposes the meta-tools, the
@@ -96,22 +96,20 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)}
 	mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Annotations: readOnly,
-		Description: "Search the tools of every backend by what they do. Returns tool names (backend.tool), one-line summaries and ready-to-paste calls for call_tool_chain."},
+		Description: "Find backend tools by what they do: names (backend.tool), summaries, ready-to-paste calls."},
 		sf.searchTools)
 	mcp.AddTool(s, &mcp.Tool{Name: "tool_info", Annotations: readOnly,
-		Description: "Show one tool's interface: parameters and a TypeScript signature (detail=full adds the JSON schemas)."},
+		Description: "One tool's parameters and TypeScript signature."},
 		sf.toolInfo)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_tools_meta", Annotations: readOnly,
-		Description: "List every tool name (backend.tool), sorted, with pagination."},
+		Description: "List every tool name (backend.tool), paginated."},
 		sf.listTools)
 	// call_tool_chain reaches every backend tool: it may change and reach
 	// anything they can.
 	mcp.AddTool(s, &mcp.Tool{Name: "call_tool_chain",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(true), OpenWorldHint: jsonschema.Ptr(true)},
-		Description: "Run a TypeScript/JavaScript program that calls backend tools as async functions " +
-			"(`await backend.tool({...})`), with loops, Promise.all and filtering, and return only its final result. " +
-			"Runs in a V8 sandbox with no filesystem, network or process access. Top-level await and return work; " +
-			"console output is returned. `__interfaces` and `__getToolInterface(name)` describe the tools."},
+		Description: "Run a TypeScript/JavaScript program in a V8 sandbox: each backend is an object, each tool an async " +
+			"function (`await backend.tool({...})`). Loop, Promise.all, filter; return only what you need."},
 		sf.callToolChain)
 	if sf.runCode != nil {
 		sf.runCode.AddTo(s)
@@ -151,8 +149,9 @@ func (sf *Surface) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in s
 	if in.Brief != nil {
 		brief = *in.Brief
 	}
+	starting := sf.awaitStarting(ctx)
 	res := sf.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
-	return textResult(sf.withBackendNotice(res.Text()), false), nil, nil
+	return textResult(withStartingNotice(sf.withBackendNotice(res.Text()), starting), false), nil, nil
 }
 
 func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {
@@ -161,12 +160,21 @@ func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in tool
 	}
 	info, err := sf.catalog.Info(in.ToolName, in.Detail)
 	if err != nil {
+		// Wait only when the name is not found: a starting backend may have it.
+		if len(sf.unknownStarting()) > 0 {
+			starting := sf.awaitStarting(ctx)
+			if info, err = sf.catalog.Info(in.ToolName, in.Detail); err != nil {
+				return textResult(withStartingNotice(err.Error(), starting), true), nil, nil
+			}
+			return textResult(info.Text(), false), nil, nil
+		}
 		return textResult(err.Error(), true), nil, nil
 	}
 	return textResult(info.Text(), false), nil, nil
 }
 
 func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
+	starting := sf.awaitStarting(ctx)
 	names, next, err := sf.catalog.List(in.Cursor, in.PageSize)
 	if err != nil {
 		return textResult(err.Error(), true), nil, nil
@@ -175,7 +183,9 @@ func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in lis
 		Tools      []string `json:"tools"`
 		Total      int      `json:"total"`
 		NextCursor string   `json:"next_cursor,omitempty"`
-	}{names, sf.catalog.Count(), next}
+		Starting   []string `json:"starting,omitempty"`
+		Notice     string   `json:"notice,omitempty"`
+	}{names, sf.catalog.Count(), next, starting, startingNotice(starting)}
 	if out.Tools == nil {
 		out.Tools = []string{}
 	}

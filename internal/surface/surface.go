@@ -83,6 +83,10 @@ type Options struct {
 	Output output.Options
 	// RecordDir also writes every run record there as a JSON file.
 	RecordDir string
+	// DiscoveryWait bounds how long search_tools, tool_info and
+	// list_tools_meta wait for backends still starting whose tools are not
+	// known yet (sandbox.backend_wait); 0: its default.
+	DiscoveryWait time.Duration
 }
 
 // Surface is the MCP surface over one set of [Parts].
@@ -129,6 +133,9 @@ func New(p Parts, opts Options) *Surface {
 	}
 	if opts.ToolNames == "" {
 		opts.ToolNames = config.ToolNamesAuto
+	}
+	if opts.DiscoveryWait <= 0 {
+		opts.DiscoveryWait = config.Default().Sandbox.BackendWait
 	}
 	sf := &Surface{
 		opts: opts, logger: opts.Logger,
