@@ -23,6 +23,12 @@ import (
 // A malformed frame ends Serve with an error: the parent is broken and
 // there is nobody to report to.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) error {
+	return serve(ctx, r, w, logger, nil)
+}
+
+// serve is Serve for a worker that reports its confinement (facts) in its
+// ready frame.
+func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, facts *workerFacts) error {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -54,7 +60,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) e
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer s.shutdown(cancelAll)
 
-	if err := s.send(&message{Type: msgReady, Version: protocolVersion, PID: os.Getpid()}); err != nil {
+	if err := s.send(&message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}); err != nil {
 		return fmt.Errorf("sending ready: %w", err)
 	}
 
