@@ -79,8 +79,10 @@ type Options struct {
 	// (the default), ConfinementStrict or ConfinementOff.
 	Confinement ConfinementMode
 
-	// layers overrides the layers a worker applies itself (tests only).
-	layers *layerSet
+	// layers overrides the layers a worker applies itself, noNamespaces
+	// spawns it without namespaces (tests only).
+	layers       *layerSet
+	noNamespaces bool
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements
@@ -193,6 +195,9 @@ func New(opts Options) (*Pool, error) {
 		stopHelpers: make(chan struct{}),
 		layers:      layers,
 		nsLevels:    nsLevels(opts.Confinement),
+	}
+	if opts.noNamespaces {
+		p.nsLevels = []nsLevel{{why: "disabled by a test"}}
 	}
 	p.helpersDone.Add(2)
 	go p.spawner()

@@ -20,12 +20,13 @@ func defaultCommand() ([]string, error) {
 	return []string{"/proc/self/exe", WorkerCommand}, nil
 }
 
-// sysProcAttr puts the worker in its own process group (a terminal's ^C
-// reaches only the parent), has the kernel SIGKILL it when the thread that
+// sysProcAttr puts the worker in a session of its own (a terminal's ^C
+// reaches only the parent, and the worker cannot send SIGCONT to the
+// gateway's session, which the kernel allows any process of a session), has the kernel SIGKILL it when the thread that
 // started it dies (workers are started from a goroutine locked to a thread
 // that lives as long as the pool), and creates the namespaces of ns.
 func sysProcAttr(ns nsLevel) *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: ns.flags}
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: ns.flags}
 	if ns.flags&syscall.CLONE_NEWUSER != 0 {
 		// One id mapped: the worker is uid/gid 65534 inside its namespace,
 		// which is ns.hostID outside. CAP_SETPCAP rides along as an ambient
