@@ -200,6 +200,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 			return nil, fmt.Errorf("run_code: %w", err)
 		}
 	}
+	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Observer: a.Observer, Metrics: a.Metrics,
@@ -211,6 +212,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Priority:           a.priorityOf,
 		Stateless:          cfg.Server.Stateless,
 		AuthToken:          cfg.Server.AuthToken,
+		Auth:               authOpts,
 		MetricsAuth:        cfg.Server.MetricsAuth,
 		AllowedOrigins:     cfg.Server.AllowedOrigins,
 		SessionIdleTimeout: cfg.Server.SessionIdleTimeout,

@@ -228,6 +228,14 @@ func (sf *Surface) KeepRun(owner string, rec *pipeline.RunRecord) {
 // token, so that any replica serves the caller's results; otherwise its
 // session.
 func (sf *Surface) ownerOf(req mcp.Request) string {
+	if p := principalOf(req); p != nil {
+		if sf.opts.Stateless {
+			return p.Owner()
+		}
+		// A session's results stay the session's, and are the principal's.
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		return p.Owner() + "/" + sf.owner(ss)
+	}
 	if sf.opts.Stateless {
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 			return principal(extra.Header.Get("Authorization"))
