@@ -173,7 +173,9 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a.Metrics = newMetrics(a.Backends, a.Runner)
 	a.Observer = observe.New(observe.Options{Stats: stats.New(), Metrics: a.Metrics, Tracer: a.tracer, Labels: a.labels})
-	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls})
+	a.Policy.SetPrincipalRules(cfg.Server.Auth.Rules)
+	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls,
+		Audit: a.logger})
 
 	shaping := OutputOptions(cfg.Sandbox)
 	if a.Engine, err = codemode.New(codemode.Options{

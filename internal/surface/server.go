@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,6 +88,7 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	})
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
+	s.AddReceivingMiddleware(principalMiddleware)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
 	sf.addResources(s)
 	sf.aggregate.attach(s)
@@ -208,12 +210,14 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		ctx = backend.WithProgressToken(ctx, token)
 		creq.OnToolCall = func(_ int, tool string) { run.runProgress("completed " + tool) }
 	}
+	start := time.Now()
 	resp := sf.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
 		sf.KeepRun(creq.Owner, resp.Record)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
+	sf.auditRun(ctx, resp.Record, resp.IsError, time.Since(start))
 	return res
 }
 
