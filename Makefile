@@ -11,6 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 NPM_OK  := examples/node_modules/.isogate-installed
 INTEROP_OK := interop/node_modules/.isogate-installed
 CONFORMANCE_OK := interop/conformance/node_modules/.isogate-installed
+IDP_OK := interop/idp/node_modules/.isogate-installed
 UTCP_OK := bench/utcp/node_modules/.isogate-installed
 
 .PHONY: all build deps redis test vet fmt-check run bench clean
@@ -22,7 +23,7 @@ build:
 
 # The example backends (pinned in examples/package-lock.json) are real MCP
 # servers used by `make run` and by the tests.
-deps: $(NPM_OK) $(INTEROP_OK) $(CONFORMANCE_OK) redis
+deps: $(NPM_OK) $(INTEROP_OK) $(CONFORMANCE_OK) $(IDP_OK) redis
 	$(GO) mod download
 	cd bench && $(GO) mod download
 
@@ -55,6 +56,13 @@ $(INTEROP_OK): interop/package.json interop/package-lock.json
 # left alone); --ignore-scripts: nothing is fetched by install scripts.
 $(CONFORMANCE_OK): interop/conformance/package.json interop/conformance/package-lock.json
 	npm ci --prefix interop/conformance --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+# A real OpenID provider (panva's oidc-provider, pinned in
+# interop/idp/package-lock.json) that the auth tests (gateway/oauth_test.go)
+# start on loopback.
+$(IDP_OK): interop/idp/package.json interop/idp/package-lock.json
+	npm ci --prefix interop/idp --no-audit --no-fund --loglevel=error
 	touch $@
 
 # UTCP code-mode, the end-to-end competitor in `make bench` (pinned in

@@ -43,7 +43,9 @@ func TestConfigurationDocs(t *testing.T) {
 		return "", false
 	})
 	elemDefaults := map[reflect.Type]reflect.Value{
-		reflect.TypeFor[Backend](): reflect.ValueOf(defaultBackend()),
+		reflect.TypeFor[Backend]():     reflect.ValueOf(defaultBackend()),
+		reflect.TypeFor[StaticToken](): reflect.ValueOf(StaticToken{}),
+		reflect.TypeFor[AccessRule]():  reflect.ValueOf(AccessRule{}),
 	}
 	var leaves []configLeaf
 	problems = append(problems, collectLeaves(reflect.ValueOf(*cfg), "", elemDefaults, &leaves)...)

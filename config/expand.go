@@ -85,6 +85,12 @@ func (c *collector) expand(cfg *Config, lookup func(string) (string, bool)) map[
 	one("telemetry.otlp_endpoint", &cfg.Telemetry.OTLPEndpoint, true)
 	one("store.redis_url", &cfg.Store.RedisURL, true)
 	one("store.hmac_key", &cfg.Store.HMACKey, true)
+	one("server.auth.introspection_client_secret", &cfg.Server.Auth.IntrospectionClientSecret, true)
+	for _, name := range sortedKeys(cfg.Server.Auth.Tokens) {
+		t := cfg.Server.Auth.Tokens[name]
+		one(joinKey("server.auth.tokens", name)+".token", &t.Token, true)
+		cfg.Server.Auth.Tokens[name] = t
+	}
 	for _, name := range sortedKeys(cfg.Backends) {
 		b := cfg.Backends[name]
 		key := joinKey("backends", name)

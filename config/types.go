@@ -43,6 +43,9 @@ type ServerConfig struct {
 	// AuthToken is the bearer token HTTP clients must present; empty means
 	// none. ${VAR} references are expanded.
 	AuthToken string `koanf:"auth_token"`
+	// Auth configures authentication (none, static tokens or OAuth 2.1),
+	// principals and their access rules (auth.go).
+	Auth AuthConfig `koanf:"auth"`
 	// LogLevel is one of "debug", "info", "warn", "error". Default "info".
 	LogLevel string `koanf:"log_level"`
 	// LogFormat is "text" or "json". Default "text".
@@ -477,6 +480,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			SessionIdleTimeout: DefaultSessionIdleTimeout,
 			MaxSessions:        DefaultMaxSessions,
 			ShutdownGrace:      DefaultShutdownGrace,
+			Auth:               AuthConfig{ClockSkew: DefaultAuthClockSkew, JWKSMinRefresh: DefaultJWKSMinRefresh, GroupsClaim: "groups"},
 		},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{

@@ -174,7 +174,9 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a.Metrics = newMetrics(a.Backends, a.Runner)
 	a.Observer = observe.New(observe.Options{Stats: stats.New(), Metrics: a.Metrics, Tracer: a.tracer, Labels: a.labels})
-	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls})
+	a.Policy.SetPrincipalRules(cfg.Server.Auth.Rules)
+	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls,
+		Audit: a.logger})
 
 	shaping := OutputOptions(cfg.Sandbox)
 	if a.Engine, err = codemode.New(codemode.Options{
@@ -205,6 +207,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 			return nil, fmt.Errorf("run_code: %w", err)
 		}
 	}
+	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Observer: a.Observer, Metrics: a.Metrics,
@@ -216,6 +219,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Priority:           a.priorityOf,
 		Stateless:          cfg.Server.Stateless,
 		AuthToken:          cfg.Server.AuthToken,
+		Auth:               authOpts,
 		MetricsAuth:        cfg.Server.MetricsAuth,
 		AllowedOrigins:     cfg.Server.AllowedOrigins,
 		SessionIdleTimeout: cfg.Server.SessionIdleTimeout,

@@ -22,6 +22,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -78,12 +79,15 @@ type Options struct {
 	// Observe, if set, is the stage next to the backend that records every
 	// call that reaches it (stats, metrics and traces: internal/observe).
 	Observe Stage
+	// Audit, if set, receives an audit event per call that carries a
+	// principal (AuditStage).
+	Audit *slog.Logger
 }
 
-// New returns the standard pipeline: policy → approval → record →
+// New returns the standard pipeline: audit → policy → approval → record →
 // [Options.Observe] → input rounds → backend.
 func New(opts Options) Caller {
-	stages := []Stage{PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage()}
+	stages := []Stage{AuditStage(opts.Audit), PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage()}
 	if opts.Observe != nil {
 		stages = append(stages, opts.Observe)
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 )
 
 // Decision is what the policy says about one tool.
@@ -32,7 +33,8 @@ const (
 // with invisible (format) characters removed, so no other spelling of a
 // denied tool slips through. The zero value and nil allow everything.
 type Policy struct {
-	rules atomic.Pointer[map[string]rules] // replaced by Replace
+	rules     atomic.Pointer[map[string]rules] // replaced by Replace
+	principal atomic.Pointer[[]principalRule]  // server.auth.rules (principal.go)
 }
 
 type rules struct {
@@ -200,9 +202,24 @@ func PolicyStage(p *Policy) Stage {
 			case NeedsApproval:
 				c.NeedsApproval = true
 			}
-			if run := RunFrom(ctx); run != nil && !run.takeCall() {
-				return nil, refuse(ctx, c, errorf(CodeToolBudget,
-					"%s refused: this run already made its %d tool calls (sandbox.max_tool_calls)", c.Name(), run.MaxCalls))
+			pr := authn.FromContext(ctx)
+			deniedBy, approve, budget := p.principalDecision(pr, c)
+			if deniedBy != "" {
+				return nil, refuse(ctx, c, errorf(CodeToolDenied,
+					"%s is not available to %s: server.auth.rules.%s denies it", c.Name(), pr.Name, deniedBy))
+			}
+			if approve {
+				c.NeedsApproval = true
+			}
+			if run := RunFrom(ctx); run != nil {
+				if !run.takeCall() {
+					return nil, refuse(ctx, c, errorf(CodeToolBudget,
+						"%s refused: this run already made its %d tool calls (sandbox.max_tool_calls)", c.Name(), run.MaxCalls))
+				}
+				if budget > 0 && run.made.Load() > int64(budget) {
+					return nil, refuse(ctx, c, errorf(CodeToolBudget,
+						"%s refused: this run already made the %d tool calls server.auth.rules allow %s", c.Name(), budget, pr.Name))
+				}
 			}
 			return next.Call(ctx, c)
 		})

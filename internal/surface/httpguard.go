@@ -2,7 +2,6 @@ package surface
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -16,27 +15,6 @@ import (
 
 // maxBodyBytes bounds an MCP request body (the go-sdk's own default).
 const maxBodyBytes = 10 << 20
-
-// requireToken checks "Authorization: Bearer <token>" when token() is set,
-// against the token of the moment (a reload may rotate it). It answers 401
-// from the headers alone: the body of a rejected request is never read,
-// and the connection is closed so that a slow body cannot hold the reply
-// back.
-func requireToken(token func() string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := token()
-		if t == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+t)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="isogate"`)
-			reject(w, "missing or invalid bearer token", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 // reject answers with an error and closes the connection without reading
 // the request body (net/http would otherwise drain it before replying).
@@ -126,6 +104,7 @@ func (sf *Surface) SetAuthToken(token string) error {
 		return errors.New("server.auth_token cannot be removed by a reload; restart isogate to serve without a token")
 	}
 	sf.authToken.Store(&token)
+	sf.tokens.SetLegacy(token)
 	return nil
 }
 

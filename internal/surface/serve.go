@@ -2,7 +2,6 @@ package surface
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -51,10 +50,11 @@ func (sf *Surface) HTTPHandler() http.Handler {
 	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
 	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
-	h = requireToken(sf.AuthToken, h)
+	h = sf.requireAuth(h)
 	h = checkOrigin(sf.opts.AllowedOrigins, h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	sf.protectedResource(mux)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", sf.readyz)
 	mux.Handle("/metrics", sf.metricsHandler())
@@ -67,14 +67,22 @@ func (sf *Surface) metricsHandler() http.Handler {
 	if !sf.opts.MetricsAuth {
 		return sf.metrics.Handler()
 	}
-	return requireToken(sf.AuthToken, sf.metrics.Handler())
+	return sf.requireAuth(sf.metrics.Handler())
 }
 
-// tokenPresented reports whether r carries the bearer token in force (or
-// no token is configured).
+// tokenPresented reports whether r carries a valid bearer token (or no
+// authentication is configured).
 func (sf *Surface) tokenPresented(r *http.Request) bool {
-	t := sf.AuthToken()
-	return t == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+t)) == 1
+	verify := sf.verifier()
+	if verify == nil {
+		return true
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	_, err := verify(r.Context(), strings.TrimSpace(token), r)
+	return err == nil
 }
 
 // serverForRequest picks the server for an HTTP client: server.expose, or
@@ -93,7 +101,7 @@ func (sf *Surface) Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server.http %q: %w", addr, err)
 	}
-	if !isLoopback(host) && sf.AuthToken() == "" {
+	if !isLoopback(host) && !sf.authEnabled() {
 		return nil, ErrInsecureBind
 	}
 	ln, err := net.Listen("tcp", addr)

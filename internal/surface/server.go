@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,6 +88,7 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	})
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
+	s.AddReceivingMiddleware(principalMiddleware)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
 	sf.addResources(s)
 	sf.aggregate.attach(s)
@@ -218,12 +220,14 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		ctx = backend.WithProgressToken(ctx, token)
 		creq.OnToolCall = func(_ int, tool string) { run.runProgress("completed " + tool) }
 	}
+	start := time.Now()
 	resp := sf.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
 		sf.KeepRun(creq.Owner, resp.Record)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
+	sf.auditRun(ctx, resp.Record, resp.IsError, time.Since(start))
 	return res
 }
 
@@ -238,6 +242,14 @@ func (sf *Surface) KeepRun(owner string, rec *pipeline.RunRecord) {
 // token, so that any replica serves the caller's results; otherwise its
 // session.
 func (sf *Surface) ownerOf(req mcp.Request) string {
+	if p := principalOf(req); p != nil {
+		if sf.opts.Stateless {
+			return p.Owner()
+		}
+		// A session's results stay the session's, and are the principal's.
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		return p.Owner() + "/" + sf.owner(ss)
+	}
 	if sf.opts.Stateless {
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 			return principal(extra.Header.Get("Authorization"))

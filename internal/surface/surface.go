@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
@@ -63,6 +64,8 @@ type Options struct {
 	Stateless bool
 	// AuthToken is the bearer token HTTP clients must send (server.auth_token).
 	AuthToken string
+	// Auth configures static tokens, OAuth and admins (server.auth).
+	Auth AuthOptions
 	// MetricsAuth puts /metrics and /readyz's detail behind the token
 	// (server.metrics_auth).
 	MetricsAuth bool
@@ -121,6 +124,7 @@ type Surface struct {
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 
 	authToken atomic.Pointer[string] // server.auth_token now (SetAuthToken)
+	tokens    *authn.Static          // the static tokens in force
 }
 
 // New builds the surface: one MCP server per server.expose value.
@@ -145,6 +149,10 @@ func New(p Parts, opts Options) *Surface {
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}
 	sf.authToken.Store(&opts.AuthToken)
+	sf.tokens = opts.Auth.Tokens
+	if sf.tokens == nil {
+		sf.tokens = authn.NewStatic(nil, opts.AuthToken)
+	}
 	names := naming{mode: opts.ToolNames, priority: opts.Priority}
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}

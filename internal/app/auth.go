@@ -1,0 +1,32 @@
+package app
+
+import (
+	"log/slog"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/surface"
+)
+
+// authOptions maps server.auth (and server.auth_token) onto the surface's
+// authentication: the static tokens always (empty outside token mode), and
+// in oauth mode a verifier of server.auth.issuer's tokens.
+func authOptions(s config.ServerConfig, logger *slog.Logger) surface.AuthOptions {
+	a := s.Auth
+	out := surface.AuthOptions{Admins: a.Admins}
+	switch s.EffectiveMode() {
+	case config.AuthToken:
+		out.Tokens = authn.NewStatic(a.Tokens, s.AuthToken)
+	case config.AuthOAuth:
+		out.Tokens = authn.NewStatic(nil, "")
+		out.Issuer, out.Audience, out.Scopes = a.Issuer, a.Audience, a.Scopes
+		out.OAuth = authn.NewOAuth(authn.OAuthOptions{
+			Issuer: a.Issuer, Audience: a.Audience, ClockSkew: a.ClockSkew, GroupsClaim: a.GroupsClaim, KeyRefreshGap: a.JWKSMinRefresh,
+			IntrospectionClientID: a.IntrospectionClientID, IntrospectionClientSecret: a.IntrospectionClientSecret,
+			Logger: logger,
+		})
+	default:
+		out.Tokens = authn.NewStatic(nil, "")
+	}
+	return out
+}
