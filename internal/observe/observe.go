@@ -24,6 +24,10 @@ import (
 type Options struct {
 	// Stats are the counters behind the isogate://stats resource.
 	Stats *stats.Counters
+	// Callers are the same counters per caller (stats.WithCaller on the
+	// context of the calls and runs), recorded when Stats is set; nil: a
+	// fresh set.
+	Callers *stats.Callers
 	// Metrics are the Prometheus metrics behind /metrics.
 	Metrics *metrics.Metrics
 	// Tracer exports spans; nil is tracing off.
@@ -38,7 +42,15 @@ type Options struct {
 type Observer struct{ opts Options }
 
 // New returns an observer over opts' sinks.
-func New(opts Options) *Observer { return &Observer{opts: opts} }
+func New(opts Options) *Observer {
+	if opts.Callers == nil {
+		opts.Callers = &stats.Callers{}
+	}
+	return &Observer{opts: opts}
+}
+
+// CallerStats is what the caller key's calls and runs did.
+func (o *Observer) CallerStats(key string) stats.Snapshot { return o.opts.Callers.Snapshot(key) }
 
 // Stats returns the counters of the isogate://stats resource (never nil).
 func (o *Observer) Stats() *stats.Counters {
@@ -76,6 +88,9 @@ func (o *Observer) Calls(next pipeline.Caller) pipeline.Caller {
 				counted = errToolReported
 			}
 			o.opts.Stats.ToolCall(c.Name(), pipeline.ResultSize(res), took, counted)
+			if k := stats.CallerFrom(ctx); k != "" {
+				o.opts.Callers.For(k).ToolCall(c.Name(), pipeline.ResultSize(res), took, counted)
+			}
 		}
 		if o.opts.Metrics != nil {
 			b, tool := c.Backend, c.Tool
@@ -110,12 +125,16 @@ func CallOutcome(res *mcp.CallToolResult, err error) string {
 // the finished run in every sink (it implements codemode.RunObserver).
 func (o *Observer) StartRun(ctx context.Context) (context.Context, func(codemode.RunSummary)) {
 	start := time.Now()
+	caller := stats.CallerFrom(ctx)
 	ctx, span := o.opts.Tracer.Start(ctx, "run", trace.SpanKindInternal)
 	return ctx, func(r codemode.RunSummary) {
 		took := time.Since(start)
 		outcome := r.Outcome
 		if o.opts.Stats != nil {
 			o.opts.Stats.Run(r.Tier, r.Processed, r.Returned, r.Received, r.Failed)
+			if caller != "" {
+				o.opts.Callers.For(caller).Run(r.Tier, r.Processed, r.Returned, r.Received, r.Failed)
+			}
 		}
 		if o.opts.Metrics != nil {
 			o.opts.Metrics.Run(r.Tier, outcome, took, r.Processed, r.Returned, r.Received)

@@ -343,9 +343,12 @@ func (sf *Surface) addResources(s *mcp.Server) {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		})
 	s.AddResource(&mcp.Resource{URI: "isogate://stats", Name: "stats", MIMEType: "application/json",
-		Description: "Usage: tool calls per tool, code-mode runs per tier, bytes returned vs processed."},
+		Description: "Your usage: tool calls per tool, code-mode runs per tier, bytes returned vs processed (gateway-wide for server.auth.admins)."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return jsonResource(req.Params.URI, sf.observer.Stats().Snapshot())
+			if principalOf(req).Matches(sf.opts.Auth.Admins) {
+				return jsonResource(req.Params.URI, sf.observer.Stats().Snapshot())
+			}
+			return jsonResource(req.Params.URI, sf.observer.CallerStats(sf.ownerOf(req)))
 		})
 	s.AddResource(&mcp.Resource{URI: "isogate://tools", Name: "tools", MIMEType: "text/plain",
 		Description: "Compact index of every tool: one line each, name and summary."},

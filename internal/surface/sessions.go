@@ -17,6 +17,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/stats"
 )
 
 // requestKeyHeader carries the key of the HTTP request a message arrived in
@@ -170,6 +171,9 @@ func (sf *Surface) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if method == "tools/call" {
+			// What the call and its program do counts in the caller's
+			// isogate://stats too.
+			ctx = stats.WithCaller(ctx, sf.ownerOf(req))
 			var stop func()
 			ctx, stop = sf.requests.bind(ctx, req)
 			defer stop()

@@ -1,0 +1,66 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+)
+
+// readStats reads isogate://stats on cs.
+func readStats(t *testing.T, cs *mcp.ClientSession) (calls int64, tools map[string]int64) {
+	t.Helper()
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "isogate://stats"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		ToolCalls int64 `json:"tool_calls"`
+		Tools     []struct {
+			Name  string `json:"name"`
+			Calls int64  `json:"calls"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &s); err != nil {
+		t.Fatal(err)
+	}
+	tools = map[string]int64{}
+	for _, tl := range s.Tools {
+		tools[tl.Name] = tl.Calls
+	}
+	return s.ToolCalls, tools
+}
+
+// TestStatsPerCaller: isogate://stats shows each caller its own calls
+// (passthrough and programs), never another session's; a principal named
+// in server.auth.admins sees the gateway's.
+func TestStatsPerCaller(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) {
+		c.Server.Expose = config.ExposeBoth
+		c.Server.Auth.Mode = config.AuthToken
+		c.Server.Auth.Tokens = map[string]config.StaticToken{"alice": {Token: "alice-token"}, "bob": {Token: "bob-token"}}
+		c.Server.Auth.Admins = []string{"alice"}
+	})
+	bob := h.connect(t, &http.Client{Transport: bearer{"bob-token"}})
+	bob2 := h.connect(t, &http.Client{Transport: bearer{"bob-token"}})
+	alice := h.connect(t, &http.Client{Transport: bearer{"alice-token"}})
+
+	if _, isErr, _ := callText(t, bob, "echo", map[string]any{"x": 1}); isErr {
+		t.Fatal("passthrough echo failed")
+	}
+	chainOK(t, bob, `await local.echo({y: 2}); return 1`)
+
+	if n, tools := readStats(t, bob); n != 2 || tools["local.echo"] != 2 {
+		t.Errorf("bob sees %d calls %v, want his 2", n, tools)
+	}
+	if n, tools := readStats(t, bob2); n != 0 {
+		t.Errorf("bob's other session sees %d calls %v, want none of the first session's", n, tools)
+	}
+	if n, _ := readStats(t, alice); n != 2 {
+		t.Errorf("alice (admin) sees %d calls, want the gateway's 2", n)
+	}
+}
