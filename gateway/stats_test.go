@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,5 +64,42 @@ func TestStatsPerCaller(t *testing.T) {
 	}
 	if n, _ := readStats(t, alice); n != 2 {
 		t.Errorf("alice (admin) sees %d calls, want the gateway's 2", n)
+	}
+}
+
+// TestAuthRejectionsCounted: a refused request counts in
+// isogate_auth_rejections_total by its reason, without token material.
+func TestAuthRejectionsCounted(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) {
+		c.Server.Auth.Mode = config.AuthToken
+		c.Server.Auth.Tokens = map[string]config.StaticToken{"alice": {Token: "alice-token"}}
+	})
+	for _, token := range []string{"guessed-token", ""} {
+		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(`{}`))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("status %d, want 401", resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(strings.TrimSuffix(h.url, "/mcp") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`isogate_auth_rejections_total{reason="unknown_token"} 1`, `isogate_auth_rejections_total{reason="missing_token"} 1`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(string(body), "guessed-token") {
+		t.Error("/metrics shows token material")
 	}
 }

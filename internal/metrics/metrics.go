@@ -60,6 +60,7 @@ type Metrics struct {
 	processed prometheus.Counter
 	returned  prometheus.Counter
 	received  prometheus.Counter
+	authRejct *prometheus.CounterVec
 }
 
 // New registers the metrics (and the Go runtime and process collectors) on
@@ -86,7 +87,10 @@ func New(src Sources) *Metrics {
 	}, []string{"kind"})
 	m.processed, m.returned = output.WithLabelValues("processed"), output.WithLabelValues("returned")
 	m.received = output.WithLabelValues("received")
-	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output,
+	m.authRejct = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "isogate_auth_rejections_total", Help: "HTTP requests refused by authentication (401/403), by reason.",
+	}, []string{"reason"})
+	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output, m.authRejct,
 		&stateCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -121,6 +125,15 @@ func (m *Metrics) Run(tier, outcome string, took time.Duration, processed, retur
 	m.processed.Add(float64(processed))
 	m.returned.Add(float64(returned))
 	m.received.Add(float64(received))
+}
+
+// AuthRejection records one request refused by authentication; reason is
+// one of a fixed set (authn.Reason), never token material.
+func (m *Metrics) AuthRejection(reason string) {
+	if m == nil {
+		return
+	}
+	m.authRejct.WithLabelValues(reason).Inc()
 }
 
 // stateCollector reads backends and workers when scraped.

@@ -106,6 +106,7 @@ func (cw *challengeWriter) WriteHeader(code int) {
 			attrs = append(attrs, slog.String("principal", p.Name))
 		}
 		cw.sf.logger.Warn("auth: request rejected", attrs...)
+		cw.sf.metrics.AuthRejection(string(reason))
 	}
 	cw.ResponseWriter.WriteHeader(code)
 }
