@@ -40,6 +40,8 @@ func TestMain(m *testing.M) {
 			flakyWorker()
 		case "pool-parent":
 			poolParent()
+		case "secret-holder":
+			select {} // a backend stand-in with a secret in its environment, until killed
 		}
 	}
 	RunWorkerIfRequested()

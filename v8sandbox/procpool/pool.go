@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,14 @@ type Options struct {
 	// Logger receives lifecycle events and the workers' stderr; default
 	// slog.Default().
 	Logger *slog.Logger
+	// Confinement is how hard workers are confined: ConfinementBestEffort
+	// (the default), ConfinementStrict or ConfinementOff.
+	Confinement ConfinementMode
+
+	// layers overrides the layers a worker applies itself, noNamespaces
+	// spawns it without namespaces (tests only).
+	layers       *layerSet
+	noNamespaces bool
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements
@@ -94,6 +103,12 @@ type Pool struct {
 	crashed  atomic.Uint64
 	killed   atomic.Uint64
 	recycled atomic.Uint64
+
+	layers      layerSet  // what workers apply themselves
+	nsLevels    []nsLevel // ways to spawn, most confined first
+	nsIdx       int       // the one in use (guarded by mu)
+	confinement Confinement
+	confLogged  string // summary last logged (guarded by mu)
 
 	spawns      chan spawnRequest
 	quit        chan struct{} // closed by Close once runs are over
@@ -151,6 +166,21 @@ func New(opts Options) (*Pool, error) {
 		ArrayBufferMB:  v8sandbox.DefaultArrayBufferMB,
 		MaxResultBytes: v8sandbox.DefaultMaxResultBytes,
 	})
+	switch opts.Confinement {
+	case "":
+		opts.Confinement = ConfinementBestEffort
+	case ConfinementBestEffort, ConfinementStrict, ConfinementOff:
+	default:
+		return nil, fmt.Errorf("procpool: unknown confinement %q (want strict, best-effort or off)", opts.Confinement)
+	}
+	layers := allWorkerLayers
+	if opts.Confinement == ConfinementOff {
+		layers = layerSet{}
+	}
+	if opts.layers != nil {
+		layers = *opts.layers
+	}
+	protectParent(opts.Confinement)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -163,6 +193,11 @@ func New(opts Options) (*Pool, error) {
 		spawns:      make(chan spawnRequest),
 		quit:        make(chan struct{}),
 		stopHelpers: make(chan struct{}),
+		layers:      layers,
+		nsLevels:    nsLevels(opts.Confinement),
+	}
+	if opts.noNamespaces {
+		p.nsLevels = []nsLevel{{why: "disabled by a test"}}
 	}
 	p.helpersDone.Add(2)
 	go p.spawner()
@@ -597,3 +632,39 @@ type outcome struct {
 }
 
 var _ v8sandbox.Runner = (*Pool)(nil)
+
+// Confinement returns the confinement the pool's workers obtained on this
+// host, layer by layer (the latest worker's; every worker of a pool gets
+// the same unless the host changes under it).
+func (p *Pool) Confinement() Confinement {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.confinement
+}
+
+// checkConfinement records what a new worker obtained, logs it when it
+// differs from the last report, and refuses the worker under strict mode
+// when a layer is missing.
+func (p *Pool) checkConfinement(pr *proc) error {
+	c := confinement(p.opts.Confinement, p.layers, pr.ns, pr.confine)
+	var missing []string
+	if p.opts.Confinement == ConfinementStrict {
+		missing = c.missing()
+	}
+	p.mu.Lock()
+	p.confinement = c
+	changed := p.confLogged != c.String()
+	p.confLogged = c.String()
+	p.mu.Unlock()
+	if changed {
+		attrs := []any{"mode", c.Mode}
+		for _, l := range c.Layers {
+			attrs = append(attrs, slog.Group(l.Name, "level", l.Level, "detail", l.Detail))
+		}
+		p.logger.Info("sandbox confinement", attrs...)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("strict sandbox confinement: this host does not give the worker %s", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -61,6 +61,10 @@ type proc struct {
 
 	completed atomic.Uint64 // runs the worker answered
 
+	ns             nsLevel      // the namespaces it was spawned with
+	confine        *workerFacts // what it reported in its ready frame
+	stdout, stderr io.ReadCloser
+
 	// Guarded by pool.mu.
 	runs      map[uint64]*pending
 	draining  bool // no new runs; exits when idle
@@ -77,18 +81,48 @@ type proc struct {
 	logged, suppressed int
 }
 
-// start spawns a worker for a slot and completes the handshake.
+// start spawns a worker for a slot and completes the handshake. It spawns
+// with the pool's namespace level and falls back to the next one when the
+// host refuses it (see nsLevels).
 func (p *Pool) start(slot int) (*proc, error) {
-	cmd := exec.Command(p.opts.Command[0], p.opts.Command[1:]...)
+	for {
+		p.mu.Lock()
+		level := p.nsIdx
+		p.mu.Unlock()
+		ns := p.nsLevels[level]
+		pr, cmd, err := p.spawn(slot, ns)
+		if err != nil && ns.flags != 0 && level+1 < len(p.nsLevels) {
+			p.mu.Lock()
+			if p.nsIdx == level {
+				p.nsIdx++
+				next := p.nsLevels[p.nsIdx]
+				next.why = fmt.Sprintf("%s: %v", next.why, err)
+				p.nsLevels[p.nsIdx] = next
+				p.logger.Info("sandbox workers: namespaces refused, falling back", "tried", strings.Join(ns.names, ","), "err", err)
+			}
+			p.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return p.handshake(pr, cmd, ns)
+	}
+}
+
+// spawn starts a worker process with the namespaces of ns.
+func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
+	args := append(p.opts.Command[1:len(p.opts.Command):len(p.opts.Command)], "confine="+p.layers.String())
+	cmd := exec.Command(p.opts.Command[0], args...)
 	cmd.Env = []string{} // empty, not nil: nil would mean "inherit"
 	cmd.Dir = "/"
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(ns)
 	// The worker's stdin is a pipe of our own (not StdinPipe) so that writes
 	// can have a deadline: a worker that stops reading is killed rather than
 	// blocking a caller.
 	childIn, stdin, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cmd.Stdin = childIn
 	closePipes := func() {
@@ -98,12 +132,12 @@ func (p *Pool) start(slot int) (*proc, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		closePipes()
-		return nil, err
+		return nil, nil, err
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		closePipes()
-		return nil, err
+		return nil, nil, err
 	}
 	pr := &proc{
 		pool:       p,
@@ -124,14 +158,22 @@ func (p *Pool) start(slot int) (*proc, error) {
 		closePipes()
 		stdout.Close()
 		stderr.Close()
-		return nil, errors.New("pool closed")
+		return nil, nil, errors.New("pool closed")
 	}
 	err = <-reply
 	childIn.Close() // the child has its copy
 	if err != nil {
 		stdin.Close() // Start closed stdout and stderr
-		return nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
+		return nil, nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
 	}
+	pr.stdout, pr.stderr = stdout, stderr
+	return pr, cmd, nil
+}
+
+// handshake registers a spawned worker and waits for its ready frame.
+func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
+	stdout, stderr, slot := pr.stdout, pr.stderr, pr.slot
+	pr.ns = ns
 	pr.pid = cmd.Process.Pid
 	pr.started = time.Now()
 	p.spawned.Add(1)
@@ -155,6 +197,11 @@ func (p *Pool) start(slot int) (*proc, error) {
 	select {
 	case <-pr.readyCh:
 		p.logger.Debug("sandbox worker started", "slot", slot, "pid", pr.pid, "startup", time.Since(pr.started))
+		if err := p.checkConfinement(pr); err != nil {
+			pr.kill(killStartup, err.Error())
+			<-pr.exited
+			return nil, err
+		}
 		return pr, nil
 	case <-pr.exited:
 		return nil, fmt.Errorf("worker exited during startup: %s", pr.deathErr.Message)
@@ -260,6 +307,7 @@ func (pr *proc) dispatch(m *message) error {
 		if m.Version != protocolVersion {
 			return fmt.Errorf("%w: worker speaks protocol %d, parent %d", errProtocol, m.Version, protocolVersion)
 		}
+		pr.confine = m.Confine
 		close(pr.readyCh)
 	case !ready:
 		return fmt.Errorf("%w: %q frame before ready", errProtocol, m.Type)

@@ -15,7 +15,7 @@ import (
 
 // protocolVersion is checked by both sides in the init/ready handshake, so
 // a worker built from another version of the binary is refused.
-const protocolVersion = 3
+const protocolVersion = 4
 
 // MaxFrameBytes is the largest frame either side accepts (length prefix
 // excluded). A bigger frame from a worker is a protocol violation that kills
@@ -47,6 +47,8 @@ type message struct {
 	Version int         `json:"version,omitempty"`
 	Init    *initConfig `json:"init,omitempty"`
 	PID     int         `json:"pid,omitempty"`
+	// Confine is what confinement the worker obtained (ready).
+	Confine *workerFacts `json:"confine,omitempty"`
 
 	// run: PreludeRef names the job's prelude; the job carries its text
 	// only when the worker does not hold it yet (prelude.go).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,12 @@ import (
 // A malformed frame ends Serve with an error: the parent is broken and
 // there is nobody to report to.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) error {
+	return serve(ctx, r, w, logger, nil)
+}
+
+// serve is Serve for a worker that reports its confinement (facts) in its
+// ready frame.
+func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, facts *workerFacts) error {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -54,7 +61,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) e
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer s.shutdown(cancelAll)
 
-	if err := s.send(&message{Type: msgReady, Version: protocolVersion, PID: os.Getpid()}); err != nil {
+	if err := s.send(&message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}); err != nil {
 		return fmt.Errorf("sending ready: %w", err)
 	}
 
@@ -142,6 +149,12 @@ func (s *server) handle(ctx context.Context, m *message) error {
 var testHookRun func(job *v8sandbox.Job) []byte
 
 func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
+	if drillHook != nil {
+		if spec, ok := strings.CutPrefix(job.Source, drillPrefix); ok {
+			_ = s.send(&message{Type: msgResult, ID: id, Result: &v8sandbox.Result{Value: drillHook(spec)}})
+			return
+		}
+	}
 	if testHookRun != nil {
 		if raw := testHookRun(&job); raw != nil {
 			s.wmu.Lock()

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // defaultCommand runs the very binary of this process: /proc/self/exe stays
@@ -18,18 +20,80 @@ func defaultCommand() ([]string, error) {
 	return []string{"/proc/self/exe", WorkerCommand}, nil
 }
 
-// sysProcAttr puts the worker in its own process group (a terminal's ^C
-// reaches only the parent) and has the kernel SIGKILL it when the thread
-// that started it dies; workers are started from a goroutine locked to a
-// thread that lives as long as the pool.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// sysProcAttr puts the worker in a session of its own (a terminal's ^C
+// reaches only the parent, and the worker cannot send SIGCONT to the
+// gateway's session, which the kernel allows any process of a session), has the kernel SIGKILL it when the thread that
+// started it dies (workers are started from a goroutine locked to a thread
+// that lives as long as the pool), and creates the namespaces of ns.
+func sysProcAttr(ns nsLevel) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: ns.flags}
+	if ns.flags&syscall.CLONE_NEWUSER != 0 {
+		// One id mapped: the worker is uid/gid 65534 inside its namespace,
+		// which is ns.hostID outside. CAP_SETPCAP rides along as an ambient
+		// capability so that the worker can empty its bounding set before
+		// anything runs (confine_linux.c); it then drops every capability.
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: workerID, HostID: ns.hostUID, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: workerID, HostID: ns.hostGID, Size: 1}}
+		attr.AmbientCaps = []uintptr{unix.CAP_SETPCAP}
+		if ns.privileged {
+			// A root gateway may map any id and clear the supplementary
+			// groups (an unprivileged one must deny setgroups to map).
+			attr.GidMappingsEnableSetgroups = true
+			attr.Credential = &syscall.Credential{Uid: workerID, Gid: workerID, Groups: []uint32{}}
+		}
+	}
+	return attr
+}
+
+// nsLevels lists the ways to spawn a worker, most confined first; a pool
+// falls back to the next when the kernel or a container refuses one
+// (AppArmor's or a seccomp profile's ban on user namespaces, a binary that
+// the unprivileged id cannot execute, a kernel without some namespace).
+// mode off gets no namespaces at all.
+func nsLevels(mode ConfinementMode) []nsLevel {
+	none := nsLevel{why: "not requested"}
+	if mode == ConfinementOff {
+		return []nsLevel{none}
+	}
+	none.why = "refused by the host"
+	const others = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
+	uid, gid := os.Geteuid(), os.Getegid()
+	var out []nsLevel
+	if uid == 0 {
+		// Best: the worker is nobody on the host too, so even without
+		// Landlock it cannot open the gateway's root-owned files.
+		out = append(out, nsLevel{names: allNamespaces, flags: syscall.CLONE_NEWUSER | others,
+			hostUID: workerID, hostGID: workerID, privileged: true})
+	}
+	out = append(out, nsLevel{names: allNamespaces, flags: syscall.CLONE_NEWUSER | others, hostUID: uid, hostGID: gid})
+	if uid == 0 {
+		// No user namespaces here (the worker then becomes nobody itself).
+		out = append(out, nsLevel{names: []string{"net", "mount", "pid", "ipc"}, flags: others,
+			why: "no user namespace (refused by the host)"})
+	}
+	return append(out, none)
+}
+
+// protectParent makes the gateway's own process non-dumpable: its
+// /proc/<pid>/environ, mem and maps are then readable only with
+// CAP_SYS_PTRACE, which no worker has. Only a root gateway does it: for an
+// unprivileged one it would also make its children's uid_map files
+// root-owned, so that it could no longer create user namespaces for them.
+func protectParent(mode ConfinementMode) {
+	if mode != ConfinementOff && os.Geteuid() == 0 {
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	}
 }
 
 // hardenProcess applies the worker's process-wide restrictions and returns
-// the protocol streams.
+// the protocol streams. Most of it happened before the Go runtime started
+// (confine_linux.c); a process that was not started as a worker gets the
+// same basics here.
 func hardenProcess() (in, out *os.File, err error) {
 	os.Clearenv()
+	if in, out, ok := earlyProtocol(); ok {
+		return in, out, nil
+	}
 	if err := os.Chdir("/"); err != nil {
 		return nil, nil, err
 	}
@@ -65,11 +129,14 @@ func hardenProcess() (in, out *os.File, err error) {
 	if err := syscall.Dup3(2, 1, 0); err != nil {
 		return nil, nil, err
 	}
-	// Non-blocking descriptors go through Go's poller instead of parking a
-	// thread in read(2).
-	_ = syscall.SetNonblock(inFD, true)
-	_ = syscall.SetNonblock(outFD, true)
-	return os.NewFile(uintptr(inFD), "protocol-in"), os.NewFile(uintptr(outFD), "protocol-out"), nil
+	return protocolFile(inFD, "protocol-in"), protocolFile(outFD, "protocol-out"), nil
+}
+
+// protocolFile wraps a protocol descriptor. Non-blocking descriptors go
+// through Go's poller instead of parking a thread in read(2).
+func protocolFile(fd int, name string) *os.File {
+	_ = syscall.SetNonblock(fd, true)
+	return os.NewFile(uintptr(fd), name)
 }
 
 func dupCloexec(fd int) (int, error) {

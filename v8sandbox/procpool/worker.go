@@ -54,7 +54,10 @@ func RunWorkerIfRequested() {
 // It is meant for `isogate sandbox-worker` (and a test binary's TestMain),
 // never to be run by hand: it refuses a terminal on stdin.
 //
-// Hardening, all cheap and best effort (see the package documentation):
+// Confinement (see the package documentation) happens before the Go
+// runtime starts, in an ELF constructor, except the seccomp filter, which
+// is installed here for every thread before any program runs. Hardening,
+// all cheap and best effort:
 //   - SIGINT and SIGHUP are ignored: only the parent decides when a worker
 //     ends (closing its stdin, or SIGKILL);
 //   - the environment is cleared, the working directory is /;
@@ -67,7 +70,9 @@ func RunWorkerIfRequested() {
 func WorkerMain(ctx context.Context) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if isTerminal(os.Stdin) {
+	// (A worker's constructor has moved the protocol off fd 0 already, after
+	// making the same check.)
+	if !isWorker() && isTerminal(os.Stdin) {
 		fmt.Fprintf(os.Stderr, "isogate %s is internal: it is started by isogate itself and speaks a binary protocol on stdin/stdout\n", WorkerCommand)
 		return 2
 	}
@@ -76,7 +81,11 @@ func WorkerMain(ctx context.Context) int {
 		fmt.Fprintf(os.Stderr, "sandbox worker: hardening failed: %v\n", err)
 		return 1
 	}
-	if err := Serve(ctx, in, out, logger); err != nil {
+	// A test binary's workers die on a system call missing from the
+	// seccomp allowlist, so that the miss is loud; released binaries
+	// answer EPERM (see seccomp_linux.go).
+	facts := confineWorker(inTestBinary())
+	if err := serve(ctx, in, out, logger, facts); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
 		return 1
 	}

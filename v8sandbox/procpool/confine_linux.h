@@ -1,0 +1,21 @@
+// What the constructor in confine_linux.c obtained; read by confine_linux.go.
+
+#define ISOGATE_WORKER_COMMAND "sandbox-worker"
+#define ISOGATE_WORKER_ID 65534 /* nobody: the worker's uid and gid */
+#define ISOGATE_WORKER_NOFILE 64
+
+struct isogate_confine_report {
+	int worker; /* started as a sandbox worker */
+	int want_caps, want_rlimits, want_landlock, want_seccomp;
+	int in_fd, out_fd; /* the protocol, moved off fds 0 and 1; -1 if not */
+	int caps_empty;    /* effective, permitted, inheritable, ambient and bounding sets empty */
+	int bounding_left; /* capabilities left in the bounding set */
+	int uid;           /* effective uid after dropping */
+	int rlimits;
+	int landlock_abi; /* 0: no Landlock */
+	int landlock_errno;
+	int landlock_fs, landlock_net, landlock_scoped;
+	char errors[512];
+};
+
+extern struct isogate_confine_report isogate_confine;

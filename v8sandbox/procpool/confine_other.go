@@ -1,0 +1,13 @@
+//go:build !linux
+
+package procpool
+
+const (
+	workerID     = 65534
+	workerNoFile = 64
+)
+
+// Other systems get no confinement beyond the basic hardening.
+func confineWorker(bool) *workerFacts { return nil }
+
+func isWorker() bool { return false }

@@ -1,0 +1,230 @@
+package procpool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// buildIsogate builds cmd/isogate with the given build tags.
+func buildIsogate(t *testing.T, tags string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "isogate")
+	build := exec.Command("go", "build", "-tags", tags, "-o", bin, "github.com/isogate/isogate/cmd/isogate")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building isogate (tags %q): %v\n%s", tags, err, out)
+	}
+	return bin
+}
+
+// drillConfig is one confinement the drill runs under.
+type drillConfig struct {
+	name string
+	opts Options
+	// mustDeny are actions this configuration must stop on its own: proof
+	// that the layer works, not only the sum.
+	mustDeny []string
+}
+
+// TestEscapeDrill makes a live worker, built with the escapedrill tag,
+// execute an attacker's actions natively with its real credentials, as an
+// exploit of V8 would, and checks that every one is denied under full
+// (strict) confinement. Then it runs the drill under each layer alone and
+// reports which layers stop which action.
+func TestEscapeDrill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/isogate with the escapedrill tag")
+	}
+	bin := buildIsogate(t, "escapedrill")
+
+	// Targets: a config file with a secret, a backend with a secret in its
+	// environment, a loopback listener, a file to create.
+	dir := t.TempDir()
+	config := filepath.Join(dir, "isogate.yaml")
+	if err := os.WriteFile(config, []byte("token: hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	backend := exec.Command(exe, "secret-holder")
+	backend.Env = []string{"ISOGATE_BACKEND_SECRET=hunter2"}
+	if err := backend.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backend.Process.Kill(); backend.Wait() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	mountDir := filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mountDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(mountDir, unix.MNT_DETACH) })
+	// /tmp is world-writable: only the confinement can stop this one.
+	created := filepath.Join(os.TempDir(), fmt.Sprintf("isogate-drill-%d", os.Getpid()))
+	t.Cleanup(func() { os.Remove(created) })
+
+	none := layerSet{}
+	only := func(l layerSet) *layerSet { return &l }
+	configs := []drillConfig{
+		{name: "all layers (strict)", opts: Options{Confinement: ConfinementStrict}},
+		{name: "namespaces only", opts: Options{layers: &none},
+			mustDeny: []string{"connect to a loopback TCP listener", "signal the gateway", "ptrace the gateway", "process_vm_readv the gateway"}},
+		{name: "landlock only", opts: Options{layers: only(layerSet{landlock: true}), noNamespaces: true},
+			mustDeny: []string{"read the gateway's config file", "read /etc/passwd", "read /proc/<gateway>/environ", "read /proc/<backend>/environ", "create a file", "execve /bin/sh", "signal the gateway", "ptrace the gateway"}},
+		{name: "seccomp only", opts: Options{layers: only(layerSet{seccomp: true}), noNamespaces: true},
+			mustDeny: []string{"read the gateway's config file", "read /etc/passwd", "create a file", "connect to a loopback TCP listener", "execve /bin/sh", "fork",
+				"ptrace the gateway", "signal the gateway", "process_vm_readv the gateway", "mount", "unshare a network namespace", "bpf", "io_uring_setup", "userfaultfd", "perf_event_open", "setuid 0"}},
+		{name: "capabilities only", opts: Options{layers: only(layerSet{caps: true}), noNamespaces: true},
+			mustDeny: []string{"read the gateway's config file", "mount", "unshare a network namespace", "setuid 0"}},
+	}
+	stoppedBy := map[string][]string{}
+	var order []string
+	for i, c := range configs {
+		outcomes, conf := runDrill(t, bin, c.opts, drillSpec{
+			GatewayPID: os.Getpid(), BackendPID: backend.Process.Pid, ConfigFile: config, CreateFile: created, MountDir: mountDir,
+			Port: ln.Addr().(*net.TCPAddr).Port,
+		})
+		if outcomes == nil {
+			continue // skipped
+		}
+		t.Logf("%s: %s", c.name, conf)
+		if n := accepted.Load(); i == 0 && n != 0 {
+			t.Errorf("ESCAPE under full confinement: the listener accepted %d connections from the worker", n)
+		}
+		for _, o := range outcomes {
+			if i == 0 {
+				order = append(order, o.Action)
+				if !o.Denied {
+					t.Errorf("ESCAPE under full confinement: %q was allowed", o.Action)
+				}
+				continue
+			}
+			if o.Denied {
+				stoppedBy[o.Action] = append(stoppedBy[o.Action], strings.TrimSuffix(c.name, " only")+" ("+o.Errno+")")
+			}
+		}
+		for _, want := range c.mustDeny {
+			for _, o := range outcomes {
+				if o.Action == want && !o.Denied {
+					t.Errorf("%s: %q was allowed; this layer alone should stop it", c.name, want)
+				}
+			}
+		}
+	}
+	var table strings.Builder
+	for _, a := range order {
+		by := stoppedBy[a]
+		sort.Strings(by)
+		fmt.Fprintf(&table, "  %-36s %s\n", a, strings.Join(by, ", "))
+	}
+	t.Logf("which layer alone stops each action:\n%s", table.String())
+}
+
+// runDrill starts a pool of two drill workers under opts and runs the drill
+// on the first, whose sibling is the second. It returns nil when the host
+// lacks what strict confinement needs (the test is skipped then).
+func runDrill(t *testing.T, bin string, opts Options, spec drillSpec) ([]drillOutcome, Confinement) {
+	t.Helper()
+	opts.Command = []string{bin, WorkerCommand}
+	opts.Workers, opts.SlotsPerWorker = 2, 1
+	opts.Logger = quietLogger(t)
+	p, err := New(opts)
+	if err != nil {
+		if opts.Confinement == ConfinementStrict && strings.Contains(err.Error(), "strict sandbox confinement") {
+			if lacks := hostLacks(); lacks != "" {
+				t.Skipf("this host cannot confine workers fully (%s): %v", lacks, err)
+			}
+			t.Fatalf("this host has user namespaces, Landlock and seccomp, yet: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// The first worker takes the drill (the least busy, in slot order);
+	// the second is its sibling.
+	serving := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.slots[0].cur == nil || p.slots[1].cur == nil {
+			return false
+		}
+		spec.SiblingPID = p.slots[1].cur.pid
+		return true
+	}
+	waitState(t, p, workerStartTimeout, "both workers serving", serving)
+	spec.Skip = []string{execAction}
+	out := drill(t, p, spec)
+	spec.Skip = nil
+	// A successful execve replaces the worker: drilled alone, on the
+	// it shows as the worker's death.
+	spec.Only = []string{execAction}
+	waitState(t, p, workerStartTimeout, "both workers serving", serving)
+	out = append(out, drill(t, p, spec)...)
+	return out, p.Confinement()
+}
+
+// execAction is the drill's execve action.
+const execAction = "execve /bin/sh"
+
+func drill(t *testing.T, p *Pool, spec drillSpec) []drillOutcome {
+	t.Helper()
+	b, _ := json.Marshal(spec)
+	res, err := p.Run(context.Background(), v8sandbox.Job{Source: drillPrefix + string(b)}, nil)
+	if len(spec.Only) == 1 && spec.Only[0] == execAction && v8sandbox.CodeOf(err) == v8sandbox.CodeSandboxCrashed {
+		// /bin/sh ran in the worker's place and exited.
+		return []drillOutcome{{Action: execAction, Denied: false}}
+	}
+	if err != nil {
+		t.Fatalf("drill run: %v", err)
+	}
+	var out []drillOutcome
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		t.Fatalf("drill report %s: %v", res.Value, err)
+	}
+	return out
+}
+
+// hostLacks probes, independently of the code under test, for the kernel
+// features strict confinement needs; it names the missing ones.
+func hostLacks() string {
+	var lacks []string
+	if abi, _, errno := syscall.Syscall(444 /* landlock_create_ruleset */, 0, 0, 1 /* VERSION */); errno != 0 || abi < 1 {
+		lacks = append(lacks, "no Landlock")
+	}
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		lacks = append(lacks, "no seccomp")
+	}
+	probe := exec.Command("/bin/true")
+	probe.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}}
+	if err := probe.Run(); err != nil {
+		lacks = append(lacks, "no user namespaces: "+err.Error())
+	}
+	return strings.Join(lacks, ", ")
+}
