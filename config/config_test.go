@@ -119,7 +119,7 @@ func TestDefaults(t *testing.T) {
 			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ToolNames: ToolNamesAuto, ShutdownGrace: 5 * time.Second},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
-			Isolation: IsolationProcess, Timeout: 30 * time.Second, MaxHeapMB: 50,
+			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
 			MaxConcurrent: 8, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
 			Output: OutputConfig{
 				IntentFilter: true, IntentMinBytes: 5000, AutoChunk: true, ChunkThreshold: 10240,

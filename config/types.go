@@ -342,6 +342,11 @@ const (
 type SandboxConfig struct {
 	// Isolation is "process" (default) or "thread".
 	Isolation Isolation `koanf:"isolation"`
+	// Confinement is how hard process-mode sandbox workers are confined
+	// (namespaces, Landlock, seccomp, no capabilities, rlimits): "strict"
+	// refuses to start when a layer is unavailable, "best-effort" (default)
+	// uses what the host has, "off" applies none.
+	Confinement string `koanf:"confinement"`
 	// TrustedCode declares that every program comes from a trusted source.
 	// Thread isolation requires it: in the gateway's own process, memory
 	// that V8 allocates outside its JavaScript heap (ICU/Intl objects) and
@@ -470,6 +475,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation:     IsolationProcess,
+			Confinement:   "best-effort",
 			Timeout:       30 * time.Second,
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,

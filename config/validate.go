@@ -282,6 +282,7 @@ func deriveTransport(b Backend) Transport {
 
 func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.oneOf("sandbox.isolation", string(s.Isolation), string(IsolationProcess), string(IsolationThread))
+	c.oneOf("sandbox.confinement", s.Confinement, "strict", "best-effort", "off")
 	if s.Isolation == IsolationThread && !s.TrustedCode {
 		c.add("sandbox.isolation", "thread runs scripts inside the gateway process, where off-heap memory (Intl/ICU) "+
 			"and builtins that ignore the deadline are not bounded: it requires sandbox.trusted_code: true "+

@@ -25,6 +25,9 @@ type Sandbox struct {
 	Limits v8sandbox.Limits
 	// Logger receives the runner's logs; default slog.Default().
 	Logger *slog.Logger
+	// Confinement is sandbox.confinement for process isolation: strict,
+	// best-effort or off; "" means best-effort.
+	Confinement string
 }
 
 // NewRunner builds the runner s describes. It is the one place that maps an
@@ -40,5 +43,6 @@ func NewRunner(s Sandbox) (v8sandbox.Runner, error) {
 		SlotsPerWorker: slots,
 		Defaults:       s.Limits,
 		Logger:         s.Logger,
+		Confinement:    procpool.ConfinementMode(s.Confinement),
 	})
 }

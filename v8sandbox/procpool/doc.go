@@ -22,7 +22,7 @@
 // a 4-byte big-endian length and one JSON message, at most [MaxFrameBytes].
 //
 //	parent → worker   init {version, slots}         first frame
-//	worker → parent   ready {version, pid}          V8 is up
+//	worker → parent   ready {version, pid, confine} V8 is up; confinement obtained
 //	parent → worker   run {id, job}                 a v8sandbox.Job, limits filled in
 //	parent → worker   cancel {id}                   the caller gave up
 //	worker → parent   call {id, call, name, args}   a v8sandbox.HostCall of run id
@@ -90,33 +90,42 @@
 // come in; only results and host-call requests go out); its stderr pipe to
 // the parent's logger; the CPU and memory of its own process.
 //
-// A worker cannot reach, by construction:
-//   - the environment: it starts with an empty one (no secrets, no proxy
-//     settings, no GODEBUG) and clears it again itself;
-//   - inherited files: exec passes only stdin, stdout and stderr, and the
-//     worker closes any other descriptor that arrived without close-on-exec
-//     (a parent-side library that forgot O_CLOEXEC cannot leak a socket or
-//     file into the sandbox); the protocol moves to private descriptors, fd 0
-//     becomes /dev/null and fd 1 a copy of stderr, so nothing written to
-//     stdout can corrupt the protocol;
-//   - the backends: tools, credentials and network connections live in the
-//     parent; a script reaches them only through the job's declared host
-//     functions, which the parent serves with the caller's Host;
-//   - the terminal's signals: it runs in its own process group and ignores
-//     SIGINT and SIGHUP; only the parent ends it (closing stdin, or SIGKILL);
-//   - survival of its parent: the kernel SIGKILLs it when the parent dies
-//     (Pdeathsig, armed from a thread that lives as long as the pool), and it
-//     exits when its stdin closes;
-//   - privileges: no_new_privs is set, core dumps are off (RLIMIT_CORE 0) and
-//     its OOM score is 1000, so the kernel kills a worker before the gateway.
+// Every worker starts with an empty environment, closed inherited
+// descriptors (fd 0 is /dev/null, fd 1 a copy of stderr, the protocol on
+// private descriptors), a session of its own (terminal signals reach only
+// the parent; it ignores SIGINT and SIGHUP), no_new_privs, no core dumps,
+// OOM score 1000, and the kernel SIGKILLs it when its parent dies
+// (Pdeathsig, armed from a thread that lives as long as the pool). Tools,
+// credentials and network connections live in the parent; a script reaches
+// them only through the job's declared host functions.
+//
+// # Confinement
+//
+// An empty environment is not enough against native code (a V8 exploit):
+// the gateway's secrets are one /proc/<pid>/environ read away. So a worker
+// is confined in layers before it runs any program ([Options].Confinement:
+// best-effort by default, strict refuses a worker that lacks a layer, off):
+//   - namespaces at spawn (user, net, mount, pid, ipc; uid/gid 65534
+//     inside), falling back to fewer, then none, when the host refuses
+//     (sys_linux.go, nsLevels);
+//   - no capabilities in any set (bounding included, via an ambient
+//     CAP_SETPCAP dropped at once), securebits locked, uid 65534 under a
+//     root gateway; rlimits (no file growth, 64 descriptors, no locked
+//     memory); Landlock with no filesystem access but reading /dev/urandom,
+//     no TCP bind/connect (ABI 4+), signals and abstract sockets scoped
+//     (ABI 6+). These are per thread, so confine_linux.c applies them in an
+//     ELF constructor, before the Go runtime and V8 start any thread;
+//   - a seccomp allowlist derived from traces of the whole sandbox test
+//     corpus, installed with TSYNC on every thread (seccomp_linux.go);
+//     violations fail with EPERM, or kill the worker in test binaries.
+//
+// A root gateway also makes itself non-dumpable. The level each layer
+// reached is logged at start and returned by [Pool.Confinement].
+// TestEscapeDrill builds a worker with the escapedrill tag (never in a
+// release binary) that executes an attacker's actions natively and checks
+// every one is denied.
 //
 // JavaScript in a worker sees only ECMAScript built-ins and the job's host
 // functions (v8sandbox's deny-by-default context): no files, network,
 // processes, timers or WebAssembly.
-//
-// Not done (defence in depth against a V8 exploit, not against scripts):
-// the worker runs as the same user, in the same mount, network and PID
-// namespaces, without seccomp or Landlock; a memory-corruption exploit in V8
-// would get what that user can do. Namespaces, a seccomp filter and a
-// dedicated uid are the next steps.
 package procpool

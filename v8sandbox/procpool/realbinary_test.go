@@ -38,6 +38,11 @@ func TestRealBinary(t *testing.T) {
 		t.Fatalf("after the abort: %s %v", res.Value, err)
 	}
 
+	// A release binary has no escape drill: its source is a comment.
+	if res, err := p.Run(context.Background(), v8sandbox.Job{Source: drillPrefix + `{"config_file":"/etc/passwd"}`, AwaitResult: true}, nil); err != nil || string(res.Value) != "null" {
+		t.Errorf("escape drill reachable in a release binary: %s %v", res.Value, err)
+	}
+
 	// Hidden from help, and refuses to run by hand.
 	out, _ := exec.Command(bin, "help").CombinedOutput()
 	if strings.Contains(string(out), WorkerCommand) {
