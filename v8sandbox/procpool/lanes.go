@@ -1,6 +1,7 @@
 package procpool
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,11 @@ func (l *lane) call(frame []byte, id uint64) (*message, error) {
 		return nil, err
 	}
 	m := decodeValueReply(body)
+	if m != nil && len(m.Value) > 0 && len(l.buf) > 0 && &body[0] == &l.buf[4] {
+		// The value points into the lane's buffer, which the next call on
+		// this lane overwrites, perhaps before V8 has read it.
+		m.Value = bytes.Clone(m.Value)
+	}
 	if m == nil {
 		m = new(message)
 		if err := json.Unmarshal(body, m); err != nil {
@@ -107,8 +113,8 @@ func (l *lane) call(frame []byte, id uint64) (*message, error) {
 // arrive in one read(2).
 const laneReadSize = 16 << 10
 
-// readFrame reads one frame's body. The returned slice is valid until the
-// next call (decodeValueReply keeps a sub-slice: V8 copies it first).
+// readFrame reads one frame's body: in the lane's buffer when it fits
+// (valid until the next call on the lane), else in a buffer of its own.
 func (l *lane) readFrame() ([]byte, error) {
 	if cap(l.buf) < laneReadSize {
 		l.buf = make([]byte, laneReadSize)
@@ -125,10 +131,7 @@ func (l *lane) readFrame() ([]byte, error) {
 	if 4+size > len(buf) {
 		grown := make([]byte, 4+size)
 		copy(grown, buf[:n])
-		buf = grown
-		if size <= 1<<20 {
-			l.buf = grown // keep buffers up to 1 MB for the next call
-		}
+		buf = grown // not kept: a big value is handed over without a copy
 	}
 	if n > 4+size {
 		return nil, fmt.Errorf("%w: lane carried more than one frame", errProtocol)

@@ -3,6 +3,7 @@ package procpool
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -100,5 +101,80 @@ func TestLaneCallPastTheDeadline(t *testing.T) {
 	}
 	if n := laneCalls(p); n != 1 {
 		t.Errorf("%d lane calls, want 1", n)
+	}
+}
+
+// TestConcurrentLaneCalls: runs on every slot of a worker make calls at
+// once, each reply carrying its own value; no reply reaches another call
+// (a lane's buffer is reused only once its reply was consumed).
+func TestConcurrentLaneCalls(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 4})
+	host := v8sandbox.HostFunc(func(_ context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	})
+	job := v8sandbox.Job{
+		Source:      `(async () => { let s = 0; for (let i = 0; i < 300; i++) s += echo("x".repeat(i % 40), i)[1] + (await later(i))[0]; return s })()`,
+		AwaitResult: true,
+		Functions:   []v8sandbox.Function{{Name: "echo"}, {Name: "later", Async: true}},
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 3 {
+				res, err := p.Run(context.Background(), job, host)
+				if err != nil || string(res.Value) != "89700" {
+					t.Errorf("got %s, %v; want 89700", res.Value, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestLaneReplyOutlivesTheLane: a reply's value stays intact after its
+// lane served the next call (the value is read after the lane went back
+// to the free list).
+func TestLaneReplyOutlivesTheLane(t *testing.T) {
+	replyR, replyW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	callR, callW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, f := range []*os.File{replyR, replyW, callR, callW} {
+			f.Close()
+		}
+	}()
+	l := &lane{in: int(replyR.Fd()), out: int(callW.Fd())}
+	go func() { // the parent: answer each call with its first argument
+		fr := newFrameReader(callR)
+		for {
+			m, err := fr.read()
+			if err != nil {
+				return
+			}
+			frame, _ := encodeReply(m.ID, m.Call, v8sandbox.HostReply{Value: m.Args[1 : len(m.Args)-1]})
+			replyW.Write(frame)
+		}
+	}()
+	ask := func(id uint64, arg string) json.RawMessage {
+		frame, err := encodeCall(1, id, v8sandbox.HostCall{Name: "f", Args: json.RawMessage(`[` + arg + `]`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := l.call(frame, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Value
+	}
+	first := ask(1, `"first"`)
+	ask(2, `"other"`)
+	if string(first) != `"first"` {
+		t.Errorf("the first reply became %s", first)
 	}
 }
