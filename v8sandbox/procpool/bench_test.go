@@ -51,12 +51,34 @@ func BenchmarkHostCallProcess(b *testing.B) {
 	benchHostCalls(b, newTestPool(b, Options{Workers: 1, SlotsPerWorker: 1}))
 }
 
+// BenchmarkAsyncHostCall{Thread,Process}: 100 sequential awaited async host
+// calls per run (code mode's tools are async); ns/call is the round trip.
+func BenchmarkAsyncHostCallThread(b *testing.B) {
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 1, Logger: quietLogger(b)})
+	defer pool.Close()
+	benchAsyncHostCalls(b, pool)
+}
+
+func BenchmarkAsyncHostCallProcess(b *testing.B) {
+	benchAsyncHostCalls(b, newTestPool(b, Options{Workers: 1, SlotsPerWorker: 1}))
+}
+
 func benchHostCalls(b *testing.B, r v8sandbox.Runner) {
+	job := v8sandbox.Job{Source: `let s = 0; for (let i = 0; i < 100; i++) s += echo(i)[0]; s`, AwaitResult: true,
+		Functions: []v8sandbox.Function{{Name: "echo"}}}
+	benchCalls(b, r, job)
+}
+
+func benchAsyncHostCalls(b *testing.B, r v8sandbox.Runner) {
+	job := v8sandbox.Job{Source: `(async () => { let s = 0; for (let i = 0; i < 100; i++) s += (await echo(i))[0]; return s })()`,
+		AwaitResult: true, Functions: []v8sandbox.Function{{Name: "echo", Async: true}}}
+	benchCalls(b, r, job)
+}
+
+func benchCalls(b *testing.B, r v8sandbox.Runner, job v8sandbox.Job) {
 	host := v8sandbox.HostFunc(func(_ context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
 		return args, nil
 	})
-	job := v8sandbox.Job{Source: `let s = 0; for (let i = 0; i < 100; i++) s += echo(i)[0]; s`, AwaitResult: true,
-		Functions: []v8sandbox.Function{{Name: "echo"}}}
 	for b.Loop() {
 		if res, err := r.Run(context.Background(), job, host); err != nil || string(res.Value) != "4950" {
 			b.Fatal(res.Value, err)

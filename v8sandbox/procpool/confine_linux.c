@@ -248,9 +248,14 @@ static void harden(void) {
 	}
 	// Everything above fd 2 was inherited (this process has opened nothing
 	// of its own yet): a parent-side library that forgot O_CLOEXEC must not
-	// leak a file, socket or pipe into the sandbox.
-	if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
-		for (int i = 3; i < 1024; i++) {
+	// leak a file, socket or pipe into the sandbox. The call lanes the
+	// parent passed on purpose (fds 3 … 3+2*lanes-1) are kept, close-on-exec.
+	int first = 3 + 2 * isogate_confine.lanes;
+	for (int i = 3; i < first; i++) {
+		fcntl(i, F_SETFD, FD_CLOEXEC);
+	}
+	if (syscall(SYS_close_range, first, ~0U, 0) != 0) {
+		for (int i = first; i < 1024; i++) {
 			close(i);
 		}
 	}
@@ -289,6 +294,9 @@ __attribute__((constructor)) static void isogate_confine_early(int argc, char **
 			isogate_confine.want_rlimits = strstr(l, "rlimits") != NULL;
 			isogate_confine.want_landlock = strstr(l, "landlock") != NULL;
 			isogate_confine.want_seccomp = strstr(l, "seccomp") != NULL;
+		} else if (strncmp(argv[i], "lanes=", 6) == 0) {
+			int n = atoi(argv[i] + 6);
+			isogate_confine.lanes = n > 0 && n <= ISOGATE_MAX_LANES ? n : 0;
 		}
 	}
 	harden();

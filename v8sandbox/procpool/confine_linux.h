@@ -3,11 +3,13 @@
 #define ISOGATE_WORKER_COMMAND "sandbox-worker"
 #define ISOGATE_WORKER_ID 65534 /* nobody: the worker's uid and gid */
 #define ISOGATE_WORKER_NOFILE 64
+#define ISOGATE_MAX_LANES 16 /* call lanes: pipe pairs at fds 3, 4, 5, 6… (lanes.go) */
 
 struct isogate_confine_report {
 	int worker; /* started as a sandbox worker */
 	int want_caps, want_rlimits, want_landlock, want_seccomp;
 	int in_fd, out_fd; /* the protocol, moved off fds 0 and 1; -1 if not */
+	int lanes;         /* call lanes kept at fds 3 … 3+2*lanes-1 */
 	int caps_empty;    /* effective, permitted, inheritable, ambient and bounding sets empty */
 	int bounding_left; /* capabilities left in the bounding set */
 	int uid;           /* effective uid after dropping */

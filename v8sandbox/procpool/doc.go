@@ -92,7 +92,8 @@
 //
 // Every worker starts with an empty environment, closed inherited
 // descriptors (fd 0 is /dev/null, fd 1 a copy of stderr, the protocol on
-// private descriptors), a session of its own (terminal signals reach only
+// private descriptors; only the call lanes' pipes, fds 3 to 3+2×lanes-1,
+// are kept, see lanes.go), a session of its own (terminal signals reach only
 // the parent; it ignores SIGINT and SIGHUP), no_new_privs, no core dumps,
 // OOM score 1000, and the kernel SIGKILLs it when its parent dies
 // (Pdeathsig, armed from a thread that lives as long as the pool). Tools,

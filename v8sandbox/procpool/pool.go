@@ -238,15 +238,17 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 	if ctx.Err() != nil {
 		return v8sandbox.Result{}, v8sandbox.WaitError(ctx, "waiting for a free sandbox worker")
 	}
-	r := &pending{id: p.nextRun.Add(1), host: host, done: make(chan outcome, 1)}
+	r := &pending{id: p.nextRun.Add(1), host: host, timeout: job.Limits.Timeout, done: make(chan outcome, 1)}
 	ref, lean := preludeRef(job.Prelude), job
 	lean.Prelude = ""
 	frame, err := encodeFrame(&message{Type: msgRun, ID: r.id, Job: &lean, PreludeRef: ref})
 	if err != nil {
 		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeInternal, "job cannot be sent to a sandbox worker: %v", err)
 	}
-	// Host calls end with the run at the latest.
-	r.hostCtx, r.cancelHost = context.WithTimeout(ctx, job.Limits.Timeout+p.opts.Grace)
+	// Host calls end at the run's deadline: a call on a lane holds its
+	// worker thread until answered, and must be answered before the
+	// deadline's grace runs out and the worker is killed.
+	r.hostCtx, r.cancelHost = context.WithTimeout(ctx, job.Limits.Timeout)
 	defer r.cancelHost()
 
 	pr, err := p.acquire(ctx, r)
@@ -621,9 +623,10 @@ type pending struct {
 	id         uint64
 	proc       *proc
 	host       v8sandbox.Host
-	hostCtx    context.Context
+	hostCtx    context.Context // ends at the run's deadline
 	cancelHost context.CancelFunc
-	done       chan outcome // capacity 1, written by whoever detached the run
+	timeout    time.Duration // the run's
+	done       chan outcome  // capacity 1, written by whoever detached the run
 }
 
 type outcome struct {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,9 +61,11 @@ type proc struct {
 	exited      chan struct{} // closed once death is fully handled
 
 	completed atomic.Uint64 // runs the worker answered
+	laneCalls atomic.Uint64 // host calls served on its lanes
 
-	ns             nsLevel      // the namespaces it was spawned with
-	confine        *workerFacts // what it reported in its ready frame
+	lanes          []*parentLane // call lanes (lanes.go)
+	ns             nsLevel       // the namespaces it was spawned with
+	confine        *workerFacts  // what it reported in its ready frame
 	stdout, stderr io.ReadCloser
 
 	// Guarded by pool.mu.
@@ -112,8 +115,20 @@ func (p *Pool) start(slot int) (*proc, error) {
 
 // spawn starts a worker process with the namespaces of ns.
 func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
-	args := append(p.opts.Command[1:len(p.opts.Command):len(p.opts.Command)], "confine="+p.layers.String())
+	nLanes := lanesFor(p.opts.SlotsPerWorker)
+	args := append(p.opts.Command[1:len(p.opts.Command):len(p.opts.Command)], "confine="+p.layers.String(),
+		lanesArg+strconv.Itoa(nLanes))
 	cmd := exec.Command(p.opts.Command[0], args...)
+	lanes, childLanes, err := newLanes(nLanes)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.ExtraFiles = childLanes
+	defer func() {
+		for _, f := range childLanes {
+			f.Close() // the child has its copies (or never started)
+		}
+	}()
 	cmd.Env = []string{} // empty, not nil: nil would mean "inherit"
 	cmd.Dir = "/"
 	cmd.SysProcAttr = sysProcAttr(ns)
@@ -122,12 +137,14 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 	// blocking a caller.
 	childIn, stdin, err := os.Pipe()
 	if err != nil {
+		closeParentLanes(lanes)
 		return nil, nil, err
 	}
 	cmd.Stdin = childIn
 	closePipes := func() {
 		childIn.Close()
 		stdin.Close()
+		closeParentLanes(lanes)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -149,6 +166,7 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 		runs:       map[uint64]*pending{},
+		lanes:      lanes,
 	}
 	pr.oomBase, pr.oomOK = oomKills()
 	reply := make(chan error, 1)
@@ -164,6 +182,7 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 	childIn.Close() // the child has its copy
 	if err != nil {
 		stdin.Close() // Start closed stdout and stderr
+		closeParentLanes(lanes)
 		return nil, nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
 	}
 	pr.stdout, pr.stderr = stdout, stderr
@@ -183,6 +202,9 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 
 	go pr.stderrLoop(stderr)
 	go pr.readLoop(stdout)
+	for _, l := range pr.lanes {
+		go pr.laneLoop(l)
+	}
 
 	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
 		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter}})
@@ -272,6 +294,9 @@ func (pr *proc) closeStdin() {
 		pr.wmu.Lock()
 		defer pr.wmu.Unlock()
 		pr.stdin.Close()
+		for _, l := range pr.lanes {
+			l.replies.Close()
+		}
 	})
 }
 
@@ -315,28 +340,10 @@ func (pr *proc) dispatch(m *message) error {
 		if m.ID == 0 || m.Call == 0 || m.Name == "" {
 			return fmt.Errorf("%w: call frame without run id, call id or name", errProtocol)
 		}
-		p.mu.Lock()
-		r := pr.runs[m.ID]
-		p.mu.Unlock()
-		if r == nil {
-			// The run is over here; the worker's side ends too.
-			if f, err := encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call, Error: &v8sandbox.HostError{Message: "the run is over"}}); err == nil {
-				go pr.send(f) // the read loop never blocks on a write
+		go func() { // the read loop never blocks on a host call or a write
+			if frame, err := pr.answer(m); err == nil {
+				pr.send(frame)
 			}
-			return nil
-		}
-		args := m.Args
-		if len(args) == 0 {
-			args = []byte("[]")
-		}
-		go func() {
-			reply := v8sandbox.Dispatch(r.hostCtx, r.host, v8sandbox.HostCall{Name: m.Name, Args: args})
-			frame, err := encodeReply(m.ID, m.Call, reply)
-			if err != nil {
-				frame, _ = encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call,
-					Error: &v8sandbox.HostError{Message: fmt.Sprintf("result of host function %q cannot be sent to the sandbox: %v", m.Name, err)}})
-			}
-			pr.send(frame)
 		}()
 	case m.Type == msgResult:
 		if m.ID == 0 || (m.Result == nil) == (m.Err == nil) {
@@ -360,6 +367,39 @@ func (pr *proc) dispatch(m *message) error {
 		return fmt.Errorf("%w: unexpected frame type %q from worker", errProtocol, m.Type)
 	}
 	return nil
+}
+
+// answer serves a call frame of the worker's and returns the reply frame.
+// An error wraps errProtocol: the frame is malformed.
+func (pr *proc) answer(m *message) ([]byte, error) {
+	if m.ID == 0 || m.Call == 0 || m.Name == "" {
+		return nil, fmt.Errorf("%w: call frame without run id, call id or name", errProtocol)
+	}
+	p := pr.pool
+	p.mu.Lock()
+	r := pr.runs[m.ID]
+	p.mu.Unlock()
+	if r == nil {
+		// The run is over here; the worker's side ends too.
+		return encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call, Error: &v8sandbox.HostError{Message: "the run is over"}})
+	}
+	args := m.Args
+	if len(args) == 0 {
+		args = []byte("[]")
+	}
+	reply := v8sandbox.Dispatch(r.hostCtx, r.host, v8sandbox.HostCall{Name: m.Name, Args: args})
+	if stop := v8sandbox.StopReason(r.hostCtx, false, r.timeout); stop != nil {
+		// The run ended (deadline or cancellation) while the host worked:
+		// the run ends with that reason, not with whatever the host made
+		// of its cancelled context.
+		reply = v8sandbox.HostReply{Fatal: stop}
+	}
+	frame, err := encodeReply(m.ID, m.Call, reply)
+	if err != nil {
+		return encodeFrame(&message{Type: msgReply, ID: m.ID, Call: m.Call,
+			Error: &v8sandbox.HostError{Message: fmt.Sprintf("result of host function %q cannot be sent to the sandbox: %v", m.Name, err)}})
+	}
+	return frame, nil
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -24,12 +24,12 @@ import (
 // A malformed frame ends Serve with an error: the parent is broken and
 // there is nobody to report to.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) error {
-	return serve(ctx, r, w, logger, nil)
+	return serve(ctx, r, w, logger, nil, nil)
 }
 
 // serve is Serve for a worker that reports its confinement (facts) in its
-// ready frame.
-func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, facts *workerFacts) error {
+// ready frame and makes its host calls on lanes when one is free.
+func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, facts *workerFacts, lanes []*lane) error {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -57,6 +57,10 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 		}),
 		runs:  map[uint64]context.CancelFunc{},
 		calls: map[uint64]chan *message{},
+		lanes: make(chan *lane, len(lanes)),
+	}
+	for _, l := range lanes {
+		s.lanes <- l
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer s.shutdown(cancelAll)
@@ -103,6 +107,7 @@ type server struct {
 	calls    map[uint64]chan *message      // host calls awaiting a reply
 	nextCall atomic.Uint64
 	wg       sync.WaitGroup // run goroutines
+	lanes    chan *lane     // free call lanes
 }
 
 func (s *server) handle(ctx context.Context, m *message) error {
@@ -253,6 +258,11 @@ func (h *remoteHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.H
 	}
 	s := h.s
 	id := s.nextCall.Add(1)
+	select {
+	case l := <-s.lanes:
+		return h.callOnLane(l, id, c)
+	default:
+	}
 	ch := make(chan *message, 1)
 	s.mu.Lock()
 	s.calls[id] = ch
@@ -275,4 +285,23 @@ func (h *remoteHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.H
 	case <-ctx.Done():
 		return v8sandbox.Reply(nil, ctx.Err())
 	}
+}
+
+// callOnLane makes the call on a free lane, blocking this thread until the
+// reply arrives: the parent answers every lane call, and ends the host's
+// work with the run (see lanes.go), so the wait is bounded like the run.
+// A lane that fails is dropped; the run gets INTERNAL, as when the pipe
+// fails.
+func (h *remoteHost) callOnLane(l *lane, id uint64, c v8sandbox.HostCall) v8sandbox.HostReply {
+	frame, err := encodeCall(h.run, id, c)
+	if err != nil {
+		h.s.lanes <- l
+		return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
+	}
+	m, err := l.call(frame, id)
+	if err != nil {
+		return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
+	}
+	h.s.lanes <- l
+	return v8sandbox.HostReply{Value: m.Value, Error: m.Error, Fatal: m.Fatal}
 }

@@ -159,7 +159,7 @@ func closeInheritedFDs() {
 	}
 	for _, e := range entries {
 		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd <= 2 {
+		if err != nil || fd <= 2+2*workerLaneCount() { // stdio and the call lanes
 			continue
 		}
 		flags, _, errno := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)

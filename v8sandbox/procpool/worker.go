@@ -85,7 +85,7 @@ func WorkerMain(ctx context.Context) int {
 	// seccomp allowlist, so that the miss is loud; released binaries
 	// answer EPERM (see seccomp_linux.go).
 	facts := confineWorker(inTestBinary())
-	if err := serve(ctx, in, out, logger, facts); err != nil {
+	if err := serve(ctx, in, out, logger, facts, workerLanes()); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
 		return 1
 	}

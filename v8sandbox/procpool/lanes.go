@@ -1,0 +1,260 @@
+package procpool
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Call lanes: the fast path of a host call.
+//
+// On the shared protocol pipe a host call's reply is read by the worker's
+// frame loop and handed to the thread that waits for it, and the call is
+// read by the parent's frame loop and handed to a goroutine of its own:
+// every hop wakes a goroutine on another thread, and Go's scheduler wakes
+// spare threads to look for work on each one (profiles showed ~13 context
+// switches per call, where the floor is four). A lane is a pair of pipes
+// owned by one call at a time: the worker's thread making the call writes
+// it and then blocks in read(2) on the lane until the reply arrives, so the
+// kernel wakes exactly that thread; the parent's lane loop reads the call,
+// serves it inline and writes the reply. Only read and write on
+// descriptors the worker inherited: nothing the seccomp allowlist does not
+// have already.
+//
+// Lanes carry the same frames as the pipe (call, then reply), strictly one
+// call at a time. A worker with no free lane (more calls in flight than
+// lanes) sends the call on the pipe as before.
+
+// lanesArg is the worker argument that gives the number of lanes; lane i's
+// reply pipe (read end) is fd 3+2i and its call pipe (write end) 4+2i.
+const lanesArg = "lanes="
+
+// maxLanes bounds the lanes of one worker (ISOGATE_MAX_LANES in
+// confine_linux.h: the descriptors below it survive the early sweep).
+const maxLanes = 16
+
+// lanesFor returns how many lanes a worker with slots V8 threads gets:
+// two per thread (a sync call plus an async one in flight), at most
+// maxLanes.
+func lanesFor(slots int) int { return min(2*max(slots, 1), maxLanes) }
+
+// workerLaneCount is the lane count this process was started with, 0 when
+// none (or the argument is malformed).
+func workerLaneCount() int {
+	for _, a := range os.Args[1:] {
+		if v, ok := strings.CutPrefix(a, lanesArg); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 && n <= maxLanes {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// workerLanes opens the lanes this worker inherited.
+func workerLanes() []*lane {
+	n := workerLaneCount()
+	lanes := make([]*lane, n)
+	for i := range lanes {
+		// Blocking descriptors (os/exec hands ExtraFiles over in blocking
+		// mode): the calling thread parks in read(2) itself.
+		lanes[i] = &lane{in: 3 + 2*i, out: 4 + 2*i}
+	}
+	return lanes
+}
+
+// lane is the worker's end of one lane: in is the reply pipe's read end,
+// out the call pipe's write end. A lane is used by one call at a time.
+type lane struct {
+	in, out int
+	buf     []byte // read buffer, kept between calls
+}
+
+// errLaneClosed means the parent closed the lane (it is shutting the worker
+// down, or gone).
+var errLaneClosed = errors.New("call lane closed by the parent")
+
+// call writes frame, a call frame with call id id, and blocks until its
+// reply arrives. An error means the lane is unusable from now on.
+func (l *lane) call(frame []byte, id uint64) (*message, error) {
+	if err := writeAll(l.out, frame); err != nil {
+		return nil, err
+	}
+	body, err := l.readFrame()
+	if err != nil {
+		return nil, err
+	}
+	m := decodeValueReply(body)
+	if m != nil && len(m.Value) > 0 && len(l.buf) > 0 && &body[0] == &l.buf[4] {
+		// The value points into the lane's buffer, which the next call on
+		// this lane overwrites, perhaps before V8 has read it.
+		m.Value = bytes.Clone(m.Value)
+	}
+	if m == nil {
+		m = new(message)
+		if err := json.Unmarshal(body, m); err != nil {
+			return nil, fmt.Errorf("%w: lane frame is not a JSON message: %v", errProtocol, err)
+		}
+	}
+	if m.Type != msgReply || m.Call != id {
+		return nil, fmt.Errorf("%w: lane answered call %d with a %q frame for call %d", errProtocol, id, m.Type, m.Call)
+	}
+	return m, nil
+}
+
+// laneReadSize is the first read of a reply: the header and a small body
+// arrive in one read(2).
+const laneReadSize = 16 << 10
+
+// readFrame reads one frame's body: in the lane's buffer when it fits
+// (valid until the next call on the lane), else in a buffer of its own.
+func (l *lane) readFrame() ([]byte, error) {
+	if cap(l.buf) < laneReadSize {
+		l.buf = make([]byte, laneReadSize)
+	}
+	buf := l.buf[:cap(l.buf)]
+	n, err := readAtLeast(l.in, buf, 4)
+	if err != nil {
+		return nil, err
+	}
+	size := int(binary.BigEndian.Uint32(buf))
+	if size == 0 || size > MaxFrameBytes {
+		return nil, fmt.Errorf("%w: lane frame of %d bytes", errProtocol, size)
+	}
+	if 4+size > len(buf) {
+		grown := make([]byte, 4+size)
+		copy(grown, buf[:n])
+		buf = grown // not kept: a big value is handed over without a copy
+	}
+	if n > 4+size {
+		return nil, fmt.Errorf("%w: lane carried more than one frame", errProtocol)
+	}
+	if _, err := readAtLeast(l.in, buf[n:4+size], 4+size-n); err != nil {
+		return nil, err
+	}
+	return buf[4 : 4+size], nil
+}
+
+// readAtLeast reads from fd into buf until at least min bytes arrived.
+func readAtLeast(fd int, buf []byte, min int) (int, error) {
+	n := 0
+	for n < min {
+		k, err := syscall.Read(fd, buf[n:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return n, fmt.Errorf("reading a call lane: %w", err)
+		case k == 0:
+			return n, errLaneClosed
+		}
+		n += k
+	}
+	return n, nil
+}
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		k, err := syscall.Write(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("writing a call lane: %w", err)
+		}
+		b = b[k:]
+	}
+	return nil
+}
+
+// parentLane is the parent's end of one lane: calls is the call pipe's read
+// end, replies the reply pipe's write end.
+type parentLane struct {
+	calls, replies *os.File
+}
+
+// newLanes creates n lanes and returns the parent's ends and the
+// descriptors to pass to the worker, in fd order (ExtraFiles).
+func newLanes(n int) (lanes []*parentLane, child []*os.File, err error) {
+	closeAll := func() {
+		for _, l := range lanes {
+			l.calls.Close()
+			l.replies.Close()
+		}
+		for _, f := range child {
+			f.Close()
+		}
+	}
+	for range n {
+		replyR, replyW, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		callR, callW, err := os.Pipe()
+		if err != nil {
+			replyR.Close()
+			replyW.Close()
+			closeAll()
+			return nil, nil, err
+		}
+		lanes = append(lanes, &parentLane{calls: callR, replies: replyW})
+		child = append(child, replyR, callW)
+	}
+	return lanes, child, nil
+}
+
+// laneLoop serves the calls of one lane until the worker closes it (or
+// dies): each call is read, served inline (the worker's thread is blocked
+// waiting anyway) and answered on the lane.
+func (pr *proc) laneLoop(l *parentLane) {
+	defer l.calls.Close()
+	// Go's poller: a thread blocked in read(2) per lane would cost as
+	// much (measured) and keep a thread per lane for good.
+	fr := newFrameReader(l.calls)
+	for {
+		m, err := fr.read()
+		if err == nil && (m.Type != msgCall || !isClosed(pr.readyCh)) {
+			err = fmt.Errorf("%w: unexpected %q frame on a call lane", errProtocol, m.Type)
+		}
+		var frame []byte
+		if err == nil {
+			pr.laneCalls.Add(1)
+			frame, err = pr.answer(m)
+		}
+		if err != nil {
+			if errors.Is(err, errProtocol) {
+				pr.kill(killProtocol, err.Error())
+			}
+			return
+		}
+		// The reply pipe is empty (one call at a time): a frame that fits
+		// in the pipe's buffer never blocks; a bigger one gets a deadline,
+		// as on the protocol pipe.
+		if len(frame) > 64<<10 {
+			_ = l.replies.SetWriteDeadline(time.Now().Add(writeTimeout))
+		}
+		if _, err := l.replies.Write(frame); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				pr.kill(killProtocol, "stopped reading its call lane")
+			}
+			return
+		}
+	}
+}
+
+// closeParentLanes closes the parent's ends of lanes never handed to a
+// lane loop.
+func closeParentLanes(lanes []*parentLane) {
+	for _, l := range lanes {
+		l.calls.Close()
+		l.replies.Close()
+	}
+}
