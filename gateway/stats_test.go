@@ -103,3 +103,26 @@ func TestAuthRejectionsCounted(t *testing.T) {
 		t.Error("/metrics shows token material")
 	}
 }
+
+// TestSandboxReported: /readyz and isogate://stats say how programs are
+// isolated and which V8 runs them.
+func TestSandboxReported(t *testing.T) {
+	h := newHTTPGateway(t, nil)
+	resp, err := http.Get(strings.TrimSuffix(h.url, "/mcp") + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"sandbox":{"isolation":"thread","v8_version":"10.`) {
+		t.Errorf("/readyz lacks the sandbox report: %s", body)
+	}
+	cs := h.connect(t, nil)
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "isogate://stats"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Contents[0].Text, `"isolation": "thread"`) {
+		t.Errorf("isogate://stats lacks the sandbox report: %s", res.Contents[0].Text)
+	}
+}

@@ -211,6 +211,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Observer: a.Observer, Metrics: a.Metrics,
+		Sandbox: func() surface.SandboxReport { return sandboxReport(a.Runner) },
 	}, surface.Options{
 		Version:            opts.Version,
 		Logger:             a.logger,

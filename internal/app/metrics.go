@@ -17,7 +17,8 @@ func newMetrics(manager *backend.Manager, runner v8sandbox.Runner) *metrics.Metr
 			}
 			return out
 		},
-		Workers: func() metrics.Workers { return workerStates(runner) },
+		Workers:     func() metrics.Workers { return workerStates(runner) },
+		Confinement: func() []metrics.LayerLevel { return confinementLevels(runner) },
 	})
 }
 

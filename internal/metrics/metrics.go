@@ -47,6 +47,14 @@ type Workers struct {
 type Sources struct {
 	Backends func() []BackendState
 	Workers  func() Workers
+	// Confinement is what the sandbox workers obtained, layer by layer
+	// (process isolation; none before a worker has started).
+	Confinement func() []LayerLevel
+}
+
+// LayerLevel is the level a confinement layer was obtained at.
+type LayerLevel struct {
+	Layer, Level string
 }
 
 // Metrics is one gateway's set of metrics, on its own registry. A nil
@@ -144,6 +152,7 @@ var (
 	descRestarts = prometheus.NewDesc("isogate_backend_restarts_total", "Restarts of the backend.", []string{"backend"}, nil)
 	descWorkers  = prometheus.NewDesc("isogate_sandbox_workers", "Sandbox workers by state.", []string{"state"}, nil)
 	descDeaths   = prometheus.NewDesc("isogate_sandbox_deaths_total", "Sandbox worker processes that died, by cause.", []string{"cause"}, nil)
+	descConfined = prometheus.NewDesc("isogate_sandbox_confinement", "1 for the level each confinement layer of the sandbox workers was obtained at.", []string{"layer", "level"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -152,6 +161,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descRestarts
 	ch <- descWorkers
 	ch <- descDeaths
+	ch <- descConfined
 }
 
 // Collect implements prometheus.Collector.
@@ -173,6 +183,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for cause, n := range w.Deaths {
 			ch <- prometheus.MustNewConstMetric(descDeaths, prometheus.CounterValue, float64(n), cause)
+		}
+	}
+	if c.src.Confinement != nil {
+		for _, l := range c.src.Confinement() {
+			ch <- prometheus.MustNewConstMetric(descConfined, prometheus.GaugeValue, 1, l.Layer, l.Level)
 		}
 	}
 }

@@ -23,7 +23,8 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 		Backends       int             `json:"backends"`
 		NotReady       []notReady      `json:"not_ready"`
 		NameCollisions []NameCollision `json:"name_collisions"`
-	}{Ready: true, NotReady: []notReady{}, NameCollisions: sf.collisions.list()}
+		Sandbox        *SandboxReport  `json:"sandbox,omitempty"`
+	}{Ready: true, NotReady: []notReady{}, NameCollisions: sf.collisions.list(), Sandbox: sf.sandboxReport()}
 	for _, st := range sf.manager.Status() {
 		body.Backends++
 		if st.State == backend.StateHealthy || (st.ToolsCached && st.ToolCount > 0) {
@@ -44,3 +45,7 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = json.NewEncoder(w).Encode(body)
 }
+
+// NameCollisions lists the tool and prompt names backends share, as
+// /readyz and isogate://backends report them.
+func (sf *Surface) NameCollisions() []NameCollision { return sf.collisions.list() }

@@ -20,6 +20,7 @@ import (
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/sdklog"
+	"github.com/isogate/isogate/internal/stats"
 )
 
 // Instructions teach an agent the discovery → call workflow.
@@ -345,10 +346,15 @@ func (sf *Surface) addResources(s *mcp.Server) {
 	s.AddResource(&mcp.Resource{URI: "isogate://stats", Name: "stats", MIMEType: "application/json",
 		Description: "Your usage: tool calls per tool, code-mode runs per tier, bytes returned vs processed (gateway-wide for server.auth.admins)."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			if principalOf(req).Matches(sf.opts.Auth.Admins) {
-				return jsonResource(req.Params.URI, sf.observer.Stats().Snapshot())
+			type statsView struct {
+				stats.Snapshot
+				Sandbox *SandboxReport `json:"sandbox,omitempty"`
 			}
-			return jsonResource(req.Params.URI, sf.observer.CallerStats(sf.ownerOf(req)))
+			view := statsView{sf.observer.CallerStats(sf.ownerOf(req)), sf.sandboxReport()}
+			if principalOf(req).Matches(sf.opts.Auth.Admins) {
+				view.Snapshot = sf.observer.Stats().Snapshot()
+			}
+			return jsonResource(req.Params.URI, view)
 		})
 	s.AddResource(&mcp.Resource{URI: "isogate://tools", Name: "tools", MIMEType: "text/plain",
 		Description: "Compact index of every tool: one line each, name and summary."},

@@ -29,6 +29,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // Parts are the components the surface serves. All but RunCode are required.
@@ -43,6 +44,27 @@ type Parts struct {
 	Runs     resultstore.Store // run records behind isogate://runs/{id}
 	Observer *observe.Observer // stats and traces
 	Metrics  *metrics.Metrics  // served at /metrics
+	// Sandbox reports how programs are isolated (/readyz, isogate://stats);
+	// nil: not reported.
+	Sandbox func() SandboxReport
+}
+
+// sandboxReport is the sandbox's report, nil when there is none.
+func (sf *Surface) sandboxReport() *SandboxReport {
+	if sf.sandbox == nil {
+		return nil
+	}
+	r := sf.sandbox()
+	return &r
+}
+
+// SandboxReport is how programs are isolated: the isolation mode, the V8
+// version and, in process isolation, the confinement the workers obtained
+// (nil until a worker has started).
+type SandboxReport struct {
+	Isolation   string                `json:"isolation"`
+	V8Version   string                `json:"v8_version"`
+	Confinement *procpool.Confinement `json:"confinement,omitempty"`
 }
 
 // Options are the surface's settings; the zero value of each field means
@@ -106,6 +128,7 @@ type Surface struct {
 	runs     *runStore
 	observer *observe.Observer
 	metrics  *metrics.Metrics
+	sandbox  func() SandboxReport // nil: not reported
 
 	trips    roundTrips // runs paused for approval between rounds
 	server   *mcp.Server
@@ -145,6 +168,7 @@ func New(p Parts, opts Options) *Surface {
 		opts: opts, logger: opts.Logger,
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
+		sandbox:  p.Sandbox,
 		runs:     newRunStore(p.Runs, opts.RecordDir),
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}

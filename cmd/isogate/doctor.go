@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/v8sandbox/procpool"
+)
+
+func init() {
+	register(&command{
+		name: "doctor",
+		summary: "Check a configuration end to end: run a program in the sandbox and report its isolation and confinement " +
+			"layer by layer, connect every backend, list shared names. Exit 1 when something is wrong.",
+		flags: func(fs *pflag.FlagSet) {
+			config.RegisterFlags(fs)
+			fs.Duration("wait", 20*time.Second, "how long to wait for backends to connect")
+			fs.Bool("json", false, "print the report as JSON")
+		},
+		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, _ []string) int {
+			g, code := oneShotGateway(ctx, env, fs)
+			if g == nil {
+				return code
+			}
+			defer g.Close()
+			r := diagnose(ctx, g)
+			if asJSON, _ := fs.GetBool("json"); asJSON {
+				enc := json.NewEncoder(env.stdout)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(r)
+			} else {
+				r.print(env.stdout)
+			}
+			if len(r.Problems) > 0 {
+				return 1
+			}
+			return 0
+		},
+	})
+}
+
+// doctorReport is what `isogate doctor` found.
+type doctorReport struct {
+	Sandbox        surface.SandboxReport   `json:"sandbox"`
+	SandboxRun     string                  `json:"sandbox_run"` // "ok" or the failure
+	Backends       []backend.Status        `json:"backends"`
+	NameCollisions []surface.NameCollision `json:"name_collisions"`
+	Problems       []string                `json:"problems"`
+}
+
+// diagnose runs a program through V8 (which starts a sandbox worker, so
+// the confinement it obtained is known) and reads the backends' state.
+func diagnose(ctx context.Context, g *app.App) doctorReport {
+	r := doctorReport{Problems: []string{}, NameCollisions: g.Surface.NameCollisions()}
+	resp := g.Engine.Execute(ctx, codemode.Request{Code: "let s = 0; for (let i = 1; i <= 10; i++) s += i; return s"})
+	switch {
+	case resp.IsError:
+		r.SandboxRun = resp.Render()
+		r.Problems = append(r.Problems, "sandbox: a trivial program failed: "+resp.Render())
+	case resp.Text != "55":
+		r.SandboxRun = "unexpected result " + resp.Text
+		r.Problems = append(r.Problems, "sandbox: a trivial program returned "+resp.Text+", want 55")
+	default:
+		r.SandboxRun = "ok"
+	}
+	r.Sandbox = g.Sandbox()
+	if c := r.Sandbox.Confinement; c != nil && c.Mode != procpool.ConfinementOff {
+		for _, l := range c.Layers {
+			if l.Level != procpool.LevelOn {
+				r.Problems = append(r.Problems, fmt.Sprintf("sandbox: confinement layer %s is %s (%s)", l.Name, l.Level, l.Detail))
+			}
+		}
+	}
+	r.Backends = g.Backends.Status()
+	for _, st := range r.Backends {
+		if st.State != backend.StateHealthy {
+			r.Problems = append(r.Problems, fmt.Sprintf("backend %s is %s: %s", st.Name, st.State, st.LastError))
+		}
+	}
+	return r
+}
+
+// print writes the report for a person.
+func (r doctorReport) print(w io.Writer) {
+	fmt.Fprintf(w, "sandbox: %s isolation, V8 %s, trivial run: %s\n", r.Sandbox.Isolation, r.Sandbox.V8Version, r.SandboxRun)
+	if c := r.Sandbox.Confinement; c != nil {
+		fmt.Fprintf(w, "confinement (%s):\n", c.Mode)
+		for _, l := range c.Layers {
+			fmt.Fprintf(w, "  %-13s %-8s %s\n", l.Name, l.Level, l.Detail)
+		}
+	}
+	fmt.Fprintf(w, "backends: %d\n", len(r.Backends))
+	for _, st := range r.Backends {
+		line := fmt.Sprintf("  %-16s %-10s %3d tools", st.Name, st.State, st.ToolCount)
+		if st.LastError != "" {
+			line += "  " + st.LastError
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, c := range r.NameCollisions {
+		fmt.Fprintf(w, "shared %s name %q: %v (listed under it: %s)\n", c.Kind, c.Name, c.Backends, orNone(c.Winner))
+	}
+	if len(r.Problems) == 0 {
+		fmt.Fprintln(w, "no problems found")
+		return
+	}
+	fmt.Fprintf(w, "%d problem(s):\n", len(r.Problems))
+	for _, p := range r.Problems {
+		fmt.Fprintln(w, "  - "+p)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none, all prefixed"
+	}
+	return s
+}
