@@ -143,6 +143,18 @@ func newAskBackend(name string, meet *meeting) *askBackend {
 // askBackends, "ask" and "ask2", that share one meeting.
 func askGateway(t *testing.T) (*Gateway, *askBackend, *askBackend) {
 	t.Helper()
+	cfg := passthroughConfig(t)
+	meet := &meeting{both: make(chan struct{})}
+	a, b := newAskBackend("ask", meet), newAskBackend("ask2", meet)
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(),
+		ExtraSpecs: []backend.Spec{legacy(backend.InMemory("ask", a.server)), legacy(backend.InMemory("ask2", b.server))}})
+	return g, a, b
+}
+
+// passthroughConfig is the default configuration serving passthrough
+// tools named <backend>__<tool>, with its own cache directory.
+func passthroughConfig(t *testing.T) *config.Config {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Server.Expose = config.ExposePassthrough
@@ -150,11 +162,7 @@ func askGateway(t *testing.T) (*Gateway, *askBackend, *askBackend) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	meet := &meeting{both: make(chan struct{})}
-	a, b := newAskBackend("ask", meet), newAskBackend("ask2", meet)
-	g := startHealthy(t, cfg, app.Options{Runner: testPool(),
-		ExtraSpecs: []backend.Spec{legacy(backend.InMemory("ask", a.server)), legacy(backend.InMemory("ask2", b.server))}})
-	return g, a, b
+	return cfg
 }
 
 // answering is a client that answers sampling, elicitation and roots as

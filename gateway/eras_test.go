@@ -58,13 +58,7 @@ func newEraBackend(name string, cancelled chan<- string) *mcp.Server {
 // eraGateway serves one backend per version (passthrough, names prefixed).
 func eraGateway(t *testing.T) (*Gateway, chan string) {
 	t.Helper()
-	cfg := config.Default()
-	cfg.Server.CacheDir = t.TempDir()
-	cfg.Server.Expose = config.ExposePassthrough
-	cfg.Server.ToolNames = config.ToolNamesPrefixed
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := passthroughConfig(t)
 	cancelled := make(chan string, 16)
 	var specs []backend.Spec
 	for _, v := range eraVersions {
@@ -223,13 +217,7 @@ func TestEraMatrix(t *testing.T) {
 // closed when the client's session ends; past max_sessions the call is
 // refused with BACKEND_BUSY, and with auto the client shares instead.
 func TestPerClientSessions(t *testing.T) {
-	cfg := config.Default()
-	cfg.Server.CacheDir = t.TempDir()
-	cfg.Server.Expose = config.ExposePassthrough
-	cfg.Server.ToolNames = config.ToolNamesPrefixed
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := passthroughConfig(t)
 	cancelled := make(chan string, 4)
 	per := backend.InMemory("per", newEraBackend("per", cancelled))
 	per.Sessions, per.MaxSessions = config.SessionsPerClient, 1

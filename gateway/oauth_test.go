@@ -172,28 +172,8 @@ func oauthGateway(t *testing.T, p *idp, mutate func(*config.Config)) (base strin
 	}
 	logs = &testutil.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	g, err := build(cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("local", local)}, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer wcancel()
-	if err := g.app.Backends.WaitHealthy(wctx); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := g.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = g.ServeHTTP(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return "http://" + ln.Addr().String(), logs
+	_, base = serveHealthy(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("local", local)}, Logger: logger})
+	return base, logs
 }
 
 // initialize posts an initialize request with token ("" for none) and

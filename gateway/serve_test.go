@@ -71,19 +71,16 @@ func newHTTPGateway(t *testing.T, mutate func(*config.Config), extra ...backend.
 		runner = nil
 	}
 	specs := append([]backend.Spec{backend.InMemory("local", local)}, h.extra...)
-	g, err := build(cfg, app.Options{Runner: runner, ExtraSpecs: specs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer wcancel()
-	if err := g.app.Backends.WaitHealthy(wctx); err != nil {
-		t.Fatal(err)
-	}
+	g, base := serveHealthy(t, cfg, app.Options{Runner: runner, ExtraSpecs: specs})
+	h.g, h.url = g, base+"/mcp"
+	return h
+}
+
+// serveHealthy is startHealthy serving the gateway's HTTP handler on a
+// loopback port until the test ends; base is its http://host:port.
+func serveHealthy(t *testing.T, cfg *config.Config, opts app.Options) (g *Gateway, base string) {
+	t.Helper()
+	g = startHealthy(t, cfg, opts)
 	ln, err := g.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +89,7 @@ func newHTTPGateway(t *testing.T, mutate func(*config.Config), extra ...backend.
 	done := make(chan struct{})
 	go func() { _ = g.ServeHTTP(ctx, ln); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	h.g, h.url = g, "http://"+ln.Addr().String()+"/mcp"
-	return h
+	return g, "http://" + ln.Addr().String()
 }
 
 // connect opens a go-sdk client session over streamable HTTP.
