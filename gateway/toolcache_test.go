@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -23,14 +22,7 @@ import (
 // copy of the same backend cannot connect, serves that list at once. With
 // Redis gone, a gateway still starts and says why its cache is unusable.
 func TestToolListCacheSharedOnRedis(t *testing.T) {
-	srv, err := redistest.Start()
-	if errors.Is(err, redistest.ErrNoRedis) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := redistest.ForTest(t)
 
 	replica := func(spec backend.Spec, logs *testutil.Buffer) *Gateway {
 		cfg := config.Default()

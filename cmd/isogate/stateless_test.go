@@ -53,11 +53,7 @@ const bigChain = `return Array.from({length: 200}, (_, i) => ({i, s: "x".repeat(
 // Redis restarting gives a clear error, then recovery, never a crash.
 func TestStatelessReplicasOnRedis(t *testing.T) {
 	everythingServer(t)
-	srv, err := redistest.Start()
-	if err != nil {
-		t.Skipf("Redis replica test skipped: %v", err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := redistest.ForTest(t)
 	const token = "replica-secret"
 	cfg := writeConfig(t, "")
 	env := []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),

@@ -18,11 +18,7 @@ func TestRedisWithPassword(t *testing.T) {
 	if redisServer == nil {
 		t.Skipf("Redis store tests skipped: %v", redisSkip)
 	}
-	srv, err := redistest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := redistest.ForTest(t)
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	if err := admin.ConfigSet(ctx, "requirepass", "s3cret-pass").Err(); err != nil {

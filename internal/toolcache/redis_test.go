@@ -16,14 +16,7 @@ import (
 // With store.hmac_key a planted or changed entry is refused; a genuine
 // one reads back.
 func TestPlantedToolListIsRefused(t *testing.T) {
-	srv, err := redistest.Start()
-	if errors.Is(err, redistest.ErrNoRedis) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := redistest.ForTest(t)
 	ctx := context.Background()
 	c, err := NewRedis(srv.URL(), []byte("0123456789abcdef-key"))
 	if err != nil {

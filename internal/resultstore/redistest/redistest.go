@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -30,6 +31,21 @@ type Server struct {
 
 // ErrNoRedis means redis-server is not installed; tests skip with it.
 var ErrNoRedis = errors.New("redis-server not found on PATH (Debian package redis-server; `make deps` installs it when apt-get can)")
+
+// ForTest starts a server for t, stopped when t ends; t is skipped when
+// redis-server is not installed and fails on any other error.
+func ForTest(t testing.TB) *Server {
+	t.Helper()
+	srv, err := Start()
+	if errors.Is(err, ErrNoRedis) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
 
 // Start starts redis-server on a free loopback port, without persistence,
 // and returns once it accepts connections (it says so on its stdout).
