@@ -1,10 +1,15 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +22,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/backendauth"
 	"github.com/isogate/isogate/internal/testutil"
 )
 
@@ -191,4 +197,67 @@ func TestBackendTokenExchange(t *testing.T) {
 func asJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestBackendLogin: `isogate login`'s flow (authorization code + PKCE,
+// with a dynamically registered client) against the IdP, a browser that
+// follows the redirects, the token file at 0600, and the gateway using
+// the stored token and refreshing it.
+func TestBackendLogin(t *testing.T) {
+	t.Setenv("IDP_BACKEND_TTL", "4")
+	p := startIdP(t)
+	be := startGuardedBackend(t, p, false)
+	cacheDir := t.TempDir()
+	ba := config.BackendAuth{Type: config.BackendAuthAuthorizationCode, Issuer: p.issuer,
+		Scopes: []string{"openid", "backend:read"}}
+	a, err := backendauth.New(backendauth.Options{Backend: "remote", URL: be.url, Auth: ba, CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- a.Login(context.Background(), pw); pw.Close() }()
+	sc := bufio.NewScanner(pr)
+	var authURL string
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), p.issuer+"/auth?"); ok {
+			authURL = p.issuer + "/auth?" + u
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if authURL == "" {
+		t.Fatalf("no authorization URL printed: %v", <-done)
+	}
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar}).Get(authURL) // the browser
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("login: %v (browser ended at %d %s)", err, resp.StatusCode, body)
+	}
+	fi, err := os.Stat(filepath.Join(cacheDir, "oauth", "remote.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %v, want 0600", fi.Mode().Perm())
+	}
+
+	base, _ := oauthGateway(t, p, func(c *config.Config) {
+		remoteBackend(be.url, ba)(c)
+		c.Server.CacheDir = cacheDir
+	})
+	cs := connectAs(t, base, p.token(t, "alice", "mcp:tools", audience))
+	if got := whoami(t, cs)["sub"]; got != "dave" {
+		t.Fatalf("the backend saw sub %v, want the person who logged in", got)
+	}
+	first := len(be.tokens())
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		whoami(t, cs)
+		return len(be.tokens()) > first
+	}, "the login's token was never refreshed")
 }

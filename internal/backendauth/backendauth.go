@@ -67,6 +67,7 @@ type Authorizer struct {
 
 	own      *cachedSource // client credentials, or the login's tokens
 	exchange *exchangeCache
+	stored   loginFile // authorization_code: the token file
 }
 
 // New returns the authorizer of opts, or nil when opts.Auth.Type is empty.

@@ -11,6 +11,8 @@
 //   alice  groups [eng],        scopes mcp:tools mcp:admin
 //   bob    groups [contractor], scopes mcp:tools
 //   carol  groups [eng],        scope  mcp:read (lacks mcp:tools)
+// Dynamic client registration (RFC 7591) is open; an authorization code
+// login is completed at once for the person "dave".
 //   gateway                     scope  backend:read: isogate as a client of
 //                               its backends (client credentials, and
 //                               token exchange, RFC 8693, of a token this
@@ -36,6 +38,11 @@ server.listen(0, '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   let provider = make(issuer);
   server.on('request', (req, res) => {
+    if (req.url.startsWith('/interaction/')) {
+      // The person at the browser: always "dave", who always agrees.
+      finishInteraction(provider, req, res).catch((err) => { res.statusCode = 500; res.end(String(err)); });
+      return;
+    }
     if (req.method === 'POST' && req.url === '/__rotate') {
       let body = '';
       req.on('data', (c) => { body += c; });
@@ -51,6 +58,23 @@ server.listen(0, '127.0.0.1', () => {
   console.log(`listening ${issuer}`);
 });
 
+// finishInteraction logs "dave" in, and grants what the client asked.
+async function finishInteraction(provider, req, res) {
+  const { prompt, params, session } = await provider.interactionDetails(req, res);
+  if (prompt.name === 'login') {
+    await provider.interactionFinished(req, res, { login: { accountId: 'dave' } }, { mergeWithLastSubmission: false });
+    return;
+  }
+  const grant = new provider.Grant({ clientId: params.client_id, accountId: session.accountId });
+  const { missingOIDCScope, missingResourceScopes } = prompt.details;
+  if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
+  for (const [indicator, scope] of Object.entries(missingResourceScopes ?? {})) {
+    grant.addResourceScope(indicator, scope.join(' '));
+  }
+  const grantId = await grant.save();
+  await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+}
+
 function make(issuer) {
   const clients = Object.keys(groups).map((id) => ({
     client_id: id,
@@ -64,8 +88,12 @@ function make(issuer) {
     clients,
     jwks,
     scopes: ['mcp:tools', 'mcp:admin', 'mcp:read', 'backend:read'],
+    interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
+    // Authorization code logins (isogate login) get refresh tokens.
+    issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
     features: {
       devInteractions: { enabled: false },
+      registration: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -73,7 +101,7 @@ function make(issuer) {
         defaultResource: () => resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, indicator, client) => ({
-          scope: scopes[client.clientId],
+          scope: scopes[client.clientId] ?? 'backend:read',
           audience: indicator,
           accessTokenTTL: indicator === resource ? 300 : backendTTL,
           accessTokenFormat: 'jwt',
