@@ -110,6 +110,10 @@ func (c *collector) expand(cfg *Config, lookup func(string) (string, bool)) map[
 			one(joinKey(key+".headers", k), &v, report)
 			b.Headers[k] = v
 		}
+		one(key+".auth.issuer", &b.Auth.Issuer, report)
+		one(key+".auth.token_url", &b.Auth.TokenURL, report)
+		one(key+".auth.client_id", &b.Auth.ClientID, report)
+		one(key+".auth.client_secret", &b.Auth.ClientSecret, report)
 		cfg.Backends[name] = b
 	}
 	return bad

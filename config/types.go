@@ -245,6 +245,10 @@ type Backend struct {
 	// Headers are sent with every HTTP request to the backend. ${VAR} is
 	// expanded in values.
 	Headers map[string]string `koanf:"headers"`
+	// Auth is how the gateway obtains an OAuth access token for the
+	// backend (HTTP only); see BackendAuth. Headers still apply; Auth
+	// alone sets Authorization.
+	Auth BackendAuth `koanf:"auth"`
 
 	// Timeout bounds each tool call. Default 30s.
 	Timeout time.Duration `koanf:"timeout"`

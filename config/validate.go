@@ -246,6 +246,7 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 			c.add(indexKey(key+".tags", i), "tag must not be empty")
 		}
 	}
+	c.validateBackendAuth(key, b)
 	c.globs(key+".tools.allow", b.Tools.Allow)
 	c.globs(key+".tools.deny", b.Tools.Deny)
 	c.globs(key+".tools.approve", b.Tools.Approve)

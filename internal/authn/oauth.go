@@ -195,7 +195,7 @@ func (o *OAuth) verifyJWT(ctx context.Context, keys *keySet, token string) (*aut
 		return nil, reject(ReasonNoSubject, "the token names no subject")
 	}
 	exp, _ := claims.GetExpirationTime()
-	p := &Principal{Name: sub, Groups: stringList(claims[o.opts.GroupsClaim]), Scopes: scopes(claims)}
+	p := &Principal{Name: sub, Groups: stringList(claims[o.opts.GroupsClaim]), Scopes: scopes(claims), token: &accessToken{token}}
 	// The go-sdk compares Expiration with its own clock: give it ours,
 	// with the skew already applied.
 	info := &auth.TokenInfo{Expiration: exp.Time.Add(skew).Add(time.Since(o.opts.Now()))}
@@ -292,7 +292,7 @@ func (o *OAuth) introspect(ctx context.Context, endpoint, token string) (*auth.T
 			return nil, reject(ReasonNoSubject, "the token names no subject")
 		}
 	}
-	p := &Principal{Name: sub, Groups: stringList(claims[o.opts.GroupsClaim]), Scopes: scopes(claims)}
+	p := &Principal{Name: sub, Groups: stringList(claims[o.opts.GroupsClaim]), Scopes: scopes(claims), token: &accessToken{token}}
 	return tokenInfo(p, &auth.TokenInfo{Expiration: expires}), nil
 }
 

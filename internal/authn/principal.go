@@ -24,6 +24,34 @@ type Principal struct {
 	Groups []string
 	// Scopes are the scopes the token grants.
 	Scopes []string
+
+	// token is the OAuth access token the principal presented (nil for a
+	// static token): a pointer, so that printing a Principal shows an
+	// address and never the token.
+	token *accessToken
+}
+
+// accessToken holds a validated OAuth access token.
+type accessToken struct{ value string }
+
+// AccessToken returns the validated OAuth access token the principal
+// presented, or "" (static tokens, no auth). It exists for RFC 8693 token
+// exchange (backends.<name>.auth.type token_exchange): it is the subject
+// token the gateway trades for a backend's token. It is never forwarded to
+// a backend nor logged.
+func (p *Principal) AccessToken() string {
+	if p == nil || p.token == nil {
+		return ""
+	}
+	return p.token.value
+}
+
+// WithAccessToken returns a copy of p that presented the OAuth access
+// token tok (see [Principal.AccessToken]).
+func (p *Principal) WithAccessToken(tok string) *Principal {
+	q := *p
+	q.token = &accessToken{tok}
+	return &q
 }
 
 // Owner is the owner key of what the principal stores (results, run

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backendauth"
 )
 
 // backend is the state of one configured backend. A single supervisor
@@ -25,6 +26,7 @@ type backend struct {
 	invalid     error       // non-nil if the spec failed validation
 	ring        *ringBuffer // stderr of stdio backends, nil otherwise
 	sem         chan struct{}
+	auth        *backendauth.Authorizer // backends.<name>.auth, nil: none
 
 	refresh    chan struct{} // tools/list_changed received (coalescing)
 	kick       chan struct{} // a caller saw the connection break
@@ -137,7 +139,12 @@ func newBackend(m *Manager, spec Spec) *backend {
 	if spec.Transport == config.TransportStdio {
 		b.ring = newRingBuffer(m.opts.StderrLines)
 	}
-	if err := spec.Validate(); err != nil {
+	err := spec.Validate()
+	if err == nil && spec.Remote() {
+		b.auth, err = backendauth.New(backendauth.Options{Backend: spec.Name, URL: spec.URL, Auth: spec.Auth,
+			CacheDir: m.opts.CacheDir, Logger: b.log})
+	}
+	if err != nil {
 		b.invalid = err
 		b.state = StateUnhealthy
 		b.givenUp = true

@@ -57,6 +57,13 @@ func fingerprint(s *Spec) string {
 	}
 	_ = enc.Encode([]any{cacheVersion, name, s.Transport, s.Command, s.Args, sortedPairs(s.Env), s.InheritEnv,
 		s.Cwd, s.URL, sortedPairs(s.Headers)})
+	if s.Auth.Type != "" {
+		// Only when set, so that other backends keep their fingerprints;
+		// without the secret, which should not reach a file even hashed.
+		au := s.Auth
+		au.ClientSecret = ""
+		_ = enc.Encode(au)
+	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 

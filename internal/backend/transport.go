@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backendauth"
 )
 
 // newTransport builds the go-sdk transport for one connection attempt. For
@@ -40,9 +41,9 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 			proc:  c.proc,
 		}, nil
 	case config.TransportStreamableHTTP:
-		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers)}, nil
+		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers, b.auth)}, nil
 	case config.TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers)}, nil
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers, b.auth)}, nil
 	case TransportCustom:
 		t, err := s.Dial(ctx)
 		if err != nil {
@@ -141,12 +142,23 @@ func (h *procHandle) exitStatus() string {
 	return h.cmd.ProcessState.String()
 }
 
-// newHTTPClient returns a client that adds headers to every request.
-func newHTTPClient(headers map[string]string) *http.Client {
-	if len(headers) == 0 {
+// newHTTPClient returns a client that adds headers to every request, and
+// the backend's access token when it has backends.<name>.auth (set last,
+// so it is the one Authorization; config refuses both). The token is
+// chosen per request from its context: a call's principal reaches here
+// (the go-sdk sends each request with its caller's context).
+func newHTTPClient(headers map[string]string, auth *backendauth.Authorizer) *http.Client {
+	var rt http.RoundTripper = http.DefaultTransport
+	if auth != nil {
+		rt = auth.Wrap(rt)
+	}
+	if len(headers) > 0 {
+		rt = &headerRoundTripper{base: rt, headers: maps.Clone(headers)}
+	}
+	if rt == http.DefaultTransport {
 		return &http.Client{}
 	}
-	return &http.Client{Transport: &headerRoundTripper{base: http.DefaultTransport, headers: maps.Clone(headers)}}
+	return &http.Client{Transport: rt}
 }
 
 // headerRoundTripper adds fixed headers to every request.
