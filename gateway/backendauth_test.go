@@ -155,10 +155,22 @@ func TestBackendClientCredentials(t *testing.T) {
 // TestBackendTokenExchange: each principal's calls carry a token the IdP
 // issued for that principal (RFC 8693, sub = the principal, act = the
 // gateway), cached per principal; the principals' own tokens never reach
-// the backend.
+// the backend. A backend with sessions binds each to its first token's
+// user: every principal's client session gets a backend session of its
+// own.
 func TestBackendTokenExchange(t *testing.T) {
+	for _, stateless := range []bool{true, false} {
+		name := "sessions"
+		if stateless {
+			name = "stateless"
+		}
+		t.Run(name, func(t *testing.T) { testBackendTokenExchange(t, stateless) })
+	}
+}
+
+func testBackendTokenExchange(t *testing.T, stateless bool) {
 	p := startIdP(t)
-	be := startGuardedBackend(t, p, true)
+	be := startGuardedBackend(t, p, stateless)
 	base, _ := oauthGateway(t, p, remoteBackend(be.url, config.BackendAuth{
 		Type: config.BackendAuthTokenExchange, Issuer: p.issuer,
 		ClientID: "gateway", ClientSecret: "gateway-secret", Scopes: []string{"backend:read"},

@@ -214,8 +214,10 @@ func TestEraMatrix(t *testing.T) {
 
 // TestPerClientSessions: with backends.<name>.sessions: per_client every
 // client session that initialized gets a backend session of its own,
-// closed when the client's session ends; past max_sessions the call is
-// refused with BACKEND_BUSY, and with auto the client shares instead.
+// closed when the client's session ends. Past max_sessions, the session
+// used least recently with no call in flight makes room; with every one
+// busy the call is refused with BACKEND_BUSY, and with auto the client
+// shares the supervised session instead.
 func TestPerClientSessions(t *testing.T) {
 	cfg := passthroughConfig(t)
 	cancelled := make(chan string, 4)
@@ -236,16 +238,41 @@ func TestPerClientSessions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
 	defer cancel()
 
-	first, _, _ := eraClient(t, g, "2025-06-18")
-	if got := eraCall(ctx, first, "per__progress", nil); got != "done" {
-		t.Fatalf("first client: %q", got)
-	}
+	first, _, firstEv := eraClient(t, g, "2025-06-18")
+	second, _, _ := eraClient(t, g, "2025-11-25")
+	// The first client's call holds its session busy.
+	blockCtx, unblock := context.WithCancel(ctx)
+	blocked := make(chan string, 1)
+	go func() { blocked <- eraCall(blockCtx, first, "per__block", mcp.Meta{"progressToken": "b"}) }()
+	firstEv.nextProgress(t, "first")
 	if n := sessions("per"); n != 1 {
 		t.Errorf("per_client: %d clients' own sessions, want 1", n)
 	}
-	second, _, _ := eraClient(t, g, "2025-11-25")
 	if got := eraCall(ctx, second, "per__progress", nil); !strings.Contains(got, "no room for another client session") {
-		t.Errorf("second client past max_sessions: %q, want BACKEND_BUSY", got)
+		t.Errorf("second client while the only session is busy: %q, want BACKEND_BUSY", got)
+	}
+	// auto falls back to sharing instead (the first client's own auto
+	// session is busy too): a backend's input requests still reach the
+	// client (the gateway runs the rounds), a request during the call
+	// cannot on the shared 2026-07-28 session.
+	go func() { _ = eraCall(blockCtx, first, "auto__block", mcp.Meta{"progressToken": "b2"}) }()
+	firstEv.nextProgress(t, "first")
+	if got := eraCall(ctx, second, "auto__inputs", nil); got != "accept C2025-11-25 / C2025-11-25 answers greet x" {
+		t.Errorf("auto with no room, on the shared session: %q", got)
+	}
+	if n := sessions("auto"); n != 1 {
+		t.Errorf("auto: %d clients' own sessions, want 1 (the first client's)", n)
+	}
+	unblock()
+	<-blocked
+	<-cancelled
+	<-cancelled
+	// Now idle, the first client's session makes room for the second's.
+	if got := eraCall(ctx, second, "per__progress", nil); got != "done" {
+		t.Errorf("second client once the first's session is idle: %q", got)
+	}
+	if n := sessions("per"); n != 1 {
+		t.Errorf("per_client after the eviction: %d clients' own sessions, want 1", n)
 	}
 	// A 2026-07-28 client has no session to key on (no initialize): it
 	// shares.
@@ -253,20 +280,8 @@ func TestPerClientSessions(t *testing.T) {
 	if got := eraCall(ctx, modern, "per__progress", nil); got != "done" {
 		t.Errorf("2026-07-28 client: %q", got)
 	}
-	// auto: the second client takes auto's one own session; the first,
-	// past max_sessions, shares the supervised one and is still asked
-	// (the gateway runs the input rounds).
-	if got := eraCall(ctx, second, "auto__elicit", nil); got != "accept C2025-11-25" {
-		t.Errorf("auto, own session: %q", got)
-	}
-	if got := eraCall(ctx, first, "auto__inputs", nil); got != "accept C2025-06-18 / C2025-06-18 answers greet x" {
-		t.Errorf("auto past max_sessions, shared session: %q", got)
-	}
-	if n := sessions("auto"); n != 1 {
-		t.Errorf("auto: %d clients' own sessions, want 1", n)
-	}
 
-	// The first client's session ends: its backend session closes.
-	first.Close()
+	// The second client's session ends: its backend session closes.
+	second.Close()
 	testutil.Eventually(t, eventWait, func() bool { return sessions("per") == 0 }, "the ended client's backend session is still open")
 }

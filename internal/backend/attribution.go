@@ -14,25 +14,38 @@ import (
 // [Caller.OnLog]). Otherwise it goes to [Options.ClientRequests] and
 // [Options.OnLog], which attribute it as well as they can (or refuse).
 
-// enter counts a call of caller in flight on c until the returned func is
-// called; nil caller: nothing.
+// enter counts a call (of caller, nil for none) in flight on c until the
+// returned func is called.
 func (c *conn) enter(caller *Caller) (leave func()) {
-	if caller == nil || caller.Key == "" {
-		return func() {}
+	if caller != nil && caller.Key == "" {
+		caller = nil
 	}
 	c.callersMu.Lock()
-	if c.callers == nil {
-		c.callers = map[*Caller]int{}
+	c.calls++
+	if caller != nil {
+		if c.callers == nil {
+			c.callers = map[*Caller]int{}
+		}
+		c.callers[caller]++
 	}
-	c.callers[caller]++
 	c.callersMu.Unlock()
 	return func() {
 		c.callersMu.Lock()
-		if c.callers[caller]--; c.callers[caller] <= 0 {
-			delete(c.callers, caller)
+		c.calls--
+		if caller != nil {
+			if c.callers[caller]--; c.callers[caller] <= 0 {
+				delete(c.callers, caller)
+			}
 		}
 		c.callersMu.Unlock()
 	}
+}
+
+// busy reports whether calls are in flight on c.
+func (c *conn) busy() bool {
+	c.callersMu.Lock()
+	defer c.callersMu.Unlock()
+	return c.calls > 0
 }
 
 // soleCaller is the one Caller with calls in flight on c, or nil (none,

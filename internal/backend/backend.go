@@ -90,6 +90,7 @@ type conn struct {
 	// (attribution.go).
 	callersMu sync.Mutex
 	callers   map[*Caller]int
+	calls     int // all calls in flight, with a Caller or not
 }
 
 func (c *conn) alive() bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -96,6 +97,34 @@ type ownSession struct {
 	ready chan struct{} // closed once c or err is set
 	c     *conn
 	err   error
+	used  time.Time // last handed to a call (under b.mu)
+}
+
+// ownKey names the session of its own a call with ctx gets ("": the
+// shared one), and the Caller it serves (nil: none, a principal's).
+//
+// A backend that acts as the calling principal (auth type
+// token_exchange) authenticates each session as one user: every
+// principal gets sessions of its own — one per client session when the
+// client has one, else one per principal. Otherwise sessions.auto,
+// per_client or shared decide (wantsOwn).
+func (b *backend) ownKey(ctx context.Context, shared *conn) (string, *Caller) {
+	caller := callerFrom(ctx)
+	if b.spec.Auth.Type == config.BackendAuthTokenExchange {
+		p := authn.FromContext(ctx)
+		switch {
+		case p == nil:
+			return "", nil // on nobody's behalf: the gateway's own token
+		case caller != nil && caller.Key != "":
+			return caller.Key, caller
+		default:
+			return "principal:" + p.Name, nil
+		}
+	}
+	if b.wantsOwn(caller, shared) {
+		return caller.Key, caller
+	}
+	return "", nil
 }
 
 // wantsOwn reports whether calls of caller on the shared session shared
@@ -127,42 +156,57 @@ func (b *backend) session(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	caller := callerFrom(ctx)
-	if !b.wantsOwn(caller, shared) {
+	key, caller := b.ownKey(ctx, shared)
+	if key == "" {
 		return shared, nil
 	}
-	c, err := b.ownFor(ctx, caller)
-	if err == ErrBusy && b.spec.Sessions != config.SessionsPerClient {
+	c, err := b.ownFor(ctx, key, caller)
+	if err == ErrBusy && b.spec.Sessions == config.SessionsAuto && b.spec.Auth.Type != config.BackendAuthTokenExchange {
 		b.log.Warn("no room for another client session (backends.<name>.max_sessions); the client shares the backend's session",
-			slog.String("client", caller.Key), slog.Int("max_sessions", b.spec.MaxSessions))
+			slog.String("client", key), slog.Int("max_sessions", b.spec.MaxSessions))
 		return shared, nil
 	}
 	return c, err
 }
 
-// ownFor returns caller's own session, opening it if needed; one that
-// failed or died is replaced once.
-func (b *backend) ownFor(ctx context.Context, caller *Caller) (*conn, error) {
+// ownFor returns the session of its own key names, opening it if needed
+// (with ctx's values: the principal it authenticates as); one that failed
+// or died is replaced once. When max_sessions are open, the one used
+// least recently with no call in flight makes room; with none idle the
+// error is ErrBusy.
+func (b *backend) ownFor(ctx context.Context, key string, caller *Caller) (*conn, error) {
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
-		s := b.own[caller.Key]
+		s := b.own[key]
+		var evicted *ownSession
+		var evictedKey string
 		if s == nil {
 			if b.state == StateStopped {
 				b.mu.Unlock()
 				return nil, fmt.Errorf("backend %q: %w", b.spec.Name, ErrClosed)
 			}
 			if len(b.own) >= b.spec.MaxSessions {
-				b.mu.Unlock()
-				return nil, ErrBusy
+				if evictedKey, evicted = b.idlestOwnLocked(); evicted == nil {
+					b.mu.Unlock()
+					return nil, ErrBusy
+				}
+				delete(b.own, evictedKey)
 			}
 			s = &ownSession{ready: make(chan struct{})}
 			if b.own == nil {
 				b.own = map[string]*ownSession{}
 			}
-			b.own[caller.Key] = s
+			b.own[key] = s
+			s.used = time.Now()
 			b.mu.Unlock()
-			go b.openOwn(s, caller)
+			if evicted != nil {
+				b.log.Info("closing the least recently used client session for another (backends.<name>.max_sessions)",
+					slog.String("closed", evictedKey), slog.String("opened", key))
+				go b.teardown(evicted.c)
+			}
+			go b.openOwn(s, key, caller, context.WithoutCancel(ctx))
 		} else {
+			s.used = time.Now()
 			b.mu.Unlock()
 		}
 		select {
@@ -183,9 +227,31 @@ func (b *backend) ownFor(ctx context.Context, caller *Caller) (*conn, error) {
 	}
 }
 
-// openOwn opens caller's own session into s, within ConnectTimeout; the
-// session lives until Release, its death or the backend's end.
-func (b *backend) openOwn(s *ownSession, caller *Caller) {
+// idlestOwnLocked is the open session of its own used least recently with
+// no call in flight, or nil. b.mu must be held.
+func (b *backend) idlestOwnLocked() (string, *ownSession) {
+	var key string
+	var idlest *ownSession
+	for k, s := range b.own {
+		select {
+		case <-s.ready:
+		default:
+			continue // still opening
+		}
+		if s.c == nil || s.c.busy() || (idlest != nil && !s.used.Before(idlest.used)) {
+			continue
+		}
+		key, idlest = k, s
+	}
+	return key, idlest
+}
+
+// openOwn opens the session of its own key names into s, within
+// ConnectTimeout, with the values of values (the first call's: its
+// principal); it serves caller (nil: nobody's requests, no client
+// capabilities). The session lives until Release, eviction, its death or
+// the backend's end.
+func (b *backend) openOwn(s *ownSession, key string, caller *Caller, values context.Context) {
 	defer close(s.ready)
 	b.mu.Lock()
 	parent := b.life
@@ -193,15 +259,23 @@ func (b *backend) openOwn(s *ownSession, caller *Caller) {
 	if parent == nil {
 		parent = context.Background()
 	}
-	life, cancel := context.WithCancel(parent)
-	c := &conn{ctx: life, cancel: cancel, done: make(chan struct{}), owner: caller.Key}
+	life, cancel := context.WithCancel(values)
+	stopLife := context.AfterFunc(parent, cancel)
+	defer func() {
+		if s.c == nil {
+			stopLife()
+		}
+	}()
+	c := &conn{ctx: life, cancel: cancel, done: make(chan struct{}), owner: key}
 	cctx, stop := context.WithTimeout(life, b.opts.ConnectTimeout)
 	defer stop()
-	version := caller.ProtocolVersion
-	if pin := b.spec.ProtocolVersion; pin != "" && (version == "" || pin < version) {
-		version = pin // the backend speaks nothing newer
+	p := sessionProfile{version: b.spec.ProtocolVersion}
+	if caller != nil {
+		p = sessionProfile{version: caller.ProtocolVersion, caps: caller.Capabilities, requests: caller.Requests, onLog: caller.OnLog}
+		if pin := b.spec.ProtocolVersion; pin != "" && (p.version == "" || pin < p.version) {
+			p.version = pin // the backend speaks nothing newer
+		}
 	}
-	p := sessionProfile{version: version, caps: caller.Capabilities, requests: caller.Requests, onLog: caller.OnLog}
 	if err := b.openSession(cctx, c, p); err != nil {
 		cancel()
 		if c.proc != nil {
@@ -209,19 +283,19 @@ func (b *backend) openOwn(s *ownSession, caller *Caller) {
 			c.stderr.flush()
 		}
 		s.err = b.annotate(fmt.Errorf("backend %q: opening the client's own session: %w", b.spec.Name, err))
-		b.log.Warn("opening a client's own session failed", slog.String("client", caller.Key), slog.Any("error", s.err))
+		b.log.Warn("opening a client's own session failed", slog.String("client", key), slog.Any("error", s.err))
 		return
 	}
-	if caller.OnLog != nil {
+	if p.onLog != nil {
 		b.askForLogs(cctx, c)
 	}
 	c.connectedAt = time.Now()
 	s.c = c
-	b.log.Info("client's own session opened", slog.String("client", caller.Key),
+	b.log.Info("client's own session opened", slog.String("client", key),
 		slog.String("protocol_version", c.sess.InitializeResult().ProtocolVersion), slog.Int("pid", c.proc.pid()))
 	go func() {
 		<-c.done // died by itself; Release and shutdown tear it down too
-		b.dropOwn(caller.Key, s)
+		b.dropOwn(key, s)
 	}()
 }
 
