@@ -19,7 +19,7 @@ import (
 
 // BenchmarkTier3 measures tier-3 programs through the real engine
 // (Engine.Execute, an in-process go-sdk backend) in both isolation modes,
-// side by side: a trivial run, and tool results of 1 MB and 10 MB crossing
+// side by side: a trivial run, the direct backend call of 1 MB (the floor), and tool results of 1 MB and 10 MB crossing
 // into V8 (and, for `mb-out`, back out as the program's result). Each
 // sample starts after SampleGap at rest, as the report's latency rows do,
 // so a worker's between-runs preparation is off the measured path only as
@@ -39,6 +39,18 @@ func BenchmarkTier3(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		// The floor: the same 1 MB call made directly on the backend.
+		b.Run(fmt.Sprintf("mb-direct/%s", mode), func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				b.StopTimer()
+				time.Sleep(SampleGap)
+				b.StartTimer()
+				if _, err := g.Backends.Call(ctx, "big", &mcp.CallToolParams{Name: "mb", Arguments: map[string]any{}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		for _, c := range cases {
 			b.Run(fmt.Sprintf("%s/%s", c.name, mode), func(b *testing.B) {
 				ctx := context.Background()
