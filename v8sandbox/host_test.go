@@ -71,3 +71,20 @@ func TestReplyAndDispatch(t *testing.T) {
 		t.Errorf("no host: %+v", r)
 	}
 }
+
+// Dispatch scans a value for validity unless its host vouched for it
+// (AsyncChecked): a checked value is passed on as it is, V8 parses it next.
+func TestDispatchSkipsTheScanOfCheckedValues(t *testing.T) {
+	bad := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"a":`), nil }
+	tbl := new(Table).Async("plain", bad).AsyncChecked("checked", bad)
+	if r := Dispatch(context.Background(), tbl, HostCall{Name: "plain"}); r.Fatal == nil {
+		t.Fatalf("an unchecked invalid value passed: %+v", r)
+	}
+	r := Dispatch(context.Background(), tbl, HostCall{Name: "checked"})
+	if r.Fatal != nil || !r.Checked || string(r.Value) != `{"a":` {
+		t.Fatalf("a checked value was scanned or changed: %+v", r)
+	}
+	if got := tbl.Functions(); !slices.Equal(got, []Function{{Name: "plain", Async: true}, {Name: "checked", Async: true}}) {
+		t.Fatalf("Functions() = %v", got)
+	}
+}

@@ -81,7 +81,7 @@ const maxSuggestionsPerRun = 8
 // delivers the call.
 func (h *bridgeHost) table() *v8sandbox.Table {
 	t := new(v8sandbox.Table)
-	t.Async(fnCall, h.endsWithRun(h.callHandler))
+	t.AsyncChecked(fnCall, h.endsWithRun(h.callHandler)) // tool values are canonical JSON (ToolValue)
 	t.Sync(fnLookup, h.endsWithRun(h.lookupHandler))
 	t.Sync(fnKeys, h.endsWithRun(h.keysHandler))
 	t.Sync(fnConsole, h.consoleHandler)

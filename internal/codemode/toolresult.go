@@ -60,8 +60,12 @@ func ToolValue(tool string, res *mcp.CallToolResult) (json.RawMessage, error) {
 func blockValue(c mcp.Content) (json.RawMessage, error) {
 	switch b := c.(type) {
 	case *mcp.TextContent:
-		if t := strings.TrimSpace(b.Text); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
-			return canonicalJSON([]byte(t))
+		// canonicalJSON validates as it copies: text that is not JSON
+		// (or nests too deep) is kept as a string.
+		if t := strings.TrimSpace(b.Text); t != "" && (t[0] == '{' || t[0] == '[') {
+			if v, err := canonicalJSON([]byte(t)); err == nil {
+				return v, nil
+			}
 		}
 		return canonicalJSON(mustMarshal(b.Text))
 	case *mcp.ImageContent:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+	"unicode/utf8"
 
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,14 +111,94 @@ func RecordStage() Stage {
 				rec.Error = err.Error()
 			}
 			if res != nil {
-				if raw, merr := json.Marshal(res); merr == nil {
-					rec.Result = NewBlob(raw)
-				}
+				rec.Result = resultBlob(res)
 			}
 			run.add(rec)
 			return res, err
 		})
 	}
+}
+
+// resultBlob records a backend result as [NewBlob] of its JSON would,
+// without encoding a large text whole only to keep its first
+// MaxRecordedBytes: a result whose texts alone exceed the bound is encoded
+// with each text clipped there (the kept prefix is the same bytes), and the
+// full size is that encoding's plus the clipped tails' escaped lengths.
+func resultBlob(res *mcp.CallToolResult) Blob {
+	texts := 0
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			texts += len(t.Text)
+		}
+	}
+	if texts <= MaxRecordedBytes {
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return Blob{}
+		}
+		return NewBlob(raw)
+	}
+	clipped := *res
+	clipped.Content = make([]mcp.Content, len(res.Content))
+	tails := 0
+	for i, c := range res.Content {
+		clipped.Content[i] = c
+		if t, ok := c.(*mcp.TextContent); ok && len(t.Text) > MaxRecordedBytes {
+			cut := runeBoundary(t.Text, MaxRecordedBytes)
+			short := *t
+			short.Text = t.Text[:cut]
+			clipped.Content[i] = &short
+			tails += jsonStringBodyLen(t.Text[cut:])
+		}
+	}
+	raw, err := json.Marshal(&clipped)
+	if err != nil {
+		return Blob{}
+	}
+	return Blob{Truncated: string(textcut.Prefix(raw, MaxRecordedBytes)), Bytes: len(raw) + tails}
+}
+
+// runeBoundary is the first offset at or past n where encoding/json's
+// decoding of s (rune by rune, an invalid byte alone) starts a rune.
+func runeBoundary(s string, n int) int {
+	i := 0
+	for i < n && i < len(s) {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// jsonStringBodyLen is the length of s encoded by encoding/json as a string
+// (HTML-escaped, as json.Marshal does), without the quotes.
+func jsonStringBodyLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '\\' || b == '"' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
+				n += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			n += 6 // \ufffd
+		case c == '\u2028' || c == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // refuse records a call the policy or approval stage refused (it never

@@ -109,3 +109,33 @@ func recordSize(t *testing.T, calls []CallRecord) int {
 	}
 	return len(b)
 }
+
+// A recorded result is the same Blob whether its JSON is encoded whole or,
+// for large texts, with the texts clipped (resultBlob's shortcut).
+func TestResultBlobMatchesTheWholeEncoding(t *testing.T) {
+	tricky := "a\"b\\c\n\t\r\b\f\x01<>&é€😀\u2028\u2029\xff\xc3 end"
+	big := func(unit string) string { return strings.Repeat(unit, MaxRecordedBytes/len(unit)+3) }
+	cases := map[string]*mcp.CallToolResult{
+		"small":       {Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}},
+		"ascii":       {Content: []mcp.Content{&mcp.TextContent{Text: big("x")}}},
+		"escapes":     {Content: []mcp.Content{&mcp.TextContent{Text: big(tricky)}}},
+		"cut in rune": {Content: []mcp.Content{&mcp.TextContent{Text: "ab" + big("€")}}},
+		"two blocks": {Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("<", MaxRecordedBytes/2)},
+			&mcp.TextContent{Text: big(tricky)}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("x")}}},
+		"many medium": {Content: []mcp.Content{&mcp.TextContent{Text: big("y")[:MaxRecordedBytes/2]},
+			&mcp.TextContent{Text: big("z")[:MaxRecordedBytes/2+10]}}},
+		"structured": {Content: []mcp.Content{&mcp.TextContent{Text: big(tricky)}},
+			StructuredContent: map[string]any{"k": "v"}, IsError: true},
+	}
+	for name, res := range cases {
+		raw, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := NewBlob(raw), resultBlob(res)
+		if got.Bytes != want.Bytes || got.Truncated != want.Truncated || string(got.JSON) != string(want.JSON) {
+			t.Errorf("%s: got bytes %d, kept %d; want bytes %d, kept %d (same prefix: %v)", name,
+				got.Bytes, len(got.Truncated), want.Bytes, len(want.Truncated), got.Truncated == want.Truncated)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func encodeCall(run, call uint64, c v8sandbox.HostCall) ([]byte, error) {
 
 // encodeReply returns the frame of a host call's reply. A value is copied
 // as it is, without encoding/json's second scan (v8sandbox.Dispatch has
-// validated it); an error or fatal reply goes through encodeFrame.
+// validated it, or the host vouched for it: HostReply.Checked); an error or fatal reply goes through encodeFrame.
 func encodeReply(run, call uint64, r v8sandbox.HostReply) ([]byte, error) {
 	if r.Error != nil || r.Fatal != nil {
 		return encodeFrame(&message{Type: msgReply, ID: run, Call: call, Error: r.Error, Fatal: r.Fatal}) // Value is meaningless then

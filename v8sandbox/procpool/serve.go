@@ -281,7 +281,7 @@ func (h *remoteHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.H
 	}
 	select {
 	case m := <-ch:
-		return v8sandbox.HostReply{Value: m.Value, Error: m.Error, Fatal: m.Fatal} // as the parent's Dispatch made it
+		return parentReply(m)
 	case <-ctx.Done():
 		return v8sandbox.Reply(nil, ctx.Err())
 	}
@@ -303,5 +303,11 @@ func (h *remoteHost) callOnLane(l *lane, id uint64, c v8sandbox.HostCall) v8sand
 		return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
 	}
 	h.s.lanes <- l
-	return v8sandbox.HostReply{Value: m.Value, Error: m.Error, Fatal: m.Fatal}
+	return parentReply(m)
+}
+
+// parentReply is the reply the parent sent, as its Dispatch made it: a
+// value it checked already is not scanned again here (V8 parses it next).
+func parentReply(m *message) v8sandbox.HostReply {
+	return v8sandbox.HostReply{Value: m.Value, Error: m.Error, Fatal: m.Fatal, Checked: len(m.Value) > 0}
 }
