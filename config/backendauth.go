@@ -30,7 +30,9 @@ type BackendAuth struct {
 	Type BackendAuthType `koanf:"type"`
 	// Issuer is the authorization server; its token and authorization
 	// endpoints are discovered from its metadata (RFC 8414 / OpenID).
-	// ${VAR} is expanded.
+	// Without issuer and token_url, the authorization server, the resource
+	// and the scopes are discovered from the backend's protected-resource
+	// metadata (RFC 9728), as MCP clients do. ${VAR} is expanded.
 	Issuer string `koanf:"issuer"`
 	// TokenURL is the token endpoint, instead of discovering it. ${VAR}
 	// is expanded.
@@ -87,11 +89,14 @@ func (c *collector) validateBackendAuth(key string, b Backend) {
 			c.add(joinKey(backendKey+".headers", name), "auth sets the Authorization header: remove one of them")
 		}
 	}
-	if a.Issuer == "" && a.TokenURL == "" {
-		c.add(key, "needs issuer (discovery) or token_url")
+	// Without issuer, token_url and authorization_url the authorization
+	// server is discovered from the backend (RFC 9728); token_url alone
+	// (or with authorization_url) names it, as issuer does.
+	if a.Issuer == "" && a.TokenURL == "" && a.AuthorizationURL != "" {
+		c.add(key, "authorization_url needs token_url (or issuer)")
 	}
 	if a.Type == BackendAuthAuthorizationCode {
-		if a.Issuer == "" && a.AuthorizationURL == "" {
+		if a.Issuer == "" && a.TokenURL != "" && a.AuthorizationURL == "" {
 			c.add(key, "authorization_code needs issuer (discovery) or authorization_url")
 		}
 	} else if a.ClientID == "" {

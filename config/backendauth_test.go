@@ -28,7 +28,7 @@ backends:
 		stdioCmd  string
 	}{
 		{auth: BackendAuth{Type: "magic"}, key: "backends.b.auth.type", msg: "must be one of"},
-		{auth: BackendAuth{Type: BackendAuthClientCredentials, ClientID: "x"}, key: "backends.b.auth", msg: "needs issuer (discovery) or token_url"},
+		{auth: BackendAuth{Type: BackendAuthAuthorizationCode, AuthorizationURL: "https://idp/authorize"}, key: "backends.b.auth", msg: "authorization_url needs token_url (or issuer)"},
 		{auth: BackendAuth{Type: BackendAuthClientCredentials, TokenURL: "https://idp/token"}, key: "backends.b.auth.client_id", msg: "needs a client_id"},
 		{auth: BackendAuth{Type: BackendAuthAuthorizationCode, TokenURL: "https://idp/token"}, key: "backends.b.auth", msg: "needs issuer (discovery) or authorization_url"},
 		{auth: BackendAuth{Type: BackendAuthClientCredentials, ClientID: "x", TokenURL: "ftp://idp"}, key: "backends.b.auth.token_url", msg: "expected an http or https URL"},
@@ -45,9 +45,16 @@ backends:
 		}
 		wantProblem(t, b.Validate(), tc.key, tc.msg)
 	}
-	ok := base
-	ok.Auth = BackendAuth{Type: BackendAuthClientCredentials, ClientID: "x", Issuer: "https://idp.example.com"}
-	if err := ok.Validate(); err != nil {
-		t.Errorf("valid auth: %v", err)
+	for _, a := range []BackendAuth{
+		{Type: BackendAuthClientCredentials, ClientID: "x", Issuer: "https://idp.example.com"},
+		{Type: BackendAuthClientCredentials, ClientID: "x"},   // discovered from the backend (RFC 9728)
+		{Type: BackendAuthAuthorizationCode},                  // discovered, client registered at login
+		{Type: BackendAuthAuthorizationCode, ClientID: "pre"}, // discovered, pre-registered client
+	} {
+		ok := base
+		ok.Auth = a
+		if err := ok.Validate(); err != nil {
+			t.Errorf("valid auth %+v: %v", a, err)
+		}
 	}
 }

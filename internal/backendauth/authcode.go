@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -23,10 +24,13 @@ import (
 // storedLogin is the token file of an authorization_code backend: the
 // client the login used (registered dynamically, perhaps) and its tokens.
 type storedLogin struct {
-	ClientID     string        `json:"client_id"`
-	ClientSecret string        `json:"client_secret,omitempty"`
-	TokenURL     string        `json:"token_url"`
-	Token        *oauth2.Token `json:"token"`
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	TokenURL     string `json:"token_url"`
+	// AuthMethod is the client's token endpoint auth method (as
+	// registered, or chosen from the server's metadata); "" auto-detects.
+	AuthMethod string        `json:"token_endpoint_auth_method,omitempty"`
+	Token      *oauth2.Token `json:"token"`
 }
 
 // loginFile guards the token file of an Authorizer.
@@ -105,7 +109,7 @@ func (a *Authorizer) refreshStored(ctx context.Context) (*oauth2.Token, error) {
 	if l.Token.RefreshToken == "" {
 		return nil, fmt.Errorf("the stored token expires and has no refresh token: run `isogate login %s`", a.opts.Backend)
 	}
-	cfg := a.loginConfig(l.ClientID, l.ClientSecret, &oauthex.AuthServerMeta{TokenEndpoint: l.TokenURL}, "")
+	cfg := a.loginConfig(l.ClientID, l.ClientSecret, l.AuthMethod, &oauthex.AuthServerMeta{TokenEndpoint: l.TokenURL}, "")
 	expired := *l.Token
 	expired.Expiry = time.Unix(1, 0) // make x/oauth2 refresh now
 	tok, err := cfg.TokenSource(a.httpContext(ctx), &expired).Token()
@@ -120,18 +124,16 @@ func (a *Authorizer) refreshStored(ctx context.Context) (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// loginConfig is the x/oauth2 config of the login's client.
-func (a *Authorizer) loginConfig(clientID, secret string, meta *oauthex.AuthServerMeta, redirect string) *oauth2.Config {
-	style := oauth2.AuthStyleAutoDetect
-	if secret == "" {
-		style = oauth2.AuthStyleInParams
-	}
+// loginConfig is the x/oauth2 config of the login's client, which
+// authenticates at the token endpoint with method (see authStyle).
+func (a *Authorizer) loginConfig(clientID, secret, method string, meta *oauthex.AuthServerMeta, redirect string) *oauth2.Config {
+	_, scopes := a.target()
 	return &oauth2.Config{
 		ClientID:     clientID,
 		ClientSecret: secret,
 		RedirectURL:  redirect,
-		Scopes:       a.opts.Auth.Scopes,
-		Endpoint:     oauth2.Endpoint{AuthURL: meta.AuthorizationEndpoint, TokenURL: meta.TokenEndpoint, AuthStyle: style},
+		Scopes:       scopes,
+		Endpoint:     oauth2.Endpoint{AuthURL: meta.AuthorizationEndpoint, TokenURL: meta.TokenEndpoint, AuthStyle: authStyle(meta, secret, method)},
 	}
 }
 
@@ -159,7 +161,7 @@ func (a *Authorizer) Login(ctx context.Context, out io.Writer) error {
 	defer ln.Close()
 	redirect := "http://" + ln.Addr().String() + "/callback"
 
-	clientID, secret := a.opts.Auth.ClientID, a.opts.Auth.ClientSecret
+	clientID, secret, method := a.opts.Auth.ClientID, a.opts.Auth.ClientSecret, ""
 	switch {
 	case clientID != "":
 	case a.opts.Auth.ClientMetadataURL != "" && meta.ClientIDMetadataDocumentSupported:
@@ -168,31 +170,39 @@ func (a *Authorizer) Login(ctx context.Context, out io.Writer) error {
 		reg, err := oauthex.RegisterClient(ctx, meta.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
 			RedirectURIs: []string{redirect}, ClientName: "isogate", TokenEndpointAuthMethod: "none",
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+			ApplicationType: "native", // a loopback redirect (SEP-837)
 		}, a.opts.HTTPClient)
 		if err != nil {
 			return fmt.Errorf("registering a client: %w", err)
 		}
-		clientID, secret = reg.ClientID, reg.ClientSecret
+		clientID, secret, method = reg.ClientID, reg.ClientSecret, reg.TokenEndpointAuthMethod
 		fmt.Fprintf(out, "Registered client %s at %s\n", clientID, meta.RegistrationEndpoint)
 	default:
 		return errors.New("no client: set auth.client_id (the server offers neither dynamic registration nor, for auth.client_metadata_url, client-ID metadata documents)")
 	}
 
-	cfg := a.loginConfig(clientID, secret, meta, redirect)
+	if method == "" && secret != "" {
+		method = methodFor(meta)
+	}
+	cfg := a.loginConfig(clientID, secret, method, meta, redirect)
+	resource, _ := a.target()
 	verifier := oauth2.GenerateVerifier()
 	state := randomState()
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", a.opts.Auth.Resource))
+	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resource))
 	fmt.Fprintf(out, "Open this URL in a browser to authorize isogate for backend %s:\n\n  %s\n\nWaiting for the redirect on %s …\n", a.opts.Backend, authURL, redirect)
 
-	code, err := awaitCode(ctx, ln, state)
+	code, iss, err := awaitCode(ctx, ln, state)
 	if err != nil {
 		return err
 	}
-	tok, err := cfg.Exchange(a.httpContext(ctx), code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", a.opts.Auth.Resource))
+	if err := checkIss(iss, meta); err != nil {
+		return err
+	}
+	tok, err := cfg.Exchange(a.httpContext(ctx), code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", resource))
 	if err != nil {
 		return fmt.Errorf("exchanging the authorization code: %w", err)
 	}
-	if err := a.writeLogin(&storedLogin{ClientID: clientID, ClientSecret: secret, TokenURL: meta.TokenEndpoint, Token: tok}); err != nil {
+	if err := a.writeLogin(&storedLogin{ClientID: clientID, ClientSecret: secret, TokenURL: meta.TokenEndpoint, AuthMethod: method, Token: tok}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Logged in: tokens stored in %s\n", a.TokenFile())
@@ -207,11 +217,11 @@ func randomState() string {
 }
 
 // awaitCode serves the redirect on ln until one carries state, and returns
-// its code (or its error).
-func awaitCode(ctx context.Context, ln net.Listener, state string) (string, error) {
+// its code and iss (or its error).
+func awaitCode(ctx context.Context, ln net.Listener, state string) (code, iss string, err error) {
 	type result struct {
-		code string
-		err  error
+		code, iss string
+		err       error
 	}
 	done := make(chan result, 1)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -225,7 +235,7 @@ func awaitCode(ctx context.Context, ln net.Listener, state string) (string, erro
 			res.err = fmt.Errorf("the authorization server refused: %s %s", e, q.Get("error_description"))
 			http.Error(w, "isogate was not authorized: "+e, http.StatusForbidden)
 		} else {
-			res.code = q.Get("code")
+			res.code, res.iss = q.Get("code"), q.Get("iss")
 			fmt.Fprintln(w, "isogate is authorized; you can close this window.")
 		}
 		select {
@@ -240,8 +250,35 @@ func awaitCode(ctx context.Context, ln net.Listener, state string) (string, erro
 		if r.err == nil && r.code == "" {
 			r.err = errors.New("the redirect carries no code")
 		}
-		return r.code, r.err
+		return r.code, r.iss, r.err
 	case <-ctx.Done():
-		return "", fmt.Errorf("waiting for the redirect: %w", ctx.Err())
+		return "", "", fmt.Errorf("waiting for the redirect: %w", ctx.Err())
 	}
+}
+
+// methodFor is the token endpoint auth method a client with a secret uses
+// at the server of meta: client_secret_post or client_secret_basic,
+// whichever it lists first of the two in that order, else "" (found out by
+// trying).
+func methodFor(meta *oauthex.AuthServerMeta) string {
+	for _, m := range []string{"client_secret_post", "client_secret_basic"} {
+		if slices.Contains(meta.TokenEndpointAuthMethodsSupported, m) {
+			return m
+		}
+	}
+	return ""
+}
+
+// checkIss checks the iss of an authorization response (RFC 9207) against
+// the authorization server's issuer, compared as strings: required when its
+// metadata says it sends one, and when present it must match (a response
+// from another server, mixed up with this one's, is refused).
+func checkIss(iss string, meta *oauthex.AuthServerMeta) error {
+	switch {
+	case iss == "" && meta.AuthorizationResponseIssParameterSupported:
+		return fmt.Errorf("the authorization response has no iss though %s says it sends one (RFC 9207): refused", meta.Issuer)
+	case iss != "" && iss != meta.Issuer:
+		return fmt.Errorf("the authorization response comes from issuer %q, not %q (RFC 9207): refused", iss, meta.Issuer)
+	}
+	return nil
 }

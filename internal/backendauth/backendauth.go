@@ -64,6 +64,8 @@ type Authorizer struct {
 
 	discoverMu sync.Mutex
 	meta       *oauthex.AuthServerMeta
+	resource   string   // the RFC 8707 resource: configured, discovered or the url
+	scopes     []string // configured, else what the backend asked for
 
 	own      *cachedSource // client credentials, or the login's tokens
 	exchange *exchangeCache
@@ -82,10 +84,10 @@ func New(opts Options) (*Authorizer, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Auth.Resource == "" {
-		opts.Auth.Resource = opts.URL
+	a := &Authorizer{opts: opts, resource: opts.Auth.Resource, scopes: opts.Auth.Scopes}
+	if a.resource == "" {
+		a.resource = opts.URL
 	}
-	a := &Authorizer{opts: opts}
 	switch opts.Auth.Type {
 	case config.BackendAuthClientCredentials:
 		a.own = &cachedSource{fetch: a.clientCredentials}
@@ -111,8 +113,10 @@ func (a *Authorizer) TokenFile() string {
 }
 
 // endpoints returns the authorization server's metadata: discovered from
-// auth.issuer (once; a failure is retried at the next use), with
-// token_url and authorization_url taking precedence.
+// auth.issuer, or without one (nor token_url) from the backend's
+// protected-resource metadata ([Authorizer.discoverFromBackend]), once (a
+// failure is retried at the next use), with token_url and
+// authorization_url taking precedence.
 func (a *Authorizer) endpoints(ctx context.Context) (*oauthex.AuthServerMeta, error) {
 	a.discoverMu.Lock()
 	defer a.discoverMu.Unlock()
@@ -122,10 +126,23 @@ func (a *Authorizer) endpoints(ctx context.Context) (*oauthex.AuthServerMeta, er
 	au := a.opts.Auth
 	meta := &oauthex.AuthServerMeta{Issuer: au.Issuer}
 	needDiscovery := au.TokenURL == "" || (au.Type == config.BackendAuthAuthorizationCode && au.AuthorizationURL == "")
-	if needDiscovery {
-		if au.Issuer == "" {
-			return nil, errors.New("auth needs issuer or token_url (and authorization_url for authorization_code)")
+	switch {
+	case !needDiscovery:
+	case au.Issuer == "" && au.TokenURL == "" && au.AuthorizationURL == "":
+		found, err := a.discoverFromBackend(ctx)
+		if err != nil {
+			return nil, err
 		}
+		meta = found.meta
+		if au.Resource == "" && found.resource != "" {
+			a.resource = found.resource
+		}
+		if len(au.Scopes) == 0 {
+			a.scopes = found.scopes
+		}
+	case au.Issuer == "":
+		return nil, errors.New("auth needs issuer, or token_url (and authorization_url for authorization_code), or neither for discovery from the backend")
+	default:
 		m, err := auth.GetAuthServerMetadata(ctx, au.Issuer, a.opts.HTTPClient)
 		if err == nil && m == nil {
 			err = errors.New("no OpenID or OAuth metadata found")
@@ -142,24 +159,39 @@ func (a *Authorizer) endpoints(ctx context.Context) (*oauthex.AuthServerMeta, er
 		meta.AuthorizationEndpoint = au.AuthorizationURL
 	}
 	if meta.TokenEndpoint == "" {
-		return nil, fmt.Errorf("issuer %s names no token_endpoint", au.Issuer)
+		return nil, fmt.Errorf("issuer %s names no token_endpoint", meta.Issuer)
 	}
 	a.meta = meta
 	return meta, nil
 }
 
-// oauthConfig is the x/oauth2 client of the backend, for meta.
-func (a *Authorizer) oauthConfig(meta *oauthex.AuthServerMeta, clientID, secret string) *oauth2.Config {
-	style := oauth2.AuthStyleAutoDetect
+// target returns the resource and scopes tokens are asked for (after
+// [Authorizer.endpoints], discovered ones included).
+func (a *Authorizer) target() (resource string, scopes []string) {
+	a.discoverMu.Lock()
+	defer a.discoverMu.Unlock()
+	return a.resource, a.scopes
+}
+
+// authStyle is how the client authenticates at the token endpoint: as its
+// registration says (method), else the first of client_secret_post and
+// client_secret_basic the server supports, else found out by trying
+// (x/oauth2's auto-detection); a client without a secret sends its
+// client_id in the form.
+func authStyle(meta *oauthex.AuthServerMeta, secret, method string) oauth2.AuthStyle {
 	if secret == "" {
-		style = oauth2.AuthStyleInParams
+		return oauth2.AuthStyleInParams
 	}
-	return &oauth2.Config{
-		ClientID:     clientID,
-		ClientSecret: secret,
-		Endpoint:     oauth2.Endpoint{AuthURL: meta.AuthorizationEndpoint, TokenURL: meta.TokenEndpoint, AuthStyle: style},
-		Scopes:       a.opts.Auth.Scopes,
+	if method == "" && meta != nil {
+		method = methodFor(meta)
 	}
+	switch method {
+	case "client_secret_post":
+		return oauth2.AuthStyleInParams
+	case "client_secret_basic":
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleAutoDetect
 }
 
 // httpContext returns ctx in which x/oauth2 uses the authorizer's client.
@@ -299,9 +331,10 @@ func (a *Authorizer) clientCredentials(ctx context.Context) (*oauth2.Token, erro
 // audience are sent as configured.
 func (a *Authorizer) grant(meta *oauthex.AuthServerMeta, extra url.Values) *clientcredentials.Config {
 	au := a.opts.Auth
+	resource, scopes := a.target()
 	params := url.Values{}
-	if au.Resource != "" {
-		params.Set("resource", au.Resource)
+	if resource != "" {
+		params.Set("resource", resource)
 	}
 	if au.Audience != "" {
 		params.Set("audience", au.Audience)
@@ -309,16 +342,12 @@ func (a *Authorizer) grant(meta *oauthex.AuthServerMeta, extra url.Values) *clie
 	for k, v := range extra {
 		params[k] = v
 	}
-	style := oauth2.AuthStyleAutoDetect
-	if au.ClientSecret == "" {
-		style = oauth2.AuthStyleInParams
-	}
 	return &clientcredentials.Config{
 		ClientID:       au.ClientID,
 		ClientSecret:   au.ClientSecret,
 		TokenURL:       meta.TokenEndpoint,
-		Scopes:         au.Scopes,
+		Scopes:         scopes,
 		EndpointParams: params,
-		AuthStyle:      style,
+		AuthStyle:      authStyle(meta, au.ClientSecret, ""),
 	}
 }

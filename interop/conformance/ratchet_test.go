@@ -43,3 +43,25 @@ func TestCompare(t *testing.T) {
 		t.Errorf("compare changed its listed argument: %v", listed)
 	}
 }
+
+// TestCompareClient pins the client ratchet's rule on made-up outcomes.
+func TestCompareClient(t *testing.T) {
+	pass := scenario{Checks: []check{{ID: "a", Status: "SUCCESS"}}}
+	fail := scenario{Checks: []check{{ID: "f", Status: "FAILURE", ErrorMessage: "no"}}}
+	outcomes := map[string]scenario{"auth/ok": pass, "auth/fixed": pass, "auth/broken": fail, "auth/known": fail}
+	listed := map[string]string{"auth/fixed": "was broken", "auth/known": "not implemented", "auth/gone": "old"}
+	problems := compareClient(outcomes, listed)
+	want := []string{
+		"auth/broken: fails: FAILURE f: no",
+		"auth/fixed: passes now: remove it",
+		"expected-client-failures.txt: auth/gone is not a client auth scenario",
+	}
+	if len(problems) != len(want) {
+		t.Fatalf("problems:\n%s\nwant %d", strings.Join(problems, "\n"), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(problems[i], w) {
+			t.Errorf("problem %d = %q, want it to start with %q", i, problems[i], w)
+		}
+	}
+}
