@@ -179,6 +179,12 @@ type StoreConfig struct {
 	// entry planted or changed by anything else that reaches Redis is
 	// refused. Every replica needs the same key. ${VAR} is expanded.
 	HMACKey string `koanf:"hmac_key"`
+	// TokenKey, when set with RedisURL, keeps the tokens of `isogate
+	// login` (backends.<name>.auth authorization_code) in Redis, encrypted
+	// with AES-256-GCM under a key derived from it, shared by every
+	// replica; without it each replica keeps its own token file. ${VAR}
+	// is expanded.
+	TokenKey string `koanf:"token_key"`
 }
 
 // TelemetryConfig configures OpenTelemetry tracing.

@@ -111,6 +111,14 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	if k := cfg.Store.HMACKey; k != "" && len(k) < 16 && !skip["store.hmac_key"] {
 		c.add("store.hmac_key", fmt.Sprintf("must be at least 16 characters (got %d); use a long random secret", len(k)))
 	}
+	if k := cfg.Store.TokenKey; k != "" && !skip["store.token_key"] {
+		switch {
+		case len(k) < 16:
+			c.add("store.token_key", fmt.Sprintf("must be at least 16 characters (got %d); use a long random secret", len(k)))
+		case cfg.Store.RedisURL == "":
+			c.add("store.token_key", "only used with store.redis_url (logins are then kept in Redis, encrypted)")
+		}
+	}
 }
 
 func (c *collector) validateServer(s *ServerConfig) {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backendauth"
 )
 
@@ -39,7 +40,17 @@ func runLogin(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string
 		fmt.Fprintf(env.stderr, "isogate: backend %q: auth.type is %q; login is for authorization_code\n", b.Name, b.Auth.Type)
 		return 2
 	}
-	a, err := backendauth.New(backendauth.Options{Backend: b.Name, URL: b.URL, Auth: b.Auth, CacheDir: cfg.Server.CacheDir})
+	opts := backendauth.Options{Backend: b.Name, URL: b.URL, Auth: b.Auth, CacheDir: cfg.Server.CacheDir}
+	logins, err := app.LoginTokens(cfg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
+		return 2
+	}
+	if logins != nil {
+		defer logins.Close()
+		opts.Tokens = logins
+	}
+	a, err := backendauth.New(opts)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
 		return 2

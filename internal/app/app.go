@@ -24,6 +24,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/backendauth"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
@@ -122,6 +123,13 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		tools = cache
 		a.closers = append(a.closers, asCloser(cache))
 	}
+	var logins backendauth.TokenStore // nil: token files
+	if redisLogins, err := LoginTokens(cfg); err != nil {
+		return nil, err
+	} else if redisLogins != nil {
+		logins = redisLogins
+		a.closers = append(a.closers, asCloser(redisLogins))
+	}
 
 	startWait := opts.StartWait
 	if startWait <= 0 {
@@ -133,12 +141,13 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	// The surface is built last. The manager calls back only once it is
 	// started (Start, after New has returned), so a.Surface is set by then.
 	a.Backends = backend.NewManager(backend.Options{
-		Specs:      specs,
-		CacheDir:   cfg.Server.CacheDir,
-		ToolCache:  tools,
-		Logger:     a.logger,
-		StartWait:  startWait,
-		ClientInfo: &mcp.Implementation{Name: "isogate", Version: opts.Version},
+		Specs:       specs,
+		CacheDir:    cfg.Server.CacheDir,
+		ToolCache:   tools,
+		LoginTokens: logins,
+		Logger:      a.logger,
+		StartWait:   startWait,
+		ClientInfo:  &mcp.Implementation{Name: "isogate", Version: opts.Version},
 		OnToolsChanged: func(name string, tools []*mcp.Tool) {
 			a.publish(name, tools)
 			a.Surface.RefreshBackend(name)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backendauth"
 	"github.com/isogate/isogate/internal/resultstore"
 )
 
@@ -16,4 +17,14 @@ func newStore(cfg *config.Config, kind string) (resultstore.Store, error) {
 	}
 	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Limits: limits,
 		Prefix: resultstore.RedisKeyPrefix + kind, HMACKey: []byte(cfg.Store.HMACKey)})
+}
+
+// LoginTokens is where `isogate login` keeps backends' tokens: Redis,
+// encrypted, with store.redis_url and store.token_key (shared by every
+// replica); nil (each backend's token file) otherwise.
+func LoginTokens(cfg *config.Config) (*backendauth.RedisTokens, error) {
+	if cfg.Store.RedisURL == "" || cfg.Store.TokenKey == "" {
+		return nil, nil
+	}
+	return backendauth.NewRedisTokens(cfg.Store.RedisURL, cfg.Store.TokenKey)
 }

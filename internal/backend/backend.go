@@ -143,7 +143,7 @@ func newBackend(m *Manager, spec Spec) *backend {
 	err := spec.Validate()
 	if err == nil && spec.Remote() {
 		b.auth, err = backendauth.New(backendauth.Options{Backend: spec.Name, URL: spec.URL, Auth: spec.Auth,
-			CacheDir: m.opts.CacheDir, Logger: b.log})
+			CacheDir: m.opts.CacheDir, Tokens: m.opts.LoginTokens, Logger: b.log})
 	}
 	if err != nil {
 		b.invalid = err

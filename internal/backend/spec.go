@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backendauth"
 )
 
 // TransportCustom is the transport of a backend the program connects
@@ -109,6 +110,10 @@ type Options struct {
 	// ToolCache, when set, holds the tool cache instead of CacheDir (for
 	// example in Redis, shared by replicas).
 	ToolCache ToolCache
+	// LoginTokens, when set, holds the logins of authorization_code
+	// backends instead of their token files (in Redis, shared by
+	// replicas).
+	LoginTokens backendauth.TokenStore
 	// Logger receives the manager's logs; every record about a backend has
 	// a "backend" attribute. If nil, slog.Default() is used.
 	Logger *slog.Logger

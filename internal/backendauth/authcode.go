@@ -39,33 +39,64 @@ type loginFile struct {
 	login *storedLogin
 }
 
-// read returns the stored login, loading it once.
-func (a *Authorizer) readLogin() (*storedLogin, error) {
+// readLogin returns the stored login, loading it once (again with
+// reload: another replica may have refreshed it).
+func (a *Authorizer) readLogin(ctx context.Context, reload bool) (*storedLogin, error) {
 	a.stored.mu.Lock()
 	defer a.stored.mu.Unlock()
-	if a.stored.login != nil {
+	if a.stored.login != nil && !reload {
 		return a.stored.login, nil
 	}
-	b, err := os.ReadFile(a.TokenFile())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no tokens in %s: run `isogate login %s`", a.TokenFile(), a.opts.Backend)
+	b, err := a.loadLogin(ctx)
+	if errors.Is(err, ErrNoLogin) {
+		return nil, fmt.Errorf("no tokens in %s: run `isogate login %s`", a.tokensWhere(), a.opts.Backend)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the tokens: %w", err)
 	}
 	var l storedLogin
 	if err := json.Unmarshal(b, &l); err != nil || l.Token == nil {
-		return nil, fmt.Errorf("%s is not a token file of isogate login (run it again): %v", a.TokenFile(), err)
+		return nil, fmt.Errorf("%s holds no login of isogate login (run it again): %v", a.tokensWhere(), err)
 	}
 	a.stored.login = &l
 	return &l, nil
 }
 
-// writeLogin stores l in the token file, readable by its owner only.
-func (a *Authorizer) writeLogin(l *storedLogin) error {
+// loadLogin reads the stored login from Options.Tokens, else the file.
+func (a *Authorizer) loadLogin(ctx context.Context) ([]byte, error) {
+	if a.opts.Tokens != nil {
+		return a.opts.Tokens.Load(ctx, a.opts.Backend)
+	}
+	b, err := os.ReadFile(a.TokenFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNoLogin
+	}
+	return b, err
+}
+
+// tokensWhere names where the login is stored.
+func (a *Authorizer) tokensWhere() string {
+	if a.opts.Tokens != nil {
+		return a.opts.Tokens.Where(a.opts.Backend)
+	}
+	return a.TokenFile()
+}
+
+// writeLogin stores l in Options.Tokens, else in the token file, readable
+// by its owner only.
+func (a *Authorizer) writeLogin(ctx context.Context, l *storedLogin) error {
 	b, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		return err
+	}
+	if a.opts.Tokens != nil {
+		if err := a.opts.Tokens.Save(ctx, a.opts.Backend, b); err != nil {
+			return err
+		}
+		a.stored.mu.Lock()
+		a.stored.login = l
+		a.stored.mu.Unlock()
+		return nil
 	}
 	path := a.TokenFile()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -99,11 +130,22 @@ func (a *Authorizer) writeLogin(l *storedLogin) error {
 // refreshStored returns the login's access token while it is fresh, and
 // else refreshes it (refresh_token grant), storing the new tokens.
 func (a *Authorizer) refreshStored(ctx context.Context) (*oauth2.Token, error) {
-	l, err := a.readLogin()
+	l, err := a.readLogin(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	if l.Token.Expiry.IsZero() || time.Until(l.Token.Expiry) > MaxRefreshMargin {
+	fresh := func(l *storedLogin) bool {
+		return l.Token.Expiry.IsZero() || time.Until(l.Token.Expiry) > MaxRefreshMargin
+	}
+	if fresh(l) {
+		return l.Token, nil
+	}
+	// Another replica may have refreshed it already (the refresh token is
+	// then spent): take theirs.
+	if l, err = a.readLogin(ctx, true); err != nil {
+		return nil, err
+	}
+	if fresh(l) {
 		return l.Token, nil
 	}
 	if l.Token.RefreshToken == "" {
@@ -118,7 +160,7 @@ func (a *Authorizer) refreshStored(ctx context.Context) (*oauth2.Token, error) {
 	}
 	next := *l
 	next.Token = tok
-	if err := a.writeLogin(&next); err != nil {
+	if err := a.writeLogin(ctx, &next); err != nil {
 		a.opts.Logger.Warn("the refreshed token could not be stored", "error", err)
 	}
 	return tok, nil
@@ -202,10 +244,10 @@ func (a *Authorizer) Login(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("exchanging the authorization code: %w", err)
 	}
-	if err := a.writeLogin(&storedLogin{ClientID: clientID, ClientSecret: secret, TokenURL: meta.TokenEndpoint, AuthMethod: method, Token: tok}); err != nil {
+	if err := a.writeLogin(ctx, &storedLogin{ClientID: clientID, ClientSecret: secret, TokenURL: meta.TokenEndpoint, AuthMethod: method, Token: tok}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Logged in: tokens stored in %s\n", a.TokenFile())
+	fmt.Fprintf(out, "Logged in: tokens stored in %s\n", a.tokensWhere())
 	return nil
 }
 

@@ -51,6 +51,9 @@ type Options struct {
 	// CacheDir is server.cache_dir: the default token file is
 	// <CacheDir>/oauth/<Backend>.json.
 	CacheDir string
+	// Tokens, when set, stores logins instead of the token file (e.g.
+	// RedisTokens, shared by replicas).
+	Tokens TokenStore
 	// HTTPClient talks to the authorization server; default a client with
 	// DefaultHTTPTimeout.
 	HTTPClient *http.Client
