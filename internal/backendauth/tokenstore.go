@@ -69,7 +69,9 @@ func (r *RedisTokens) Close() error { return r.client.Close() }
 func (r *RedisTokens) key(backend string) string { return RedisTokenKeyPrefix + backend }
 
 // Where implements TokenStore.
-func (r *RedisTokens) Where(backend string) string { return "Redis (" + r.key(backend) + ", encrypted)" }
+func (r *RedisTokens) Where(backend string) string {
+	return "Redis (" + r.key(backend) + ", encrypted)"
+}
 
 // Load implements TokenStore.
 func (r *RedisTokens) Load(ctx context.Context, backend string) ([]byte, error) {
