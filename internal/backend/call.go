@@ -87,6 +87,15 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 		b.queued.Add(-1)
 		return nil, b.callError(ctx, tctx, c, tool, fmt.Errorf("waiting for a free call slot: %w", tctx.Err())), false
 	}
+	// A connection that died since it was handed out cannot deliver the
+	// request: the call goes to the next one.
+	if !c.alive() || c.proc.gone() {
+		<-b.sem
+		if c.markBroken(errors.New("the backend process is gone")) {
+			poke(b.kick)
+		}
+		return nil, fmt.Errorf("backend %q: tool %q: %w: the connection had ended", name, tool, ErrConnectionLost), true
+	}
 	// What the backend asks or logs during the call goes to its caller
 	// when it is the only one with calls in flight (attribution.go).
 	defer c.enter(callerFrom(ctx))()

@@ -2,12 +2,14 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -131,6 +133,13 @@ func (h *procHandle) signal(sig os.Signal) {
 	h.mu.Unlock()
 	_ = killGroup(p.Pid, sig)
 	_ = p.Signal(sig)
+}
+
+// gone reports that the child has exited and been reaped: no request
+// written now can reach it.
+func (h *procHandle) gone() bool {
+	pid := h.pid()
+	return pid != 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // exitStatus describes how the child exited. It must only be called once
