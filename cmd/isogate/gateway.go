@@ -84,6 +84,7 @@ func init() {
 				return 2
 			}
 			logger := newLogger(cfg.Server, env.stderr)
+			raiseHeapFloor()
 			g, ok := startGateway(ctx, env, cfg, logger)
 			if !ok {
 				return 1

@@ -265,6 +265,9 @@ func (m *Manager) Call(ctx context.Context, backend string, params *mcp.CallTool
 // and outcome ("ok", "tool_error" for a result with IsError set, or the
 // error's code, "error" if it has none).
 func (b *backend) logCall(tool string, d time.Duration, res *mcp.CallToolResult, err error) {
+	if !b.log.Enabled(context.Background(), slog.LevelInfo) {
+		return // nothing to build: the line would be dropped
+	}
 	outcome := "ok"
 	switch {
 	case err != nil:

@@ -70,9 +70,10 @@ func (o *Observer) Calls(next pipeline.Caller) pipeline.Caller {
 	return pipeline.CallerFunc(func(ctx context.Context, c *pipeline.Call) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		tracer := o.opts.Tracer
-		ctx, span := tracer.Start(ctx, "backend tools/call", trace.SpanKindClient,
-			attribute.String("isogate.backend", c.Backend), attribute.String("mcp.tool", c.Tool))
-		if tracer != nil {
+		var span tracing.Span
+		if tracer != nil { // without tracing, no span and no attributes to build
+			ctx, span = tracer.Start(ctx, "backend tools/call", trace.SpanKindClient,
+				attribute.String("isogate.backend", c.Backend), attribute.String("mcp.tool", c.Tool))
 			call := *c
 			call.Meta = tracer.Inject(ctx, c.Meta)
 			c = &call
@@ -80,16 +81,19 @@ func (o *Observer) Calls(next pipeline.Caller) pipeline.Caller {
 		res, err := next.Call(ctx, c)
 		took := time.Since(start)
 		outcome := CallOutcome(res, err)
-		span.SetAttributes(attribute.String("isogate.outcome", outcome))
-		span.End(err)
+		if tracer != nil {
+			span.SetAttributes(attribute.String("isogate.outcome", outcome))
+			span.End(err)
+		}
 		if o.opts.Stats != nil {
 			counted := err
 			if counted == nil && res != nil && res.IsError {
 				counted = errToolReported
 			}
-			o.opts.Stats.ToolCall(c.Name(), pipeline.ResultSize(res), took, counted)
+			name, size := c.Name(), pipeline.ResultSize(res)
+			o.opts.Stats.ToolCall(name, size, took, counted)
 			if k := stats.CallerFrom(ctx); k != "" {
-				o.opts.Callers.For(k).ToolCall(c.Name(), pipeline.ResultSize(res), took, counted)
+				o.opts.Callers.For(k).ToolCall(name, size, took, counted)
 			}
 		}
 		if o.opts.Metrics != nil {

@@ -113,12 +113,9 @@ func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *p
 		if token != "" {
 			delete(f.tokens, token)
 		}
-		if set := f.calls[c.backend]; set != nil {
-			delete(set, c)
-			if len(set) == 0 {
-				delete(f.calls, c.backend)
-			}
-		}
+		// The backend's set stays, empty, for its next call (one per
+		// backend: not worth allocating again on every call).
+		delete(f.calls[c.backend], c)
 		f.mu.Unlock()
 		// A notification being sent now goes out before the result.
 		c.mu.Lock()
