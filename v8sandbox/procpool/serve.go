@@ -187,21 +187,23 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 			s.mu.Unlock()
 			cancel()
 		}()
-		res, err := s.pool.Run(runCtx, job, &remoteHost{s: s, run: id})
-		out := &message{Type: msgResult, ID: id}
-		if err != nil {
-			var e *v8sandbox.Error
-			if !errors.As(err, &e) {
-				e = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
+		// The result goes out before the worker prepares its next context.
+		s.pool.RunThen(runCtx, job, &remoteHost{s: s, run: id}, func(res v8sandbox.Result, err error) {
+			out := &message{Type: msgResult, ID: id}
+			if err != nil {
+				var e *v8sandbox.Error
+				if !errors.As(err, &e) {
+					e = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
+				}
+				out.Err = e
+			} else {
+				out.Result = &res
 			}
-			out.Err = e
-		} else {
-			out.Result = &res
-		}
-		if err := s.send(out); errors.Is(err, errFrameTooLarge) {
-			_ = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
-				"result of %d bytes exceeds the sandbox protocol's frame limit of %d bytes", len(res.Value), MaxFrameBytes)})
-		}
+			if err := s.send(out); errors.Is(err, errFrameTooLarge) {
+				_ = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
+					"result of %d bytes exceeds the sandbox protocol's frame limit of %d bytes", len(res.Value), MaxFrameBytes)})
+			}
+		})
 	}()
 }
 
