@@ -333,8 +333,47 @@ func (h *remoteHost) callOnLane(l *lane, id uint64, c v8sandbox.HostCall) v8sand
 	return parentReply(m)
 }
 
+// Start implements [v8sandbox.Starter]: on a free lane, it writes the call
+// and returns the wait for its reply, which the V8 thread itself makes (the
+// kernel wakes that very thread when the reply lands). It returns nil when
+// no lane is free.
+func (h *remoteHost) Start(_ context.Context, c v8sandbox.HostCall) func() v8sandbox.HostReply {
+	if len(c.Args) > maxArgsBytes {
+		return nil
+	}
+	s := h.s
+	var l *lane
+	select {
+	case l = <-s.lanes:
+	default:
+		return nil
+	}
+	id := s.nextCall.Add(1)
+	frame, err := encodeCall(h.run, id, c)
+	if err != nil {
+		s.lanes <- l
+	} else {
+		err = writeAll(l.out, frame) // on failure the lane is dropped
+	}
+	if err != nil {
+		return func() v8sandbox.HostReply {
+			return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
+		}
+	}
+	return func() v8sandbox.HostReply {
+		m, err := l.receive(id)
+		if err != nil { // the lane is dropped, as in callOnLane
+			return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
+		}
+		s.lanes <- l
+		return parentReply(m)
+	}
+}
+
 // parentReply is the reply the parent sent, as its Dispatch made it: a
 // value it checked already is not scanned again here (V8 parses it next).
 func parentReply(m *message) v8sandbox.HostReply {
 	return v8sandbox.HostReply{Value: m.Value, Error: m.Error, Fatal: m.Fatal, Checked: len(m.Value) > 0}
 }
+
+var _ v8sandbox.Starter = (*remoteHost)(nil)
