@@ -18,7 +18,10 @@
 // [HostError] thrown into the script with its name, code and data, or a
 // fatal [Error] that ends the run). A [Table] maps each function to its
 // handler, so a job's declarations and its dispatch come from one place;
-// [Dispatch] turns a [Host]'s answer into the reply for every runner. The
+// [Dispatch] turns a [Host]'s answer into the reply for every runner. A host
+// that also implements [Starter] has an async call that is alone in flight
+// started and waited for on the V8 thread itself (procpool's worker does, on
+// its call lanes). The
 // engine never hands V8 values to Go code outside this package. That keeps a
 // job runnable in another process unchanged (package procpool), and package
 // sandboxtest holds the behaviour suite every runner passes.

@@ -66,6 +66,18 @@ type Host interface {
 	Call(ctx context.Context, call HostCall) HostReply
 }
 
+// Starter is an optional interface of a [Host] whose async calls can be
+// started without blocking and then waited for by the thread running the
+// script (a worker process writes the call on a lane and reads the reply
+// itself): no goroutine carries the call and no hand-off brings its reply
+// back. Start returns nil when it cannot start call so; the call is then
+// made through Call on a goroutine. The returned wait is called exactly
+// once and its reply goes through the same checks as [Dispatch]'s; it must
+// return once ctx ends, like Call.
+type Starter interface {
+	Start(ctx context.Context, call HostCall) (wait func() HostReply)
+}
+
 // HostFunc adapts a function returning a JSON result or an error to the
 // [Host] interface; see [Reply] for how the outcome becomes a reply.
 type HostFunc func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
@@ -107,17 +119,32 @@ func Dispatch(ctx context.Context, host Host, call HostCall) (reply HostReply) {
 			reply = HostReply{Fatal: Errorf(CodeInternal, "host function %q panicked: %v", call.Name, p)}
 		}
 	}()
-	reply = host.Call(ctx, call)
+	return checkReply(call.Name, host.Call(ctx, call))
+}
+
+// DispatchWait is [Dispatch] for a call started with [Starter]: it waits
+// for the reply and checks it alike.
+func DispatchWait(name string, wait func() HostReply) (reply HostReply) {
+	defer func() {
+		if p := recover(); p != nil {
+			reply = HostReply{Fatal: Errorf(CodeInternal, "host function %q panicked: %v", name, p)}
+		}
+	}()
+	return checkReply(name, wait())
+}
+
+// checkReply makes a host's answer a reply: see [Dispatch].
+func checkReply(name string, reply HostReply) HostReply {
 	switch {
 	case reply.Fatal != nil:
 		return HostReply{Fatal: reply.Fatal}
 	case reply.Error != nil:
 		if len(reply.Error.Data) > 0 && !json.Valid(reply.Error.Data) {
-			return HostReply{Fatal: Errorf(CodeInternal, "host function %q threw an error whose data is not JSON", call.Name)}
+			return HostReply{Fatal: Errorf(CodeInternal, "host function %q threw an error whose data is not JSON", name)}
 		}
 		return HostReply{Error: reply.Error}
 	case len(reply.Value) > 0 && !reply.Checked && !json.Valid(reply.Value):
-		return HostReply{Fatal: Errorf(CodeInternal, "host function %q returned invalid JSON", call.Name)}
+		return HostReply{Fatal: Errorf(CodeInternal, "host function %q returned invalid JSON", name)}
 	}
 	return reply
 }

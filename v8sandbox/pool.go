@@ -103,6 +103,36 @@ func (p *Pool) Busy() int { return int(p.busy.Load()) }
 //
 // The error, when not nil, is always an *Error.
 func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
+	var (
+		res Result
+		err error
+	)
+	p.RunThen(ctx, job, host, func(r Result, e error) { res, err = r, e })
+	return res, err
+}
+
+// RunThen is [Pool.Run] handing the outcome to deliver, on the caller's
+// goroutine, before the worker is tidied up for its next run. A caller that
+// forwards the outcome (a worker process writing it to its parent) sends it
+// before the between-runs preparation competes for the CPU with whoever
+// receives it.
+func (p *Pool) RunThen(ctx context.Context, job Job, host Host, deliver func(Result, error)) {
+	o := p.run(ctx, job, host)
+	deliver(o.result, o.err)
+	if o.w != nil {
+		p.busy.Add(-1) // the worker counts as busy until its outcome is delivered
+		go o.w.tidy()
+	}
+}
+
+// outcome is a run's response and the worker that served it (nil when
+// none did), to be tidied once the response is delivered.
+type outcome struct {
+	response
+	w *worker
+}
+
+func (p *Pool) run(ctx context.Context, job Job, host Host) outcome {
 	job.Limits = job.Limits.WithDefaults(p.opts.Defaults)
 	if job.Origin == "" {
 		job.Origin = "main.js"
@@ -110,22 +140,20 @@ func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
 	var w *worker
 	select {
 	case <-p.quit:
-		return Result{}, Errorf(CodeInternal, "sandbox pool is closed")
+		return outcome{response: response{err: Errorf(CodeInternal, "sandbox pool is closed")}}
 	default:
 	}
 	select {
 	case w = <-p.idle:
 	case <-ctx.Done():
-		return Result{}, WaitError(ctx, "waiting for a free sandbox worker")
+		return outcome{response: response{err: WaitError(ctx, "waiting for a free sandbox worker")}}
 	case <-p.quit:
-		return Result{}, Errorf(CodeInternal, "sandbox pool is closed")
+		return outcome{response: response{err: Errorf(CodeInternal, "sandbox pool is closed")}}
 	}
 	p.busy.Add(1)
 	req := &request{ctx: ctx, job: job, host: host}
 	resp := serveOffMainThread(func() response { return w.serve(req) })
-	p.busy.Add(-1)
-	go w.tidy()
-	return resp.result, resp.err
+	return outcome{response: resp, w: w}
 }
 
 // Close waits for the runs in progress, then disposes every isolate. Runs

@@ -35,11 +35,22 @@ type run struct {
 	describe  *v8.Function
 
 	completions chan completion
+	direct      *directCall // an async call started on this thread ([Starter]), or nil
 	callers     chan func() // idle host-call goroutines take calls here (spawn)
 	inflight    int
 	hostCalls   int
 	fatal       *Error // set by a host function that ends the run
 	stopped     bool   // the run ended by termination of any kind
+}
+
+// directCall is an async host call started on the worker's thread through
+// [Starter]: that thread waits for its reply itself when it is the only
+// call in flight, else hands the wait to a goroutine of the run's.
+type directCall struct {
+	name     string
+	wait     func() HostReply
+	resolver *v8.PromiseResolver
+	promise  *v8.Value
 }
 
 // completion is an async host call's outcome, delivered to the worker.
@@ -78,6 +89,12 @@ func (r *run) execute() (Result, error) {
 	defer func() {
 		stopHeapWatch()
 		r.w.current = nil
+		if d := r.direct; d != nil {
+			// Started and never awaited: its reply still comes (the host's
+			// work ends with the run), and frees what carried the call.
+			r.direct = nil
+			go d.wait()
+		}
 		close(r.done)
 		if !stop() {
 			<-terminated // the terminator started: wait until it has seen done
@@ -245,6 +262,17 @@ func (r *run) drain() error {
 // Locker, which moves the isolate to the resuming thread; the ArrayBuffer
 // budget, charged per thread, is bound again.
 func (r *run) waitCompletion() error {
+	if d := r.direct; d != nil {
+		r.direct = nil
+		if r.inflight == 1 { // the only call in flight: wait on this thread
+			reply := DispatchWait(d.name, d.wait)
+			r.inflight--
+			envelope, fatal := r.envelope(d.name, reply)
+			return r.settle(completion{resolver: d.resolver, promise: d.promise, envelope: envelope, fatal: fatal})
+		}
+		r.inflight--
+		r.startCall(d.name, d.resolver, d.promise, func() HostReply { return DispatchWait(d.name, d.wait) })
+	}
 	runtime.UnlockOSThread()
 	defer func() {
 		runtime.LockOSThread()
@@ -253,24 +281,30 @@ func (r *run) waitCompletion() error {
 	select {
 	case c := <-r.completions:
 		r.inflight--
-		if c.fatal != nil {
-			r.fatal = c.fatal
-			return r.stopError()
-		}
-		// The handles are released once the promise settled, so a value the
-		// script drops can be collected before the run ends.
-		defer c.resolver.Release()
-		defer c.promise.Release()
-		value, err := v8.JSONParse(r.v8ctx, c.envelope)
-		if err != nil {
-			return Errorf(CodeInternal, "host result is not JSON: %v", err)
-		}
-		defer value.Release()
-		c.resolver.Resolve(value)
-		return nil
+		return r.settle(c)
 	case <-r.ctx.Done():
 		return r.stopError()
 	}
+}
+
+// settle resolves a finished call's promise, or ends the run on a fatal
+// reply.
+func (r *run) settle(c completion) error {
+	if c.fatal != nil {
+		r.fatal = c.fatal
+		return r.stopError()
+	}
+	// The handles are released once the promise settled, so a value the
+	// script drops can be collected before the run ends.
+	defer c.resolver.Release()
+	defer c.promise.Release()
+	value, err := v8.JSONParse(r.v8ctx, c.envelope)
+	if err != nil {
+		return Errorf(CodeInternal, "host result is not JSON: %v", err)
+	}
+	defer value.Release()
+	c.resolver.Resolve(value)
+	return nil
 }
 
 func (r *run) serializeResult(value *v8.Value) (json.RawMessage, error) {
@@ -362,16 +396,30 @@ func (r *run) callAsync(info *v8.FunctionCallbackInfo) *v8.Value {
 		r.w.iso.TerminateExecution()
 		return nil
 	}
-	r.inflight++
 	promise := resolver.GetPromise().Value
+	call := HostCall{Name: name, Args: json.RawMessage(args)}
+	if s, ok := r.req.host.(Starter); ok && r.inflight == 0 {
+		if wait := s.Start(r.ctx, call); wait != nil {
+			r.inflight++
+			r.direct = &directCall{name: name, wait: wait, resolver: resolver, promise: promise}
+			return promise
+		}
+	}
+	r.startCall(name, resolver, promise, func() HostReply { return Dispatch(r.ctx, r.req.host, call) })
+	return promise
+}
+
+// startCall makes an async call on a goroutine of the run's (spawn), which
+// hands its outcome to the worker's thread.
+func (r *run) startCall(name string, resolver *v8.PromiseResolver, promise *v8.Value, call func() HostReply) {
+	r.inflight++
 	r.spawn(func() {
-		envelope, fatal := r.invoke(name, args)
+		envelope, fatal := r.envelope(name, call())
 		select {
 		case r.completions <- completion{resolver: resolver, promise: promise, envelope: envelope, fatal: fatal}:
 		case <-r.done:
 		}
 	})
-	return promise
 }
 
 // spawn runs an async host call on a goroutine of the run's: an idle one
@@ -416,7 +464,11 @@ func callArgs(info *v8.FunctionCallbackInfo) (name, args string) {
 // {"ok":false,"error":{name, code, message, data}}. A fatal reply ends the
 // run instead.
 func (r *run) invoke(name, args string) (envelope string, fatal *Error) {
-	reply := Dispatch(r.ctx, r.req.host, HostCall{Name: name, Args: json.RawMessage(args)})
+	return r.envelope(name, Dispatch(r.ctx, r.req.host, HostCall{Name: name, Args: json.RawMessage(args)}))
+}
+
+// envelope wraps a reply as [run.invoke] does.
+func (r *run) envelope(name string, reply HostReply) (envelope string, fatal *Error) {
 	switch {
 	case reply.Fatal != nil:
 		return "", reply.Fatal

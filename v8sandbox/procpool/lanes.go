@@ -87,6 +87,11 @@ func (l *lane) call(frame []byte, id uint64) (*message, error) {
 	if err := writeAll(l.out, frame); err != nil {
 		return nil, err
 	}
+	return l.receive(id)
+}
+
+// receive blocks until the reply to call id arrives on the lane.
+func (l *lane) receive(id uint64) (*message, error) {
 	body, err := l.readFrame()
 	if err != nil {
 		return nil, err

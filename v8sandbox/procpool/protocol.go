@@ -15,7 +15,7 @@ import (
 
 // protocolVersion is checked by both sides in the init/ready handshake, so
 // a worker built from another version of the binary is refused.
-const protocolVersion = 4
+const protocolVersion = 5
 
 // MaxFrameBytes is the largest frame either side accepts (length prefix
 // excluded). A bigger frame from a worker is a protocol violation that kills
@@ -32,6 +32,7 @@ const (
 	msgCall   = "call"   // [worker→parent] a host function call of run id
 	msgReply  = "reply"  // [parent→worker] the outcome of a call
 	msgResult = "result" // [worker→parent] the outcome of run id
+	msgTaken  = "taken"  // [parent→worker] the caller has run id's result: prepare the next run
 )
 
 // message is the single JSON shape of every frame; Type says which fields
@@ -235,4 +236,10 @@ func cutUint(b []byte) (uint64, []byte) {
 		return 0, b
 	}
 	return n, b[i:]
+}
+
+// takenFrame tells a worker that run id's result reached its caller.
+func takenFrame(id uint64) []byte {
+	f, _ := encodeFrame(&message{Type: msgTaken, ID: id}) // cannot fail: no free-form field
+	return f
 }

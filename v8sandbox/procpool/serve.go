@@ -19,7 +19,9 @@ import (
 // jobs on an in-process [v8sandbox.Pool] and writes frames to w, until r
 // ends (the parent closed the pipe or died) or ctx ends (r is closed then, if
 // it is an io.Closer). The first frame must be the parent's init; Serve
-// answers it with ready once V8 is up.
+// answers it with ready once V8 is up. After sending a run's result, the
+// worker prepares that slot's next run only once the parent's taken frame
+// for it arrives (or ctx ends).
 //
 // A malformed frame ends Serve with an error: the parent is broken and
 // there is nobody to report to.
@@ -56,6 +58,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 			Logger:       logger,
 		}),
 		runs:  map[uint64]context.CancelFunc{},
+		taken: map[uint64]chan struct{}{},
 		calls: map[uint64]chan *message{},
 		lanes: make(chan *lane, len(lanes)),
 	}
@@ -104,6 +107,7 @@ type server struct {
 
 	mu       sync.Mutex
 	runs     map[uint64]context.CancelFunc // runs in progress by id
+	taken    map[uint64]chan struct{}      // runs whose result was sent, until the parent has it
 	calls    map[uint64]chan *message      // host calls awaiting a reply
 	nextCall atomic.Uint64
 	wg       sync.WaitGroup // run goroutines
@@ -134,6 +138,14 @@ func (s *server) handle(ctx context.Context, m *message) error {
 		s.mu.Unlock()
 		if cancel != nil {
 			cancel()
+		}
+	case msgTaken:
+		s.mu.Lock()
+		ch := s.taken[m.ID]
+		delete(s.taken, m.ID)
+		s.mu.Unlock()
+		if ch != nil {
+			close(ch)
 		}
 	case msgReply:
 		s.mu.Lock()
@@ -177,6 +189,8 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 		return
 	}
 	s.runs[id] = cancel
+	taken := make(chan struct{})
+	s.taken[id] = taken
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -184,24 +198,37 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 		defer func() {
 			s.mu.Lock()
 			delete(s.runs, id)
+			delete(s.taken, id)
 			s.mu.Unlock()
 			cancel()
 		}()
-		res, err := s.pool.Run(runCtx, job, &remoteHost{s: s, run: id})
-		out := &message{Type: msgResult, ID: id}
-		if err != nil {
-			var e *v8sandbox.Error
-			if !errors.As(err, &e) {
-				e = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
+		// The result goes out before the worker prepares its next context,
+		// which waits until the parent's caller has it (msgTaken): on a
+		// busy machine the preparation would otherwise delay the parent's
+		// wake-up. A run whose parent is gone ends with ctx.
+		s.pool.RunThen(runCtx, job, &remoteHost{s: s, run: id}, func(res v8sandbox.Result, err error) {
+			out := &message{Type: msgResult, ID: id}
+			if err != nil {
+				var e *v8sandbox.Error
+				if !errors.As(err, &e) {
+					e = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
+				}
+				out.Err = e
+			} else {
+				out.Result = &res
 			}
-			out.Err = e
-		} else {
-			out.Result = &res
-		}
-		if err := s.send(out); errors.Is(err, errFrameTooLarge) {
-			_ = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
-				"result of %d bytes exceeds the sandbox protocol's frame limit of %d bytes", len(res.Value), MaxFrameBytes)})
-		}
+			err = s.send(out)
+			if errors.Is(err, errFrameTooLarge) {
+				err = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
+					"result of %d bytes exceeds the sandbox protocol's frame limit of %d bytes", len(res.Value), MaxFrameBytes)})
+			}
+			if err == nil {
+				select {
+				case <-taken:
+				case <-ctx.Done():
+				}
+			}
+		})
 	}()
 }
 
@@ -306,8 +333,47 @@ func (h *remoteHost) callOnLane(l *lane, id uint64, c v8sandbox.HostCall) v8sand
 	return parentReply(m)
 }
 
+// Start implements [v8sandbox.Starter]: on a free lane, it writes the call
+// and returns the wait for its reply, which the V8 thread itself makes (the
+// kernel wakes that very thread when the reply lands). It returns nil when
+// no lane is free.
+func (h *remoteHost) Start(_ context.Context, c v8sandbox.HostCall) func() v8sandbox.HostReply {
+	if len(c.Args) > maxArgsBytes {
+		return nil
+	}
+	s := h.s
+	var l *lane
+	select {
+	case l = <-s.lanes:
+	default:
+		return nil
+	}
+	id := s.nextCall.Add(1)
+	frame, err := encodeCall(h.run, id, c)
+	if err != nil {
+		s.lanes <- l
+	} else {
+		err = writeAll(l.out, frame) // on failure the lane is dropped
+	}
+	if err != nil {
+		return func() v8sandbox.HostReply {
+			return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
+		}
+	}
+	return func() v8sandbox.HostReply {
+		m, err := l.receive(id)
+		if err != nil { // the lane is dropped, as in callOnLane
+			return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
+		}
+		s.lanes <- l
+		return parentReply(m)
+	}
+}
+
 // parentReply is the reply the parent sent, as its Dispatch made it: a
 // value it checked already is not scanned again here (V8 parses it next).
 func parentReply(m *message) v8sandbox.HostReply {
 	return v8sandbox.HostReply{Value: m.Value, Error: m.Error, Fatal: m.Fatal, Checked: len(m.Value) > 0}
 }
+
+var _ v8sandbox.Starter = (*remoteHost)(nil)
