@@ -61,7 +61,7 @@ func (sf *Surface) callerOf(ss *mcp.ServerSession) *backend.Caller {
 			Key:             key,
 			ProtocolVersion: ip.ProtocolVersion,
 			Capabilities:    ownCapabilities(ip.Capabilities),
-			Requests:        sessionRequests{cr: &sf.clientReqs, only: ss},
+			Requests:        requestRouter{cr: &sf.clientReqs, only: ss},
 			OnLog: func(name string, p *mcp.LoggingMessageParams) {
 				sf.forward.logTo(ss, name, p)
 			},

@@ -30,15 +30,14 @@ const maxURLElicitations = 1024
 // roots/list) to the client session whose call caused them, and the
 // answer back (see backend.ClientRequests).
 //
-// The backend's request does not say which call it belongs to (backend
-// sessions are shared by every client), so it is attributed like log
-// messages (see forwarder): to the passthrough call in flight on that
-// backend. When calls of several client sessions are in flight on the
-// backend the request is refused: a guess could show one client's prompt
-// to another, or give one client's answer to another's call. Calls made
-// by code mode (call_tool_chain, run_code) are not attributed: a request
-// they cause is refused unless a passthrough call on the same backend is
-// in flight, whose client then receives it.
+// A request on a client's own backend session, or on the shared one while
+// only that client's calls are in flight there (backend/attribution.go),
+// is for that client (requestRouter.only). Otherwise the request does not
+// say which call it belongs to, so it is attributed like log messages (see
+// forwarder): to the passthrough call in flight on that backend. When
+// calls of several client sessions are in flight on the backend the
+// request is refused: a guess could show one client's prompt to another,
+// or give one client's answer to another's call.
 //
 // The request goes to the client with the calling request's context (on
 // streamable HTTP it travels on that call's stream), cancelled when the
@@ -62,11 +61,20 @@ type urlElicitation struct {
 	session *mcp.ServerSession
 }
 
-var _ backend.ClientRequests = (*clientRequests)(nil)
+// requestRouter answers a backend's requests for clients: only, when set,
+// is the one client they are for (its own backend sessions,
+// backend.Caller); nil routes each to the client it can be attributed to
+// (see caller).
+type requestRouter struct {
+	cr   *clientRequests
+	only *mcp.ServerSession
+}
+
+var _ backend.ClientRequests = requestRouter{}
 
 // ClientRequests returns what routes backends' requests to clients (give
 // it to backend.Options.ClientRequests).
-func (sf *Surface) ClientRequests() backend.ClientRequests { return &sf.clientReqs }
+func (sf *Surface) ClientRequests() backend.ClientRequests { return requestRouter{cr: &sf.clientReqs} }
 
 // caller finds the call a backend's request belongs to, with a context
 // for the request to the client: the call's, ended by the end of ctx (the
@@ -75,9 +83,8 @@ func (sf *Surface) ClientRequests() backend.ClientRequests { return &sf.clientRe
 // and with none (a backend asking for roots as its session starts) the
 // request goes to that client outside any call, bounded by
 // outOfCallWait.
-func (cr *clientRequests) caller(ctx context.Context, backendName, method string, only *mcp.ServerSession) (_ *inFlight, _ context.Context, _ context.CancelFunc, err error) {
+func (cr *clientRequests) caller(ctx context.Context, backendName, method string, only *mcp.ServerSession) (*inFlight, context.Context, context.CancelFunc, error) {
 	f := cr.f
-	outside := func() {}
 	f.mu.Lock()
 	var c *inFlight
 	ambiguous := false
@@ -92,32 +99,31 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 		}
 	}
 	f.mu.Unlock()
+	var base context.Context // the request to the client ends with it
+	release := func() {}
 	switch {
 	case c == nil && only != nil:
-		octx, ocancel := context.WithTimeout(context.Background(), outOfCallWait)
-		c = &inFlight{backend: backendName, session: only, ctx: octx}
-		defer func() {
-			if err != nil {
-				ocancel()
-			}
-		}()
-		outside = ocancel
+		c = &inFlight{backend: backendName, session: only}
+		base, release = context.WithTimeout(context.Background(), outOfCallWait)
 	case c == nil:
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("isogate: %s has no passthrough call in flight on backend %q to route it to", method, backendName)}
 	case ambiguous:
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("isogate: %s cannot be routed: calls of several clients are in flight on backend %q", method, backendName)}
+	default:
+		base = c.ctx
 	}
 	if roundTripEra(c.session) {
+		release()
 		c.noteNeeded(method)
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("isogate: the calling client speaks %s, which has no server-to-client %s", c.session.InitializeParams().ProtocolVersion, method)}
 	}
-	rctx, cancel := context.WithCancel(c.ctx)
+	rctx, cancel := context.WithCancel(base)
 	stop := context.AfterFunc(ctx, cancel)
 	cr.f.logger.Debug("routing a backend request to the calling client", slog.String("backend", backendName), slog.String("method", method))
-	return c, rctx, func() { stop(); cancel(); outside() }, nil
+	return c, rctx, func() { stop(); cancel(); release() }, nil
 }
 
 // noteNeeded records the capability a refused request of method needed.
@@ -178,18 +184,10 @@ func clientError(method string, err error) error {
 }
 
 // CreateMessage implements backend.ClientRequests.
-func (cr *clientRequests) CreateMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	return cr.createMessage(ctx, backendName, p, nil)
-}
-
-// CreateMessage implements backend.ClientRequests.
-func (r sessionRequests) CreateMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	return r.cr.createMessage(ctx, backendName, p, r.only)
-}
-
-func (cr *clientRequests) createMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams, only *mcp.ServerSession) (*mcp.CreateMessageWithToolsResult, error) {
+func (r requestRouter) CreateMessage(ctx context.Context, backendName string, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	cr := r.cr
 	const method = "sampling/createMessage"
-	c, rctx, done, err := cr.caller(ctx, backendName, method, only)
+	c, rctx, done, err := cr.caller(ctx, backendName, method, r.only)
 	if err != nil {
 		return nil, err
 	}
@@ -209,18 +207,10 @@ func (cr *clientRequests) createMessage(ctx context.Context, backendName string,
 }
 
 // Elicit implements backend.ClientRequests.
-func (cr *clientRequests) Elicit(ctx context.Context, backendName string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return cr.elicit(ctx, backendName, p, nil)
-}
-
-// Elicit implements backend.ClientRequests.
-func (r sessionRequests) Elicit(ctx context.Context, backendName string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return r.cr.elicit(ctx, backendName, p, r.only)
-}
-
-func (cr *clientRequests) elicit(ctx context.Context, backendName string, p *mcp.ElicitParams, only *mcp.ServerSession) (*mcp.ElicitResult, error) {
+func (r requestRouter) Elicit(ctx context.Context, backendName string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	cr := r.cr
 	const method = "elicitation/create"
-	c, rctx, done, err := cr.caller(ctx, backendName, method, only)
+	c, rctx, done, err := cr.caller(ctx, backendName, method, r.only)
 	if err != nil {
 		return nil, err
 	}
@@ -252,18 +242,10 @@ func (cr *clientRequests) elicit(ctx context.Context, backendName string, p *mcp
 // whether a client declared roots (it decodes "roots": {} and no roots
 // alike), so the request is always sent: a client without roots answers
 // it with an error, which the backend receives.
-func (cr *clientRequests) ListRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return cr.listRoots(ctx, backendName, p, nil)
-}
-
-// ListRoots implements backend.ClientRequests.
-func (r sessionRequests) ListRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return r.cr.listRoots(ctx, backendName, p, r.only)
-}
-
-func (cr *clientRequests) listRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams, only *mcp.ServerSession) (*mcp.ListRootsResult, error) {
+func (r requestRouter) ListRoots(ctx context.Context, backendName string, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	cr := r.cr
 	const method = "roots/list"
-	c, rctx, done, err := cr.caller(ctx, backendName, method, only)
+	c, rctx, done, err := cr.caller(ctx, backendName, method, r.only)
 	if err != nil {
 		return nil, err
 	}
@@ -275,25 +257,15 @@ func (cr *clientRequests) listRoots(ctx context.Context, backendName string, p *
 	return res, nil
 }
 
-// ElicitationComplete implements backend.ClientRequests.
-func (r sessionRequests) ElicitationComplete(backendName string, p *mcp.ElicitationCompleteParams) {
-	r.cr.ElicitationComplete(backendName, p)
-}
-
-// sessionRequests routes the requests of one client's own backend
-// sessions (backend.Caller) to that client.
-type sessionRequests struct {
-	cr   *clientRequests
-	only *mcp.ServerSession
-}
-
-var _ backend.ClientRequests = sessionRequests{}
-
 // ElicitationComplete implements backend.ClientRequests: the notification
 // goes to the session that received the "url" elicitation (even after the
 // call ended); one for an elicitation the gateway did not forward is
 // dropped.
-func (cr *clientRequests) ElicitationComplete(backendName string, p *mcp.ElicitationCompleteParams) {
+func (r requestRouter) ElicitationComplete(backendName string, p *mcp.ElicitationCompleteParams) {
+	r.cr.elicitationComplete(backendName, p)
+}
+
+func (cr *clientRequests) elicitationComplete(backendName string, p *mcp.ElicitationCompleteParams) {
 	cr.mu.Lock()
 	u, ok := cr.urls[p.ElicitationID]
 	if ok && u.backend == backendName {

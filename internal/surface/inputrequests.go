@@ -164,15 +164,16 @@ func (sf *Surface) askClient(ctx context.Context, ss *mcp.ServerSession, backend
 				resp mcp.InputResponse
 				err  error
 			)
+			client := requestRouter{cr: &sf.clientReqs, only: ss}
 			switch p := ir.(type) {
 			case *mcp.ElicitParams:
-				resp, err = sf.clientReqs.elicit(ctx, backendName, p, ss)
+				resp, err = client.Elicit(ctx, backendName, p)
 			case *mcp.CreateMessageParams:
-				resp, err = sf.clientReqs.createMessage(ctx, backendName, withTools(p), ss)
+				resp, err = client.CreateMessage(ctx, backendName, withTools(p))
 			case *mcp.CreateMessageWithToolsParams:
-				resp, err = sf.clientReqs.createMessage(ctx, backendName, p, ss)
+				resp, err = client.CreateMessage(ctx, backendName, p)
 			case *mcp.ListRootsParams:
-				resp, err = sf.clientReqs.listRoots(ctx, backendName, p, ss)
+				resp, err = client.ListRoots(ctx, backendName, p)
 			default:
 				err = fmt.Errorf("isogate: backend %q asked for input of an unknown kind (%T)", backendName, ir)
 			}
