@@ -180,23 +180,25 @@ func (e *events) options() *mcp.ClientOptions {
 
 func (e *events) nextLog(t *testing.T, who string) *mcp.LoggingMessageParams {
 	t.Helper()
-	select {
-	case m := <-e.logs:
-		return m
-	case <-time.After(eventWait):
-		t.Fatalf("%s: no log message arrived", who)
-		return nil
-	}
+	return receive(t, e.logs, who+": no log message arrived")
 }
 
 func (e *events) nextProgress(t *testing.T, who string) *mcp.ProgressNotificationParams {
 	t.Helper()
+	return receive(t, e.progress, who+": no progress notification arrived")
+}
+
+// receive returns the next value of ch, failing with missing when none
+// arrives within eventWait.
+func receive[T any](t *testing.T, ch <-chan T, missing string) T {
+	t.Helper()
 	select {
-	case p := <-e.progress:
-		return p
+	case v := <-ch:
+		return v
 	case <-time.After(eventWait):
-		t.Fatalf("%s: no progress notification arrived", who)
-		return nil
+		t.Fatal(missing)
+		var zero T
+		return zero
 	}
 }
 
