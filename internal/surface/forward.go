@@ -82,42 +82,49 @@ func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *p
 	for k, v := range call.Meta {
 		meta[k] = v
 	}
-	var token string
-	if t := req.Params.GetProgressToken(); t != nil && ss != nil {
-		c.token = t
-		token = progressTokenPrefix + strconv.FormatUint(f.next.Add(1), 10)
+	if ss == nil { // nobody to forward to
+		call.Meta = meta
+		return c, func() {}
+	}
+	c.token = req.Params.GetProgressToken()
+	token, end := f.track(c)
+	if token != "" {
 		meta["progressToken"] = token
 	}
 	call.Meta = meta
+	return c, end
+}
 
+// track files c among the calls in flight (under its backend, or runKey)
+// and, when its client asked for progress, maps a fresh gateway progress
+// token to it, until end. end marks c ended: a notification being sent
+// then still goes out first, later ones are dropped.
+func (f *forwarder) track(c *inFlight) (gatewayToken string, end func()) {
 	f.mu.Lock()
-	if token != "" {
+	if c.token != nil {
+		gatewayToken = progressTokenPrefix + strconv.FormatUint(f.next.Add(1), 10)
 		if f.tokens == nil {
 			f.tokens = map[string]*inFlight{}
 		}
-		f.tokens[token] = c
+		f.tokens[gatewayToken] = c
 	}
-	if ss != nil {
-		if f.calls == nil {
-			f.calls = map[string]map[*inFlight]bool{}
-		}
-		if f.calls[c.backend] == nil {
-			f.calls[c.backend] = map[*inFlight]bool{}
-		}
-		f.calls[c.backend][c] = true
+	if f.calls == nil {
+		f.calls = map[string]map[*inFlight]bool{}
 	}
+	if f.calls[c.backend] == nil {
+		f.calls[c.backend] = map[*inFlight]bool{}
+	}
+	f.calls[c.backend][c] = true
 	f.mu.Unlock()
-
-	return c, func() {
+	return gatewayToken, func() {
 		f.mu.Lock()
-		if token != "" {
-			delete(f.tokens, token)
+		if gatewayToken != "" {
+			delete(f.tokens, gatewayToken)
 		}
 		// The backend's set stays, empty, for its next call (one per
 		// backend: not worth allocating again on every call).
 		delete(f.calls[c.backend], c)
 		f.mu.Unlock()
-		// A notification being sent now goes out before the result.
 		c.mu.Lock()
 		c.ended = true
 		c.mu.Unlock()
@@ -218,38 +225,8 @@ func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession, clientT
 		return &inFlight{run: true, ended: true}, "", func() {}
 	}
 	c = &inFlight{backend: runKey, ctx: ctx, session: ss, token: clientToken, run: true}
-	f.mu.Lock()
-	if clientToken != nil {
-		gatewayToken = progressTokenPrefix + strconv.FormatUint(f.next.Add(1), 10)
-		if f.tokens == nil {
-			f.tokens = map[string]*inFlight{}
-		}
-		f.tokens[gatewayToken] = c
-	}
-	if f.calls == nil {
-		f.calls = map[string]map[*inFlight]bool{}
-	}
-	if f.calls[runKey] == nil {
-		f.calls[runKey] = map[*inFlight]bool{}
-	}
-	f.calls[runKey][c] = true
-	f.mu.Unlock()
-	return c, gatewayToken, func() {
-		f.mu.Lock()
-		if gatewayToken != "" {
-			delete(f.tokens, gatewayToken)
-		}
-		if set := f.calls[runKey]; set != nil {
-			delete(set, c)
-			if len(set) == 0 {
-				delete(f.calls, runKey)
-			}
-		}
-		f.mu.Unlock()
-		c.mu.Lock()
-		c.ended = true
-		c.mu.Unlock()
-	}
+	gatewayToken, end = f.track(c)
+	return c, gatewayToken, end
 }
 
 // runKey files programs' runs among the calls in flight (no backend has
