@@ -28,11 +28,7 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	c := &conn{ctx: lifeCtx, cancel: lifeCancel, done: make(chan struct{})}
 	stopLife := context.AfterFunc(cctx, lifeCancel)
 	fail := func(err error) (*conn, error) {
-		lifeCancel()
-		if c.proc != nil {
-			c.proc.signal(sigKill) // the SDK does not close the child on every failure path
-			c.stderr.flush()
-		}
+		b.abandon(c)
 		return nil, b.annotate(err)
 	}
 
@@ -76,6 +72,16 @@ func (b *backend) connect(ctx context.Context) (*conn, error) {
 	})
 	b.log.Info("backend connected", slog.Int("tools", len(tools)), slog.Int("pid", c.proc.pid()))
 	return c, nil
+}
+
+// abandon ends a connection whose opening failed: its lifetime, and its
+// stdio child (the SDK does not close it on every failure path).
+func (b *backend) abandon(c *conn) {
+	c.cancel()
+	if c.proc != nil {
+		c.proc.signal(sigKill)
+		c.stderr.flush()
+	}
 }
 
 // openSession starts or dials the backend for c (whose ctx is the

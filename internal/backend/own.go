@@ -88,8 +88,9 @@ func WithProgressToken(ctx context.Context, token string) context.Context {
 // CodeBusy is the code of [ErrBusy].
 const CodeBusy v8sandbox.Code = "BACKEND_BUSY"
 
-// ErrBusy: a backend with sessions: per_client has max_sessions clients'
-// own sessions open and cannot open another.
+// ErrBusy: a backend has max_sessions clients' own sessions open, each
+// with a call in flight, and a client that must have its own (sessions:
+// per_client, or a token-exchange backend) cannot get one.
 var ErrBusy error = &sentinel{CodeBusy, "backend has no room for another client session"}
 
 // ownSession is a client's own session, or the attempt to open it.
@@ -277,11 +278,7 @@ func (b *backend) openOwn(s *ownSession, key string, caller *Caller, values cont
 		}
 	}
 	if err := b.openSession(cctx, c, p); err != nil {
-		cancel()
-		if c.proc != nil {
-			c.proc.signal(sigKill)
-			c.stderr.flush()
-		}
+		b.abandon(c)
 		s.err = b.annotate(fmt.Errorf("backend %q: opening the client's own session: %w", b.spec.Name, err))
 		b.log.Warn("opening a client's own session failed", slog.String("client", key), slog.Any("error", s.err))
 		return
