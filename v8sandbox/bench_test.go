@@ -44,13 +44,18 @@ func BenchmarkHostCall(b *testing.B) {
 	host := HostFunc(func(_ context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
 		return args, nil
 	})
+	async := `(async () => { let s = 0; for (let i = 0; i < 1000; i++) s += (await echo(i))[0]; return s })()`
 	for _, mode := range []struct {
 		name  string
 		async bool
 		src   string
+		host  Host
 	}{
-		{"sync", false, `let s = 0; for (let i = 0; i < 1000; i++) s += echo(i)[0]; s`},
-		{"async", true, `(async () => { let s = 0; for (let i = 0; i < 1000; i++) s += (await echo(i))[0]; return s })()`},
+		{"sync", false, `let s = 0; for (let i = 0; i < 1000; i++) s += echo(i)[0]; s`, host},
+		{"async", true, async, host},
+		// Started and awaited on the V8 thread, as a worker process's
+		// lanes do: the async machinery without a goroutine hand-off.
+		{"async-started", true, async, new(starterHost)},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			pool := NewPool(Options{Workers: 1})
@@ -58,7 +63,7 @@ func BenchmarkHostCall(b *testing.B) {
 			job := Job{Source: mode.src, AwaitResult: true, Functions: []Function{{Name: "echo", Async: mode.async}}}
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := pool.Run(context.Background(), job, host)
+				res, err := pool.Run(context.Background(), job, mode.host)
 				if err != nil || string(res.Value) != "499500" {
 					b.Fatalf("%s %v", res.Value, err)
 				}

@@ -149,7 +149,7 @@ func TestLaneReplyOutlivesTheLane(t *testing.T) {
 			f.Close()
 		}
 	}()
-	l := &lane{in: int(replyR.Fd()), out: int(callW.Fd())}
+	l := openLane(int(replyR.Fd()), int(callW.Fd()), new(replyPace))
 	go func() { // the parent: answer each call with its first argument
 		fr := newFrameReader(callR)
 		for {

@@ -84,8 +84,9 @@ func WorkerMain(ctx context.Context) int {
 	// A test binary's workers die on a system call missing from the
 	// seccomp allowlist, so that the miss is loud; released binaries
 	// answer EPERM (see seccomp_linux.go).
+	lanes := workerLanes() // before seccomp: it sets up their polling
 	facts := confineWorker(inTestBinary())
-	if err := serve(ctx, in, out, logger, facts, workerLanes()); err != nil {
+	if err := serve(ctx, in, out, logger, facts, lanes); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
 		return 1
 	}

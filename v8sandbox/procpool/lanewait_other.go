@@ -1,0 +1,13 @@
+//go:build !linux
+
+package procpool
+
+import "errors"
+
+// watchLane leaves fd blocking on systems without epoll: a waiting thread
+// sleeps in read(2) at once.
+func watchLane(int) (int, bool) { return -1, false }
+
+func sleepUntilReadable(int) error { return errors.New("no epoll on this system") }
+
+func yieldCPU() {}
