@@ -216,6 +216,20 @@ func TestReportRendersEverySection(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	// The issue-26 targets table comes right after the headline, fed by
+	// the workload loop; the figures of sections that did not run are
+	// "not measured".
+	head, targets, latency := strings.Index(md, "## Headline"), strings.Index(md, "## Targets of issue 26"), strings.Index(md, "## Latency")
+	if !(head >= 0 && head < targets && targets < latency) {
+		t.Errorf("issue-26 targets at %d, want between the headline (%d) and the latency table (%d)", targets, head, latency)
+	}
+	table := md[targets:latency]
+	if cells := targetLine(t, table, "trivial p50, thread"); !strings.HasSuffix(cells[colValue], " ms**") {
+		t.Errorf("trivial p50 from the workload loop: %q", cells)
+	}
+	if cells := targetLine(t, table, "host call round trip, process ("); cells[colValue] != notMeasured {
+		t.Errorf("the bridge section did not run, yet: %q", cells)
+	}
 	if t.Failed() {
 		t.Log(md)
 	}

@@ -29,6 +29,10 @@
 // run; [MeasureMemory] measures the memory held by warm isolates and
 // runtimes; package conformance holds the ECMAScript checks. The report
 // (cmd/benchreport) puts it all in RESULTS.md, with ratios against v8-pool.
+// While a report runs, the workload loop and the sections record the
+// figures they measure in a [Figures] record, from which tables that span
+// sections (the issue-26 targets table) are rendered without measuring
+// anything twice.
 //
 // Extension points: [RegisterWorkload] adds workloads, [RegisterVariant]
 // adds engine configurations and [RegisterSection] adds whole report

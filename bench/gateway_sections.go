@@ -132,6 +132,9 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	}
 	everything, err := serverEverything(root)
 	if err != nil {
+		for _, path := range []string{"direct", "thread/tier 2", "thread/tier 3", "process/tier 2", "process/tier 3"} {
+			cfg.Figures.NotMeasured(figEcho(path), "server-everything not installed")
+		}
 		return err.Error() + "; skipped.\n", nil
 	}
 	dir, err := os.MkdirTemp("", "isogate-bench")
@@ -164,6 +167,7 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	cfg.Figures.SetDuration(figEcho("direct"), d50)
 	fmt.Fprintf(&b, "| direct `echo` | %s | %s | ×1.00 |\n", fmtDur(d50), fmtDur(d99))
 
 	for _, mode := range []string{"thread", "process"} {
@@ -171,15 +175,16 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("isogate (%s): %w", mode, err)
 		}
-		for _, path := range []struct{ name, code string }{
-			{"tier 2 `return await everything.echo(...)`", `return await everything.echo({message: "x"})`},
-			{"tier 3 (V8) `const r = await everything.echo(...); return r.length`", `const r = await everything.echo({message: "x"}); return r.length`},
+		for _, path := range []struct{ tier, name, code string }{
+			{"tier 2", "tier 2 `return await everything.echo(...)`", `return await everything.echo({message: "x"})`},
+			{"tier 3", "tier 3 (V8) `const r = await everything.echo(...); return r.length`", `const r = await everything.echo({message: "x"}); return r.length`},
 		} {
 			p50, p99, err := latency(ctx, n, func() error { return call(cs, "call_tool_chain", map[string]any{"code": path.code}) })
 			if err != nil {
 				cs.Close()
 				return "", err
 			}
+			cfg.Figures.SetDuration(figEcho(mode+"/"+path.tier), p50)
 			fmt.Fprintf(&b, "| isogate (%s): %s | %s | %s | ×%.2f |\n", mode, path.name, fmtDur(p50), fmtDur(p99), float64(p50)/float64(d50))
 		}
 		cs.Close()

@@ -13,6 +13,7 @@ func TestGatewaySections(t *testing.T) {
 		t.Skip("builds and serves the gateway")
 	}
 	cfg := DefaultReportConfig(true)
+	cfg.Figures = NewFigures()
 	for name, run := range map[string]func(context.Context, ReportConfig) (string, error){
 		"tiers": tiersSection, "end-to-end": endToEndSection,
 	} {
@@ -24,5 +25,12 @@ func TestGatewaySections(t *testing.T) {
 			t.Fatalf("%s: no baseline row:\n%s", name, body)
 		}
 		t.Logf("%s:\n%s", name, body)
+	}
+	// The end-to-end figures the issue-26 table divides are recorded (or
+	// why they are missing).
+	for _, path := range []string{"direct", "process/tier 3"} {
+		if _, ok := cfg.Figures.Get(figEcho(path)); !ok && cfg.Figures.Why(figEcho(path)) == "" {
+			t.Errorf("end-to-end %s: no figure recorded", path)
+		}
 	}
 }

@@ -143,12 +143,20 @@ func (b *barrier) release() { b.once.Do(func() { close(b.open) }) }
 // TreeRSS returns the resident memory of this process and all its
 // descendants in bytes (Linux /proc; elsewhere only what is known).
 func TreeRSS() int64 {
+	total, _ := treeRSS()
+	return total
+}
+
+// treeRSS returns the resident memory of this process and all its
+// descendants in bytes, and how many processes that is.
+func treeRSS() (total int64, procs int) {
 	self := os.Getpid()
-	total := statusRSS(strconv.Itoa(self))
-	for _, pid := range descendants(self) {
+	kids := descendants(self)
+	total = statusRSS(strconv.Itoa(self))
+	for _, pid := range kids {
 		total += statusRSS(strconv.Itoa(pid))
 	}
-	return total
+	return total, 1 + len(kids)
 }
 
 // statusRSS reads VmRSS of /proc/<pid>/status in bytes (0 if unknown).

@@ -36,6 +36,11 @@ type ReportConfig struct {
 	NoConformance bool
 	// Progress receives one line per step (nil: nothing).
 	Progress io.Writer
+	// Figures records named figures as the workload loop and the sections
+	// measure them, for the tables that put several sections' figures side
+	// by side (see [Figures]). [Collect] starts a new record when it is
+	// nil; sections may record into it and must accept nil.
+	Figures *Figures
 }
 
 // SampleGap is the pause before each latency sample in the report: requests
@@ -94,6 +99,8 @@ type Results struct {
 	Transform    TransformCost
 	Conformance  []ConformanceColumn
 	Sections     []RenderedSection
+	// Figures are the named figures recorded during the report.
+	Figures *Figures
 }
 
 // TransformCost is the cost of the esbuild step, common to every variant.
@@ -138,7 +145,11 @@ type RenderedSection struct {
 
 // Collect runs every measurement selected by cfg.
 func Collect(ctx context.Context, cfg ReportConfig) (*Results, error) {
+	if cfg.Figures == nil {
+		cfg.Figures = NewFigures()
+	}
 	r := &Results{
+		Figures:      cfg.Figures,
 		Env:          DescribeEnvironment(),
 		Started:      time.Now(),
 		Unavailable:  map[string]string{},
@@ -202,6 +213,7 @@ func Collect(ctx context.Context, cfg ReportConfig) (*Results, error) {
 			if m.Err != "" {
 				cfg.progress("  %-10s error: %s", m.Variant, m.Err)
 			} else {
+				cfg.Figures.SetDuration(figP50(w.Name, m.Variant), m.P50)
 				cfg.progress("  %-10s p50 %v p99 %v (%d runs) %s", m.Variant, m.P50.Round(time.Microsecond),
 					m.P99.Round(time.Microsecond), m.Runs, formatThroughput(m))
 			}

@@ -22,13 +22,16 @@ func bridgeSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	type entry struct {
 		variant, label string
 		build          func() (Variant, error)
+		// figure names the per-call figure recorded for other tables
+		// ("": not recorded).
+		figure string
 	}
 	all := []entry{
-		{VariantV8Pool, "`v8-pool`, async host functions (code mode)", func() (Variant, error) { return NewV8Pool(1), nil }},
-		{VariantV8Pool, "`v8-pool`, sync host functions", func() (Variant, error) { return NewV8Pool(1).SyncTools("v8-pool-sync"), nil }},
-		{VariantV8Proc, "`v8-proc`, async host functions", func() (Variant, error) { return NewV8Proc(1, cfg.WorkerCommand) }},
-		{VariantGojaSync, "`goja-sync`", func() (Variant, error) { return NewGojaSync(), nil }},
-		{VariantGojaLoop, "`goja-loop`", func() (Variant, error) { return NewGojaLoop(), nil }},
+		{VariantV8Pool, "`v8-pool`, async host functions (code mode)", func() (Variant, error) { return NewV8Pool(1), nil }, figBridge(VariantV8Pool)},
+		{VariantV8Pool, "`v8-pool`, sync host functions", func() (Variant, error) { return NewV8Pool(1).SyncTools("v8-pool-sync"), nil }, ""},
+		{VariantV8Proc, "`v8-proc`, async host functions", func() (Variant, error) { return NewV8Proc(1, cfg.WorkerCommand) }, figBridge(VariantV8Proc)},
+		{VariantGojaSync, "`goja-sync`", func() (Variant, error) { return NewGojaSync(), nil }, figBridge(VariantGojaSync)},
+		{VariantGojaLoop, "`goja-loop`", func() (Variant, error) { return NewGojaLoop(), nil }, figBridge(VariantGojaLoop)},
 	}
 	var entries []entry
 	for _, e := range all {
@@ -52,6 +55,9 @@ func bridgeSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		if m.Err != "" {
 			fmt.Fprintf(&b, "| %s | error: %s | |\n", e.label, mdEscape(truncate(m.Err, 80)))
 			continue
+		}
+		if e.figure != "" {
+			cfg.Figures.SetDuration(e.figure, m.P50/1000)
 		}
 		fmt.Fprintf(&b, "| %s | %.1f | %.1f |\n", e.label, perCall(m.P50), perCall(m.P99))
 	}

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +107,7 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 			prev = 0
 		}
 		row(fmt.Sprintf("1 MB tool result through tier 3 and back, p50 (%s)", mode), big, 30*time.Millisecond, prev)
+		cfg.Figures.SetDuration(figBigTier3(string(mode)), big)
 		bigDirect, _, err := latency(ctx, bigN, func() error {
 			_, err := g.Backends.Call(ctx, "big", &mcp.CallToolParams{Name: "mb", Arguments: map[string]any{}})
 			return err
@@ -118,6 +116,7 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 			g.Close()
 			return "", err
 		}
+		cfg.Figures.SetDuration(figBigDirect(string(mode)), bigDirect)
 		fmt.Fprintf(&b, "| (for reference: the same 1 MB call made directly on the backend, p50 (%s)) | %s | | | | |\n", mode, fmtDur(bigDirect))
 		g.Close()
 	}
@@ -137,10 +136,11 @@ func targetsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		row(fmt.Sprintf("`return 1` with %d tools, p50 (thread)", tools), d, 500*time.Microsecond, prev)
 	}
 
-	probe, err := rssInFreshProcess(ctx)
+	probe, err := rssInFreshProcess(ctx, config.IsolationThread)
 	if err != nil {
 		return "", err
 	}
+	probe.record(cfg.Figures, config.IsolationThread)
 	peak, base, runs := probe.Peak, probe.Base, probe.Runs
 	met := "yes"
 	if peak > 150 {
@@ -245,65 +245,4 @@ func catalogueRun(ctx context.Context, tools, n int) (time.Duration, error) {
 		return nil
 	})
 	return p50, err
-}
-
-// concurrentRSS runs 8 goroutines of trivial tier-3 programs on a
-// thread-mode gateway for d and returns the peak and starting RSS of this
-// process in MB, and the number of runs.
-func concurrentRSS(ctx context.Context, d time.Duration) (peak, base int64, runs int64, err error) {
-	g, err := benchGateway(ctx, config.IsolationThread)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer g.Close()
-	base = selfRSSMB()
-	rctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	counts := make([]int64, 8)
-	for i := range 8 {
-		wg.Go(func() {
-			for rctx.Err() == nil {
-				if r := g.Engine.Execute(ctx, codemode.Request{Code: "const x = 1;\nreturn x"}); r.IsError {
-					mu.Lock()
-					firstErr = errors.Join(firstErr, errors.New(r.Text))
-					mu.Unlock()
-					return
-				}
-				counts[i]++
-			}
-		})
-	}
-	peak = base
-	tick := time.NewTicker(50 * time.Millisecond)
-	for rctx.Err() == nil {
-		select {
-		case <-tick.C:
-			peak = max(peak, selfRSSMB())
-		case <-rctx.Done():
-		}
-	}
-	tick.Stop()
-	wg.Wait()
-	for _, c := range counts {
-		runs += c
-	}
-	return peak, base, runs, firstErr
-}
-
-// selfRSSMB is this process's resident memory in MB (0 where /proc is
-// missing).
-func selfRSSMB() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize()) >> 20
 }

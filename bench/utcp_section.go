@@ -25,6 +25,13 @@ const (
 	utcpGoalCompute  = 1.5 // the 10 000-object transform
 )
 
+// utcpContender is the name of UTCP code-mode among the contenders.
+const utcpContender = "UTCP code-mode"
+
+// isogateContender is the name of `isogate serve` in an isolation mode
+// among the contenders.
+func isogateContender(mode string) string { return "isogate " + mode }
+
 // utcpWorkload is one program of the comparison, written for each
 // contender's call syntax (isogate: everything.echo(...) returns a promise;
 // UTCP code-mode: everything.everything_echo(...) blocks and returns the
@@ -178,12 +185,15 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	workloads := utcpWorkloads()
 	everything, err := serverEverything(root)
 	if err != nil {
+		utcpNotMeasured(cfg.Figures, workloads, "server-everything not installed")
 		return "Skipped: " + err.Error() + ".\n", nil
 	}
 	utcpDir, utcpNode, err := utcpPaths(root)
 	if err != nil {
+		utcpNotMeasured(cfg.Figures, workloads, "UTCP not installed")
 		return "Skipped: " + err.Error() + ".\n", nil
 	}
 	dir, err := os.MkdirTemp("", "isogate-bench-utcp")
@@ -196,7 +206,6 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", err
 	}
 
-	workloads := utcpWorkloads()
 	isoPrograms, utcpPrograms := map[string]string{}, map[string]string{}
 	for _, w := range workloads {
 		isoPrograms[w.name], utcpPrograms[w.name] = w.isogate, w.utcp
@@ -212,7 +221,7 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("isogate (%s): %w", mode, err)
 		}
-		contenders = append(contenders, &mcpContender{name: "isogate " + mode, cs: cs, programs: isoPrograms})
+		contenders = append(contenders, &mcpContender{name: isogateContender(mode), cs: cs, programs: isoPrograms})
 	}
 	cmd := exec.Command(utcpNode, "server.mjs", "everything", "node", everything, "stdio")
 	cmd.Dir = utcpDir
@@ -220,7 +229,7 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("UTCP code-mode harness: %w", err)
 	}
-	contenders = append(contenders, &mcpContender{name: "UTCP code-mode", cs: cs, programs: utcpPrograms})
+	contenders = append(contenders, &mcpContender{name: utcpContender, cs: cs, programs: utcpPrograms})
 	cs, err = connectStdio(ctx, exec.Command("node", everything, "stdio"))
 	if err != nil {
 		return "", fmt.Errorf("server-everything: %w", err)
@@ -258,6 +267,7 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 				cells[i] = "error: " + mdEscape(truncate(m.Err, 120))
 				continue
 			}
+			cfg.Figures.SetDuration(figUTCP(uw.name, m.Variant), m.P50)
 			cells[i] = fmt.Sprintf("%s / %s", fmtDur(m.P50), fmtDur(m.P99))
 		}
 		ratio := func(i int) (string, string) {
@@ -283,6 +293,16 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	fmt.Fprintf(&b, "\nLoad average at the end: %s. ", LoadAvg())
 	b.WriteString("Thread mode is the like-for-like row (UTCP runs isolated-vm inside its own Node process); process mode (isogate's default) adds a supervised worker process per sandbox. UTCP code-mode creates a new isolate and context per program and its tool calls block the isolate (`applySyncPromise`), so its five calls run one after another. The harness does less per call than UTCP's own MCP server (`@utcp/code-mode-mcp`, which also validates content blocks and returns logs; not installable from this machine's package registry), which if anything favours UTCP.\n")
 	return b.String(), nil
+}
+
+// utcpNotMeasured records why no contender's figures exist for the
+// workloads.
+func utcpNotMeasured(f *Figures, workloads []utcpWorkload, why string) {
+	for _, w := range workloads {
+		for _, c := range []string{utcpContender, isogateContender("thread"), isogateContender("process")} {
+			f.NotMeasured(figUTCP(w.name, c), why)
+		}
+	}
 }
 
 // npmVersion is the installed version of an npm package under dir.

@@ -24,6 +24,7 @@ func TestUTCPSection(t *testing.T) {
 	}
 	cfg := DefaultReportConfig(true)
 	cfg.Measure = MeasureConfig{Warmup: 1, MinRuns: 1, MaxRuns: 1, Rounds: 1}
+	cfg.Figures = NewFigures()
 	body, err := utcpSection(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +36,11 @@ func TestUTCPSection(t *testing.T) {
 	for _, w := range utcpWorkloads() {
 		if !strings.Contains(body, "| "+w.name+" (") {
 			t.Fatalf("no row for %s:\n%s", w.name, body)
+		}
+		for _, c := range []string{utcpContender, isogateContender("process")} {
+			if _, ok := cfg.Figures.Get(figUTCP(w.name, c)); !ok {
+				t.Errorf("%s on %s: no figure recorded for the issue-26 table", w.name, c)
+			}
 		}
 	}
 }
