@@ -15,7 +15,6 @@ type preparedContext struct {
 	serialize *v8.Function
 	describe  *v8.Function
 	seal      *v8.Function // removes the serializer hook after the prelude
-	enter     *v8.Function // the worker's enterFn in this context
 	// What it was prepared for: a job with equal functions and prelude may
 	// use it.
 	functions []Function
@@ -85,11 +84,8 @@ func (c *preparedContext) bootstrap(w *worker) error {
 	if c.describe, err = helperAt(obj, 1); err != nil {
 		return err
 	}
-	if c.seal, err = helperAt(obj, 2); err != nil {
-		return err
-	}
-	c.enter = w.enterFn.GetFunction(c.ctx)
-	return nil
+	c.seal, err = helperAt(obj, 2)
+	return err
 }
 
 // takeWarm hands out the pre-warmed context if it fits job, else discards

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +30,7 @@ type run struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	lock      isolateLock // held while the run uses the isolate
 	v8ctx     *v8.Context
 	serialize *v8.Function
 	describe  *v8.Function
@@ -87,7 +87,9 @@ func (r *run) execute() (Result, error) {
 	})
 	stopHeapWatch := r.w.heap.watch()
 	r.w.current = r
+	r.lock = lockIsolate(r.w.iso)
 	defer func() {
+		r.lock.release()
 		stopHeapWatch()
 		r.w.current = nil
 		if d := r.direct; d != nil {
@@ -169,45 +171,6 @@ func (r *run) evaluate() (json.RawMessage, error) {
 		}
 	}
 	r.v8ctx, r.serialize, r.describe = c.ctx, c.serialize, c.describe
-	if !r.entersOnce() {
-		return r.evaluateSource()
-	}
-	var (
-		value json.RawMessage
-		err   error
-	)
-	r.w.inside = func() { value, err = r.evaluateSource() }
-	_, _ = c.enter.Call(v8.Undefined(r.w.iso)) // its outcome is the body's
-	if r.w.inside != nil {                     // not entered (a termination was pending): run it here
-		r.w.inside = nil
-		value, err = r.evaluateSource()
-	}
-	return value, err
-}
-
-// entersOnce reports whether the run's body is called from inside V8
-// (through the context's enter function), so that V8 takes the isolate's
-// lock once for the run: every v8go call made at the top level takes a
-// fresh v8::Locker, and V8 sets the thread up for the isolate each time
-// (its stack bounds cost a system call): ~1 µs per call, a dozen calls per
-// async host call. Nested inside a call, the lock is re-entered at no such
-// cost.
-//
-// Not when async calls are handed to goroutines (a host that is not a
-// [Starter]): waiting for them, the run lets its goroutine leave its
-// thread and resume on whichever thread delivers the reply, which is
-// cheaper than waking the run's own thread; inside a call from V8 the
-// goroutine cannot leave its thread.
-func (r *run) entersOnce() bool {
-	if _, ok := r.req.host.(Starter); ok {
-		return true
-	}
-	return !slices.ContainsFunc(r.job.Functions, func(f Function) bool { return f.Async })
-}
-
-// evaluateSource compiles and runs the job's source in the run's context
-// and returns its result.
-func (r *run) evaluateSource() (json.RawMessage, error) {
 	// Compiled apart from running, so a syntax error is known to have run
 	// nothing of the script (Error.Compile): a caller may then rewrite the
 	// source (for example strip TypeScript) and run it again.
@@ -296,11 +259,13 @@ func (r *run) drain() error {
 
 // waitCompletion settles the next finished async host call.
 //
-// The goroutine is not locked to its thread while it waits: waking a
+// A call started on this thread ([Starter]) that is the only one in
+// flight is waited for here, holding the isolate. Otherwise the goroutine
+// lets go of the isolate's lock and of its thread while it waits: waking a
 // locked goroutine means waking that very thread, which costs far more
-// than resuming on whichever thread is free. Every v8go call takes V8's
-// Locker, which moves the isolate to the resuming thread; the ArrayBuffer
-// budget, charged per thread, is bound again.
+// than resuming on whichever thread is free; the lock is taken again on
+// the resuming thread, and the ArrayBuffer budget, charged per thread, is
+// bound again.
 func (r *run) waitCompletion() error {
 	if d := r.direct; d != nil {
 		r.direct = nil
@@ -313,10 +278,12 @@ func (r *run) waitCompletion() error {
 		r.inflight--
 		r.startCall(d.name, d.resolver, d.promise, func() HostReply { return DispatchWait(d.name, d.wait) })
 	}
+	r.lock.release()
 	runtime.UnlockOSThread()
 	defer func() {
 		runtime.LockOSThread()
 		r.w.budget.bind()
+		r.lock = lockIsolate(r.w.iso)
 	}()
 	select {
 	case c := <-r.completions:

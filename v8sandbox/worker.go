@@ -22,10 +22,8 @@ type worker struct {
 	runs     int
 	syncFn   *v8.FunctionTemplate
 	asyncFn  *v8.FunctionTemplate
-	enterFn  *v8.FunctionTemplate // calls inside (see run.evaluate)
-	inside   func()               // the body of the run, for enterFn
-	current  *run                 // the run in progress, read by host function callbacks
-	isolates int                  // isolates created so far, for logs
+	current  *run // the run in progress, read by host function callbacks
+	isolates int  // isolates created so far, for logs
 
 	// warm is a context prepared between runs for a job shaped like last
 	// (same functions and prelude); nil when none is ready.
@@ -119,7 +117,6 @@ func (w *worker) newIsolate(heapMB int) {
 	disallowAtomicsWait(w.iso)
 	w.syncFn = v8.NewFunctionTemplate(w.iso, w.callSync)
 	w.asyncFn = v8.NewFunctionTemplate(w.iso, w.callAsync)
-	w.enterFn = v8.NewFunctionTemplate(w.iso, w.enter)
 	w.logger.Debug("isolate created", "heap_mb", heapMB, "isolates", w.isolates)
 }
 
@@ -142,17 +139,7 @@ func (w *worker) disposeIsolate() {
 	}
 	w.iso.Dispose()
 	w.heap.free()
-	w.iso, w.syncFn, w.asyncFn, w.enterFn = nil, nil, nil, nil
-}
-
-// enter runs the body of a run handed over in w.inside (once): the
-// function made from enterFn is never exposed to scripts.
-func (w *worker) enter(*v8.FunctionCallbackInfo) *v8.Value {
-	if f := w.inside; f != nil {
-		w.inside = nil
-		f()
-	}
-	return nil
+	w.iso, w.syncFn, w.asyncFn = nil, nil, nil
 }
 
 func (w *worker) callSync(info *v8.FunctionCallbackInfo) *v8.Value {
