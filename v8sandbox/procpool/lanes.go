@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -111,6 +112,33 @@ const laneSpin = 50 * time.Microsecond
 // replyPace remembers whether the worker's last reply took longer than
 // laneSpin.
 type replyPace struct{ slow atomic.Bool }
+
+// freeLanes are a worker's lanes not in use, the last one freed taken
+// first: a program making one call after another keeps using the same lane,
+// whose two ends are then polling for each other (see laneSpin).
+type freeLanes struct {
+	mu   sync.Mutex
+	free []*lane
+}
+
+// take returns a free lane, or nil when all are in use.
+func (f *freeLanes) take() *lane {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.free) == 0 {
+		return nil
+	}
+	l := f.free[len(f.free)-1]
+	f.free = f.free[:len(f.free)-1]
+	return l
+}
+
+// put returns a lane taken from f.
+func (f *freeLanes) put(l *lane) {
+	f.mu.Lock()
+	f.free = append(f.free, l)
+	f.mu.Unlock()
+}
 
 // errLaneClosed means the parent closed the lane (it is shutting the worker
 // down, or gone).

@@ -60,10 +60,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 		runs:  map[uint64]context.CancelFunc{},
 		taken: map[uint64]chan struct{}{},
 		calls: map[uint64]chan *message{},
-		lanes: make(chan *lane, len(lanes)),
-	}
-	for _, l := range lanes {
-		s.lanes <- l
+		lanes: &freeLanes{free: lanes},
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer s.shutdown(cancelAll)
@@ -111,7 +108,7 @@ type server struct {
 	calls    map[uint64]chan *message      // host calls awaiting a reply
 	nextCall atomic.Uint64
 	wg       sync.WaitGroup // run goroutines
-	lanes    chan *lane     // free call lanes
+	lanes    *freeLanes     // free call lanes
 }
 
 func (s *server) handle(ctx context.Context, m *message) error {
@@ -285,10 +282,8 @@ func (h *remoteHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.H
 	}
 	s := h.s
 	id := s.nextCall.Add(1)
-	select {
-	case l := <-s.lanes:
+	if l := s.lanes.take(); l != nil {
 		return h.callOnLane(l, id, c)
-	default:
 	}
 	ch := make(chan *message, 1)
 	s.mu.Lock()
@@ -322,14 +317,14 @@ func (h *remoteHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.H
 func (h *remoteHost) callOnLane(l *lane, id uint64, c v8sandbox.HostCall) v8sandbox.HostReply {
 	frame, err := encodeCall(h.run, id, c)
 	if err != nil {
-		h.s.lanes <- l
+		h.s.lanes.put(l)
 		return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
 	}
 	m, err := l.call(frame, id)
 	if err != nil {
 		return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
 	}
-	h.s.lanes <- l
+	h.s.lanes.put(l)
 	return parentReply(m)
 }
 
@@ -342,16 +337,14 @@ func (h *remoteHost) Start(_ context.Context, c v8sandbox.HostCall) func() v8san
 		return nil
 	}
 	s := h.s
-	var l *lane
-	select {
-	case l = <-s.lanes:
-	default:
+	l := s.lanes.take()
+	if l == nil {
 		return nil
 	}
 	id := s.nextCall.Add(1)
 	frame, err := encodeCall(h.run, id, c)
 	if err != nil {
-		s.lanes <- l
+		s.lanes.put(l)
 	} else {
 		err = writeAll(l.out, frame) // on failure the lane is dropped
 	}
@@ -365,7 +358,7 @@ func (h *remoteHost) Start(_ context.Context, c v8sandbox.HostCall) func() v8san
 		if err != nil { // the lane is dropped, as in callOnLane
 			return v8sandbox.HostReply{Fatal: v8sandbox.Errorf(v8sandbox.CodeInternal, "forwarding host call %q: %v", c.Name, err)}
 		}
-		s.lanes <- l
+		s.lanes.put(l)
 		return parentReply(m)
 	}
 }
