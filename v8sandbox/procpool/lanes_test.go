@@ -3,8 +3,11 @@ package procpool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,5 +179,112 @@ func TestLaneReplyOutlivesTheLane(t *testing.T) {
 	ask(2, `"other"`)
 	if string(first) != `"first"` {
 		t.Errorf("the first reply became %s", first)
+	}
+}
+
+// TestLaneWaitsByPollingAndAsleep: a worker's lane reads its reply pipe
+// without blocking, polling while replies come fast and sleeping in
+// epoll_pwait otherwise, mid-frame too (a reply far larger than the pipe's
+// buffer arrives in pieces), against a parent end that polls its call pipe
+// after each reply.
+func TestLaneWaitsByPollingAndAsleep(t *testing.T) {
+	replyR, replyW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	callR, callW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, f := range []*os.File{replyR, replyW, callR, callW} {
+			f.Close()
+		}
+	}()
+	pace := new(replyPace)
+	l := openLane(int(replyR.Fd()), int(callW.Fd()), pace)
+	if runtime.GOOS == "linux" && l.ep < 0 {
+		t.Fatal("the lane's reply pipe is not watched for polling")
+	}
+	release := make(chan struct{}) // the parent answers a call once released
+	go func() {
+		calls, err := newPollingReader(callR)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		fr := newFrameReader(calls)
+		for {
+			m, err := fr.read()
+			if err != nil {
+				return
+			}
+			<-release
+			value := m.Args[1 : len(m.Args)-1]
+			if string(value) == `"big"` {
+				value = json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+			}
+			frame, _ := encodeReply(m.ID, m.Call, v8sandbox.HostReply{Value: value})
+			replyW.Write(frame)
+			calls.answered = time.Now()
+		}
+	}()
+	for i, c := range []struct {
+		arg  string
+		slow bool // no polling: straight to epoll_pwait
+	}{{`"a"`, false}, {`"b"`, true}, {`"big"`, false}, {`"big"`, true}, {`"c"`, false}} {
+		pace.slow.Store(c.slow)
+		id := uint64(i + 1)
+		frame, err := encodeCall(1, id, v8sandbox.HostCall{Name: "f", Args: json.RawMessage(`[` + c.arg + `]`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type answer struct {
+			m   *message
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			m, err := l.call(frame, id)
+			done <- answer{m, err}
+		}()
+		release <- struct{}{}
+		a := <-done
+		if a.err != nil {
+			t.Fatalf("call %d: %v", id, a.err)
+		}
+		want := c.arg
+		if c.arg == `"big"` {
+			want = `"` + strings.Repeat("x", 1<<20) + `"`
+		}
+		if string(a.m.Value) != want {
+			t.Fatalf("call %d: got %d bytes, want %d", id, len(a.m.Value), len(want))
+		}
+	}
+	replyW.Close() // the parent is gone: the lane says so
+	frame, _ := encodeCall(1, 99, v8sandbox.HostCall{Name: "f", Args: json.RawMessage(`[1]`)})
+	go func() { <-release }()
+	if _, err := l.call(frame, 99); !errors.Is(err, errLaneClosed) {
+		t.Errorf("after the parent closed the lane: %v, want errLaneClosed", err)
+	}
+}
+
+// TestFreeLanesLastFreedFirst: the lane freed last is taken first, so that
+// sequential calls stay on one lane.
+func TestFreeLanesLastFreedFirst(t *testing.T) {
+	a, b := &lane{in: 1}, &lane{in: 2}
+	f := &freeLanes{free: []*lane{a, b}}
+	if got := f.take(); got != b {
+		t.Fatalf("took lane %d first, want the last one (2)", got.in)
+	}
+	f.put(b)
+	if got := f.take(); got != b {
+		t.Fatalf("took lane %d after freeing 2, want 2", got.in)
+	}
+	if got := f.take(); got != a {
+		t.Fatalf("took lane %d, want 1", got.in)
+	}
+	if got := f.take(); got != nil {
+		t.Fatalf("took lane %d from an empty list", got.in)
 	}
 }
