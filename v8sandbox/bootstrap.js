@@ -63,10 +63,15 @@
   // later registrations are ignored. Without one, JSON.stringify rules.
   // The engine removes the hook (seal) once the prelude has run, so job
   // code never sees it.
+  // It may give a second function, used instead should serializing what
+  // the first returned throw.
   let toData = null;
+  let fallback = null;
   defineProperty(global, "__isogate_set_serializer", {
-    value: (fn) => {
-      if (toData === null && typeof fn === "function") toData = fn;
+    value: (fn, safe) => {
+      if (toData !== null || typeof fn !== "function") return;
+      toData = fn;
+      if (typeof safe === "function") fallback = safe;
     },
     configurable: true,
   });
@@ -75,7 +80,17 @@
   };
 
   const serialize = (value) => {
-    const s = stringify(toData === null ? value : toData(value));
+    let s;
+    if (toData === null) {
+      s = stringify(value);
+    } else {
+      try {
+        s = stringify(toData(value));
+      } catch (e) {
+        if (fallback === null) throw e;
+        s = stringify(fallback(value));
+      }
+    }
     return s === undefined ? "null" : s;
   };
 

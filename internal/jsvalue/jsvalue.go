@@ -24,7 +24,9 @@ var (
 // helpers built on them (brand, newArray, push, setKey, isError,
 // safeString, errorHead, functionLabel, installSerializer) and of
 // makeSanitizer(options) → sanitize(value), the result conversion whose
-// rules and options sanitize.js documents. It only declares: [Scope] runs
+// rules and options sanitize.js documents, and isPlainData(value,
+// maxDepth), which tells the values the conversion would leave as they
+// are (installSerializer skips the copy for them). It only declares: [Scope] runs
 // it in a strict function scope ahead of a prelude's own statements.
 var Kit = kitJS + "\n" + sanitizeJS
 

@@ -40,6 +40,7 @@ const StringCtor = String;
 const ErrorCtor = Error;
 const WeakSetCtor = WeakSet;
 const ObjectPrototype = Object.prototype;
+const ArrayPrototype = Array.prototype;
 const ErrorPrototype = Error.prototype;
 const PromisePrototype = Promise.prototype;
 
@@ -160,9 +161,13 @@ function functionLabel(f) {
 
 // installSerializer registers toData as the sandbox's result serializer
 // through the one-shot hook __isogate_set_serializer that the sandbox's
-// bootstrap offers, and removes the hook.
+// bootstrap offers, and removes the hook. A result that is plain JSON data
+// (isPlainData) is serialized as it is, without toData's copy; toData is
+// also the fallback the bootstrap uses should serializing it as it is
+// throw after all (a getter or Proxy trap that throws on its second read).
 function installSerializer(toData) {
   const set = global.__isogate_set_serializer;
   delete global.__isogate_set_serializer;
-  if (typeof set === "function") set(toData);
+  const maxDepth = toData.maxDepth;
+  if (typeof set === "function") set((value) => (isPlainData(value, maxDepth) ? value : toData(value)), toData);
 }

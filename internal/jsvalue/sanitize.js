@@ -224,7 +224,58 @@ function makeSanitizer(options) {
     return out;
   }
 
-  return function sanitize(value) {
+  const sanitize = function sanitize(value) {
     return sanitizeValue(value, 0, newArray());
   };
+  sanitize.maxDepth = MAX_DEPTH;
+  return sanitize;
+}
+
+// isPlainData reports whether JSON.stringify renders v exactly as sanitize
+// would, so that v needs no copy: strings, booleans, finite numbers, null,
+// arrays (with Array.prototype, no holes) and objects (with Object.prototype
+// or none) of those, less than maxDepth deep, nowhere an own toJSON, while
+// Object.prototype and Array.prototype have none either. That is what
+// JSON.parse returns and what programs build from it; a value read from a
+// 1 MB tool result takes a few ms to check where the copy took ~40. A
+// getter or Proxy trap met on the way runs here and once more when the
+// value is serialized; one that throws makes v not plain.
+function isPlainData(v, maxDepth) {
+  if (hasOwn(ObjectPrototype, "toJSON") || hasOwn(ArrayPrototype, "toJSON")) return false;
+  try {
+    return plainValue(v, 0, maxDepth || 64);
+  } catch {
+    return false;
+  }
+}
+
+function plainValue(v, depth, maxDepth) {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return v === v && v !== Infinity && v !== -Infinity;
+    case "object":
+      break;
+    default:
+      return false; // undefined, bigint, symbol, function
+  }
+  if (v === null) return true;
+  if (depth >= maxDepth || hasOwn(v, "toJSON")) return false;
+  const proto = getPrototypeOf(v);
+  if (isArray(v)) {
+    if (proto !== ArrayPrototype) return false;
+    const n = v.length;
+    for (let i = 0; i < n; i++) {
+      if (!hasOwn(v, i) || !plainValue(v[i], depth + 1, maxDepth)) return false;
+    }
+    return true;
+  }
+  if (proto !== ObjectPrototype && proto !== null) return false;
+  const keys = objectKeys(v);
+  for (let i = 0; i < keys.length; i++) {
+    if (!plainValue(v[keys[i]], depth + 1, maxDepth)) return false;
+  }
+  return true;
 }
