@@ -534,11 +534,13 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSum
 	processed := len(resp.Text)
 	limit := req.MaxOutputSize // validated by Execute
 	if !resp.IsError {
-		raw := renderValue(resp.Value)
+		raw, isJSON := renderValue(resp.Value)
 		if isNull(resp.Value) && !reReturn.MatchString(req.Code) {
 			raw += "\n(The program returned nothing: end it with `return <value>` or an expression to get a result.)"
+			isJSON = false
 		}
 		opts := e.opts.Output
+		opts.ValidJSON = isJSON
 		opts.MaxOutputSize = limit
 		opts.Owner = req.Owner
 		resp.Shaped = output.Shape(ctx, raw, req.Intent, opts, e.opts.Store)
@@ -577,22 +579,22 @@ func (r Response) Render() string {
 
 // renderValue renders a program's JSON value for the agent: a string as
 // its text (file contents stay readable, not JSON-escaped), anything else
-// as indented JSON.
-func renderValue(v json.RawMessage) string {
+// as indented JSON, which json.Indent has checked (isJSON).
+func renderValue(v json.RawMessage) (text string, isJSON bool) {
 	if len(v) == 0 {
-		return "null"
+		return "null", false
 	}
 	if v[0] == '"' {
 		var s string
 		if json.Unmarshal(v, &s) == nil {
-			return s
+			return s, false
 		}
 	}
 	var b bytes.Buffer
 	if err := json.Indent(&b, v, "", "  "); err != nil {
-		return string(v)
+		return string(v), false
 	}
-	return b.String()
+	return b.String(), true
 }
 
 // isNull reports whether a program's value is null or undefined.

@@ -398,7 +398,7 @@ func TestChunkStoresUnderOwner(t *testing.T) {
 
 func TestUniformObjects(t *testing.T) {
 	parse := func(s string) *jval {
-		v, ok := parseJSON(s)
+		v, ok := parseJSON(s, false)
 		if !ok {
 			t.Fatalf("bad JSON %s", s)
 		}

@@ -94,7 +94,7 @@ type filterResult struct {
 // paragraphs, else lines (of the text inside when raw is a JSON string). JSON without such an array, and text with fewer than two
 // sections, is left alone; so is everything when no section matches (with a
 // note saying so) or every section matches (silently).
-func filterIntent(raw, intent string) filterResult {
+func filterIntent(raw, intent string, valid bool) filterResult {
 	res := filterResult{text: raw}
 	terms := intentTerms(intent)
 	if len(terms) == 0 {
@@ -102,7 +102,7 @@ func filterIntent(raw, intent string) filterResult {
 	}
 	need := max(1, (len(terms)*minTermShareTenths+9)/10)
 
-	if doc, ok := parseJSON(raw); ok {
+	if doc, ok := parseJSON(raw, valid); ok {
 		res.doc = doc
 		path, arr, ok := mainArray(doc)
 		if !ok || len(arr.vals) < 2 {

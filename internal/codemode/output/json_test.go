@@ -9,7 +9,7 @@ import (
 
 func TestJSONTreeRoundTrip(t *testing.T) {
 	in := ` {"z":1,"a":[true,null,"q\"\\\n\t\u0001<>&\u00e9\ud83d\ude00"],"m":{"k":-1.5e+10,"e":{}, "l":[ ]}} `
-	v, ok := parseJSON(in)
+	v, ok := parseJSON(in, false)
 	if !ok {
 		t.Fatal("parse failed")
 	}
@@ -24,7 +24,7 @@ func TestJSONTreeRoundTrip(t *testing.T) {
 		t.Fatalf("pretty layout:\n%s", got)
 	}
 	for _, notContainer := range []string{`"str"`, `12`, `null`, ``, `  `, `[1,`, `{"a":1} x`, `{"a":1}{}`} {
-		if _, ok := parseJSON(notContainer); ok {
+		if _, ok := parseJSON(notContainer, false); ok {
 			t.Errorf("parseJSON(%q) succeeded", notContainer)
 		}
 	}
@@ -39,7 +39,7 @@ func TestJSONStringClip(t *testing.T) {
 
 func parseOrFail(t *testing.T, s string) *jval {
 	t.Helper()
-	v, ok := parseJSON(s)
+	v, ok := parseJSON(s, false)
 	if !ok {
 		t.Fatalf("parse %s failed", s)
 	}
@@ -54,7 +54,7 @@ func FuzzParseJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, ok := parseJSON(s)
+		v, ok := parseJSON(s, false)
 		t0 := strings.Trim(s, " \t\r\n")
 		isContainer := t0 != "" && (t0[0] == '{' || t0[0] == '[')
 		if want := isContainer && json.Valid([]byte(s)); ok != want {
@@ -62,6 +62,11 @@ func FuzzParseJSON(f *testing.F) {
 		}
 		if !ok {
 			return
+		}
+		// A caller that knows s is valid skips the check and gets the
+		// same tree.
+		if trusted, ok := parseJSON(s, true); !ok || trusted.compact(0) != v.compact(0) {
+			t.Fatalf("parsed as known valid: %v, %v", ok, trusted)
 		}
 		var want any
 		if err := json.Unmarshal([]byte(s), &want); err != nil {
@@ -86,6 +91,6 @@ func BenchmarkParseJSON(b *testing.B) {
 	raw := jsonArray(30000, issue) // ~9MB
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		parseJSON(raw)
+		parseJSON(raw, false)
 	}
 }

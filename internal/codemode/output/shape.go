@@ -89,6 +89,11 @@ type Options struct {
 	// size includes the footer itself.
 	Footer bool
 
+	// ValidJSON says that the output, when it is a JSON object or array,
+	// is valid JSON nested less deep than encoding/json allows (the caller
+	// rendered it from a checked value), so it is not checked again.
+	ValidJSON bool
+
 	// Owner is the store owner (e.g. the session) full results are stored
 	// under; only the same owner can read them back.
 	Owner string
@@ -203,13 +208,13 @@ func Shape(ctx context.Context, raw string, intent string, opts Options, store r
 	body, note := raw, ""
 	var doc *jval // parsed body, when the filter already parsed it
 	if o.IntentFilter && strings.TrimSpace(intent) != "" && len(raw) > o.IntentMinBytes {
-		f := filterIntent(raw, intent)
+		f := filterIntent(raw, intent, o.ValidJSON)
 		body, note, doc, res.Filtered = f.text, f.note, f.doc, f.filtered
 	}
 
 	if o.AutoChunk && store != nil && len(body) > o.ChunkThreshold {
 		if doc == nil {
-			doc, _ = parseJSON(body)
+			doc, _ = parseJSON(body, o.ValidJSON && !res.Filtered)
 		}
 		if doc != nil {
 			if sum, ok := summarizeJSON(doc, len(body), res.Filtered, o, k); ok {
