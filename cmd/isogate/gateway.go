@@ -175,16 +175,16 @@ func init() {
 func shutdownWithin(ctx context.Context, g *app.App, grace time.Duration, logger *slog.Logger) func() {
 	signalled := make(chan time.Time, 1)
 	stop := context.AfterFunc(ctx, func() {
-		signalled <- time.Now()
+		at := time.Now()
 		logger.Info("shutting down", "grace", grace)
+		signalled <- at
 	})
 	return func() {
-		stop()
 		deadline := time.Now().Add(grace)
-		select {
-		case t := <-signalled:
-			deadline = t.Add(grace)
-		default:
+		if !stop() {
+			// The signal came: its log line is written before the
+			// shutdown goes on (a quick exit lost it otherwise).
+			deadline = (<-signalled).Add(grace)
 		}
 		sctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
