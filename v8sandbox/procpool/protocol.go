@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -186,6 +187,8 @@ func (fr *frameReader) read() (*message, error) {
 		if m := decodeValueReply(body); m != nil {
 			return m, nil
 		}
+	} else if m := decodeCall(body); m != nil {
+		return m, nil
 	}
 	m := new(message)
 	if err := json.Unmarshal(body, m); err != nil {
@@ -223,6 +226,60 @@ func decodeValueReply(body []byte) *message {
 	}
 	return nil
 }
+
+// decodeCall decodes a call frame exactly as encodeCall writes it (a name
+// without escapes), as encoding/json would, without its reflection: the
+// frame a parent reads most. The arguments are checked to be one JSON
+// value, as encoding/json checks them; anything else, or any other layout,
+// gives nil and goes through encoding/json.
+func decodeCall(body []byte) *message {
+	const head, callKey, nameKey, argsKey = `{"type":"call","id":`, `,"call":`, `,"name":"`, `,"args":`
+	rest, ok := bytes.CutPrefix(body, []byte(head))
+	if !ok {
+		return nil
+	}
+	m := &message{Type: msgCall}
+	if m.ID, rest = cutUint(rest); m.ID == 0 {
+		return nil
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(callKey)); !ok {
+		return nil
+	}
+	if m.Call, rest = cutUint(rest); m.Call == 0 {
+		return nil
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(nameKey)); !ok {
+		return nil
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 {
+		return nil
+	}
+	name := rest[:end]
+	for _, c := range name {
+		if c < 0x20 || c == '\\' {
+			return nil
+		}
+	}
+	if !utf8.Valid(name) {
+		return nil // encoding/json would replace the bad bytes
+	}
+	m.Name, rest = string(name), rest[end+1:]
+	switch args, ok := bytes.CutPrefix(rest, []byte(argsKey)); {
+	case string(rest) == "}":
+		return m
+	case ok && len(args) > 1 && args[len(args)-1] == '}':
+		args = args[:len(args)-1]
+		if isJSONSpace(args[0]) || isJSONSpace(args[len(args)-1]) || !json.Valid(args) {
+			return nil
+		}
+		m.Args = args
+		return m
+	}
+	return nil
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // cutUint reads the decimal number b starts with; 0 when there is none (or
 // it overflows).
