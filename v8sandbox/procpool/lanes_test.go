@@ -139,19 +139,7 @@ func TestConcurrentLaneCalls(t *testing.T) {
 // lane served the next call (the value is read after the lane went back
 // to the free list).
 func TestLaneReplyOutlivesTheLane(t *testing.T) {
-	replyR, replyW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	callR, callW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, f := range []*os.File{replyR, replyW, callR, callW} {
-			f.Close()
-		}
-	}()
+	replyR, replyW, callR, callW := lanePipes(t)
 	l := openLane(int(replyR.Fd()), int(callW.Fd()), new(replyPace))
 	go func() { // the parent: answer each call with its first argument
 		fr := newFrameReader(callR)
@@ -188,19 +176,7 @@ func TestLaneReplyOutlivesTheLane(t *testing.T) {
 // buffer arrives in pieces), against a parent end that polls its call pipe
 // after each reply.
 func TestLaneWaitsByPollingAndAsleep(t *testing.T) {
-	replyR, replyW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	callR, callW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, f := range []*os.File{replyR, replyW, callR, callW} {
-			f.Close()
-		}
-	}()
+	replyR, replyW, callR, callW := lanePipes(t)
 	pace := new(replyPace)
 	l := openLane(int(replyR.Fd()), int(callW.Fd()), pace)
 	if runtime.GOOS == "linux" && l.ep < 0 {
@@ -287,4 +263,24 @@ func TestFreeLanesLastFreedFirst(t *testing.T) {
 	if got := f.take(); got != nil {
 		t.Fatalf("took lane %d from an empty list", got.in)
 	}
+}
+
+// lanePipes returns a lane's two pipes: replies (read end, write end) and
+// calls (read end, write end), closed when the test ends.
+func lanePipes(t *testing.T) (replyR, replyW, callR, callW *os.File) {
+	t.Helper()
+	replyR, replyW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	callR, callW, err = os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, f := range []*os.File{replyR, replyW, callR, callW} {
+			f.Close()
+		}
+	})
+	return replyR, replyW, callR, callW
 }

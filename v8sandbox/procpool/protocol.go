@@ -202,22 +202,11 @@ func (fr *frameReader) read() (*message, error) {
 // parses it next); nil for any other frame. Only a worker uses it: the
 // parent is trusted, while the parent validates every frame it reads.
 func decodeValueReply(body []byte) *message {
-	const head, callKey, valueKey = `{"type":"reply","id":`, `,"call":`, `,"value":`
-	rest, ok := bytes.CutPrefix(body, []byte(head))
-	if !ok {
+	m, rest := cutCallHeader(body, msgReply)
+	if m == nil {
 		return nil
 	}
-	m := &message{Type: msgReply}
-	if m.ID, rest = cutUint(rest); m.ID == 0 {
-		return nil
-	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(callKey)); !ok {
-		return nil
-	}
-	if m.Call, rest = cutUint(rest); m.Call == 0 {
-		return nil
-	}
-	switch value, ok := bytes.CutPrefix(rest, []byte(valueKey)); {
+	switch value, ok := bytes.CutPrefix(rest, []byte(`,"value":`)); {
 	case string(rest) == "}":
 		return m
 	case ok && len(value) > 1 && value[len(value)-1] == '}':
@@ -233,22 +222,12 @@ func decodeValueReply(body []byte) *message {
 // value, as encoding/json checks them; anything else, or any other layout,
 // gives nil and goes through encoding/json.
 func decodeCall(body []byte) *message {
-	const head, callKey, nameKey, argsKey = `{"type":"call","id":`, `,"call":`, `,"name":"`, `,"args":`
-	rest, ok := bytes.CutPrefix(body, []byte(head))
+	m, rest := cutCallHeader(body, msgCall)
+	if m == nil {
+		return nil
+	}
+	rest, ok := bytes.CutPrefix(rest, []byte(`,"name":"`))
 	if !ok {
-		return nil
-	}
-	m := &message{Type: msgCall}
-	if m.ID, rest = cutUint(rest); m.ID == 0 {
-		return nil
-	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(callKey)); !ok {
-		return nil
-	}
-	if m.Call, rest = cutUint(rest); m.Call == 0 {
-		return nil
-	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(nameKey)); !ok {
 		return nil
 	}
 	end := bytes.IndexByte(rest, '"')
@@ -265,7 +244,7 @@ func decodeCall(body []byte) *message {
 		return nil // encoding/json would replace the bad bytes
 	}
 	m.Name, rest = string(name), rest[end+1:]
-	switch args, ok := bytes.CutPrefix(rest, []byte(argsKey)); {
+	switch args, ok := bytes.CutPrefix(rest, []byte(`,"args":`)); {
 	case string(rest) == "}":
 		return m
 	case ok && len(args) > 1 && args[len(args)-1] == '}':
@@ -280,6 +259,27 @@ func decodeCall(body []byte) *message {
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// cutCallHeader reads the start that encodeCall and encodeReply write,
+// `{"type":"<typ>","id":<run>,"call":<call>`, into a message, and returns
+// what follows; nil when body starts otherwise (or an id is 0).
+func cutCallHeader(body []byte, typ string) (*message, []byte) {
+	rest, ok := bytes.CutPrefix(body, []byte(`{"type":"`+typ+`","id":`))
+	if !ok {
+		return nil, nil
+	}
+	m := &message{Type: typ}
+	if m.ID, rest = cutUint(rest); m.ID == 0 {
+		return nil, nil
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"call":`)); !ok {
+		return nil, nil
+	}
+	if m.Call, rest = cutUint(rest); m.Call == 0 {
+		return nil, nil
+	}
+	return m, rest
+}
 
 // cutUint reads the decimal number b starts with; 0 when there is none (or
 // it overflows).
