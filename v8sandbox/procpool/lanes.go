@@ -213,16 +213,26 @@ func (l *lane) readFrame() ([]byte, error) {
 // readAtLeast reads from the lane's reply pipe into buf until at least min
 // bytes arrived. asked is when the reply was awaited (zero when this
 // continues a reply): the wait for its first bytes sets the pace.
+//
+// While the pipe is empty it is polled, yielding the CPU between tries,
+// until pollUntil (zero, no polling, when continuing a reply or when the
+// last reply was slow), then the thread sleeps until it is readable.
 func (l *lane) readAtLeast(buf []byte, min int, asked time.Time) (int, error) {
-	n := 0
 	var pollUntil time.Time
+	if !asked.IsZero() && !l.pace.slow.Load() {
+		pollUntil = asked.Add(laneSpin)
+	}
+	n := 0
 	for n < min {
 		k, err := syscall.Read(l.in, buf[n:])
 		switch {
 		case err == syscall.EINTR:
 			continue
+		case err == syscall.EAGAIN && time.Now().Before(pollUntil):
+			yieldCPU()
+			continue
 		case err == syscall.EAGAIN:
-			if err := l.wait(asked, &pollUntil); err != nil {
+			if err := sleepUntilReadable(l.ep); err != nil {
 				return n, fmt.Errorf("waiting on a call lane: %w", err)
 			}
 			continue
@@ -231,29 +241,12 @@ func (l *lane) readAtLeast(buf []byte, min int, asked time.Time) (int, error) {
 		case k == 0:
 			return n, errLaneClosed
 		}
-		if n == 0 && !asked.IsZero() && l.pace != nil {
+		if n == 0 && !asked.IsZero() {
 			l.pace.slow.Store(time.Since(asked) > laneSpin)
 		}
 		n += k
 	}
 	return n, nil
-}
-
-// wait is called when the reply pipe is empty: it yields the CPU while the
-// lane is polled (until *pollUntil, set on the first call) and sleeps
-// until the pipe is readable after that.
-func (l *lane) wait(asked time.Time, pollUntil *time.Time) error {
-	if pollUntil.IsZero() {
-		*pollUntil = time.Now() // no polling
-		if !asked.IsZero() && l.pace != nil && !l.pace.slow.Load() {
-			*pollUntil = asked.Add(laneSpin)
-		}
-	}
-	if time.Now().Before(*pollUntil) {
-		yieldCPU()
-		return nil
-	}
-	return sleepUntilReadable(l.ep)
 }
 
 func writeAll(fd int, b []byte) error {
