@@ -151,11 +151,8 @@ void isogate_heap_poll(isogate_heap* h) {
 }
 
 int isogate_heap_check_now(isogate_heap* h) {
-  v8::Locker locker(h->iso);
-  h->iso->Enter();
-  bool over = heap_over(h);
-  h->iso->Exit();
-  return over ? 1 : 0;
+  IsolateEntered entered(h->iso);
+  return heap_over(h) ? 1 : 0;
 }
 
 void isogate_heap_free(isogate_heap* h) { delete h; }
@@ -167,11 +164,8 @@ void isogate_disallow_atomics_wait(void* iso) {
 // The notification runs between v8go calls, so they take the isolate's
 // lock and enter it as v8go does for its own calls.
 void isogate_low_memory(void* iso) {
-  v8::Isolate* i = static_cast<v8::Isolate*>(iso);
-  v8::Locker locker(i);
-  i->Enter();
-  i->LowMemoryNotification();
-  i->Exit();
+  IsolateEntered entered(static_cast<v8::Isolate*>(iso));
+  entered.iso->LowMemoryNotification();
 }
 
 }  // extern "C"

@@ -5,10 +5,8 @@
 #include "v8api.h"
 
 struct isogate_lock {
-  explicit isogate_lock(v8::Isolate* i) : iso(i), locker(i) { iso->Enter(); }
-  ~isogate_lock() { iso->Exit(); }
-  v8::Isolate* iso;
-  v8::Locker locker;
+  explicit isogate_lock(v8::Isolate* i) : entered(i) {}
+  IsolateEntered entered;
 };
 
 extern "C" {

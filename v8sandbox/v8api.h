@@ -81,4 +81,16 @@ class ArrayBuffer {
 
 }  // namespace v8
 
+// IsolateEntered takes an isolate's lock on the calling thread and enters
+// the isolate for its lifetime, as v8go does around each of its calls.
+struct IsolateEntered {
+  explicit IsolateEntered(v8::Isolate* i) : iso(i), locker(i) { iso->Enter(); }
+  ~IsolateEntered() { iso->Exit(); }
+  IsolateEntered(const IsolateEntered&) = delete;
+  void operator=(const IsolateEntered&) = delete;
+
+  v8::Isolate* iso;
+  v8::Locker locker;
+};
+
 #endif
