@@ -162,9 +162,11 @@ function functionLabel(f) {
 // installSerializer registers toData as the sandbox's result serializer
 // through the one-shot hook __isogate_set_serializer that the sandbox's
 // bootstrap offers, and removes the hook. A result that is plain JSON data
-// (isPlainData) is serialized as it is, without toData's copy; toData is
-// also the fallback the bootstrap uses should serializing it as it is
-// throw after all (a getter or Proxy trap that throws on its second read).
+// (isPlainData) is serialized as it is, without toData's copy: toData must
+// render such data as JSON.stringify does, as makeSanitizer's sanitize
+// does (its maxDepth bounds the check). toData is also the fallback the
+// bootstrap uses should serializing a plain result throw after all (a
+// getter or Proxy trap that throws on its second read).
 function installSerializer(toData) {
   const set = global.__isogate_set_serializer;
   delete global.__isogate_set_serializer;
