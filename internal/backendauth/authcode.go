@@ -258,6 +258,10 @@ func randomState() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// redirectPageWait bounds how long awaitCode waits, once it has the code,
+// for the browser's page to be written before closing its server.
+const redirectPageWait = 2 * time.Second
+
 // awaitCode serves the redirect on ln until one carries state, and returns
 // its code and iss (or its error).
 func awaitCode(ctx context.Context, ln net.Listener, state string) (code, iss string, err error) {
@@ -286,7 +290,15 @@ func awaitCode(ctx context.Context, ln net.Listener, state string) (code, iss st
 		}
 	})}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	// The handler hands the code over before its page is written: shut
+	// down gracefully so the browser gets the page, not a cut connection.
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), redirectPageWait)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	}()
 	select {
 	case r := <-done:
 		if r.err == nil && r.code == "" {
