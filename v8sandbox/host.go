@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/isogate/isogate/internal/jsonscan"
 )
 
 // HostCall is one call a script makes to a host function: plain data, the
@@ -143,7 +145,7 @@ func checkReply(name string, reply HostReply) HostReply {
 			return HostReply{Fatal: Errorf(CodeInternal, "host function %q threw an error whose data is not JSON", name)}
 		}
 		return HostReply{Error: reply.Error}
-	case len(reply.Value) > 0 && !reply.Checked && !json.Valid(reply.Value):
+	case len(reply.Value) > 0 && !reply.Checked && !jsonscan.Valid(reply.Value):
 		return HostReply{Fatal: Errorf(CodeInternal, "host function %q returned invalid JSON", name)}
 	}
 	return reply

@@ -31,6 +31,7 @@ import (
 
 	"github.com/isogate/isogate/internal/codemode/fastpath"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/jsonscan"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/v8sandbox"
@@ -579,7 +580,7 @@ func (r Response) Render() string {
 
 // renderValue renders a program's JSON value for the agent: a string as
 // its text (file contents stay readable, not JSON-escaped), anything else
-// as indented JSON, which json.Indent has checked (isJSON).
+// as indented JSON, which the indenter has checked (isJSON).
 func renderValue(v json.RawMessage) (text string, isJSON bool) {
 	if len(v) == 0 {
 		return "null", false
@@ -590,11 +591,11 @@ func renderValue(v json.RawMessage) (text string, isJSON bool) {
 			return s, false
 		}
 	}
-	var b bytes.Buffer
-	if err := json.Indent(&b, v, "", "  "); err != nil {
+	b, err := jsonscan.AppendIndent(nil, v, "  ")
+	if err != nil {
 		return string(v), false
 	}
-	return b.String(), true
+	return string(b), true
 }
 
 // isNull reports whether a program's value is null or undefined.

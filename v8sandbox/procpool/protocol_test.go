@@ -133,6 +133,7 @@ func FuzzDecodeCall(f *testing.F) {
 		`{"type":"call","id":1,"call":2,"name":"f","args":null}`,
 		`{"type":"call","id":1,"call":2,"name":"f","args":[1,}`,
 		`{"type":"call","id":0,"call":2,"name":"f"}`,
+		`{"type":"call","id":01,"call":2,"name":"f"}`,
 		"{\"type\":\"call\",\"id\":1,\"call\":2,\"name\":\"\xff\",\"args\":[]}",
 		`{"type":"reply","id":1,"call":2,"value":3}`,
 	} {
@@ -168,5 +169,62 @@ func TestDecodeCallReadsEncodeCall(t *testing.T) {
 		if m == nil || m.ID != 7 || m.Call != 9 || m.Name != c.Name || string(m.Args) != string(c.Args) {
 			t.Errorf("%+v: decoded %+v", c, m)
 		}
+	}
+}
+
+// decodeResult accepts only what encoding/json decodes the same way.
+func FuzzDecodeResult(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"result","id":1,"result":{"host_calls":0,"duration":1500,"value":{"a":[1,"x"]}}}`,
+		`{"type":"result","id":1,"result":{"host_calls":3,"duration":0}}`,
+		`{"type":"result","id":1,"result":{"host_calls":3,"duration":0,"value":"s"}}`,
+		`{"type":"result","id":1,"result":{"host_calls":3,"duration":0,"value":[1,}}}`,
+		`{"type":"result","id":1,"result":{"host_calls":3,"duration":0,"value":1 }}`,
+		`{"type":"result","id":1,"result":{"host_calls":3,"duration":0,"value":1},"err":{}}`,
+		`{"type":"result","id":1,"result":{"host_calls":-1,"duration":0}}`,
+		`{"type":"result","id":0,"result":{"host_calls":1,"duration":0}}`,
+		`{"type":"result","id":1,"result":{"host_calls":1,"duration":00}}`,
+		`{"type":"result","id":1,"result":{"host_calls":99999999999999999999,"duration":0}}`,
+		`{"type":"result","id":1,"result":{"host_calls":1,"duration":0,"value":1}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got := decodeResult(body)
+		if got == nil {
+			return
+		}
+		want := new(message)
+		if err := json.Unmarshal(body, want); err != nil {
+			t.Fatalf("decoded %q, which encoding/json refuses: %v", body, err)
+		}
+		if want.Result == nil || got.Type != want.Type || got.ID != want.ID || want.Err != nil ||
+			got.Result.HostCalls != want.Result.HostCalls || got.Result.Duration != want.Result.Duration ||
+			string(got.Result.Value) != string(want.Result.Value) {
+			t.Fatalf("%q: hand-built %+v, encoding/json %+v", body, got, want)
+		}
+	})
+}
+
+// What encodeResult writes, decodeResult reads back.
+func TestDecodeResultReadsEncodeResult(t *testing.T) {
+	for _, r := range []v8sandbox.Result{
+		{Value: json.RawMessage(`{"items":[{"id":1,"s":"a\"}}"}]}`), HostCalls: 2, Duration: 1234567},
+		{Value: json.RawMessage(`"}}"`)},
+		{HostCalls: 1},
+	} {
+		frame, err := encodeResult(7, &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := decodeResult(frame[4:])
+		if m == nil || m.Type != msgResult || m.ID != 7 || m.Result == nil || string(m.Result.Value) != string(r.Value) ||
+			m.Result.HostCalls != r.HostCalls || m.Result.Duration != r.Duration {
+			t.Errorf("%+v: decoded %+v", r, m)
+		}
+	}
+	// A value the worker got wrong is not taken as it is.
+	if m := decodeResult([]byte(`{"type":"result","id":7,"result":{"host_calls":0,"duration":0,"value":{"a":}}}`)); m != nil {
+		t.Errorf("an invalid value was decoded: %+v", m)
 	}
 }

@@ -204,17 +204,18 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 		// busy machine the preparation would otherwise delay the parent's
 		// wake-up. A run whose parent is gone ends with ctx.
 		s.pool.RunThen(runCtx, job, &remoteHost{s: s, run: id}, func(res v8sandbox.Result, err error) {
-			out := &message{Type: msgResult, ID: id}
 			if err != nil {
 				var e *v8sandbox.Error
 				if !errors.As(err, &e) {
 					e = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
 				}
-				out.Err = e
+				err = s.send(&message{Type: msgResult, ID: id, Err: e})
 			} else {
-				out.Result = &res
+				var frame []byte
+				if frame, err = encodeResult(id, &res); err == nil {
+					err = s.write(frame)
+				}
 			}
-			err = s.send(out)
 			if errors.Is(err, errFrameTooLarge) {
 				err = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
 					"result of %d bytes exceeds the sandbox protocol's frame limit of %d bytes", len(res.Value), MaxFrameBytes)})
