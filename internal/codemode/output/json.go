@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/isogate/isogate/internal/jsonscan"
 	"github.com/isogate/isogate/internal/jssyntax"
 	"github.com/isogate/isogate/internal/textcut"
 )
@@ -55,7 +56,7 @@ type jval struct {
 // whitespace allowed). Scalars and invalid JSON report false: the pipeline
 // only restructures containers.
 //
-// json.Valid checks the syntax (including its nesting limit) first, unless
+// jsonscan.Valid checks the syntax (including its nesting limit) first, unless
 // the caller knows s is valid; the tree is then built by a small scanner
 // that can trust the syntax. That is several times faster than
 // json.Decoder.Token, which matters for the multi-megabyte results the
@@ -65,7 +66,7 @@ func parseJSON(s string, valid bool) (*jval, bool) {
 	if t == "" || (t[0] != '{' && t[0] != '[') {
 		return nil, false
 	}
-	if !valid && !json.Valid([]byte(t)) {
+	if !valid && !jsonscan.Valid([]byte(t)) {
 		return nil, false
 	}
 	p := parser{s: t}
@@ -79,6 +80,42 @@ const jsonSpace = " \t\r\n"
 type parser struct {
 	s string
 	i int
+	// slab hands out nodes a few hundred at a time; keys and vals hold the
+	// members of the containers being read, copied out at their end.
+	// A multi-megabyte result has hundreds of thousands of values, and
+	// one allocation each (plus the growth of every member slice) was
+	// most of the parse.
+	slab []jval
+	keys []string
+	vals []*jval
+}
+
+// node returns a new value of kind k.
+func (p *parser) node(k jkind) *jval {
+	if len(p.slab) == 0 {
+		p.slab = make([]jval, 256)
+	}
+	v := &p.slab[0]
+	p.slab = p.slab[1:]
+	v.kind = k
+	return v
+}
+
+// mark is where the members of a container start on parser.keys and
+// parser.vals.
+type mark struct{ keys, vals int }
+
+func (p *parser) mark() mark { return mark{len(p.keys), len(p.vals)} }
+
+// members moves the members read since m into v.
+func (p *parser) members(v *jval, m mark) {
+	v.vals = append([]*jval(nil), p.vals[m.vals:]...)
+	clear(p.vals[m.vals:])
+	p.vals = p.vals[:m.vals]
+	if v.kind == kObject {
+		v.keys = append([]string(nil), p.keys[m.keys:]...)
+		p.keys = p.keys[:m.keys]
+	}
 }
 
 func (p *parser) skipSpace() {
@@ -97,7 +134,7 @@ func (p *parser) value() *jval {
 	switch p.s[p.i] {
 	case '{':
 		p.i++
-		v := &jval{kind: kObject}
+		v, m := p.node(kObject), p.mark()
 		p.skipSpace()
 		if p.s[p.i] == '}' {
 			p.i++
@@ -107,8 +144,8 @@ func (p *parser) value() *jval {
 				k := p.str()
 				p.skipSpace()
 				p.i++ // ':'
-				v.keys = append(v.keys, k)
-				v.vals = append(v.vals, p.value())
+				p.keys = append(p.keys, k)
+				p.vals = append(p.vals, p.value())
 				p.skipSpace()
 				c := p.s[p.i]
 				p.i++ // ',' or '}'
@@ -116,18 +153,19 @@ func (p *parser) value() *jval {
 					break
 				}
 			}
+			p.members(v, m)
 		}
 		v.resize()
 		return v
 	case '[':
 		p.i++
-		v := &jval{kind: kArray}
+		v, m := p.node(kArray), p.mark()
 		p.skipSpace()
 		if p.s[p.i] == ']' {
 			p.i++
 		} else {
 			for {
-				v.vals = append(v.vals, p.value())
+				p.vals = append(p.vals, p.value())
 				p.skipSpace()
 				c := p.s[p.i]
 				p.i++ // ',' or ']'
@@ -135,27 +173,38 @@ func (p *parser) value() *jval {
 					break
 				}
 			}
+			p.members(v, m)
 		}
 		v.resize()
 		return v
 	case '"':
-		s := p.str()
-		return &jval{kind: kString, s: s, size: jsonStringLen(s)}
+		v := p.node(kString)
+		v.s = p.str()
+		v.size = jsonStringLen(v.s)
+		return v
 	case 't':
 		p.i += len("true")
-		return &jval{kind: kBool, s: "true", size: 4}
+		v := p.node(kBool)
+		v.s, v.size = "true", 4
+		return v
 	case 'f':
 		p.i += len("false")
-		return &jval{kind: kBool, s: "false", size: 5}
+		v := p.node(kBool)
+		v.s, v.size = "false", 5
+		return v
 	case 'n':
 		p.i += len("null")
-		return &jval{kind: kNull, size: 4}
+		v := p.node(kNull)
+		v.size = 4
+		return v
 	default:
 		start := p.i
 		for p.i < len(p.s) && strings.IndexByte("+-0123456789.eE", p.s[p.i]) >= 0 {
 			p.i++
 		}
-		return &jval{kind: kNumber, s: p.s[start:p.i], size: p.i - start}
+		v := p.node(kNumber)
+		v.s, v.size = p.s[start:p.i], p.i-start
+		return v
 	}
 }
 
