@@ -2,7 +2,9 @@ package output
 
 import (
 	"fmt"
+	"iter"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,13 +76,15 @@ func uniformObjects(arr *jval) bool {
 	if n == 0 {
 		return false
 	}
-	freq := map[string]int{}
 	for _, it := range arr.vals {
 		if it.kind != kObject {
 			return false
 		}
-		for _, k := range it.keys {
-			freq[k]++
+	}
+	freq := map[string]int{}
+	for keys, c := range keyRuns(arr.vals) {
+		for _, k := range keys {
+			freq[k] += c
 		}
 	}
 	common := 0
@@ -95,18 +99,36 @@ func uniformObjects(arr *jval) bool {
 		return false
 	}
 	fit := 0
-	for _, it := range arr.vals {
+	for keys, c := range keyRuns(arr.vals) {
 		in := 0
-		for _, k := range it.keys {
+		for _, k := range keys {
 			if _, ok := freq[k]; ok {
 				in++
 			}
 		}
-		if 2*in >= common && 2*in >= len(it.keys) {
-			fit++
+		if 2*in >= common && 2*in >= len(keys) {
+			fit += c
 		}
 	}
 	return fit*10 >= n*uniformShareTenths
+}
+
+// keyRuns yields the key list of items once per run of consecutive items
+// with the same keys, with the run's length: the records of a large array
+// mostly repeat one key list, which is then looked up once, not per item.
+func keyRuns(items []*jval) iter.Seq2[[]string, int] {
+	return func(yield func([]string, int) bool) {
+		for i := 0; i < len(items); {
+			j := i + 1
+			for j < len(items) && slices.Equal(items[j].keys, items[i].keys) {
+				j++
+			}
+			if !yield(items[i].keys, j-i) {
+				return
+			}
+			i = j
+		}
+	}
 }
 
 // scalarArray reports whether arr is a non-empty array of scalars, and
@@ -260,12 +282,12 @@ func describe(v *jval) string {
 func writeKeyList(b *strings.Builder, arr *jval) {
 	var keys []string
 	seen := map[string]int{}
-	for _, it := range arr.vals {
-		for _, k := range it.keys {
+	for itemKeys, c := range keyRuns(arr.vals) {
+		for _, k := range itemKeys {
 			if seen[k] == 0 {
 				keys = append(keys, k)
 			}
-			seen[k]++
+			seen[k] += c
 		}
 	}
 	n := len(arr.vals)
