@@ -20,6 +20,7 @@ var layers = []struct {
 	{0, []string{"config"}}, // a leaf: imports nothing of the module
 	{0, []string{"v8sandbox/..."}},
 	{0, []string{"internal/textcut"}}, // a leaf, used by v8sandbox too
+	{0, []string{"internal/jsonscan"}}, // a leaf, used by v8sandbox too
 	{1, []string{"internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
 		"internal/backendauth"}},
@@ -35,7 +36,7 @@ var layers = []struct {
 }
 
 // leaves import nothing of the module.
-var leaves = map[string]bool{"config": true, "internal/textcut": true}
+var leaves = map[string]bool{"config": true, "internal/textcut": true, "internal/jsonscan": true}
 
 // floorOf returns the floor of a package path relative to the module.
 func floorOf(rel string) (int, bool) {
