@@ -19,8 +19,7 @@ var layers = []struct {
 }{
 	{0, []string{"config"}}, // a leaf: imports nothing of the module
 	{0, []string{"v8sandbox/..."}},
-	{0, []string{"internal/textcut"}}, // a leaf, used by v8sandbox too
-	{0, []string{"internal/jsonscan"}}, // a leaf, used by v8sandbox too
+	{0, []string{"internal/textcut", "internal/jsonscan"}}, // leaves, used by v8sandbox too
 	{1, []string{"internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
 		"internal/backendauth"}},
