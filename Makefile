@@ -86,9 +86,16 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# The tests' output is also kept in $(TESTLOG); when they fail, what failed
+# (test names, their messages, races, panics) is printed again at the end,
+# where the tail of a CI log shows it.
+TESTLOG := bin/test.log
+
 test: deps vet fmt-check
-	$(GO) test -race -count=1 -timeout 8m ./...
-	cd bench && $(GO) test -race -count=1 -timeout 8m ./...
+	@mkdir -p $(dir $(TESTLOG))
+	@bash -c 'set -o pipefail; { $(GO) test -race -count=1 -timeout 8m ./... && cd bench && $(GO) test -race -count=1 -timeout 8m ./...; } 2>&1 | tee $(TESTLOG)' || \
+	  { echo "== what failed (the whole output is in $(TESTLOG)) =="; \
+	    grep -E -- '^(--- FAIL|FAIL|panic:)|^ +--- FAIL|DATA RACE|^ +[A-Za-z0-9_]+_test\.go:[0-9]+:' $(TESTLOG) | head -200; exit 1; }
 
 # run needs only the example backends: the test clients and redis-server
 # are installed by `make test`.
