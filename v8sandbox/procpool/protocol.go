@@ -231,14 +231,12 @@ func decodeValueReply(body []byte) *message {
 	if m == nil {
 		return nil
 	}
-	switch value, ok := bytes.CutPrefix(rest, []byte(`,"value":`)); {
-	case string(rest) == "}":
-		return m
-	case ok && len(value) > 1 && value[len(value)-1] == '}':
-		m.Value = value[:len(value)-1]
-		return m
+	value, ok := cutLastField(rest, `,"value":`, "}")
+	if !ok {
+		return nil
 	}
-	return nil
+	m.Value = value
+	return m
 }
 
 // decodeCall decodes a call frame exactly as encodeCall writes it (a name
@@ -269,18 +267,12 @@ func decodeCall(body []byte) *message {
 		return nil // encoding/json would replace the bad bytes
 	}
 	m.Name, rest = string(name), rest[end+1:]
-	switch args, ok := bytes.CutPrefix(rest, []byte(`,"args":`)); {
-	case string(rest) == "}":
-		return m
-	case ok && len(args) > 1 && args[len(args)-1] == '}':
-		args = args[:len(args)-1]
-		if isJSONSpace(args[0]) || isJSONSpace(args[len(args)-1]) || !jsonscan.Valid(args) {
-			return nil
-		}
-		m.Args = args
-		return m
+	args, ok := cutLastField(rest, `,"args":`, "}")
+	if !ok || (args != nil && !oneValue(args)) {
+		return nil
 	}
-	return nil
+	m.Args = args
+	return m
 }
 
 // decodeResult decodes a result frame exactly as encodeResult writes it, as
@@ -288,15 +280,12 @@ func decodeCall(body []byte) *message {
 // value: the value is checked to be one JSON value (jsonscan.Valid, several
 // times faster). Anything else gives nil and goes through encoding/json.
 func decodeResult(body []byte) *message {
-	rest, ok := bytes.CutPrefix(body, []byte(`{"type":"result","id":`))
+	id, rest := cutHeader(body, msgResult)
+	if id == 0 {
+		return nil
+	}
+	rest, ok := bytes.CutPrefix(rest, []byte(`,"result":{"host_calls":`))
 	if !ok {
-		return nil
-	}
-	id, rest, ok := cutUint(rest)
-	if !ok || id == 0 {
-		return nil
-	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(`,"result":{"host_calls":`)); !ok {
 		return nil
 	}
 	calls, rest, ok := cutUint(rest)
@@ -310,36 +299,60 @@ func decodeResult(body []byte) *message {
 	if !ok || dur > math.MaxInt64 {
 		return nil
 	}
-	res := &v8sandbox.Result{HostCalls: int(calls), Duration: time.Duration(dur)}
-	switch value, ok := bytes.CutPrefix(rest, []byte(`,"value":`)); {
-	case string(rest) == "}}":
-	case ok && len(value) > 2 && bytes.HasSuffix(value, []byte("}}")):
-		value = value[:len(value)-2]
-		if isJSONSpace(value[0]) || isJSONSpace(value[len(value)-1]) || !jsonscan.Valid(value) {
-			return nil
-		}
-		res.Value = value
-	default:
+	value, ok := cutLastField(rest, `,"value":`, "}}")
+	if !ok || (value != nil && !oneValue(value)) {
 		return nil
 	}
-	return &message{Type: msgResult, ID: id, Result: res}
+	return &message{Type: msgResult, ID: id, Result: &v8sandbox.Result{Value: value, HostCalls: int(calls), Duration: time.Duration(dur)}}
+}
+
+// cutLastField reads the end of a hand-built frame: closer alone (no value:
+// nil), or field, a value and closer; false for any other ending. The value
+// is not checked.
+func cutLastField(rest []byte, field, closer string) (value []byte, ok bool) {
+	if string(rest) == closer {
+		return nil, true
+	}
+	value, ok = bytes.CutPrefix(rest, []byte(field))
+	if !ok || len(value) <= len(closer) || !bytes.HasSuffix(value, []byte(closer)) {
+		return nil, false
+	}
+	return value[:len(value)-len(closer)], true
+}
+
+// oneValue reports whether b is one JSON value without surrounding
+// whitespace, as encoding/json leaves a json.RawMessage field.
+func oneValue(b []byte) bool {
+	return !isJSONSpace(b[0]) && !isJSONSpace(b[len(b)-1]) && jsonscan.Valid(b)
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// cutHeader reads the start every hand-built frame has,
+// `{"type":"<typ>","id":<run>`, and returns the run id and what follows;
+// id 0 when body starts otherwise.
+func cutHeader(body []byte, typ string) (id uint64, rest []byte) {
+	rest, ok := bytes.CutPrefix(body, []byte(`{"type":"`+typ+`","id":`))
+	if !ok {
+		return 0, nil
+	}
+	if id, rest, ok = cutUint(rest); !ok {
+		return 0, nil
+	}
+	return id, rest
+}
 
 // cutCallHeader reads the start that encodeCall and encodeReply write,
 // `{"type":"<typ>","id":<run>,"call":<call>`, into a message, and returns
 // what follows; nil when body starts otherwise (or an id is 0).
 func cutCallHeader(body []byte, typ string) (*message, []byte) {
-	rest, ok := bytes.CutPrefix(body, []byte(`{"type":"`+typ+`","id":`))
-	if !ok {
-		return nil, nil
-	}
 	m := &message{Type: typ}
-	if m.ID, rest, ok = cutUint(rest); !ok || m.ID == 0 {
+	var rest []byte
+	if m.ID, rest = cutHeader(body, typ); m.ID == 0 {
 		return nil, nil
 	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(`,"call":`)); !ok {
+	rest, ok := bytes.CutPrefix(rest, []byte(`,"call":`))
+	if !ok {
 		return nil, nil
 	}
 	if m.Call, rest, ok = cutUint(rest); !ok || m.Call == 0 {
