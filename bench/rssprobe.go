@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -158,25 +156,10 @@ func concurrentRSS(ctx context.Context, mode config.Isolation, d time.Duration) 
 // sampleRSS is one RSS sample in MB for a probe in the given mode: the
 // total, this process's own share and the number of processes counted.
 func sampleRSS(mode config.Isolation) (total, own int64, procs int) {
-	own = selfRSSMB()
+	own = statusRSS("self") >> 20
 	if mode == config.IsolationThread {
 		return own, own, 1
 	}
 	tree, n := treeRSS()
 	return tree >> 20, own, n
-}
-
-// selfRSSMB is this process's resident memory in MB (0 where /proc is
-// missing).
-func selfRSSMB() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize()) >> 20
 }
