@@ -2,6 +2,7 @@ package procpool
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,6 +30,7 @@ const (
 	LayerSeccomp      = "seccomp"
 	LayerCapabilities = "capabilities"
 	LayerRlimits      = "rlimits"
+	LayerThreads      = "threads"
 )
 
 // The levels a layer can reach.
@@ -83,11 +85,15 @@ func (c Confinement) String() string {
 // missing returns the layers strict mode requires and c lacks: every layer
 // fully, except Landlock, whose filesystem rules suffice (TCP rules and
 // scopes come with newer ABIs; the network namespace and seccomp cover
-// them).
+// them), and the thread bound, which only a worker mapped to a uid other
+// than the host's root can get (a root gateway whose binary uid 65534
+// cannot execute maps its workers to root; see nsLevels): it is logged
+// as unavailable then.
 func (c Confinement) missing() []string {
 	var out []string
 	for _, l := range c.Layers {
-		if l.Level != LevelOn && (l.Name != LayerLandlock || l.Level != LevelPartial) {
+		tolerated := l.Name == LayerLandlock && l.Level == LevelPartial || l.Name == LayerThreads && l.Level == LevelUnavailable
+		if l.Level != LevelOn && !tolerated {
 			out = append(out, l.Name+" "+l.Level+detailSuffix(l.Detail))
 		}
 	}
@@ -126,22 +132,50 @@ type workerFacts struct {
 	LandlockScop bool   `json:"landlock_scoped,omitempty"`
 	LandlockErr  string `json:"landlock_err,omitempty"`
 	Seccomp      bool   `json:"seccomp"`
+	MaxThreads   int    `json:"max_threads,omitempty"` // RLIMIT_NPROC set, 0 if none
 	SeccompNote  string `json:"seccomp_note,omitempty"`
 	Errors       string `json:"errors,omitempty"`
 }
 
 // layerSet is which layers a worker is asked to apply itself; its String is
 // the worker's "confine=" argument.
-type layerSet struct{ caps, rlimits, landlock, seccomp bool }
+type layerSet struct{ caps, rlimits, landlock, seccomp, threads bool }
 
-var allWorkerLayers = layerSet{caps: true, rlimits: true, landlock: true, seccomp: true}
+var allWorkerLayers = layerSet{caps: true, rlimits: true, landlock: true, seccomp: true, threads: true}
+
+// forWorker is the set a worker spawned with the namespaces of ns applies:
+// the thread bound only where it binds (see threadBound).
+func (s layerSet) forWorker(ns nsLevel) layerSet {
+	if _, ok := threadBound(ns); !ok {
+		s.threads = false
+	}
+	return s
+}
+
+// threadBound says whether RLIMIT_NPROC bounds the threads of one worker
+// spawned with the namespaces of ns, and why not. The kernel counts a
+// limit against every task of the caller's uid within its user namespace
+// (threads included), and does not apply it at all to uid 0 of the host:
+// only a worker in a user namespace of its own, mapped to a uid other than
+// the host's root, counts its own threads and nothing else. Elsewhere the
+// count would take in the gateway's threads, its backends or other
+// workers (one worker could starve the others), so no limit is set.
+func threadBound(ns nsLevel) (why string, ok bool) {
+	switch {
+	case !slices.Contains(ns.names, "user"):
+		return "no user namespace of its own: RLIMIT_NPROC would count every process of its uid", false
+	case ns.hostUID == 0:
+		return "uid 0 on the host, which RLIMIT_NPROC does not bind", false
+	}
+	return "", true
+}
 
 func (s layerSet) String() string {
 	var l []string
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{s.caps, "caps"}, {s.rlimits, "rlimits"}, {s.landlock, "landlock"}, {s.seccomp, "seccomp"}} {
+	}{{s.caps, "caps"}, {s.rlimits, "rlimits"}, {s.landlock, "landlock"}, {s.seccomp, "seccomp"}, {s.threads, "threads"}} {
 		if x.on {
 			l = append(l, x.name)
 		}
@@ -160,7 +194,7 @@ func confinement(mode ConfinementMode, want layerSet, ns nsLevel, f *workerFacts
 		c.Layers = append(c.Layers, Layer{Name: name, Level: level, Detail: detail})
 	}
 	if mode == ConfinementOff {
-		for _, n := range []string{LayerNamespaces, LayerLandlock, LayerSeccomp, LayerCapabilities, LayerRlimits} {
+		for _, n := range []string{LayerNamespaces, LayerLandlock, LayerSeccomp, LayerCapabilities, LayerRlimits, LayerThreads} {
 			add(n, LevelOff, "")
 		}
 		return c
@@ -217,6 +251,17 @@ func confinement(mode ConfinementMode, want layerSet, ns nsLevel, f *workerFacts
 		add(LayerRlimits, LevelOn, fmt.Sprintf("fsize 0, nofile %d, memlock 0, core 0", workerNoFile))
 	default:
 		add(LayerRlimits, LevelUnavailable, f.Errors)
+	}
+	why, bound := threadBound(ns)
+	switch {
+	case !want.threads:
+		add(LayerThreads, LevelOff, "")
+	case !bound:
+		add(LayerThreads, LevelUnavailable, why)
+	case f.MaxThreads > 0:
+		add(LayerThreads, LevelOn, fmt.Sprintf("at most %d threads and processes (RLIMIT_NPROC, counted in its own user namespace)", f.MaxThreads))
+	default:
+		add(LayerThreads, LevelUnavailable, f.Errors)
 	}
 	return c
 }

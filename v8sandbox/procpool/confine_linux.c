@@ -170,6 +170,19 @@ static void set_rlimits(void) {
 	isogate_confine.rlimits = ok;
 }
 
+// Layer 6: a bound on threads and processes. Set only when the parent
+// spawned this worker in a user namespace of its own, mapped to a uid other
+// than the host's root (confine.go, threadBound): the kernel then counts
+// this worker's own tasks, threads included, against it.
+static void set_thread_bound(void) {
+	struct rlimit n = {ISOGATE_WORKER_NPROC, ISOGATE_WORKER_NPROC};
+	if (setrlimit(RLIMIT_NPROC, &n) != 0) {
+		note("setting RLIMIT_NPROC", errno);
+		return;
+	}
+	isogate_confine.max_threads = ISOGATE_WORKER_NPROC;
+}
+
 // Layer 2: Landlock. Every filesystem right the ABI knows is handled and
 // none is granted, except reading /dev/urandom (V8 seeds its random number
 // generators from it; a character device with no data to steal). TCP bind
@@ -272,7 +285,8 @@ static void harden(void) {
 }
 
 // Arguments: argv[1] is the worker command, an argument "confine=L1,L2…"
-// names the layers to apply here (caps, rlimits, landlock; seccomp is Go's).
+// names the layers to apply here (caps, rlimits, threads, landlock; seccomp
+// is Go's).
 __attribute__((constructor)) static void isogate_confine_early(int argc, char **argv, char **envp) {
 	(void)envp;
 	isogate_confine.in_fd = -1;
@@ -294,6 +308,7 @@ __attribute__((constructor)) static void isogate_confine_early(int argc, char **
 			isogate_confine.want_rlimits = strstr(l, "rlimits") != NULL;
 			isogate_confine.want_landlock = strstr(l, "landlock") != NULL;
 			isogate_confine.want_seccomp = strstr(l, "seccomp") != NULL;
+			isogate_confine.want_threads = strstr(l, "threads") != NULL;
 		} else if (strncmp(argv[i], "lanes=", 6) == 0) {
 			int n = atoi(argv[i] + 6);
 			isogate_confine.lanes = n > 0 && n <= ISOGATE_MAX_LANES ? n : 0;
@@ -308,6 +323,9 @@ __attribute__((constructor)) static void isogate_confine_early(int argc, char **
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (isogate_confine.want_rlimits) {
 		set_rlimits();
+	}
+	if (isogate_confine.want_threads) {
+		set_thread_bound();
 	}
 	if (isogate_confine.want_landlock) {
 		apply_landlock();

@@ -31,12 +31,14 @@ func earlyProtocol() (in, out *os.File, ok bool) {
 // worker was asked for.
 func earlyFacts() (want layerSet, f workerFacts) {
 	r := &C.isogate_confine
-	want = layerSet{caps: r.want_caps != 0, rlimits: r.want_rlimits != 0, landlock: r.want_landlock != 0, seccomp: r.want_seccomp != 0}
+	want = layerSet{caps: r.want_caps != 0, rlimits: r.want_rlimits != 0, landlock: r.want_landlock != 0, seccomp: r.want_seccomp != 0,
+		threads: r.want_threads != 0}
 	f = workerFacts{
 		CapsEmpty:    r.caps_empty != 0,
 		BoundingLeft: int(r.bounding_left),
 		UID:          int(r.uid),
 		Rlimits:      r.rlimits != 0,
+		MaxThreads:   int(r.max_threads),
 		LandlockABI:  int(r.landlock_abi),
 		LandlockFS:   r.landlock_fs != 0,
 		LandlockNet:  r.landlock_net != 0,
@@ -48,6 +50,11 @@ func earlyFacts() (want layerSet, f workerFacts) {
 	}
 	return want, f
 }
+
+// setEntropySource makes V8 seed every isolate created from now on through
+// getrandom(2) rather than by opening /dev/urandom, which a confined worker
+// cannot (seccomp refuses every openat).
+func setEntropySource() { C.isogate_set_entropy_source() }
 
 // isWorker reports whether this process started as a sandbox worker.
 func isWorker() bool { return C.isogate_confine.worker != 0 }

@@ -2,6 +2,51 @@
 
 package procpool
 
+/*
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static pthread_mutex_t drill_gate = PTHREAD_MUTEX_INITIALIZER;
+
+static void *drill_park(void *arg) {
+	(void)arg;
+	pthread_mutex_lock(&drill_gate);
+	pthread_mutex_unlock(&drill_gate);
+	return NULL;
+}
+
+// drill_threads creates up to n threads that wait on a gate, then opens the
+// gate and joins them; it returns pthread_create's error (0: all created)
+// and how many it created.
+static int drill_threads(int n, int *created) {
+	pthread_t *ts = calloc(n, sizeof *ts);
+	if (ts == NULL) {
+		return ENOMEM;
+	}
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	pthread_mutex_lock(&drill_gate);
+	int err = 0, i;
+	for (i = 0; i < n; i++) {
+		err = pthread_create(&ts[i], &attr, drill_park, NULL);
+		if (err != 0) {
+			break;
+		}
+	}
+	pthread_mutex_unlock(&drill_gate);
+	for (int j = 0; j < i; j++) {
+		pthread_join(ts[j], NULL);
+	}
+	pthread_attr_destroy(&attr);
+	free(ts);
+	*created = i;
+	return err;
+}
+*/
+import "C"
+
 import (
 	"encoding/json"
 	"errors"
@@ -61,6 +106,46 @@ func readFile(path string) error {
 	return err
 }
 
+// existenceOracle opens an existing and a missing file with flags and
+// returns nil when the answers differ (the worker learns whether a path
+// exists), else the answer both got.
+func existenceOracle(existing string, flags int) error {
+	open := func(path string) error {
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	a, b := open(existing), open(existing+".missing")
+	if a == nil || b == nil || a.Error() != b.Error() {
+		return nil
+	}
+	return a
+}
+
+// sigqueue sends SIGCONT with a caller-built siginfo (si_code SI_QUEUE) to
+// tgid (rt_sigqueueinfo) or to its thread tid (rt_tgsigqueueinfo).
+func sigqueue(tgid, tid int) error {
+	var info [128]byte
+	*(*int32)(unsafe.Pointer(&info[0])) = int32(unix.SIGCONT)
+	*(*int32)(unsafe.Pointer(&info[8])) = -1 // SI_QUEUE
+	var errno syscall.Errno
+	if tid == 0 {
+		_, _, errno = unix.RawSyscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(tgid), uintptr(unix.SIGCONT), uintptr(unsafe.Pointer(&info[0])))
+	} else {
+		_, _, errno = unix.RawSyscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(tgid), uintptr(tid), uintptr(unix.SIGCONT), uintptr(unsafe.Pointer(&info[0])), 0, 0)
+	}
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// drillThreadBomb is how many threads the drill tries to create: more than
+// the bound (confine_linux.h), far fewer than a host's pid_max.
+const drillThreadBomb = 3000
+
 func drillActions(s drillSpec) []drillAction {
 	return []drillAction{
 		{"read the gateway's config file", func() error { return readFile(s.ConfigFile) }},
@@ -99,6 +184,27 @@ func drillActions(s drillSpec) []drillAction {
 		{"ptrace a sibling worker", func() error { return unix.PtraceSeize(s.SiblingPID) }},
 		{"signal the gateway", func() error { return unix.Kill(s.GatewayPID, unix.SIGCONT) }},
 		{"signal a sibling worker", func() error { return unix.Kill(s.SiblingPID, unix.SIGCONT) }},
+		// The main thread's tid is the pid.
+		{"tgkill the gateway", func() error { return unix.Tgkill(s.GatewayPID, s.GatewayPID, unix.SIGCONT) }},
+		{"tgkill a sibling worker", func() error { return unix.Tgkill(s.SiblingPID, s.SiblingPID, unix.SIGCONT) }},
+		{"tkill the gateway", func() error {
+			_, _, errno := unix.RawSyscall(unix.SYS_TKILL, uintptr(s.GatewayPID), uintptr(unix.SIGCONT), 0)
+			if errno != 0 {
+				return errno
+			}
+			return nil
+		}},
+		{"rt_tgsigqueueinfo the gateway", func() error { return sigqueue(s.GatewayPID, s.GatewayPID) }},
+		{"rt_sigqueueinfo the gateway", func() error { return sigqueue(s.GatewayPID, 0) }},
+		{"create 3000 threads", func() error {
+			var created C.int
+			if err := C.drill_threads(drillThreadBomb, &created); err != 0 {
+				return fmt.Errorf("%s after %d threads", unix.ErrnoName(syscall.Errno(err)), int(created))
+			}
+			return nil
+		}},
+		{"openat tells whether a file exists", func() error { return existenceOracle(s.ConfigFile, unix.O_RDONLY) }},
+		{"openat O_PATH tells whether a file exists", func() error { return existenceOracle(s.ConfigFile, unix.O_PATH) }},
 		{"process_vm_readv the gateway", func() error {
 			var buf [8]byte
 			local := []unix.Iovec{{Base: &buf[0], Len: 8}}

@@ -116,7 +116,7 @@ func (p *Pool) start(slot int) (*proc, error) {
 // spawn starts a worker process with the namespaces of ns.
 func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 	nLanes := lanesFor(p.opts.SlotsPerWorker)
-	args := append(p.opts.Command[1:len(p.opts.Command):len(p.opts.Command)], "confine="+p.layers.String(),
+	args := append(p.opts.Command[1:len(p.opts.Command):len(p.opts.Command)], "confine="+p.layers.forWorker(ns).String(),
 		lanesArg+strconv.Itoa(nLanes))
 	cmd := exec.Command(p.opts.Command[0], args...)
 	lanes, childLanes, err := newLanes(nLanes)

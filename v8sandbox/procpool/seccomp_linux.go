@@ -21,9 +21,10 @@ import (
 // a missing entry fails the suite loudly.
 
 // seccompAllow are allowed with any arguments. The traced set: memory,
-// futexes, sleeping, scheduling, signals within the process, reading and
+// futexes, sleeping, scheduling, signal masks and handlers, reading and
 // writing descriptors the worker holds, and the two probes V8 makes once
-// (uname, pkey_alloc). Three calls the corpus does not reach but the
+// (uname, pkey_alloc), plus getrandom, which seeds V8's random number
+// generators (see confine_entropy_linux.cc). Three calls the corpus does not reach but the
 // runtimes make on known paths: exit (a locked Go thread ends with its
 // goroutine, as when an isolate is recycled), rt_sigaction (Go's crash
 // path resets a handler before re-raising) and mremap (glibc's realloc of
@@ -33,29 +34,36 @@ var seccompAllow = []string{
 	"brk", "mmap", "munmap", "mprotect", "madvise", "mremap", "pkey_alloc",
 	"futex", "nanosleep", "sched_yield", "sched_getaffinity", "set_robust_list", "rseq",
 	"getpid", "gettid", "uname",
-	"rt_sigprocmask", "rt_sigreturn", "rt_sigaction", "sigaltstack", "tgkill",
-	"read", "write", "close", "epoll_pwait",
+	"rt_sigprocmask", "rt_sigreturn", "rt_sigaction", "sigaltstack",
+	"read", "write", "close", "epoll_pwait", "getrandom",
 	"exit", "exit_group", "restart_syscall",
 }
 
-// seccompRefused fail with EPERM even in test binaries: the runtimes make
-// them and cope with the refusal. newfstatat is glibc's fstat of a file it
-// opened, but with a path it would tell whether any file exists (Landlock
-// does not cover metadata).
-var seccompRefused = []string{"newfstatat"}
-
-// seccompOpen is allowed only under Landlock, which then refuses every
-// path but a read of /dev/urandom (V8 seeds its random number generators
-// from it); without Landlock it is refused and V8 seeds from the clock.
-var seccompOpen = []string{"openat"}
+// seccompRefused fail with EPERM even in test binaries: the runtimes may
+// make them and cope with the refusal. Both take a path, and the filter
+// answers before the kernel looks the path up, so neither can tell whether
+// a file exists: newfstatat (glibc's fstat of a file it opened), and
+// openat with any flags, O_PATH included (Landlock alone would answer
+// EACCES for an existing file and ENOENT for a missing one, and lets O_PATH
+// through). Nothing a serving worker needs opens a file: V8 seeds its
+// random number generators through getrandom (confine_entropy_linux.cc),
+// and glibc's look at /proc/self/maps for the main thread's stack copes
+// with the refusal. open, openat2, creat, statx, access and the other
+// path calls are outside the allowlist: EPERM too, before any lookup.
+var seccompRefused = []string{"newfstatat", "openat"}
 
 // namespaceFlags are clone's flags that create namespaces.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
 	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
 
+// seccompConditional is how many calls installSeccomp allows with
+// conditions on their arguments (added to len(seccompAllow) in the report).
+const seccompConditional = 5
+
 // installSeccomp loads the filter for every thread. kill makes a call
 // outside the list kill the process instead of failing with EPERM.
-func installSeccomp(kill, landlock bool) error {
+func installSeccomp(kill bool) error {
+	self := uint64(os.Getpid())  // the worker's tgid, in its own pid namespace if it has one
 	deflt := seccomp.ActionErrno // EPERM
 	if kill {
 		deflt = seccomp.ActionKillProcess
@@ -83,18 +91,19 @@ func installSeccomp(kill, landlock bool) error {
 		{Action: seccomp.ActionAllow, NamesWithCondtions: []seccomp.NameWithConditions{{
 			Name: "prctl", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.PR_SET_NAME}},
 		}}},
-		// Signals to itself only (Go's runtime raises them on a crash).
-		{Action: seccomp.ActionAllow, NamesWithCondtions: []seccomp.NameWithConditions{{
-			Name: "kill", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: uint64(os.Getpid())}},
-		}}},
+		// Signals to its own thread group only: kill(getpid(), sig) (Go's
+		// runtime raises a crash signal so) and tgkill(getpid(), tid, sig)
+		// (Go's preemption of its own threads, glibc's raise and
+		// pthread_kill); the kernel refuses a tid outside the group named
+		// (ESRCH). tkill, rt_sigqueueinfo, rt_tgsigqueueinfo and
+		// pidfd_send_signal name no thread group, or take a caller-built
+		// siginfo, and neither runtime uses them: outside the list.
+		{Action: seccomp.ActionAllow, NamesWithCondtions: []seccomp.NameWithConditions{
+			{Name: "kill", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: self}}},
+			{Name: "tgkill", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: self}}},
+		}},
+		{Action: seccomp.ActionErrno, Names: seccompRefused},
 	}
-	refused := seccompRefused
-	if landlock {
-		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionAllow, Names: seccompOpen})
-	} else {
-		refused = append(refused[:len(refused):len(refused)], seccompOpen...)
-	}
-	groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: refused})
 	return seccomp.LoadFilter(seccomp.Filter{
 		NoNewPrivs: true,
 		Flag:       seccomp.FilterFlagTSync,
@@ -110,16 +119,17 @@ func confineWorker(kill bool) *workerFacts {
 	if !isWorker() {
 		return nil
 	}
+	setEntropySource()
 	if want.seccomp {
 		action := "EPERM"
 		if kill {
 			action = "kill"
 		}
-		if err := installSeccomp(kill, f.LandlockFS); err != nil {
+		if err := installSeccomp(kill); err != nil {
 			f.SeccompNote = err.Error()
 		} else {
 			f.Seccomp = true
-			f.SeccompNote = fmt.Sprintf("%d system calls allowed, all threads, violations: %s", len(seccompAllow)+5, action)
+			f.SeccompNote = fmt.Sprintf("%d system calls allowed, all threads, violations: %s", len(seccompAllow)+seccompConditional, action)
 		}
 	}
 	return &f
