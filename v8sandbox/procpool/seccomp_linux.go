@@ -48,9 +48,11 @@ var seccompAllow = []string{
 // through). Nothing a serving worker needs opens a file: V8 seeds its
 // random number generators through getrandom (confine_entropy_linux.cc),
 // and glibc's look at /proc/self/maps for the main thread's stack copes
-// with the refusal. open, openat2, creat, statx, access and the other
-// path calls are outside the allowlist: EPERM too, before any lookup.
-var seccompRefused = []string{"newfstatat", "openat"}
+// with the refusal. readlink is ICU's look for the host's time zone
+// (/etc/localtime) when a program formats a date; it then falls back to
+// UTC. open, openat2, creat, statx, access and the other path calls are
+// outside the allowlist: EPERM too, before any lookup.
+var seccompRefused = []string{"newfstatat", "openat", "readlink", "readlinkat"}
 
 // namespaceFlags are clone's flags that create namespaces.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
