@@ -50,7 +50,7 @@ func TestDoctor(t *testing.T) {
 	for _, l := range r.Sandbox.Confinement.Layers {
 		layers[l.Name] = l.Level
 	}
-	for _, name := range []string{"namespaces", "landlock", "seccomp", "capabilities", "rlimits"} {
+	for _, name := range []string{"namespaces", "landlock", "seccomp", "capabilities", "rlimits", "threads"} {
 		if layers[name] == "" {
 			t.Errorf("confinement layer %s not reported: %v", name, layers)
 		}

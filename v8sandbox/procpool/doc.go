@@ -119,11 +119,16 @@
 //     root gateway; rlimits (no file growth, 64 descriptors, no locked
 //     memory); Landlock with no filesystem access but reading /dev/urandom,
 //     no TCP bind/connect (ABI 4+), signals and abstract sockets scoped
-//     (ABI 6+). These are per thread, so confine_linux.c applies them in an
-//     ELF constructor, before the Go runtime and V8 start any thread;
+//     (ABI 6+); at most 256 threads (RLIMIT_NPROC, where the worker has a
+//     user namespace of its own mapped to a non-root host uid: confine.go,
+//     threadBound). These are per thread, so confine_linux.c applies them
+//     in an ELF constructor, before the Go runtime and V8 start any thread;
 //   - a seccomp allowlist derived from traces of the whole sandbox test
-//     corpus, installed with TSYNC on every thread (seccomp_linux.go);
-//     violations fail with EPERM, or kill the worker in test binaries.
+//     corpus, installed with TSYNC on every thread (seccomp_linux.go):
+//     signals only within the worker's own thread group, every path call
+//     refused before lookup (no file-existence oracle; V8 seeds through
+//     getrandom, confine_entropy_linux.cc); violations fail with EPERM, or
+//     kill the worker in test binaries.
 //
 // A root gateway also makes itself non-dumpable. The level each layer
 // reached is logged at start and returned by [Pool.Confinement].
