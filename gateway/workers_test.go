@@ -71,4 +71,10 @@ func TestWorkersNeverMixPrincipals(t *testing.T) {
 	if st := pool.Stats(); st.Rebound == 0 {
 		t.Errorf("carol's program found no fresh worker: %+v", st)
 	}
+	if _, text := h.get(t, "/metrics"); func() bool {
+		v, ok := sample(text, "isogate_sandbox_deaths_total", "cause", "rebound")
+		return !ok || v < 1
+	}() {
+		t.Errorf("isogate_sandbox_deaths_total{cause=\"rebound\"} does not count carol's fresh worker")
+	}
 }
