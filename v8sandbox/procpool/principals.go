@@ -98,12 +98,11 @@ func (p *Pool) assignLocked() {
 		if p.reservedLocked(principal) {
 			continue // its process is starting
 		}
-		owns := p.ownsOpenLocked(principal)
-		if !owns && spares > 0 {
+		if spares > 0 {
 			spares-- // a fresh process is coming anyway
 			continue
 		}
-		p.reclaimLocked(principal, waiting, owns)
+		p.reclaimLocked(principal, waiting, p.ownsOpenLocked(principal))
 	}
 }
 

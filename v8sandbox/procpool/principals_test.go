@@ -233,3 +233,43 @@ func TestAPrincipalIsNotStuckBehindAnother(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelledWhileWaitingForAWorker: a run cancelled while it waits for
+// a worker of its own leaves the queue; the pool goes on serving.
+func TestCancelledWhileWaitingForAWorker(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 1})
+	bobs := newPIDHost(true)
+	bob := runAsync(context.Background(), p, principalJob("bob"), bobs)
+	bobs.awaitCalls(t, 1)
+	alices := newPIDHost(true)
+	alice := runAsync(context.Background(), p, principalJob("alice"), alices) // bob's worker drains
+	alices.awaitCalls(t, 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	carol := runAsync(ctx, p, principalJob("carol"), newPIDHost(false)) // none idle, one draining already
+	waitState(t, p, 20*time.Second, "carol's run to wait", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.queue) == 1
+	})
+	cancel()
+	if o := receive(t, carol, 30*time.Second); o.err == nil {
+		t.Fatal("a cancelled run succeeded")
+	}
+	p.mu.Lock()
+	queued := len(p.queue)
+	p.mu.Unlock()
+	if queued != 0 {
+		t.Errorf("%d runs still queued after the cancellation", queued)
+	}
+	close(alices.release)
+	close(bobs.release)
+	for _, ch := range []<-chan outcomeT{alice, bob} {
+		if o := receive(t, ch, 30*time.Second); o.err != nil {
+			t.Errorf("run failed: %v", o.err)
+		}
+	}
+	if o := <-runAsync(context.Background(), p, principalJob("carol"), newPIDHost(false)); o.err != nil {
+		t.Errorf("carol's next run: %v", o.err)
+	}
+}
