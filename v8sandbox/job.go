@@ -24,6 +24,13 @@ type Job struct {
 	AwaitResult bool `json:"await_result,omitempty"`
 	// Limits bound the run; zero fields take the pool's defaults.
 	Limits Limits `json:"limits"`
+	// Principal is the key of the principal the run is for (a name, never
+	// a credential; "" when the deployment has none). A process-isolated
+	// runner never lets runs of different principals share a worker
+	// process, at once or one after the other. The in-process [Pool]
+	// ignores it: its runs all share the gateway's process. It is never
+	// sent to a worker.
+	Principal string `json:"-"`
 }
 
 // Function declares a host function visible to the script.

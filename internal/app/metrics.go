@@ -28,7 +28,7 @@ func workerStates(r v8sandbox.Runner) metrics.Workers {
 	case *procpool.Pool:
 		st := p.Stats()
 		w := metrics.Workers{States: map[string]int{"busy": 0, "idle": 0, "draining": 0},
-			Deaths: map[string]uint64{"crashed": st.Crashed, "killed": st.Killed, "recycled": st.Recycled}}
+			Deaths: map[string]uint64{"crashed": st.Crashed, "killed": st.Killed, "recycled": st.Recycled, "rebound": st.Rebound}}
 		for _, pr := range st.Workers {
 			switch {
 			case pr.Draining:

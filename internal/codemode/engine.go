@@ -29,6 +29,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/codemode/fastpath"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/jsonscan"
@@ -494,6 +495,7 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		Functions:   bridgeFunctions,
 		AwaitResult: true,
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
+		Principal:   authn.NameFromContext(ctx), // a worker process never serves two principals
 	}
 	res, err := e.opts.Runner.Run(ctx, job, host.table())
 	return res, host.report(), err

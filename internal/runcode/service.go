@@ -15,6 +15,7 @@ import (
 	v8 "rogchap.com/v8go"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -215,6 +216,7 @@ func (r *Service) Run(ctx context.Context, in Input) Output {
 			ArrayBufferMB:  ArrayBufferMB,
 			MaxResultBytes: MaxResultBytes,
 		},
+		Principal: authn.NameFromContext(ctx), // a worker process never serves two principals
 	}
 	res, runErr := r.runner.Run(ctx, job, host)
 	out.Stdout, out.Stderr, out.Warnings = s.console.collect(out.Warnings)

@@ -16,6 +16,11 @@
 // serves that many runs at once. [Pool] implements v8sandbox.Runner, so it
 // replaces a v8sandbox.Pool without changing callers.
 //
+// A process serves the runs of one principal (v8sandbox.Job.Principal) for
+// its life: a run of another principal gets a fresh process, started in
+// place of one retired for it (principals.go). A pool whose runs all have
+// the same principal never retires a process for that.
+//
 // # Protocol
 //
 // The parent speaks to a worker over the child's stdin and stdout: frames of

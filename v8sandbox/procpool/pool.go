@@ -96,13 +96,15 @@ type Pool struct {
 	procs    map[*proc]struct{} // every live process, serving or draining
 	changed  chan struct{}      // closed and replaced on any state change
 	closed   bool
-	inflight int // runs registered on a process
+	inflight int       // runs registered on a process
+	queue    []*waiter // runs waiting for a process, in arrival order (principals.go)
 
 	nextRun  atomic.Uint64
 	spawned  atomic.Uint64
 	crashed  atomic.Uint64
 	killed   atomic.Uint64
 	recycled atomic.Uint64
+	rebound  atomic.Uint64
 
 	layers      layerSet  // what workers apply themselves
 	nsLevels    []nsLevel // ways to spawn, most confined first
@@ -124,6 +126,11 @@ type slot struct {
 	cur      *proc // the serving process, nil while (re)starting
 	failures int   // consecutive failures, for backoff
 	lastErr  error
+	// reserved makes the slot's next process belong to reservedFor from
+	// birth: the principal for whom the previous one was retired
+	// (principals.go).
+	reserved    bool
+	reservedFor string
 }
 
 type spawnRequest struct {
@@ -251,7 +258,7 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 	r.hostCtx, r.cancelHost = context.WithTimeout(ctx, job.Limits.Timeout)
 	defer r.cancelHost()
 
-	pr, err := p.acquire(ctx, r)
+	pr, err := p.acquire(ctx, r, job.Principal)
 	if err != nil {
 		return v8sandbox.Result{}, err
 	}
@@ -306,48 +313,67 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 	}
 }
 
-// acquire registers r on the least busy ready process with a free slot,
-// waiting while ctx allows.
-func (p *Pool) acquire(ctx context.Context, r *pending) (*proc, error) {
+// acquire registers r on a process that may serve principal (see
+// principals.go), waiting while ctx allows.
+func (p *Pool) acquire(ctx context.Context, r *pending, principal string) (*proc, error) {
+	w := &waiter{r: r, principal: principal, ready: make(chan struct{})}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, v8sandbox.Errorf(v8sandbox.CodeInternal, "sandbox pool is closed")
+	}
+	p.queue = append(p.queue, w)
+	if p.assignLocked(); r.proc == nil {
+		p.broadcastLocked() // one more run waits
+	}
 	for {
-		p.mu.Lock()
+		if pr := r.proc; pr != nil {
+			p.mu.Unlock()
+			return pr, nil
+		}
 		if p.closed {
+			p.dequeueLocked(w)
 			p.mu.Unlock()
 			return nil, v8sandbox.Errorf(v8sandbox.CodeInternal, "sandbox pool is closed")
 		}
-		var best *proc
-		failing := 0
-		var lastErr error
-		for _, s := range p.slots {
-			if pr := s.cur; pr != nil && !pr.draining && !pr.dead && pr.reason == killNone && len(pr.runs) < p.opts.SlotsPerWorker {
-				if best == nil || len(pr.runs) < len(best.runs) {
-					best = pr
-				}
-			}
-			if s.cur == nil && s.failures >= failFastAfter {
-				failing++
-				lastErr = s.lastErr
-			}
-		}
-		if best != nil {
-			r.proc = best
-			best.runs[r.id] = r
-			p.inflight++
+		if err := p.failingLocked(); err != nil {
+			p.dequeueLocked(w)
+			p.broadcastLocked()
 			p.mu.Unlock()
-			return best, nil
-		}
-		if failing == len(p.slots) {
-			p.mu.Unlock()
-			return nil, v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "sandbox workers keep failing to start: %v", lastErr)
+			return nil, err
 		}
 		ch := p.changed
 		p.mu.Unlock()
 		select {
+		case <-w.ready:
 		case <-ch:
 		case <-ctx.Done():
+			p.mu.Lock()
+			if r.proc != nil {
+				p.mu.Unlock()
+				p.detach(r)
+			} else {
+				p.dequeueLocked(w)
+				p.broadcastLocked()
+				p.mu.Unlock()
+			}
 			return nil, v8sandbox.WaitError(ctx, "waiting for a free sandbox worker")
 		}
+		p.mu.Lock()
 	}
+}
+
+// failingLocked returns the error Run fails with at once when every slot
+// keeps failing to start its process, nil otherwise.
+func (p *Pool) failingLocked() error {
+	var lastErr error
+	for _, s := range p.slots {
+		if s.cur != nil || s.failures < failFastAfter {
+			return nil
+		}
+		lastErr = s.lastErr
+	}
+	return v8sandbox.Errorf(v8sandbox.CodeSandboxCrashed, "sandbox workers keep failing to start: %v", lastErr)
 }
 
 // detach unregisters r from its process. Exactly one caller gets true and
@@ -376,19 +402,27 @@ func (p *Pool) retire(pr *proc, why string) {
 		p.mu.Unlock()
 		return
 	}
-	pr.draining = true
-	idle := len(pr.runs) == 0
+	p.retireLocked(pr)
 	p.broadcastLocked()
 	p.mu.Unlock()
 	p.recycled.Add(1)
 	p.logger.Info("recycling sandbox worker", "pid", pr.pid, "reason", why)
+}
+
+// retireLocked drains pr (see retire) without broadcasting; pr is neither
+// draining nor dead.
+func (p *Pool) retireLocked(pr *proc) {
+	pr.draining = true
 	pr.release()
-	if idle {
+	if len(pr.runs) == 0 {
 		go pr.shutdown()
 	}
 }
 
+// broadcastLocked hands the processes to the runs waiting for them, then
+// wakes everyone waiting for a change.
 func (p *Pool) broadcastLocked() {
+	p.assignLocked()
 	close(p.changed)
 	p.changed = make(chan struct{})
 }
@@ -475,6 +509,10 @@ func (p *Pool) supervise(s *slot, first chan<- error) {
 			return
 		}
 		s.cur = pr
+		if s.reserved {
+			pr.owner, pr.bound = s.reservedFor, true
+			s.reserved = false
+		}
 		p.broadcastLocked()
 		p.mu.Unlock()
 
@@ -588,6 +626,9 @@ type Stats struct {
 	// (deadline, cancellation, hard RSS limit, protocol violation) and
 	// processes recycled for their RSS.
 	Spawned, Crashed, Killed, Recycled uint64
+	// Rebound counts processes retired so that a principal none of whose
+	// processes was free could have a fresh one (principals.go).
+	Rebound uint64
 }
 
 // WorkerStats describes one live worker process.
@@ -599,12 +640,18 @@ type WorkerStats struct {
 	Completed uint64 // runs the process answered
 	Draining  bool
 	Uptime    time.Duration
+	// Principal is the principal the process serves (the key of
+	// v8sandbox.Job.Principal); Bound is false while it has served no one
+	// and is reserved for no one.
+	Principal string
+	Bound     bool
 }
 
 // Stats returns a snapshot of the worker processes.
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
-	st := Stats{Spawned: p.spawned.Load(), Crashed: p.crashed.Load(), Killed: p.killed.Load(), Recycled: p.recycled.Load()}
+	st := Stats{Spawned: p.spawned.Load(), Crashed: p.crashed.Load(), Killed: p.killed.Load(), Recycled: p.recycled.Load(),
+		Rebound: p.rebound.Load()}
 	for pr := range p.procs {
 		if pr.dead {
 			continue
@@ -614,7 +661,8 @@ func (p *Pool) Stats() Stats {
 			slot = -1
 		}
 		st.Workers = append(st.Workers, WorkerStats{Slot: slot, PID: pr.pid, Runs: len(pr.runs),
-			Completed: pr.completed.Load(), Draining: pr.draining, Uptime: time.Since(pr.started)})
+			Completed: pr.completed.Load(), Draining: pr.draining, Uptime: time.Since(pr.started),
+			Principal: pr.owner, Bound: pr.bound})
 	}
 	p.mu.Unlock()
 	for i := range st.Workers {

@@ -77,6 +77,9 @@ type proc struct {
 	detail    string
 	idleCrash bool             // died on its own with no run on it
 	deathErr  *v8sandbox.Error // what its runs got
+	owner     string           // the principal it serves, once bound
+	bound     bool             // owner is set: given a run, or born reserved
+	used      bool             // a run was registered on it: it serves owner alone, for good
 
 	// Written by the stderr goroutine.
 	errMu              sync.Mutex
