@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // AuthMode is how HTTP clients authenticate (server.auth.mode).
@@ -187,9 +188,29 @@ func (c *collector) validateAuth(s *ServerConfig) {
 		}
 		seen[t.Token] = name
 	}
+	c.names("server.auth.admins", a.Admins)
 	for _, name := range sortedKeys(a.Rules) {
-		if n := a.Rules[name].MaxToolCalls; n < 0 {
-			c.add(joinKey("server.auth.rules", name)+".max_tool_calls", "must not be negative")
+		r, key := a.Rules[name], joinKey("server.auth.rules", name)
+		if r.MaxToolCalls < 0 {
+			c.add(key+".max_tool_calls", "must not be negative")
+		}
+		// A glob or name that looks like another (U+202E, U+200B, …)
+		// would let a rule read as deny what it does not deny.
+		c.globs(key+".allow", r.Allow)
+		c.globs(key+".deny", r.Deny)
+		c.globs(key+".approve", r.Approve)
+		c.names(key+".principals", r.Principals)
+		c.names(key+".groups", r.Groups)
+		c.names(key+".scopes", r.Scopes)
+	}
+}
+
+// names checks principal, group or scope names: no control or invisible
+// characters (bidi controls, zero-width and other format characters).
+func (c *collector) names(key string, names []string) {
+	for i, n := range names {
+		if strings.IndexFunc(n, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			c.add(indexKey(key, i), fmt.Sprintf("must not contain control or invisible characters (got %q)", n))
 		}
 	}
 }
