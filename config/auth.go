@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // AuthMode is how HTTP clients authenticate (server.auth.mode).
@@ -33,6 +34,12 @@ const (
 	DefaultAuthClockSkew = 30 * time.Second
 	// DefaultJWKSMinRefresh is the default of server.auth.jwks_min_refresh.
 	DefaultJWKSMinRefresh = 10 * time.Second
+	// DefaultIntrospectionCacheTTL is the default of
+	// server.auth.introspection_cache_ttl.
+	DefaultIntrospectionCacheTTL = time.Minute
+	// DefaultIntrospectionRate is the default of
+	// server.auth.introspection_rate.
+	DefaultIntrospectionRate = 10
 )
 
 // AuthConfig configures who may call the HTTP endpoint and what each
@@ -57,7 +64,7 @@ type AuthConfig struct {
 	// JWKSMinRefresh is the least time between two fetches of the
 	// issuer's JWKS caused by tokens with an unknown kid (a rotated key is
 	// picked up by the first such token; made-up kids cost one fetch per
-	// interval at most). Default 10s.
+	// interval at most, even while the JWKS endpoint fails). Default 10s.
 	JWKSMinRefresh time.Duration `koanf:"jwks_min_refresh"`
 	// IntrospectionClientID and IntrospectionClientSecret, when set, make
 	// isogate introspect tokens that are not JWTs (RFC 7662) at the
@@ -66,6 +73,14 @@ type AuthConfig struct {
 	// IntrospectionClientSecret is the secret of IntrospectionClientID.
 	// ${VAR} is expanded.
 	IntrospectionClientSecret string `koanf:"introspection_client_secret"`
+	// IntrospectionCacheTTL is the longest an introspection answer is
+	// reused for the same token (an active token's at most until its exp;
+	// a revoked token keeps working this long at most). Default 1m.
+	IntrospectionCacheTTL time.Duration `koanf:"introspection_cache_ttl"`
+	// IntrospectionRate is the most introspection requests per second
+	// isogate sends the issuer (a burst of as many); a token that would
+	// exceed it is answered 503. Default 10.
+	IntrospectionRate int `koanf:"introspection_rate"`
 	// GroupsClaim is the token claim holding the principal's groups (a
 	// list of strings or one space-separated string). Default "groups".
 	GroupsClaim string `koanf:"groups_claim"`
@@ -157,6 +172,8 @@ func (c *collector) validateAuth(s *ServerConfig) {
 	}
 	c.durationBetween("server.auth.clock_skew", a.ClockSkew, 10*time.Minute)
 	c.durationBetween("server.auth.jwks_min_refresh", a.JWKSMinRefresh, time.Hour)
+	c.durationBetween("server.auth.introspection_cache_ttl", a.IntrospectionCacheTTL, time.Hour)
+	c.between("server.auth.introspection_rate", int64(a.IntrospectionRate), 1, 10_000)
 	seen := map[string]string{}
 	for _, name := range sortedKeys(a.Tokens) {
 		t := a.Tokens[name]
@@ -171,9 +188,29 @@ func (c *collector) validateAuth(s *ServerConfig) {
 		}
 		seen[t.Token] = name
 	}
+	c.names("server.auth.admins", a.Admins)
 	for _, name := range sortedKeys(a.Rules) {
-		if n := a.Rules[name].MaxToolCalls; n < 0 {
-			c.add(joinKey("server.auth.rules", name)+".max_tool_calls", "must not be negative")
+		r, key := a.Rules[name], joinKey("server.auth.rules", name)
+		if r.MaxToolCalls < 0 {
+			c.add(key+".max_tool_calls", "must not be negative")
+		}
+		// A glob or name that looks like another (U+202E, U+200B, …)
+		// would let a rule read as deny what it does not deny.
+		c.globs(key+".allow", r.Allow)
+		c.globs(key+".deny", r.Deny)
+		c.globs(key+".approve", r.Approve)
+		c.names(key+".principals", r.Principals)
+		c.names(key+".groups", r.Groups)
+		c.names(key+".scopes", r.Scopes)
+	}
+}
+
+// names checks principal, group or scope names: no control or invisible
+// characters (bidi controls, zero-width and other format characters).
+func (c *collector) names(key string, names []string) {
+	for i, n := range names {
+		if strings.IndexFunc(n, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			c.add(indexKey(key, i), fmt.Sprintf("must not contain control or invisible characters (got %q)", n))
 		}
 	}
 }

@@ -117,7 +117,8 @@ func TestDefaults(t *testing.T) {
 	want := &Config{
 		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
 			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ToolNames: ToolNamesAuto, ShutdownGrace: 5 * time.Second,
-			Auth: AuthConfig{ClockSkew: 30 * time.Second, JWKSMinRefresh: 10 * time.Second, GroupsClaim: "groups"}},
+			Auth: AuthConfig{ClockSkew: 30 * time.Second, JWKSMinRefresh: 10 * time.Second, GroupsClaim: "groups",
+				IntrospectionCacheTTL: time.Minute, IntrospectionRate: 10}},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -766,6 +767,18 @@ func TestValidationProblems(t *testing.T) {
 		{"grace zero", "server: {shutdown_grace: 0s}", "server.shutdown_grace", "must be a positive duration"},
 		{"duration overflow", "sandbox: {timeout: 9999999999h}", "sandbox.timeout", "expected a duration"},
 		{"int overflow", "sandbox: {max_concurrent: 99999999999999999999}", "sandbox.max_concurrent", "expected an integer"},
+		// server.auth
+		{"rule deny bidi", `server: {auth: {rules: {r: {deny: ["github.\u202edelete_*"]}}}}`, "server.auth.rules.r.deny[0]",
+			`must not contain control or invisible characters (got "github.\u202edelete_*")`},
+		{"rule allow zero width", `server: {auth: {rules: {r: {allow: ["ok.*", "github.\u200b*"]}}}}`, "server.auth.rules.r.allow[1]", "invisible characters"},
+		{"rule approve isolate", `server: {auth: {rules: {r: {approve: ["\u2066github.*\u2069"]}}}}`, "server.auth.rules.r.approve[0]", "invisible characters"},
+		{"rule deny mark", `server: {auth: {rules: {r: {deny: ["github.\u200fx"]}}}}`, "server.auth.rules.r.deny[0]", "invisible characters"},
+		{"rule deny empty", `server: {auth: {rules: {r: {deny: [""]}}}}`, "server.auth.rules.r.deny[0]", "got an empty string"},
+		{"rule principal bidi", `server: {auth: {rules: {r: {principals: ["ali\u202ece"]}}}}`, "server.auth.rules.r.principals[0]", "invisible characters"},
+		{"rule group soft hyphen", `server: {auth: {rules: {r: {groups: ["eng\u00ad"]}}}}`, "server.auth.rules.r.groups[0]", "invisible characters"},
+		{"admin bidi", `server: {auth: {admins: ["group:\u202eops"]}}`, "server.auth.admins[0]", "invisible characters"},
+		{"introspection ttl max", "server: {auth: {introspection_cache_ttl: 2h}}", "server.auth.introspection_cache_ttl", "must be at most 1h0m0s"},
+		{"introspection rate", "server: {auth: {introspection_rate: 0}}", "server.auth.introspection_rate", "must be between 1 and 10000 (got 0)"},
 		// run_code
 		{"allow host url", "run_code: {fetch: {allow_hosts: [ok.com, 'https://x.com']}}", "run_code.fetch.allow_hosts[1]",
 			`expected a host name such as "api.github.com" or "*.example.com", got "https://x.com"`},

@@ -490,7 +490,8 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			SessionIdleTimeout: DefaultSessionIdleTimeout,
 			MaxSessions:        DefaultMaxSessions,
 			ShutdownGrace:      DefaultShutdownGrace,
-			Auth:               AuthConfig{ClockSkew: DefaultAuthClockSkew, JWKSMinRefresh: DefaultJWKSMinRefresh, GroupsClaim: "groups"},
+			Auth: AuthConfig{ClockSkew: DefaultAuthClockSkew, JWKSMinRefresh: DefaultJWKSMinRefresh, GroupsClaim: "groups",
+				IntrospectionCacheTTL: DefaultIntrospectionCacheTTL, IntrospectionRate: DefaultIntrospectionRate},
 		},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{

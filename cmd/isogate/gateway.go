@@ -108,7 +108,7 @@ func init() {
 				return 2
 			}
 			logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp",
-				"auth", cfg.Server.AuthToken != "", "backends", len(cfg.EnabledBackends()))
+				"auth", string(cfg.Server.EffectiveMode()), "backends", len(cfg.EnabledBackends()))
 			if err := g.Surface.ServeHTTP(ctx, ln); err != nil {
 				logger.Error("HTTP server stopped", "err", err)
 				return 1

@@ -198,6 +198,14 @@ func startHTTP(t *testing.T, cfg string, env ...string) string {
 // startHTTPProcess is startHTTP that also returns the process.
 func startHTTPProcess(t *testing.T, cfg string, env ...string) (string, *exec.Cmd) {
 	t.Helper()
+	url, cmd, _ := startHTTPLogged(t, cfg, env...)
+	return url, cmd
+}
+
+// startHTTPLogged is startHTTPProcess that also returns the process's log.
+func startHTTPLogged(t *testing.T, cfg string, env ...string) (string, *exec.Cmd, *testutil.Buffer) {
+	t.Helper()
+	logs := &testutil.Buffer{}
 	addr := freeAddr(t)
 	cmd := exec.Command(binary, "serve", "--config", cfg, "--http", addr)
 	cmd.Env = append(os.Environ(), env...)
@@ -209,6 +217,7 @@ func startHTTPProcess(t *testing.T, cfg string, env ...string) (string, *exec.Cm
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			t.Log(sc.Text())
+			fmt.Fprintln(logs, sc.Text())
 		}
 	}()
 	t.Cleanup(func() {
@@ -223,7 +232,25 @@ func startHTTPProcess(t *testing.T, cfg string, env ...string) (string, *exec.Cm
 		}
 	})
 	testutil.Eventually(t, 20*time.Second, func() bool { return healthy(addr) }, "isogate serve --http on %s to answer", addr)
-	return "http://" + addr + "/mcp", cmd
+	return "http://" + addr + "/mcp", cmd, logs
+}
+
+// wantAuthMode checks that the start-up line names the auth mode.
+func wantAuthMode(t *testing.T, logs *testutil.Buffer, mode string) {
+	t.Helper()
+	var line string
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "serving MCP over streamable HTTP") {
+				line = l
+				return true
+			}
+		}
+		return false
+	}, "no start-up line:\n%s", logs)
+	if !strings.Contains(line, " auth="+mode+" ") {
+		t.Errorf("the start-up line does not say auth=%s: %s", mode, line)
+	}
 }
 
 // healthy reports whether the gateway at addr answers /healthz.
@@ -263,8 +290,10 @@ func connectHTTP(t *testing.T, url, token string) (*mcp.ClientSession, error) {
 	return cs, err
 }
 
+// TestServeHTTP serves without auth; the start-up line says auth=none.
 func TestServeHTTP(t *testing.T) {
-	url := startHTTP(t, writeConfig(t, ""))
+	url, _, logs := startHTTPLogged(t, writeConfig(t, ""))
+	wantAuthMode(t, logs, "none")
 	cs, err := connectHTTP(t, url, "")
 	if err != nil {
 		t.Fatal(err)
@@ -272,8 +301,11 @@ func TestServeHTTP(t *testing.T) {
 	exercise(t, cs)
 }
 
+// TestServeHTTPWithToken serves in token mode (server.auth_token); the
+// start-up line says auth=token.
 func TestServeHTTPWithToken(t *testing.T) {
-	url := startHTTP(t, writeConfig(t, ""), "ISOGATE_SERVER__AUTH_TOKEN=s3cret", "OTHER_BACKEND_TOKEN=0ther-secret")
+	url, _, logs := startHTTPLogged(t, writeConfig(t, ""), "ISOGATE_SERVER__AUTH_TOKEN=s3cret", "OTHER_BACKEND_TOKEN=0ther-secret")
+	wantAuthMode(t, logs, "token")
 	if _, err := connectHTTP(t, url, ""); err == nil {
 		t.Fatal("connected without the token")
 	}

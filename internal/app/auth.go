@@ -23,6 +23,7 @@ func authOptions(s config.ServerConfig, logger *slog.Logger) surface.AuthOptions
 		out.OAuth = authn.NewOAuth(authn.OAuthOptions{
 			Issuer: a.Issuer, Audience: a.Audience, ClockSkew: a.ClockSkew, GroupsClaim: a.GroupsClaim, KeyRefreshGap: a.JWKSMinRefresh,
 			IntrospectionClientID: a.IntrospectionClientID, IntrospectionClientSecret: a.IntrospectionClientSecret,
+			IntrospectionCacheTTL: a.IntrospectionCacheTTL, IntrospectionRate: a.IntrospectionRate,
 			Logger: logger,
 		})
 	default:

@@ -31,7 +31,7 @@ func TestUnknownKidRefreshIsBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	now := time.Unix(1_000_000, 0)
-	ks := &keySet{url: srv.URL, client: srv.Client(), minGap: 10 * time.Second, maxAge: time.Hour, now: func() time.Time { return now }}
+	ks := newKeySet(srv.URL, srv.Client(), 10*time.Second, time.Hour, func() time.Time { return now })
 	ctx := context.Background()
 	if _, err := ks.key(ctx, "k1"); err != nil {
 		t.Fatal(err)

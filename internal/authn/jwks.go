@@ -16,62 +16,79 @@ import (
 const maxJWKSBytes = 1 << 20
 
 // keySet caches an issuer's signing keys by kid. An unknown kid triggers a
-// refresh, at most one per minGap (so a flood of made-up kids costs one
-// fetch per minGap, not one per request); the set is also refreshed once
-// maxAge has passed.
+// fetch of the set, and so does a set older than maxAge; either way at
+// most one fetch starts per minGap (server.auth.jwks_min_refresh), even
+// while the JWKS endpoint fails, and concurrent checks share the fetch
+// under way. So a flood of made-up kids costs one fetch per minGap, and
+// a token whose kid is known never waits for a fetch.
 type keySet struct {
-	url    string
-	client *http.Client
-	minGap time.Duration
-	maxAge time.Duration
-	now    func() time.Time
+	url     string
+	client  *http.Client
+	minGap  time.Duration
+	maxAge  time.Duration
+	now     func() time.Time
+	refresh *refresher
 
 	mu      sync.Mutex
 	keys    map[string]jose.JSONWebKey
-	fetched time.Time // last fetch attempt
-	fetches int       // fetches made, for tests
+	fetched time.Time // last successful fetch
 }
 
-// key returns the key of kid, refreshing the set when kid is unknown (and
-// the last fetch is older than minGap) or the set is older than maxAge.
+// newKeySet returns the key set at url; nothing is fetched yet.
+func newKeySet(url string, client *http.Client, minGap, maxAge time.Duration, now func() time.Time) *keySet {
+	ks := &keySet{url: url, client: client, minGap: minGap, maxAge: maxAge, now: now}
+	ks.refresh = &refresher{gap: minGap, now: now, fetch: ks.download}
+	return ks
+}
+
+// key returns the key of kid. A known key is returned at once (a set
+// older than maxAge is refreshed in the background meanwhile); an unknown
+// kid waits for a fetch, the one under way or a new one if none started
+// in the last minGap, and is refused otherwise.
 func (ks *keySet) key(ctx context.Context, kid string) (jose.JSONWebKey, error) {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	k, ok := ks.lookup(kid)
-	stale := ks.now().Sub(ks.fetched) >= ks.maxAge
-	if ok && !stale {
+	k, ok, fresh := ks.cached(kid)
+	if ok && fresh {
 		return k, nil
 	}
-	if ks.keys != nil && !stale && ks.now().Sub(ks.fetched) < ks.minGap {
+	a := ks.refresh.begin()
+	if ok {
+		return k, nil // keep using a known key while the set is refreshed, or the issuer is unreachable
+	}
+	if a == nil {
+		if err := ks.refresh.lastError(); err != nil {
+			return jose.JSONWebKey{}, &Rejection{Reason: ReasonUnavailable,
+				Detail: fmt.Sprintf("%v (tried again at most once per %v)", err, ks.minGap)}
+		}
 		return jose.JSONWebKey{}, reject(ReasonUnknownKid, "kid %q is not in the issuer's key set (refreshed less than %v ago)", kid, ks.minGap)
 	}
-	if err := ks.refresh(ctx); err != nil {
-		if ok {
-			return k, nil // keep using a known key while the issuer is unreachable
-		}
+	if err := a.wait(ctx); err != nil {
 		return jose.JSONWebKey{}, &Rejection{Reason: ReasonUnavailable, Detail: err.Error()}
 	}
-	if k, ok = ks.lookup(kid); !ok {
+	if k, ok, _ = ks.cached(kid); !ok {
 		return jose.JSONWebKey{}, reject(ReasonUnknownKid, "kid %q is not in the issuer's key set, even after a refresh", kid)
 	}
 	return k, nil
 }
 
-// lookup finds kid among the signing keys (any one when kid is empty and
-// the set has exactly one).
-func (ks *keySet) lookup(kid string) (jose.JSONWebKey, bool) {
+// cached looks kid up among the keys fetched (any one when kid is empty
+// and the set has exactly one); fresh is whether the set is younger than
+// maxAge.
+func (ks *keySet) cached(kid string) (k jose.JSONWebKey, ok, fresh bool) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	fresh = ks.keys != nil && ks.now().Sub(ks.fetched) < ks.maxAge
 	if kid == "" && len(ks.keys) == 1 {
 		for _, k := range ks.keys {
-			return k, true
+			return k, true, fresh
 		}
 	}
-	k, ok := ks.keys[kid]
-	return k, ok
+	k, ok = ks.keys[kid]
+	return k, ok, fresh
 }
 
-func (ks *keySet) refresh(ctx context.Context) error {
-	ks.fetched = ks.now()
-	ks.fetches++
+// download fetches the set and replaces the cached keys with its public
+// signing keys.
+func (ks *keySet) download(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ks.url, nil)
 	if err != nil {
 		return fmt.Errorf("JWKS request: %w", err)
@@ -99,6 +116,8 @@ func (ks *keySet) refresh(ctx context.Context) error {
 		}
 		keys[k.KeyID] = k
 	}
-	ks.keys = keys
+	ks.mu.Lock()
+	ks.keys, ks.fetched = keys, ks.now()
+	ks.mu.Unlock()
 	return nil
 }

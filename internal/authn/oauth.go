@@ -5,13 +5,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -25,9 +22,6 @@ import (
 
 // Defaults of [OAuthOptions].
 const (
-	// DefaultKeyRefreshGap is the least time between two JWKS fetches
-	// caused by unknown kids (server.auth.jwks_min_refresh).
-	DefaultKeyRefreshGap = config.DefaultJWKSMinRefresh
 	// DefaultKeyMaxAge is how long a fetched JWKS is used before it is
 	// fetched again.
 	DefaultKeyMaxAge = time.Hour
@@ -44,7 +38,8 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // refused before any key is looked up.
 var signingAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// OAuthOptions configure an [OAuth] verifier; zero values mean defaults.
+// OAuthOptions configure an [OAuth] verifier; zero values mean defaults
+// (those of server.auth keys are config.Default()'s).
 type OAuthOptions struct {
 	// Issuer is server.auth.issuer (required).
 	Issuer string
@@ -59,11 +54,21 @@ type OAuthOptions struct {
 	// IntrospectionClientID and IntrospectionClientSecret enable RFC 7662
 	// introspection of tokens that are not JWTs.
 	IntrospectionClientID, IntrospectionClientSecret string
+	// IntrospectionCacheTTL is the longest an introspection answer is
+	// reused (server.auth.introspection_cache_ttl).
+	IntrospectionCacheTTL time.Duration
+	// IntrospectionRate is the most introspection requests per second
+	// (server.auth.introspection_rate).
+	IntrospectionRate int
 	// HTTPClient fetches discovery, JWKS and introspection; default a
 	// client with a 10s timeout.
 	HTTPClient *http.Client
-	// KeyRefreshGap and KeyMaxAge bound JWKS fetching (defaults above).
-	KeyRefreshGap, KeyMaxAge time.Duration
+	// KeyRefreshGap is the least time between two JWKS fetches
+	// (server.auth.jwks_min_refresh).
+	KeyRefreshGap time.Duration
+	// KeyMaxAge is how long a fetched JWKS is used; default
+	// DefaultKeyMaxAge.
+	KeyMaxAge time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger receives discovery problems; default slog.Default().
@@ -74,13 +79,13 @@ type OAuthOptions struct {
 // issuer's JWKS), iss, aud, exp/nbf/iat; opaque tokens by introspection
 // when configured. Discovery happens on first use and is retried.
 type OAuth struct {
-	opts OAuthOptions
+	opts      OAuthOptions
+	discovery *refresher
 
-	mu        sync.Mutex
-	meta      *oauthex.AuthServerMeta
-	keys      *keySet
-	lastTried time.Time
-	lastErr   error
+	mu    sync.Mutex
+	meta  *issuerMetadata
+	keys  *keySet
+	intro *introspector
 }
 
 // NewOAuth returns a verifier for opts; it does not contact the issuer yet.
@@ -89,13 +94,20 @@ func NewOAuth(opts OAuthOptions) *OAuth {
 		opts.GroupsClaim = "groups"
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
-	}
-	if opts.KeyRefreshGap == 0 {
-		opts.KeyRefreshGap = DefaultKeyRefreshGap
+		opts.HTTPClient = &http.Client{Timeout: issuerTimeout}
 	}
 	if opts.KeyMaxAge == 0 {
 		opts.KeyMaxAge = DefaultKeyMaxAge
+	}
+	d := config.Default().Server.Auth
+	if opts.KeyRefreshGap <= 0 {
+		opts.KeyRefreshGap = d.JWKSMinRefresh
+	}
+	if opts.IntrospectionCacheTTL <= 0 {
+		opts.IntrospectionCacheTTL = d.IntrospectionCacheTTL
+	}
+	if opts.IntrospectionRate <= 0 {
+		opts.IntrospectionRate = d.IntrospectionRate
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -103,56 +115,85 @@ func NewOAuth(opts OAuthOptions) *OAuth {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &OAuth{opts: opts}
+	o := &OAuth{opts: opts}
+	o.discovery = &refresher{gap: discoveryRetryGap, now: opts.Now, fetch: o.discover}
+	return o
 }
 
 // Discover fetches the issuer's metadata now (it is otherwise fetched on
 // the first token), so that a misconfigured issuer shows at startup.
 func (o *OAuth) Discover(ctx context.Context) error {
-	_, _, err := o.discovered(ctx)
+	_, _, _, err := o.discovered(ctx)
 	return err
 }
 
-// discovered returns the issuer's metadata and key set, discovering them
-// when not yet known (at most once per discoveryRetryGap after a failure).
-func (o *OAuth) discovered(ctx context.Context) (*oauthex.AuthServerMeta, *keySet, error) {
+// discovered returns the issuer's metadata, key set and introspector,
+// discovering them when not yet known: one discovery at a time, shared by
+// the checks that wait for it, and at most one per discoveryRetryGap
+// after a failure.
+func (o *OAuth) discovered(ctx context.Context) (*issuerMetadata, *keySet, *introspector, error) {
+	if m, ks, in := o.current(); m != nil {
+		return m, ks, in, nil
+	}
+	a := o.discovery.begin()
+	var err error
+	if a == nil {
+		err = o.discovery.lastError()
+	} else {
+		err = a.wait(ctx)
+	}
+	if m, ks, in := o.current(); m != nil {
+		return m, ks, in, nil
+	}
+	if err == nil {
+		err = errors.New("issuer discovery under way")
+	}
+	return nil, nil, nil, &Rejection{Reason: ReasonUnavailable, Detail: err.Error()}
+}
+
+// current returns what discovery found, or nils.
+func (o *OAuth) current() (*issuerMetadata, *keySet, *introspector) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.meta != nil {
-		return o.meta, o.keys, nil
-	}
-	if o.lastErr != nil && o.opts.Now().Sub(o.lastTried) < discoveryRetryGap {
-		return nil, nil, o.lastErr
-	}
-	o.lastTried = o.opts.Now()
-	meta, err := auth.GetAuthServerMetadata(ctx, o.opts.Issuer, o.opts.HTTPClient)
-	if err == nil && meta == nil {
-		err = errors.New("no OpenID or OAuth metadata found")
-	}
-	if err == nil && meta.JWKSURI == "" && o.opts.IntrospectionClientID == "" {
-		err = errors.New("the metadata has no jwks_uri")
-	}
+	return o.meta, o.keys, o.intro
+}
+
+// discover reads the issuer's metadata (the refresher's fetch).
+func (o *OAuth) discover(ctx context.Context) error {
+	meta, err := discoverIssuer(ctx, o.opts.HTTPClient, o.opts.Issuer, o.opts.IntrospectionClientID != "")
 	if err != nil {
-		o.lastErr = fmt.Errorf("discovering issuer %s: %w", o.opts.Issuer, err)
+		err = fmt.Errorf("discovering issuer %s: %w", o.opts.Issuer, err)
 		o.opts.Logger.Warn("auth: issuer discovery failed", slog.String("issuer", o.opts.Issuer), slog.Any("error", err))
-		return nil, nil, o.lastErr
+		return err
 	}
-	o.meta, o.lastErr = meta, nil
-	o.keys = &keySet{url: meta.JWKSURI, client: o.opts.HTTPClient, minGap: o.opts.KeyRefreshGap, maxAge: o.opts.KeyMaxAge, now: o.opts.Now}
-	return o.meta, o.keys, nil
+	var keys *keySet
+	if meta.JWKSURI != "" {
+		keys = newKeySet(meta.JWKSURI, o.opts.HTTPClient, o.opts.KeyRefreshGap, o.opts.KeyMaxAge, o.opts.Now)
+	}
+	var intro *introspector
+	if o.opts.IntrospectionClientID != "" && meta.IntrospectionEndpoint != "" {
+		intro = newIntrospector(o, meta.IntrospectionEndpoint)
+	}
+	o.mu.Lock()
+	o.meta, o.keys, o.intro = meta, keys, intro
+	o.mu.Unlock()
+	return nil
 }
 
 // Verify is an auth.TokenVerifier.
 func (o *OAuth) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	meta, keys, err := o.discovered(ctx)
+	_, keys, intro, err := o.discovered(ctx)
 	if err != nil {
-		return nil, &Rejection{Reason: ReasonUnavailable, Detail: err.Error()}
+		return nil, err
 	}
 	if strings.Count(token, ".") != 2 {
-		if o.opts.IntrospectionClientID != "" && meta.IntrospectionEndpoint != "" {
-			return o.introspect(ctx, meta.IntrospectionEndpoint, token)
+		if intro != nil {
+			return intro.check(ctx, token)
 		}
 		return nil, reject(ReasonMalformed, "not a JWT (and introspection is not configured)")
+	}
+	if keys == nil {
+		return nil, reject(ReasonMalformed, "a JWT, but the issuer publishes no jwks_uri (only introspection)")
 	}
 	return o.verifyJWT(ctx, keys, token)
 }
@@ -171,6 +212,13 @@ func (o *OAuth) verifyJWT(ctx context.Context, keys *keySet, token string) (*aut
 	claims := jwt.MapClaims{}
 	var keyErr error
 	_, err := parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		if crit, ok := t.Header["crit"]; ok {
+			// RFC 7515 §4.1.11: a recipient must reject a JWS whose crit
+			// names an extension it does not understand; isogate
+			// understands none.
+			keyErr = reject(ReasonMalformed, "the token's crit header %v names extensions isogate does not implement (RFC 7515 §4.1.11)", crit)
+			return nil, keyErr
+		}
 		kid, _ := t.Header["kid"].(string)
 		k, err := keys.key(ctx, kid)
 		if err != nil {
@@ -242,58 +290,6 @@ func classify(err, keyErr error) error {
 		return reject(ReasonNoExpiry, "the token has no exp")
 	}
 	return reject(ReasonMalformed, "%v", err)
-}
-
-// introspect asks the issuer about an opaque token (RFC 7662).
-func (o *OAuth) introspect(ctx context.Context, endpoint, token string) (*auth.TokenInfo, error) {
-	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, fmt.Errorf("introspection request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.SetBasicAuth(url.QueryEscape(o.opts.IntrospectionClientID), url.QueryEscape(o.opts.IntrospectionClientSecret))
-	resp, err := o.opts.HTTPClient.Do(req)
-	if err != nil {
-		return nil, &Rejection{Reason: ReasonUnavailable, Detail: "introspection: " + err.Error()}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, &Rejection{Reason: ReasonUnavailable, Detail: "introspection: status " + resp.Status}
-	}
-	claims := jwt.MapClaims{}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxJWKSBytes)).Decode(&claims); err != nil {
-		return nil, &Rejection{Reason: ReasonUnavailable, Detail: "introspection: " + err.Error()}
-	}
-	if active, _ := claims["active"].(bool); !active {
-		return nil, reject(ReasonInactive, "the issuer says the token is not active")
-	}
-	if iss, _ := claims.GetIssuer(); iss != "" && iss != o.opts.Issuer {
-		return nil, reject(ReasonIssuer, "the token's iss is not the configured issuer")
-	}
-	if aud, _ := claims.GetAudience(); !oauthex.MatchesResource(aud, o.opts.Audience) {
-		return nil, reject(ReasonAudience, "the token is for %q, not %q", []string(aud), o.opts.Audience)
-	}
-	now := o.opts.Now()
-	exp, _ := claims.GetExpirationTime()
-	expires := farFuture
-	if exp != nil {
-		if now.After(exp.Add(o.opts.ClockSkew)) {
-			return nil, reject(ReasonExpired, "the token has expired")
-		}
-		expires = exp.Time.Add(o.opts.ClockSkew).Add(time.Since(now))
-	}
-	sub, _ := claims.GetSubject()
-	if sub == "" {
-		if cid, _ := claims["client_id"].(string); cid != "" {
-			sub = cid
-		} else {
-			return nil, reject(ReasonNoSubject, "the token names no subject")
-		}
-	}
-	p := &Principal{Name: sub, Groups: stringList(claims[o.opts.GroupsClaim]), Scopes: scopes(claims), token: &accessToken{token}}
-	return tokenInfo(p, &auth.TokenInfo{Expiration: expires}), nil
 }
 
 // scopes reads a token's scopes: "scope" (space-separated, RFC 9068) or

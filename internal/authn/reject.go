@@ -3,6 +3,7 @@ package authn
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -28,7 +29,8 @@ const (
 	ReasonNoSubject    Reason = "missing_sub"
 	ReasonInactive     Reason = "inactive" // introspection said active: false
 	ReasonScope        Reason = "insufficient_scope"
-	ReasonUnavailable  Reason = "issuer_unavailable" // discovery or JWKS failed
+	ReasonUnavailable  Reason = "issuer_unavailable"    // discovery, JWKS or introspection failed
+	ReasonRateLimited  Reason = "introspection_limited" // server.auth.introspection_rate reached
 )
 
 // Rejection is a token refused for Reason. It unwraps to
@@ -36,6 +38,15 @@ const (
 type Rejection struct {
 	Reason Reason
 	Detail string // what was wrong, without token material
+	// RetryAfter, when set, is how long until asking again may succeed.
+	RetryAfter time.Duration
+}
+
+// Undecided reports whether the token was not judged at all because the
+// issuer could not be asked (ReasonUnavailable, ReasonRateLimited): the
+// answer is then 503, not 401, so that a client keeps its token.
+func (r *Rejection) Undecided() bool {
+	return r.Reason == ReasonUnavailable || r.Reason == ReasonRateLimited
 }
 
 func (r *Rejection) Error() string {

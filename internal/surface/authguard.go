@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -77,8 +79,9 @@ func (sf *Surface) requireAuth(next http.Handler) http.Handler {
 }
 
 // challengeWriter rewrites the go-sdk's rejection: the WWW-Authenticate
-// challenge with error, scope and resource_metadata, the connection
-// closed, and a log line naming the reason.
+// challenge with error, scope and resource_metadata (or 503 with
+// Retry-After when the issuer could not be asked), the connection closed,
+// and a log line naming the reason.
 type challengeWriter struct {
 	http.ResponseWriter
 	sf   *Surface
@@ -93,9 +96,18 @@ func (cw *challengeWriter) WriteHeader(code int) {
 		return
 	}
 	cw.done = true
+	var rej *authn.Rejection
+	undecided := code == http.StatusUnauthorized && errors.As(*cw.verr, &rej) && rej.Undecided()
 	if code == http.StatusUnauthorized || code == http.StatusForbidden {
 		reason, detail := cw.reason(code)
-		cw.Header().Set("WWW-Authenticate", cw.sf.challenge(reason))
+		if undecided {
+			// The issuer could not be asked: the token is not known to be
+			// bad, so no invalid_token (which would make a client drop it).
+			code = http.StatusServiceUnavailable
+			cw.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(rej.RetryAfter.Seconds())))))
+		} else {
+			cw.Header().Set("WWW-Authenticate", cw.sf.challenge(reason))
+		}
 		cw.Header().Set("Connection", "close")
 		attrs := []any{slog.String("reason", string(reason)), slog.Int("status", code),
 			slog.String("remote", cw.r.RemoteAddr), slog.String("path", cw.r.URL.Path)}

@@ -11,10 +11,14 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxBodyBytes bounds an MCP request body (the go-sdk's own default).
-const maxBodyBytes = 10 << 20
+// maxBodyBytes bounds an MCP request body: the go-sdk's own default,
+// passed to it explicitly (serve.go) so that this is the one limit in
+// force, checked before the go-sdk reads the body (docs/security.md).
+const maxBodyBytes = mcp.DefaultMaxRequestBodyBytes
 
 // reject answers with an error and closes the connection without reading
 // the request body (net/http would otherwise drain it before replying).

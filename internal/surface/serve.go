@@ -43,7 +43,7 @@ var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback addre
 // plus /healthz, /readyz and /metrics.
 func (sf *Surface) HTTPHandler() http.Handler {
 	hopts := &mcp.StreamableHTTPOptions{Logger: sf.logger, PropagateRequestCancellation: true,
-		SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless}
+		SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless, MaxRequestBodyBytes: maxBodyBytes}
 	if !sf.opts.Stateless {
 		hopts.EventStore = newResumeStore() // resumable streams (resume.go)
 	}
