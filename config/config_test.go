@@ -338,6 +338,7 @@ allow_hosts = ["API.Example.com"]
 					Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 30 * time.Second, MaxConcurrentCalls: 2, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
 				},
 			}
+			want.Order = []string{"fs", "gh"}
 			want.Sandbox.MaxHeapMB = 64
 			want.Sandbox.Output.ResultTTL = time.Hour
 			want.Sandbox.Output.ResultStoreBytes = 1000
@@ -671,7 +672,7 @@ func TestMCPServers(t *testing.T) {
 	if cfg.Server.HTTP != ":1" || cfg.Source != path {
 		t.Errorf("env override or source lost: %+v, %q", cfg.Server, cfg.Source)
 	}
-	if got := cfg.EnabledBackends(); len(got) != 4 || got[0].Name != "events" {
+	if got := cfg.EnabledBackends(); len(got) != 4 || got[0].Name != "fs" || got[3].Name != "events" {
 		t.Errorf("EnabledBackends = %+v", got)
 	}
 
@@ -893,7 +894,7 @@ backends:
 	for _, b := range cfg.EnabledBackends() {
 		enabled = append(enabled, b.Name)
 	}
-	if !slices.Equal(enabled, []string{"mid", "zeta"}) {
+	if !slices.Equal(enabled, []string{"zeta", "mid"}) { // the file's order
 		t.Errorf("EnabledBackends = %v", enabled)
 	}
 	z, a, m := cfg.Backends["zeta"], cfg.Backends["alpha"], cfg.Backends["mid"]

@@ -33,6 +33,13 @@ type Config struct {
 
 	// Source is the configuration file that was loaded, or "" if none was.
 	Source string `koanf:"-"`
+	// Order is the names of Backends in configuration order: the order the
+	// file writes them in (an imported mcpServers file's servers first,
+	// then the importing file's own), then those only environment variables
+	// declare, by name. A name two backends share goes, at equal priority,
+	// to the first (server.tool_names bare). Load sets it; when it lacks a
+	// backend, that one comes after, by name.
+	Order []string `koanf:"-"`
 }
 
 // ServerConfig configures how the gateway is served to its client.
@@ -535,10 +542,11 @@ func (c *Config) BackendNames() []string {
 	return sortedKeys(c.Backends)
 }
 
-// EnabledBackends returns the backends that are not disabled, sorted by name.
+// EnabledBackends returns the backends that are not disabled, in
+// configuration order (see Order).
 func (c *Config) EnabledBackends() []Backend {
 	var out []Backend
-	for _, name := range sortedKeys(c.Backends) {
+	for _, name := range ordered(c.Order, c.Backends) {
 		if b := c.Backends[name]; !b.Disabled {
 			out = append(out, b)
 		}

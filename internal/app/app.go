@@ -227,6 +227,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Expose:             cfg.Server.Expose,
 		ToolNames:          cfg.Server.ToolNames,
 		Priority:           a.priorityOf,
+		Order:              a.orderOf,
 		Stateless:          cfg.Server.Stateless,
 		AuthToken:          cfg.Server.AuthToken,
 		Auth:               authOpts,
@@ -401,6 +402,17 @@ func (a *App) priorityOf(name string) int {
 		}
 	}
 	return 0
+}
+
+// orderOf returns a backend's position in configuration order: the
+// configured backends in the order the file writes them, then the extra
+// specs; it follows a reload.
+func (a *App) orderOf(name string) int {
+	specs := *a.specs.Load()
+	if i := slices.IndexFunc(specs, func(s backend.Spec) bool { return s.Name == name }); i >= 0 {
+		return i
+	}
+	return len(specs)
 }
 
 // labels bounds the metric labels of a call: the tool only when the

@@ -57,38 +57,45 @@ type NameCollision struct {
 func (c NameCollision) involves(backend string) bool { return slices.Contains(c.Backends, backend) }
 
 // naming maps backend tool and prompt names to client-visible ones, as
-// server.tool_names and backends.<name>.priority say.
+// server.tool_names, backends.<name>.priority and the configuration order
+// say.
 type naming struct {
 	mode     config.ToolNames
 	priority func(backend string) int // nil: every backend 0
+	order    func(backend string) int // position in configuration order; nil: by name
 }
 
 // rank orders backends: highest priority first, then configuration order
-// (names sorted byte-wise, as the backend manager keeps them).
+// (the order the configuration file writes them in; config.Config.Order),
+// then by name.
 func (n naming) rank(backends []string) []string {
-	prio := map[string]int{}
+	prio, order := map[string]int{}, map[string]int{}
 	for _, b := range backends {
-		if _, ok := prio[b]; !ok && n.priority != nil {
+		if n.priority != nil {
 			prio[b] = n.priority(b)
+		}
+		if n.order != nil {
+			order[b] = n.order(b)
 		}
 	}
 	out := slices.Clone(backends)
 	slices.SortStableFunc(out, func(a, b string) int {
-		return cmp.Or(cmp.Compare(prio[b], prio[a]), strings.Compare(a, b))
+		return cmp.Or(cmp.Compare(prio[b], prio[a]), cmp.Compare(order[a], order[b]), strings.Compare(a, b))
 	})
 	return out
 }
 
 // ToolNames names every catalogue entry for clients in the given mode (with
-// priority giving backends.<name>.priority; nil: 0 for all), and reports the
-// names several backends share. It is deterministic and every name it gives
-// is unique; see naming.assign.
-func ToolNames(entries []*catalog.Entry, mode config.ToolNames, priority func(string) int) (map[*catalog.Entry]string, []NameCollision) {
+// priority giving backends.<name>.priority, nil: 0 for all, and order a
+// backend's position in configuration order, nil: by name), and reports
+// the names several backends share. It is deterministic and every name it
+// gives is unique; see naming.assign.
+func ToolNames(entries []*catalog.Entry, mode config.ToolNames, priority, order func(string) int) (map[*catalog.Entry]string, []NameCollision) {
 	pairs := make([]namePair, len(entries))
 	for i, e := range entries {
 		pairs[i] = namePair{e.Backend, e.Tool}
 	}
-	names, collisions := naming{mode, priority}.assign(KindTool, pairs)
+	names, collisions := naming{mode, priority, order}.assign(KindTool, pairs)
 	out := make(map[*catalog.Entry]string, len(entries))
 	for i, e := range entries {
 		out[e] = names[pairs[i]]

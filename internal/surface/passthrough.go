@@ -150,7 +150,7 @@ func (p *passthrough) sync() {
 		p.listed = map[string]string{}
 	}
 	entries := p.catalog.Entries()
-	names, collisions := ToolNames(entries, p.naming.mode, p.naming.priority)
+	names, collisions := ToolNames(entries, p.naming.mode, p.naming.priority, p.naming.order)
 	p.collisions.set(KindTool, collisions)
 	want := map[string]bool{}
 	for _, e := range entries {
