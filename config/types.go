@@ -106,6 +106,13 @@ type ServerConfig struct {
 	// code-mode output pipeline (truncation, chunking, stored results)
 	// instead of returning them unchanged.
 	PassthroughShaping bool `koanf:"passthrough_shaping"`
+	// PassthroughDropDuplicateText drops, from a passed-through tool
+	// result that has structuredContent, the text contents that only repeat
+	// it (its JSON, or one of its top-level string values), for clients
+	// that read structuredContent. Off by default: MCP asks a tool with
+	// structured output to repeat it as text, for clients that read only
+	// content.
+	PassthroughDropDuplicateText bool `koanf:"passthrough_drop_duplicate_text"`
 	// ShutdownGrace bounds shutdown on SIGTERM or SIGINT: in-flight runs
 	// are cancelled at once, and the gateway exits at most this long after
 	// the signal (stdio backends that have not exited by then are killed).

@@ -107,8 +107,10 @@ func (r doctorReport) print(w io.Writer) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	for _, c := range r.NameCollisions {
-		fmt.Fprintf(w, "shared %s name %q: %v (listed under it: %s)\n", c.Kind, c.Name, c.Backends, orNone(c.Winner))
+	// One line for the names the same backends share, settled the same way
+	// (two filesystem servers share fourteen tools).
+	for _, g := range surface.FoldCollisions(r.NameCollisions) {
+		fmt.Fprintf(w, "shared %s names %v: %v (listed under them: %s)\n", g.Kind, g.Names, g.Backends, orNone(g.Winner))
 	}
 	if len(r.Problems) == 0 {
 		fmt.Fprintln(w, "no problems found")

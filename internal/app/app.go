@@ -222,25 +222,26 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		RunCode: a.RunCode, Results: results, Runs: runs, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox: func() surface.SandboxReport { return sandboxReport(a.Runner) },
 	}, surface.Options{
-		Version:            opts.Version,
-		Logger:             a.logger,
-		Expose:             cfg.Server.Expose,
-		ToolNames:          cfg.Server.ToolNames,
-		Priority:           a.priorityOf,
-		Order:              a.orderOf,
-		Stateless:          cfg.Server.Stateless,
-		AuthToken:          cfg.Server.AuthToken,
-		Auth:               authOpts,
-		MetricsAuth:        cfg.Server.MetricsAuth,
-		AllowedOrigins:     cfg.Server.AllowedOrigins,
-		SessionIdleTimeout: cfg.Server.SessionIdleTimeout,
-		MaxSessions:        cfg.Server.MaxSessions,
-		ShutdownGrace:      cfg.Server.ShutdownGrace,
-		PassthroughShaping: cfg.Server.PassthroughShaping,
-		RunTimeout:         cfg.Sandbox.Timeout,
-		Output:             shaping,
-		RecordDir:          cfg.Server.RecordDir,
-		DiscoveryWait:      startWait,
+		Version:                      opts.Version,
+		Logger:                       a.logger,
+		Expose:                       cfg.Server.Expose,
+		ToolNames:                    cfg.Server.ToolNames,
+		Priority:                     a.priorityOf,
+		Order:                        a.orderOf,
+		Stateless:                    cfg.Server.Stateless,
+		AuthToken:                    cfg.Server.AuthToken,
+		Auth:                         authOpts,
+		MetricsAuth:                  cfg.Server.MetricsAuth,
+		AllowedOrigins:               cfg.Server.AllowedOrigins,
+		SessionIdleTimeout:           cfg.Server.SessionIdleTimeout,
+		MaxSessions:                  cfg.Server.MaxSessions,
+		ShutdownGrace:                cfg.Server.ShutdownGrace,
+		PassthroughShaping:           cfg.Server.PassthroughShaping,
+		PassthroughDropDuplicateText: cfg.Server.PassthroughDropDuplicateText,
+		RunTimeout:                   cfg.Sandbox.Timeout,
+		Output:                       shaping,
+		RecordDir:                    cfg.Server.RecordDir,
+		DiscoveryWait:                startWait,
 	})
 	ok = true
 	return a, nil
@@ -356,17 +357,25 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 		return out, err
 	}
 	a.cfg.Store(cfg)
+	_, movedBefore := a.Surface.Repointed()
 	for _, name := range res.Removed {
 		a.Catalog.RemoveBackend(name)
 		a.Surface.ForgetBackend(name)
 	}
-	a.Surface.NamingChanged() // the tools of removed backends, and priorities
-	// Tags and policy may have changed for the backends that kept running.
+	// Tags and policy may have changed for the backends that kept running:
+	// the catalogue takes them all before the names are settled again, so
+	// that names are settled (and collisions logged) once, on what serves
+	// now, not on a half-reloaded catalogue.
 	tools := a.Backends.Tools()
 	for _, name := range a.Backends.Backends() {
 		if ts, ok := tools[name]; ok && !slices.Contains(res.Added, name) && !slices.Contains(res.Changed, name) {
-			a.publish(name, ts)
+			a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, ts))
 		}
+	}
+	a.Surface.NamingChanged() // tools, priorities and the order of the backends
+	moved, movedAfter := a.Surface.Repointed()
+	if n := movedAfter - movedBefore; n > 0 {
+		out.Repointed = moved[max(0, len(moved)-n):]
 	}
 	return out, nil
 }

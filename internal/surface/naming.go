@@ -208,12 +208,17 @@ func validBareName(name string) bool {
 }
 
 // nameCollisions keeps the current collisions of tool and prompt names,
-// for /readyz and isogate://backends, and logs each one once.
+// for /readyz and isogate://backends, and logs each one once (folded: one
+// line for the names the same backends share, settled the same way). It
+// also keeps which backend each plain name reaches, to report a name that
+// moves to another backend (see repoint.go).
 type nameCollisions struct {
 	logger  *slog.Logger
 	mu      sync.Mutex
 	current map[string][]NameCollision // kind → collisions
 	logged  map[string]bool
+	plain   map[string]map[string]string // kind → plain name → backend
+	moves   repoints
 }
 
 // set replaces the collisions of one kind, logging those not seen before.
@@ -224,13 +229,17 @@ func (nc *nameCollisions) set(kind string, cs []NameCollision) {
 		nc.current, nc.logged = map[string][]NameCollision{}, map[string]bool{}
 	}
 	nc.current[kind] = cs
+	var fresh []NameCollision
 	for _, c := range cs {
 		key := strings.Join(append([]string{c.Kind, c.Name, c.Winner}, c.Backends...), "\x00")
 		if nc.logged[key] {
 			continue
 		}
 		nc.logged[key] = true
-		nc.logger.Warn(c.message(), slog.String("kind", c.Kind), slog.String("name", c.Name), slog.Any("backends", c.Backends))
+		fresh = append(fresh, c)
+	}
+	for _, g := range FoldCollisions(fresh) {
+		nc.logger.Warn(g.Message(), slog.String("kind", g.Kind), slog.Any("names", g.Names), slog.Any("backends", g.Backends))
 	}
 }
 

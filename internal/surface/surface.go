@@ -105,6 +105,10 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// PassthroughShaping shapes passthrough results like code mode's.
 	PassthroughShaping bool
+	// PassthroughDropDuplicateText drops the text contents of a
+	// passthrough result that repeat its structuredContent
+	// (server.passthrough_drop_duplicate_text).
+	PassthroughDropDuplicateText bool
 	// RunTimeout is a run's deadline when the call sets none (sandbox.timeout).
 	RunTimeout time.Duration
 	// Output shapes passthrough results (with PassthroughShaping); its
