@@ -171,9 +171,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		ClientRequests: lateClientRequests{a},
 	})
 
+	// Code mode's and run_code's pools report the same confinement: once.
+	sandboxLog := logOnce(a.logger)
 	a.Runner = opts.Runner
 	if a.Runner == nil {
-		if a.Runner, err = NewRunner(sandboxOf(cfg, cfg.Sandbox.MaxConcurrent, cfg.Sandbox.MaxHeapMB, a.logger)); err != nil {
+		if a.Runner, err = NewRunner(sandboxOf(cfg, cfg.Sandbox.MaxConcurrent, cfg.Sandbox.MaxHeapMB, sandboxLog)); err != nil {
 			return nil, err
 		}
 		a.ownsPool = true
@@ -209,7 +211,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	if cfg.RunCode.Enabled {
-		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, a.logger)); err != nil {
+		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, sandboxLog)); err != nil {
 			return nil, fmt.Errorf("run_code sandbox: %w", err)
 		}
 		if a.RunCode, err = runcode.New(runcode.Options{Runner: a.rcPool, Config: cfg.RunCode, Logger: a.logger}); err != nil {
