@@ -58,10 +58,17 @@ var flagKeys = map[string]string{
 // --log-level LEVEL, --log-format FORMAT and --http ADDR. Pass fs, once
 // parsed, as LoadOptions.Flags.
 func RegisterFlags(fs *pflag.FlagSet) {
+	RegisterFileFlags(fs)
+	fs.String("http", "", "serve streamable HTTP on `addr`, such as 127.0.0.1:8787, instead of stdio (overrides server.http)")
+}
+
+// RegisterFileFlags adds the configuration flags of a command that does not
+// serve (where --http would mean nothing): --config FILE, --log-level LEVEL
+// and --log-format FORMAT. Pass fs, once parsed, as LoadOptions.Flags.
+func RegisterFileFlags(fs *pflag.FlagSet) {
 	fs.String("config", "", "configuration `file` (default $XDG_CONFIG_HOME/isogate/isogate.yaml)")
 	fs.String("log-level", "", "log `level`: debug, info, warn or error (overrides server.log_level)")
 	fs.String("log-format", "", "log `format`: text or json (overrides server.log_format)")
-	fs.String("http", "", "serve streamable HTTP on `addr`, such as 127.0.0.1:8787, instead of stdio (overrides server.http)")
 }
 
 // Load reads the configuration: defaults, then one file, then ISOGATE_*

@@ -479,6 +479,11 @@ const (
 	MaxConcurrentLimit = 256
 	// MaxPriority bounds Backend.Priority (from -MaxPriority to MaxPriority).
 	MaxPriority = 1_000_000
+	// MinAuthTokenLength is the length under which server.auth_token is
+	// warned about at every start and reload: 16 characters of a random
+	// hex token are 64 bits, 16 of base64 96; a shorter one can be guessed
+	// by a client that tries.
+	MinAuthTokenLength = 16
 	// DefaultShutdownGrace is the default of ServerConfig.ShutdownGrace.
 	DefaultShutdownGrace = 5 * time.Second
 	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.

@@ -23,7 +23,7 @@ func init() {
 		summary: "Check a configuration end to end: run a program in the sandbox and report its isolation and confinement " +
 			"layer by layer, connect every backend, list shared names. Exit 1 when something is wrong.",
 		flags: func(fs *pflag.FlagSet) {
-			config.RegisterFlags(fs)
+			config.RegisterFileFlags(fs)
 			fs.Duration("wait", 20*time.Second, "how long to wait for backends to connect")
 			fs.Bool("json", false, "print the report as JSON")
 		},

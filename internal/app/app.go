@@ -99,6 +99,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{logger: opts.Logger, opts: opts, grace: cfg.Server.ShutdownGrace, Catalog: catalog.New()}
 	a.cfg.Store(cfg)
+	warnShortToken(a.logger, cfg.Server.AuthToken)
 	ok := false
 	defer func() {
 		if !ok {
@@ -343,6 +344,7 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 		out.Applied, out.NeedRestart = classify(changedKeys(prev, cfg))
 	}
 	if slices.Contains(out.Applied, authTokenKey) {
+		warnShortToken(a.logger, cfg.Server.AuthToken)
 		if err := a.Surface.SetAuthToken(cfg.Server.AuthToken); err != nil {
 			out.Applied = slices.DeleteFunc(out.Applied, func(k string) bool { return k == authTokenKey })
 			out.NeedRestart = append(out.NeedRestart, authTokenKey)
