@@ -272,8 +272,8 @@ func TestServeHTTP(t *testing.T) {
 	exercise(t, cs)
 	// The serving line (which `make run` relies on) gives the URL and a
 	// client configuration to paste.
-	if !s.logged(`msg="serving MCP over streamable HTTP" url=` + s.url) &&
-		!s.logged("serving MCP over streamable HTTP url=" + s.url) {
+	if !s.logged(`msg="serving MCP over streamable HTTP" url=`+s.url) &&
+		!s.logged("serving MCP over streamable HTTP url="+s.url) {
 		t.Errorf("no serving line with the URL:\n%s", s.log())
 	}
 	if !s.logged(`{\"mcpServers\": {\"isogate\": {\"type\": \"http\", \"url\": \"` + s.url + `\"}}}`) {
