@@ -805,6 +805,9 @@ func TestUnknownKeys(t *testing.T) {
 		{"server: {log-level: info}", "server.log-level", `unknown key "server.log-level" (did you mean "server.log_level"?)`},
 		{"backends: {fs: {command: a, comand: b}}", "backends.fs.comand", `unknown key "backends.fs.comand" (did you mean "backends.fs.command"?)`},
 		{"servr: {}", "servr", `unknown key "servr" (did you mean "server"?)`},
+		// Issue 33 (6): a transposition in a short key ("evn") is one edit.
+		{"backends: {fs: {command: a, evn: {A: b}}}", "backends.fs.evn", `unknown key "backends.fs.evn" (did you mean "backends.fs.env"?)`},
+		{"backends: {fs: {command: a, agrs: [b]}}", "backends.fs.agrs", `unknown key "backends.fs.agrs" (did you mean "backends.fs.args"?)`},
 		{"sandbox: {frobnicate: 1}", "sandbox.frobnicate", `unknown key "sandbox.frobnicate"`},
 		{"mcp_servers: {}", "mcp_servers", `unknown key "mcp_servers"`},
 		{"backends: {x: {command: a, type: stdio}}", "backends.x.type", `unknown key "backends.x.type" (did you mean "backends.x.transport"?)`},

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,19 @@ func TestBackendOrderFollowsTheFile(t *testing.T) {
 				t.Errorf("EnabledBackends = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestMCPServersTransposedKey: in a Claude-style file too, "evn" gets a
+// "did you mean" (issue 33, 6: "enviroment", "arg" and "comand" did, "evn"
+// did not).
+func TestMCPServersTransposedKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "claude.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"memory": {"command": "node", "evn": {"A": "b"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(LoadOptions{Path: path, Environ: []string{}})
+	if err == nil || !strings.Contains(err.Error(), `unknown key "mcpServers.memory.evn" (did you mean "mcpServers.memory.env"?)`) {
+		t.Fatalf("error: %v", err)
 	}
 }
