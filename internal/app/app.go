@@ -83,6 +83,7 @@ type App struct {
 	tracer   *tracing.Tracer  // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
 	cfg      atomic.Pointer[config.Config] // in force: New's, then each Reload's
+	started  *config.Config                // New's: what the keys a reload does not apply still are
 	reloadMu sync.Mutex
 
 	closeOnce sync.Once
@@ -99,6 +100,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{logger: opts.Logger, opts: opts, grace: cfg.Server.ShutdownGrace, Catalog: catalog.New()}
 	a.cfg.Store(cfg)
+	a.started = cfg
 	warnShortToken(a.logger, cfg.Server.AuthToken)
 	ok := false
 	defer func() {
@@ -334,14 +336,17 @@ func asCloser(v any) io.Closer {
 // the backends, their policies and priorities (backends added, removed or
 // changed are started, stopped or restarted; the others, open client
 // sessions and runs in flight keep working) and server.auth_token (the old
-// token stops working at once). Every other changed key takes effect at
-// the next start: the result names them in NeedRestart.
+// token stops working at once). Every other key takes effect at the next
+// start: the result names in NeedRestart those that differ from what runs
+// (the configuration New was given), so that putting a file back as it was
+// at the start warns about nothing.
 func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	out := ReloadResult{}
 	if prev := a.cfg.Load(); prev != nil {
-		out.Applied, out.NeedRestart = classify(changedKeys(prev, cfg))
+		out.Applied, _ = classify(changedKeys(prev, cfg))
+		_, out.NeedRestart = classify(changedKeys(a.started, cfg))
 	}
 	if slices.Contains(out.Applied, authTokenKey) {
 		warnShortToken(a.logger, cfg.Server.AuthToken)
