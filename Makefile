@@ -98,10 +98,9 @@ test: deps vet fmt-check
 	    grep -E -- '^(--- FAIL|FAIL|panic:)|^ +--- FAIL|DATA RACE|^ +[A-Za-z0-9_]+_test\.go:[0-9]+:' $(TESTLOG) | head -200; exit 1; }
 
 # run needs only the example backends: the test clients and redis-server
-# are installed by `make test`.
+# are installed by `make test`. isogate itself prints the URL and a client
+# configuration once it listens ("serving MCP over streamable HTTP").
 run: $(NPM_OK) build
-	@echo "isogate: serving MCP over streamable HTTP at http://$(ADDR)/mcp"
-	@echo 'client config: {"mcpServers": {"isogate": {"type": "http", "url": "http://$(ADDR)/mcp"}}}'
 	./$(BIN) serve --config examples/isogate.yaml --http $(ADDR)
 
 # The report includes the context-efficiency section: agent tasks on the

@@ -339,6 +339,7 @@ allow_hosts = ["API.Example.com"]
 					Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 30 * time.Second, MaxConcurrentCalls: 2, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
 				},
 			}
+			want.Order = []string{"fs", "gh"}
 			want.Sandbox.MaxHeapMB = 64
 			want.Sandbox.Output.ResultTTL = time.Hour
 			want.Sandbox.Output.ResultStoreBytes = 1000
@@ -672,7 +673,7 @@ func TestMCPServers(t *testing.T) {
 	if cfg.Server.HTTP != ":1" || cfg.Source != path {
 		t.Errorf("env override or source lost: %+v, %q", cfg.Server, cfg.Source)
 	}
-	if got := cfg.EnabledBackends(); len(got) != 4 || got[0].Name != "events" {
+	if got := cfg.EnabledBackends(); len(got) != 4 || got[0].Name != "fs" || got[3].Name != "events" {
 		t.Errorf("EnabledBackends = %+v", got)
 	}
 
@@ -817,6 +818,9 @@ func TestUnknownKeys(t *testing.T) {
 		{"server: {log-level: info}", "server.log-level", `unknown key "server.log-level" (did you mean "server.log_level"?)`},
 		{"backends: {fs: {command: a, comand: b}}", "backends.fs.comand", `unknown key "backends.fs.comand" (did you mean "backends.fs.command"?)`},
 		{"servr: {}", "servr", `unknown key "servr" (did you mean "server"?)`},
+		// Issue 33 (6): a transposition in a short key ("evn") is one edit.
+		{"backends: {fs: {command: a, evn: {A: b}}}", "backends.fs.evn", `unknown key "backends.fs.evn" (did you mean "backends.fs.env"?)`},
+		{"backends: {fs: {command: a, agrs: [b]}}", "backends.fs.agrs", `unknown key "backends.fs.agrs" (did you mean "backends.fs.args"?)`},
 		{"sandbox: {frobnicate: 1}", "sandbox.frobnicate", `unknown key "sandbox.frobnicate"`},
 		{"mcp_servers: {}", "mcp_servers", `unknown key "mcp_servers"`},
 		{"backends: {x: {command: a, type: stdio}}", "backends.x.type", `unknown key "backends.x.type" (did you mean "backends.x.transport"?)`},
@@ -906,7 +910,7 @@ backends:
 	for _, b := range cfg.EnabledBackends() {
 		enabled = append(enabled, b.Name)
 	}
-	if !slices.Equal(enabled, []string{"mid", "zeta"}) {
+	if !slices.Equal(enabled, []string{"zeta", "mid"}) { // the file's order
 		t.Errorf("EnabledBackends = %v", enabled)
 	}
 	z, a, m := cfg.Backends["zeta"], cfg.Backends["alpha"], cfg.Backends["mid"]

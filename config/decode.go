@@ -322,7 +322,7 @@ func suggest(name string, known []string) string {
 	}
 	best, bestDist := "", math.MaxInt
 	for _, k := range known {
-		d := levenshtein(n, norm(k))
+		d := editDistance(n, norm(k))
 		if len(n) >= 3 && strings.HasPrefix(norm(k), n) {
 			d = min(d, 1) // a truncated key, such as "max_heap" for "max_heap_mb"
 		}
@@ -340,9 +340,14 @@ func suggest(name string, known []string) string {
 	return best
 }
 
-func levenshtein(a, b string) int {
+// editDistance is the optimal string alignment distance between a and b:
+// the insertions, deletions, substitutions and transpositions of two
+// adjacent characters that turn one into the other ("evn" is one from
+// "env", where Levenshtein counts two).
+func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
+	before := make([]int, len(rb)+1) // row i-2
+	prev := make([]int, len(rb)+1)   // row i-1
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
 		prev[j] = j
@@ -355,8 +360,11 @@ func levenshtein(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		before, prev, cur = prev, cur, before
 	}
 	return prev[len(rb)]
 }

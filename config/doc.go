@@ -51,7 +51,8 @@
 // # Flags
 //
 // [RegisterFlags] adds --config, --log-level, --log-format and --http to a
-// flag set. Only flags the user changed apply, mapped to server.log_level,
+// flag set ([RegisterFileFlags] all but --http, for commands that do not
+// serve). Only flags the user changed apply, mapped to server.log_level,
 // server.log_format and server.http.
 //
 // # Variable expansion

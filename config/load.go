@@ -58,10 +58,17 @@ var flagKeys = map[string]string{
 // --log-level LEVEL, --log-format FORMAT and --http ADDR. Pass fs, once
 // parsed, as LoadOptions.Flags.
 func RegisterFlags(fs *pflag.FlagSet) {
+	RegisterFileFlags(fs)
+	fs.String("http", "", "serve streamable HTTP on `addr`, such as 127.0.0.1:8787, instead of stdio (overrides server.http)")
+}
+
+// RegisterFileFlags adds the configuration flags of a command that does not
+// serve (where --http would mean nothing): --config FILE, --log-level LEVEL
+// and --log-format FORMAT. Pass fs, once parsed, as LoadOptions.Flags.
+func RegisterFileFlags(fs *pflag.FlagSet) {
 	fs.String("config", "", "configuration `file` (default $XDG_CONFIG_HOME/isogate/isogate.yaml)")
 	fs.String("log-level", "", "log `level`: debug, info, warn or error (overrides server.log_level)")
 	fs.String("log-format", "", "log `format`: text or json (overrides server.log_format)")
-	fs.String("http", "", "serve streamable HTTP on `addr`, such as 127.0.0.1:8787, instead of stdio (overrides server.http)")
 }
 
 // Load reads the configuration: defaults, then one file, then ISOGATE_*
@@ -80,8 +87,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	ko := koanf.New(".")
 
 	source := ""
+	var backendOrder []string // the file's order of the backends
 	if path != "" {
-		raw, err := readFile(path)
+		raw, order, err := readFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
 			// No default file: defaults, environment and flags only.
@@ -89,13 +97,17 @@ func Load(opts LoadOptions) (*Config, error) {
 			return nil, err
 		default:
 			source = path
+			backendOrder = order["backends"]
 			if _, ok := raw[mcpServersKey]; ok {
 				col.mcp = true
 				raw = col.fromMCPServers(raw)
+				backendOrder = order[mcpServersKey]
 			} else if imp, ok := raw[importKey]; ok && imp != nil {
-				if raw, err = col.importServers(path, raw, imp); err != nil {
+				var imported []string
+				if raw, imported, err = col.importServers(path, raw, imp); err != nil {
 					return nil, err
 				}
+				backendOrder = append(imported, backendOrder...)
 			}
 			if err := ko.Load(mapProvider(raw), nil); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
@@ -121,6 +133,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	cfg := defaults(lookup)
 	cfg.Source = source
 	col.decode("", ko.Raw(), reflect.ValueOf(cfg).Elem())
+	cfg.Order = ordered(backendOrder, cfg.Backends)
 	finish(cfg, lookup)
 	bad := col.expand(cfg, lookup)
 	col.validate(cfg, bad)
@@ -165,8 +178,9 @@ func (opts LoadOptions) path(lookup func(string) (string, bool)) (string, bool) 
 }
 
 // readFile reads and parses the configuration file, choosing the parser by
-// extension (YAML unless .json or .toml).
-func readFile(path string) (map[string]any, error) {
+// extension (YAML unless .json or .toml). It also returns the order in which
+// the file writes the keys of backends and of mcpServers (see keyOrder).
+func readFile(path string) (map[string]any, map[string][]string, error) {
 	var (
 		parser koanf.Parser = yaml.Parser()
 		format              = "YAML"
@@ -179,38 +193,39 @@ func readFile(path string) (map[string]any, error) {
 	}
 	b, err := file.Provider(path).ReadBytes()
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	m, err := parser.Unmarshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not valid %s: %w", path, format, syntaxError(format, b, err))
+		return nil, nil, fmt.Errorf("%s: not valid %s: %w", path, format, syntaxError(format, b, err))
 	}
 	// Loading into koanf turns YAML's map[any]any into map[string]any.
 	ko := koanf.New(".")
 	if err := ko.Load(mapProvider(m), nil); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return ko.Raw(), nil
+	return ko.Raw(), keyOrder(format, b, "backends", mcpServersKey), nil
 }
 
 // importServers applies an isogate file's import key: the Claude-style
 // mcpServers file it names (relative to the isogate file) gives the
 // backends, and the isogate file's own backends.<name> settings are laid
 // over them key by key (add a timeout or a policy to an imported server,
-// or declare more backends). The key keeps the imported file's path.
-func (c *collector) importServers(path string, raw map[string]any, imp any) (map[string]any, error) {
+// or declare more backends). The key keeps the imported file's path. It
+// also returns the order of the imported servers in their file.
+func (c *collector) importServers(path string, raw map[string]any, imp any) (map[string]any, []string, error) {
 	name, ok := imp.(string)
 	if !ok || name == "" {
 		c.addRaw(importKey, "expected the path of a Claude-style mcpServers file, got "+describe(imp))
 		delete(raw, importKey)
-		return raw, nil
+		return raw, nil, nil
 	}
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(filepath.Dir(path), name)
 	}
-	imported, err := readFile(name)
+	imported, order, err := readFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", path, importKey, err)
+		return nil, nil, fmt.Errorf("%s: %s: %w", path, importKey, err)
 	}
 	// Problems inside the imported file say which file they are in.
 	before := len(c.problems)
@@ -222,7 +237,7 @@ func (c *collector) importServers(path string, raw map[string]any, imp any) (map
 	if _, ok := imported[mcpServersKey]; !ok {
 		c.addRaw(importKey, fmt.Sprintf("%s has no %q key: import takes a Claude-style mcpServers file", name, mcpServersKey))
 		delete(raw, importKey)
-		return raw, nil
+		return raw, nil, nil
 	}
 	backends, _ := c.fromMCPServers(imported)["backends"].(map[string]any)
 	if backends == nil {
@@ -242,7 +257,7 @@ func (c *collector) importServers(path string, raw map[string]any, imp any) (map
 	}
 	raw["backends"] = backends
 	raw[importKey] = name
-	return raw, nil
+	return raw, order[mcpServersKey], nil
 }
 
 // envKey maps ISOGATE_A__B_C to the key "a.b_c" and records the override.

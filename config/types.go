@@ -33,6 +33,13 @@ type Config struct {
 
 	// Source is the configuration file that was loaded, or "" if none was.
 	Source string `koanf:"-"`
+	// Order is the names of Backends in configuration order: the order the
+	// file writes them in (an imported mcpServers file's servers first,
+	// then the importing file's own), then those only environment variables
+	// declare, by name. A name two backends share goes, at equal priority,
+	// to the first (server.tool_names bare). Load sets it; when it lacks a
+	// backend, that one comes after, by name.
+	Order []string `koanf:"-"`
 }
 
 // ServerConfig configures how the gateway is served to its client.
@@ -99,6 +106,13 @@ type ServerConfig struct {
 	// code-mode output pipeline (truncation, chunking, stored results)
 	// instead of returning them unchanged.
 	PassthroughShaping bool `koanf:"passthrough_shaping"`
+	// PassthroughDropDuplicateText drops, from a passed-through tool
+	// result that has structuredContent, the text contents that only repeat
+	// it (its JSON, or one of its top-level string values), for clients
+	// that read structuredContent. Off by default: MCP asks a tool with
+	// structured output to repeat it as text, for clients that read only
+	// content.
+	PassthroughDropDuplicateText bool `koanf:"passthrough_drop_duplicate_text"`
 	// ShutdownGrace bounds shutdown on SIGTERM or SIGINT: in-flight runs
 	// are cancelled at once, and the gateway exits at most this long after
 	// the signal (stdio backends that have not exited by then are killed).
@@ -465,6 +479,11 @@ const (
 	MaxConcurrentLimit = 256
 	// MaxPriority bounds Backend.Priority (from -MaxPriority to MaxPriority).
 	MaxPriority = 1_000_000
+	// MinAuthTokenLength is the length under which server.auth_token is
+	// warned about at every start and reload: 16 characters of a random
+	// hex token are 64 bits, 16 of base64 96; a shorter one can be guessed
+	// by a client that tries.
+	MinAuthTokenLength = 16
 	// DefaultShutdownGrace is the default of ServerConfig.ShutdownGrace.
 	DefaultShutdownGrace = 5 * time.Second
 	// DefaultWeatherBaseURL is the default of WeatherConfig.BaseURL.
@@ -536,10 +555,11 @@ func (c *Config) BackendNames() []string {
 	return sortedKeys(c.Backends)
 }
 
-// EnabledBackends returns the backends that are not disabled, sorted by name.
+// EnabledBackends returns the backends that are not disabled, in
+// configuration order (see Order).
 func (c *Config) EnabledBackends() []Backend {
 	var out []Backend
-	for _, name := range sortedKeys(c.Backends) {
+	for _, name := range ordered(c.Order, c.Backends) {
 		if b := c.Backends[name]; !b.Disabled {
 			out = append(out, b)
 		}

@@ -49,7 +49,8 @@ func namingGateway(t *testing.T, mode config.ToolNames, betaPriority int) (*Gate
 		})
 		return s
 	}
-	// beta is given first: configuration order is by name all the same.
+	// beta is given first: it is first in configuration order, although
+	// alpha sorts first by name.
 	beta := backend.InMemory("beta", newBackend("beta"))
 	beta.Priority = betaPriority
 	var logs testutil.Buffer
@@ -80,18 +81,18 @@ func TestPassthroughToolNames(t *testing.T) {
 			[]string{"whoami", "alpha__only_alpha"},
 			map[string]string{"alpha__greet": "alpha", "beta__greet": "beta"}, ""},
 		{config.ToolNamesBare, 0,
-			map[string]string{"only_alpha": "alpha", "only_beta": "beta", "whoami": "alpha", "beta__whoami": "beta"},
-			[]string{"alpha__whoami", "alpha__only_alpha"},
-			map[string]string{"greet": "alpha", "beta__greet": "beta"}, "alpha"},
-		{config.ToolNamesBare, 1,
 			map[string]string{"only_alpha": "alpha", "only_beta": "beta", "whoami": "beta", "alpha__whoami": "alpha"},
-			[]string{"beta__whoami"},
+			[]string{"beta__whoami", "alpha__only_alpha"},
 			map[string]string{"greet": "beta", "alpha__greet": "alpha"}, "beta"},
+		{config.ToolNamesBare, -1,
+			map[string]string{"only_alpha": "alpha", "only_beta": "beta", "whoami": "alpha", "beta__whoami": "beta"},
+			[]string{"alpha__whoami"},
+			map[string]string{"greet": "alpha", "beta__greet": "beta"}, "alpha"},
 	}
 	for _, tt := range tests {
 		name := string(tt.mode)
 		if tt.betaPriority != 0 {
-			name += ", beta first by priority"
+			name += ", alpha first by priority"
 		}
 		t.Run(name, func(t *testing.T) {
 			g, logs := namingGateway(t, tt.mode, tt.betaPriority)

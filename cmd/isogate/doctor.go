@@ -23,7 +23,7 @@ func init() {
 		summary: "Check a configuration end to end: run a program in the sandbox and report its isolation and confinement " +
 			"layer by layer, connect every backend, list shared names. Exit 1 when something is wrong.",
 		flags: func(fs *pflag.FlagSet) {
-			config.RegisterFlags(fs)
+			config.RegisterFileFlags(fs)
 			fs.Duration("wait", 20*time.Second, "how long to wait for backends to connect")
 			fs.Bool("json", false, "print the report as JSON")
 		},
@@ -107,8 +107,10 @@ func (r doctorReport) print(w io.Writer) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	for _, c := range r.NameCollisions {
-		fmt.Fprintf(w, "shared %s name %q: %v (listed under it: %s)\n", c.Kind, c.Name, c.Backends, orNone(c.Winner))
+	// One line for the names the same backends share, settled the same way
+	// (two filesystem servers share fourteen tools).
+	for _, g := range surface.FoldCollisions(r.NameCollisions) {
+		fmt.Fprintf(w, "shared %s names %v: %v (listed under them: %s)\n", g.Kind, g.Names, g.Backends, orNone(g.Winner))
 	}
 	if len(r.Problems) == 0 {
 		fmt.Fprintln(w, "no problems found")

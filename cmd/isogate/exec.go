@@ -21,7 +21,7 @@ func init() {
 		summary: "Run a call_tool_chain program from the terminal: the result on stdout, console lines on stderr, " +
 			"a one-line JSON error and a non-zero exit on failure.",
 		flags: func(fs *pflag.FlagSet) {
-			config.RegisterFlags(fs)
+			config.RegisterFileFlags(fs)
 			fs.StringP("eval", "e", "", "program text")
 			fs.String("intent", "", "what you are looking for (filters large outputs)")
 			fs.Duration("timeout", 0, "run timeout (default sandbox.timeout)")

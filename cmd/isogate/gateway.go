@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -36,17 +37,31 @@ func loadConfig(env *cliEnv, fs *pflag.FlagSet) (*config.Config, bool) {
 
 // startGateway builds and starts a gateway, logging to stderr.
 func startGateway(ctx context.Context, env *cliEnv, cfg *config.Config, logger *slog.Logger) (*app.App, bool) {
+	g, ok := newGateway(env, cfg, logger)
+	if !ok {
+		return nil, false
+	}
+	return g, startBackends(ctx, env, g)
+}
+
+// newGateway builds a gateway whose backends are not started yet.
+func newGateway(env *cliEnv, cfg *config.Config, logger *slog.Logger) (*app.App, bool) {
 	g, err := app.New(cfg, app.Options{Logger: logger, Version: version})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "isogate: %v\n", err)
 		return nil, false
 	}
+	return g, true
+}
+
+// startBackends starts g's backends; on failure it closes g.
+func startBackends(ctx context.Context, env *cliEnv, g *app.App) bool {
 	if err := g.Start(ctx); err != nil {
 		g.Close()
 		fmt.Fprintf(env.stderr, "isogate: starting backends: %v\n", err)
-		return nil, false
+		return false
 	}
-	return g, true
+	return true
 }
 
 // oneShotGateway starts a quiet gateway for a one-shot command and gives
@@ -85,8 +100,25 @@ func init() {
 			}
 			logger := newLogger(cfg.Server, env.stderr)
 			raiseHeapFloor()
-			g, ok := startGateway(ctx, env, cfg, logger)
+			g, ok := newGateway(env, cfg, logger)
 			if !ok {
+				return 1
+			}
+			// The address and its token are checked, and the port taken,
+			// before any backend starts: a refused bind starts nothing.
+			var ln net.Listener
+			if cfg.Server.HTTP != "" {
+				var err error
+				if ln, err = g.Surface.Listen(cfg.Server.HTTP); err != nil {
+					g.Close()
+					fmt.Fprintf(env.stderr, "isogate: %v\n", err)
+					return 2
+				}
+			}
+			if !startBackends(ctx, env, g) {
+				if ln != nil {
+					ln.Close()
+				}
 				return 1
 			}
 			defer shutdownWithin(ctx, g, cfg.Server.ShutdownGrace, logger)()
@@ -102,13 +134,12 @@ func init() {
 				}
 				return 0
 			}
-			ln, err := g.Surface.Listen(cfg.Server.HTTP)
-			if err != nil {
-				fmt.Fprintf(env.stderr, "isogate: %v\n", err)
-				return 2
-			}
-			logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp",
-				"auth", string(cfg.Server.EffectiveMode()), "backends", len(cfg.EnabledBackends()))
+			// Printed once the port is taken (connections queue from
+			// here): the URL and a client configuration to paste.
+			url := "http://" + ln.Addr().String() + "/mcp"
+			logger.Info("serving MCP over streamable HTTP", "url", url,
+				"auth", string(cfg.Server.EffectiveMode()), "backends", len(cfg.EnabledBackends()),
+				"client_config", fmt.Sprintf(`{"mcpServers": {"isogate": {"type": "http", "url": %q}}}`, url))
 			if err := g.Surface.ServeHTTP(ctx, ln); err != nil {
 				logger.Error("HTTP server stopped", "err", err)
 				return 1
@@ -121,7 +152,7 @@ func init() {
 		args:    "[QUERY]",
 		summary: "Search the tool catalogue from the terminal (all tools without a query).",
 		flags: func(fs *pflag.FlagSet) {
-			config.RegisterFlags(fs)
+			config.RegisterFileFlags(fs)
 			fs.Int("limit", 10, "maximum number of results")
 			fs.Duration("wait", 5*time.Second, "how long to wait for backends to connect (the cache answers at once)")
 		},
@@ -148,7 +179,7 @@ func init() {
 		name:    "backends",
 		summary: "Connect to every configured backend and print its status.",
 		flags: func(fs *pflag.FlagSet) {
-			config.RegisterFlags(fs)
+			config.RegisterFileFlags(fs)
 			fs.Duration("wait", 10*time.Second, "how long to wait for backends to connect")
 		},
 		run: func(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, _ []string) int {

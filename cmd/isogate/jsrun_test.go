@@ -35,11 +35,17 @@ func TestJsrunBinary(t *testing.T) {
 	}
 }
 
+// TestHelpOnEveryCommand: every command has --help, and only serve offers
+// --http (issue 33, 8: tools --help and exec --help offered it, where it
+// means nothing).
 func TestHelpOnEveryCommand(t *testing.T) {
 	for name := range commands {
 		_, stderr, code := runBinary(t, "", name, "--help")
 		if code != 0 || !strings.Contains(stderr, "Usage: isogate "+name) {
 			t.Errorf("%s --help: exit %d, stderr %q", name, code, stderr)
+		}
+		if offers := strings.Contains(stderr, "--http"); offers != (name == "serve") {
+			t.Errorf("%s --help offers --http: %v", name, offers)
 		}
 	}
 }

@@ -17,7 +17,7 @@ func init() {
 		args: "BACKEND",
 		summary: "Authorize isogate at an authorization_code backend (backends.<name>.auth): print the authorization URL, " +
 			"receive the redirect on loopback, store the tokens (0600) where the gateway refreshes them.",
-		flags: config.RegisterFlags,
+		flags: config.RegisterFileFlags,
 		run:   runLogin,
 	})
 }

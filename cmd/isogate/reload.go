@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -67,12 +68,22 @@ func reload(fs *pflag.FlagSet, g *app.App, why string, logger *slog.Logger) {
 		logger.Error("configuration reload failed", "trigger", why, "err", err)
 		return
 	}
-	if len(res.Applied)+len(res.NeedRestart) == 0 {
+	if len(res.Applied)+len(res.NeedRestart)+len(res.Repointed) == 0 {
 		logger.Info("configuration reloaded: nothing changed", "trigger", why, "file", next.Source)
 		return
 	}
-	logger.Info("configuration reloaded", "trigger", why, "file", next.Source,
-		"added", res.Added, "removed", res.Removed, "changed", res.Changed, "applied", res.Applied)
+	attrs := []any{"trigger", why, "file", next.Source,
+		"added", res.Added, "removed", res.Removed, "changed", res.Changed, "applied", res.Applied}
+	if len(res.Repointed) > 0 {
+		// Which backend a plain name reaches changed: say so on the
+		// reload's own line (each name also has its own WARN line).
+		var moved []string
+		for _, m := range res.Repointed {
+			moved = append(moved, fmt.Sprintf("%s %s: %s → %s", m.Kind, m.Name, m.From, m.To))
+		}
+		attrs = append(attrs, "repointed", moved)
+	}
+	logger.Info("configuration reloaded", attrs...)
 	if len(res.NeedRestart) > 0 {
 		logger.Warn("configuration reload: these changed keys take effect only after a restart of isogate",
 			"trigger", why, "keys", res.NeedRestart)

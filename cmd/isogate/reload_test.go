@@ -261,4 +261,16 @@ func TestSIGHUPRotatesTheAuthToken(t *testing.T) {
 	if strings.Contains(s.log(), "new-token-2") || strings.Contains(s.log(), "old-token-1") {
 		t.Errorf("a token is in the log:\n%s", s.log())
 	}
+
+	// Issue 33 (6): putting sandbox.timeout back as it runs warns about
+	// nothing (the reload compares with what runs, not with the previous
+	// file).
+	write("new-token-2", "10s")
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the second reload", func() bool { return strings.Count(s.log(), "configuration reloaded") == 2 })
+	if n := strings.Count(s.log(), "take effect only after a restart"); n != 1 {
+		t.Errorf("%d restart warnings, want the first reload's only:\n%s", n, s.log())
+	}
 }

@@ -299,6 +299,16 @@ func TestServeHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	exercise(t, cs)
+	// The serving line (which `make run` relies on) gives the URL and a
+	// client configuration to paste (wantAuthMode has seen it).
+	out := logs.String()
+	if !strings.Contains(out, `msg="serving MCP over streamable HTTP" url=`+url) &&
+		!strings.Contains(out, "serving MCP over streamable HTTP url="+url) {
+		t.Errorf("no serving line with the URL:\n%s", out)
+	}
+	if !strings.Contains(out, `{\"mcpServers\": {\"isogate\": {\"type\": \"http\", \"url\": \"`+url+`\"}}}`) {
+		t.Errorf("no client configuration on the serving line:\n%s", out)
+	}
 }
 
 // TestServeHTTPWithToken serves in token mode (server.auth_token); the
@@ -325,10 +335,33 @@ func TestServeHTTPWithToken(t *testing.T) {
 	}
 }
 
+// TestServeRefusesPublicBindWithoutToken: a non-loopback address without
+// a token is refused before any backend starts, and the message says how
+// to set one (issue 33, 6: it read "e.sf.", came after the backends had
+// started and did not name ISOGATE_SERVER__AUTH_TOKEN).
 func TestServeRefusesPublicBindWithoutToken(t *testing.T) {
 	_, stderr, code := runBinary(t, "", "serve", "--config", writeConfig(t, ""), "--http", "0.0.0.0:0")
-	if code == 0 || !strings.Contains(stderr, "non-loopback address without server.auth_token") {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+	for _, want := range []string{"non-loopback address without server.auth_token", "e.g. auth_token: ${ISOGATE_TOKEN}", "ISOGATE_SERVER__AUTH_TOKEN"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if code != 2 || strings.Contains(stderr, "starting backends") {
+		t.Fatalf("exit %d (want 2, before any backend starts), stderr %q", code, stderr)
+	}
+}
+
+// TestShortTokenWarned: a server.auth_token shorter than 16 characters is
+// accepted with a warning (issue 33, 6: a 5-character token was accepted
+// silently); a long one is not warned about.
+func TestShortTokenWarned(t *testing.T) {
+	cfg := writeConfig(t, "")
+	for token, warned := range map[string]bool{"abcde": true, "0123456789abcdef": false} {
+		t.Setenv("ISOGATE_SERVER__AUTH_TOKEN", token)
+		_, stderr, _ := runBinary(t, "", "backends", "--config", cfg, "--wait", "1ms")
+		if got := strings.Contains(stderr, "shorter than 16: a client can guess it"); got != warned {
+			t.Errorf("token of %d characters: warned %v, want %v:\n%s", len(token), got, warned, stderr)
+		}
 	}
 }
 

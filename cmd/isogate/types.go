@@ -15,7 +15,7 @@ func init() {
 		name:    "types",
 		summary: "Print TypeScript declarations (.d.ts) of the tool catalogue: one `declare const` per backend.",
 		flags: func(fs *pflag.FlagSet) {
-			config.RegisterFlags(fs)
+			config.RegisterFileFlags(fs)
 			fs.String("backend", "", "only this backend")
 			fs.Duration("wait", 10*time.Second, "how long to wait for backends to connect (the cache answers at once)")
 		},

@@ -83,6 +83,7 @@ type App struct {
 	tracer   *tracing.Tracer  // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
 	cfg      atomic.Pointer[config.Config] // in force: New's, then each Reload's
+	started  *config.Config                // New's: what the keys a reload does not apply still are
 	reloadMu sync.Mutex
 
 	closeOnce sync.Once
@@ -99,6 +100,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{logger: opts.Logger, opts: opts, grace: cfg.Server.ShutdownGrace, Catalog: catalog.New()}
 	a.cfg.Store(cfg)
+	a.started = cfg
+	warnShortToken(a.logger, cfg.Server.AuthToken)
 	ok := false
 	defer func() {
 		if !ok {
@@ -171,9 +174,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		ClientRequests: lateClientRequests{a},
 	})
 
+	// Code mode's and run_code's pools report the same confinement: once.
+	sandboxLog := logOnce(a.logger)
 	a.Runner = opts.Runner
 	if a.Runner == nil {
-		if a.Runner, err = NewRunner(sandboxOf(cfg, cfg.Sandbox.MaxConcurrent, cfg.Sandbox.MaxHeapMB, a.logger)); err != nil {
+		if a.Runner, err = NewRunner(sandboxOf(cfg, cfg.Sandbox.MaxConcurrent, cfg.Sandbox.MaxHeapMB, sandboxLog)); err != nil {
 			return nil, err
 		}
 		a.ownsPool = true
@@ -209,7 +214,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	if cfg.RunCode.Enabled {
-		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, a.logger)); err != nil {
+		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, sandboxLog)); err != nil {
 			return nil, fmt.Errorf("run_code sandbox: %w", err)
 		}
 		if a.RunCode, err = runcode.New(runcode.Options{Runner: a.rcPool, Config: cfg.RunCode, Logger: a.logger}); err != nil {
@@ -222,24 +227,26 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		RunCode: a.RunCode, Results: results, Runs: runs, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox: func() surface.SandboxReport { return sandboxReport(a.Runner) },
 	}, surface.Options{
-		Version:            opts.Version,
-		Logger:             a.logger,
-		Expose:             cfg.Server.Expose,
-		ToolNames:          cfg.Server.ToolNames,
-		Priority:           a.priorityOf,
-		Stateless:          cfg.Server.Stateless,
-		AuthToken:          cfg.Server.AuthToken,
-		Auth:               authOpts,
-		MetricsAuth:        cfg.Server.MetricsAuth,
-		AllowedOrigins:     cfg.Server.AllowedOrigins,
-		SessionIdleTimeout: cfg.Server.SessionIdleTimeout,
-		MaxSessions:        cfg.Server.MaxSessions,
-		ShutdownGrace:      cfg.Server.ShutdownGrace,
-		PassthroughShaping: cfg.Server.PassthroughShaping,
-		RunTimeout:         cfg.Sandbox.Timeout,
-		Output:             shaping,
-		RecordDir:          cfg.Server.RecordDir,
-		DiscoveryWait:      startWait,
+		Version:                      opts.Version,
+		Logger:                       a.logger,
+		Expose:                       cfg.Server.Expose,
+		ToolNames:                    cfg.Server.ToolNames,
+		Priority:                     a.priorityOf,
+		Order:                        a.orderOf,
+		Stateless:                    cfg.Server.Stateless,
+		AuthToken:                    cfg.Server.AuthToken,
+		Auth:                         authOpts,
+		MetricsAuth:                  cfg.Server.MetricsAuth,
+		AllowedOrigins:               cfg.Server.AllowedOrigins,
+		SessionIdleTimeout:           cfg.Server.SessionIdleTimeout,
+		MaxSessions:                  cfg.Server.MaxSessions,
+		ShutdownGrace:                cfg.Server.ShutdownGrace,
+		PassthroughShaping:           cfg.Server.PassthroughShaping,
+		PassthroughDropDuplicateText: cfg.Server.PassthroughDropDuplicateText,
+		RunTimeout:                   cfg.Sandbox.Timeout,
+		Output:                       shaping,
+		RecordDir:                    cfg.Server.RecordDir,
+		DiscoveryWait:                startWait,
 	})
 	ok = true
 	return a, nil
@@ -329,16 +336,20 @@ func asCloser(v any) io.Closer {
 // the backends, their policies and priorities (backends added, removed or
 // changed are started, stopped or restarted; the others, open client
 // sessions and runs in flight keep working) and server.auth_token (the old
-// token stops working at once). Every other changed key takes effect at
-// the next start: the result names them in NeedRestart.
+// token stops working at once). Every other key takes effect at the next
+// start: the result names in NeedRestart those that differ from what runs
+// (the configuration New was given), so that putting a file back as it was
+// at the start warns about nothing.
 func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	out := ReloadResult{}
 	if prev := a.cfg.Load(); prev != nil {
-		out.Applied, out.NeedRestart = classify(changedKeys(prev, cfg))
+		out.Applied, _ = classify(changedKeys(prev, cfg))
+		_, out.NeedRestart = classify(changedKeys(a.started, cfg))
 	}
 	if slices.Contains(out.Applied, authTokenKey) {
+		warnShortToken(a.logger, cfg.Server.AuthToken)
 		if err := a.Surface.SetAuthToken(cfg.Server.AuthToken); err != nil {
 			out.Applied = slices.DeleteFunc(out.Applied, func(k string) bool { return k == authTokenKey })
 			out.NeedRestart = append(out.NeedRestart, authTokenKey)
@@ -355,17 +366,25 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 		return out, err
 	}
 	a.cfg.Store(cfg)
+	_, movedBefore := a.Surface.Repointed()
 	for _, name := range res.Removed {
 		a.Catalog.RemoveBackend(name)
 		a.Surface.ForgetBackend(name)
 	}
-	a.Surface.NamingChanged() // the tools of removed backends, and priorities
-	// Tags and policy may have changed for the backends that kept running.
+	// Tags and policy may have changed for the backends that kept running:
+	// the catalogue takes them all before the names are settled again, so
+	// that names are settled (and collisions logged) once, on what serves
+	// now, not on a half-reloaded catalogue.
 	tools := a.Backends.Tools()
 	for _, name := range a.Backends.Backends() {
 		if ts, ok := tools[name]; ok && !slices.Contains(res.Added, name) && !slices.Contains(res.Changed, name) {
-			a.publish(name, ts)
+			a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, ts))
 		}
+	}
+	a.Surface.NamingChanged() // tools, priorities and the order of the backends
+	moved, movedAfter := a.Surface.Repointed()
+	if n := movedAfter - movedBefore; n > 0 {
+		out.Repointed = moved[max(0, len(moved)-n):]
 	}
 	return out, nil
 }
@@ -401,6 +420,17 @@ func (a *App) priorityOf(name string) int {
 		}
 	}
 	return 0
+}
+
+// orderOf returns a backend's position in configuration order: the
+// configured backends in the order the file writes them, then the extra
+// specs; it follows a reload.
+func (a *App) orderOf(name string) int {
+	specs := *a.specs.Load()
+	if i := slices.IndexFunc(specs, func(s backend.Spec) bool { return s.Name == name }); i >= 0 {
+		return i
+	}
+	return len(specs)
 }
 
 // labels bounds the metric labels of a call: the tool only when the

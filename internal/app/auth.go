@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/isogate/isogate/config"
@@ -30,4 +31,16 @@ func authOptions(s config.ServerConfig, logger *slog.Logger) surface.AuthOptions
 		out.Tokens = authn.NewStatic(nil, "")
 	}
 	return out
+}
+
+// warnShortToken warns, loudly, about a server.auth_token shorter than
+// config.MinAuthTokenLength: it is accepted (a loopback gateway for one
+// user may not need more) but can be guessed.
+func warnShortToken(logger *slog.Logger, token string) {
+	if token == "" || len(token) >= config.MinAuthTokenLength {
+		return
+	}
+	logger.Warn(fmt.Sprintf("server.auth_token is %d characters, shorter than %d: a client can guess it; "+
+		"use a random token of at least %d characters (e.g. openssl rand -hex 16)", len(token), config.MinAuthTokenLength, config.MinAuthTokenLength),
+		slog.Int("length", len(token)))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/surface"
 )
 
 // ReloadResult is what a reload did: the backends it added, removed and
@@ -20,6 +21,12 @@ type ReloadResult struct {
 	Applied []string
 	// NeedRestart are the changed keys a reload does not apply.
 	NeedRestart []string
+	// Repointed are the plain tool and prompt names that reach another
+	// backend since the reload (a tool denied on the backend that had the
+	// name, a priority or the order of the backends changed). A backend
+	// the reload added or restarted may re-point more names when its tools
+	// arrive: the surface logs those as they happen.
+	Repointed []surface.Repoint
 }
 
 // authTokenKey is the one server key a reload applies.

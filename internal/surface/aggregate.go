@@ -185,6 +185,13 @@ func (a *aggregate) publishLocked() {
 	}
 	names, collisions := a.naming.assign(KindPrompt, pairs)
 	a.collisions.set(KindPrompt, collisions)
+	plain := map[string]string{}
+	for np, n := range names {
+		if n == np.name {
+			plain[n] = np.backend
+		}
+	}
+	a.collisions.served(KindPrompt, plain)
 	for np, n := range names {
 		p := prompts[np]
 		key := "p:" + n

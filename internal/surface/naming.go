@@ -57,38 +57,45 @@ type NameCollision struct {
 func (c NameCollision) involves(backend string) bool { return slices.Contains(c.Backends, backend) }
 
 // naming maps backend tool and prompt names to client-visible ones, as
-// server.tool_names and backends.<name>.priority say.
+// server.tool_names, backends.<name>.priority and the configuration order
+// say.
 type naming struct {
 	mode     config.ToolNames
 	priority func(backend string) int // nil: every backend 0
+	order    func(backend string) int // position in configuration order; nil: by name
 }
 
 // rank orders backends: highest priority first, then configuration order
-// (names sorted byte-wise, as the backend manager keeps them).
+// (the order the configuration file writes them in; config.Config.Order),
+// then by name.
 func (n naming) rank(backends []string) []string {
-	prio := map[string]int{}
+	prio, order := map[string]int{}, map[string]int{}
 	for _, b := range backends {
-		if _, ok := prio[b]; !ok && n.priority != nil {
+		if n.priority != nil {
 			prio[b] = n.priority(b)
+		}
+		if n.order != nil {
+			order[b] = n.order(b)
 		}
 	}
 	out := slices.Clone(backends)
 	slices.SortStableFunc(out, func(a, b string) int {
-		return cmp.Or(cmp.Compare(prio[b], prio[a]), strings.Compare(a, b))
+		return cmp.Or(cmp.Compare(prio[b], prio[a]), cmp.Compare(order[a], order[b]), strings.Compare(a, b))
 	})
 	return out
 }
 
 // ToolNames names every catalogue entry for clients in the given mode (with
-// priority giving backends.<name>.priority; nil: 0 for all), and reports the
-// names several backends share. It is deterministic and every name it gives
-// is unique; see naming.assign.
-func ToolNames(entries []*catalog.Entry, mode config.ToolNames, priority func(string) int) (map[*catalog.Entry]string, []NameCollision) {
+// priority giving backends.<name>.priority, nil: 0 for all, and order a
+// backend's position in configuration order, nil: by name), and reports
+// the names several backends share. It is deterministic and every name it
+// gives is unique; see naming.assign.
+func ToolNames(entries []*catalog.Entry, mode config.ToolNames, priority, order func(string) int) (map[*catalog.Entry]string, []NameCollision) {
 	pairs := make([]namePair, len(entries))
 	for i, e := range entries {
 		pairs[i] = namePair{e.Backend, e.Tool}
 	}
-	names, collisions := naming{mode, priority}.assign(KindTool, pairs)
+	names, collisions := naming{mode, priority, order}.assign(KindTool, pairs)
 	out := make(map[*catalog.Entry]string, len(entries))
 	for i, e := range entries {
 		out[e] = names[pairs[i]]
@@ -201,12 +208,17 @@ func validBareName(name string) bool {
 }
 
 // nameCollisions keeps the current collisions of tool and prompt names,
-// for /readyz and isogate://backends, and logs each one once.
+// for /readyz and isogate://backends, and logs each one once (folded: one
+// line for the names the same backends share, settled the same way). It
+// also keeps which backend each plain name reaches, to report a name that
+// moves to another backend (see repoint.go).
 type nameCollisions struct {
 	logger  *slog.Logger
 	mu      sync.Mutex
 	current map[string][]NameCollision // kind → collisions
 	logged  map[string]bool
+	plain   map[string]map[string]string // kind → plain name → backend
+	moves   repoints
 }
 
 // set replaces the collisions of one kind, logging those not seen before.
@@ -217,13 +229,17 @@ func (nc *nameCollisions) set(kind string, cs []NameCollision) {
 		nc.current, nc.logged = map[string][]NameCollision{}, map[string]bool{}
 	}
 	nc.current[kind] = cs
+	var fresh []NameCollision
 	for _, c := range cs {
 		key := strings.Join(append([]string{c.Kind, c.Name, c.Winner}, c.Backends...), "\x00")
 		if nc.logged[key] {
 			continue
 		}
 		nc.logged[key] = true
-		nc.logger.Warn(c.message(), slog.String("kind", c.Kind), slog.String("name", c.Name), slog.Any("backends", c.Backends))
+		fresh = append(fresh, c)
+	}
+	for _, g := range FoldCollisions(fresh) {
+		nc.logger.Warn(g.Message(), slog.String("kind", g.Kind), slog.Any("names", g.Names), slog.Any("backends", g.Backends))
 	}
 }
 

@@ -30,9 +30,13 @@ func (o offers) pairs() []namePair {
 
 // assignNames names o's tools (or prompts) and returns "backend.name" →
 // client-visible name, and each collision as "name:winner:backends".
-func assignNames(t *testing.T, mode config.ToolNames, prio map[string]int, kind string, o offers) (map[string]string, []string) {
+// order is the backends in configuration order (nil: by name).
+func assignNames(t *testing.T, mode config.ToolNames, prio map[string]int, order []string, kind string, o offers) (map[string]string, []string) {
 	t.Helper()
 	n := naming{mode: mode, priority: func(b string) int { return prio[b] }}
+	if order != nil {
+		n.order = func(b string) int { return slices.Index(order, b) }
+	}
 	ps := o.pairs()
 	names, cs := n.assign(kind, ps)
 	out := map[string]string{}
@@ -72,6 +76,7 @@ func TestNamingModes(t *testing.T) {
 		name       string
 		mode       config.ToolNames
 		prio       map[string]int
+		order      []string // configuration order; nil: by name
 		kind       string
 		offers     offers
 		want       map[string]string // a subset: backend.name → name
@@ -86,10 +91,14 @@ func TestNamingModes(t *testing.T) {
 
 		{name: "prefixed, shared: no collision to settle", mode: prefixed, offers: offers{"a": {"search"}, "b": {"search"}},
 			want: map[string]string{"a.search": "a__search", "b.search": "b__search"}},
-		{name: "bare, shared: first in configuration order", mode: bare, offers: offers{"b": {"search"}, "a": {"search"}},
+		{name: "bare, shared: first in configuration order, not by name", mode: bare, order: []string{"filesystem", "docs2"},
+			offers:     offers{"docs2": {"read_file"}, "filesystem": {"read_file"}},
+			want:       map[string]string{"filesystem.read_file": "read_file", "docs2.read_file": "docs2__read_file"},
+			collisions: []string{"read_file:filesystem:filesystem,docs2"}},
+		{name: "bare, shared: without an order, by name", mode: bare, offers: offers{"b": {"search"}, "a": {"search"}},
 			want:       map[string]string{"a.search": "search", "b.search": "b__search"},
 			collisions: []string{"search:a:a,b"}},
-		{name: "bare, shared: configuration order is byte order", mode: bare, offers: offers{"beta": {"s"}, "Beta": {"s"}, "beta-2": {"s"}},
+		{name: "bare, shared: names compare byte-wise", mode: bare, offers: offers{"beta": {"s"}, "Beta": {"s"}, "beta-2": {"s"}},
 			want:       map[string]string{"Beta.s": "s", "beta.s": "beta__s", "beta-2.s": "beta-2__s"},
 			collisions: []string{"s:Beta:Beta,beta,beta-2"}},
 		{name: "bare, shared: higher priority wins", mode: bare, prio: map[string]int{"b": 1}, offers: offers{"a": {"search"}, "b": {"search"}},
@@ -98,9 +107,10 @@ func TestNamingModes(t *testing.T) {
 		{name: "bare, shared: negative priority loses", mode: bare, prio: map[string]int{"a": -1}, offers: offers{"a": {"s"}, "b": {"s"}, "c": {"s"}},
 			want:       map[string]string{"a.s": "a__s", "b.s": "s", "c.s": "c__s"},
 			collisions: []string{"s:b:b,c,a"}},
-		{name: "bare, priority tie: configuration order", mode: bare, prio: map[string]int{"m": 5, "z": 5}, offers: offers{"a": {"s"}, "m": {"s"}, "z": {"s"}},
-			want:       map[string]string{"a.s": "a__s", "m.s": "s", "z.s": "z__s"},
-			collisions: []string{"s:m:m,z,a"}},
+		{name: "bare, priority tie: configuration order", mode: bare, prio: map[string]int{"m": 5, "z": 5}, order: []string{"a", "z", "m"},
+			offers:     offers{"a": {"s"}, "m": {"s"}, "z": {"s"}},
+			want:       map[string]string{"a.s": "a__s", "m.s": "m__s", "z.s": "s"},
+			collisions: []string{"s:z:z,m,a"}},
 		{name: "auto, shared: every one prefixed", mode: auto, offers: offers{"a": {"search", "x"}, "b": {"search", "y"}},
 			want:       map[string]string{"a.search": "a__search", "b.search": "b__search", "a.x": "x", "b.y": "y"},
 			collisions: []string{"search::a,b"}},
@@ -130,7 +140,7 @@ func TestNamingModes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			kind := cmpOr(tt.kind, KindTool)
-			got, collisions := assignNames(t, tt.mode, tt.prio, kind, tt.offers)
+			got, collisions := assignNames(t, tt.mode, tt.prio, tt.order, kind, tt.offers)
 			for k, v := range tt.want {
 				if got[k] != v {
 					t.Errorf("%s → %q, want %q (all: %v)", k, got[k], v, got)
@@ -139,7 +149,7 @@ func TestNamingModes(t *testing.T) {
 			if !slices.Equal(collisions, tt.collisions) {
 				t.Errorf("collisions %q, want %q", collisions, tt.collisions)
 			}
-			again, _ := assignNames(t, tt.mode, tt.prio, kind, tt.offers)
+			again, _ := assignNames(t, tt.mode, tt.prio, tt.order, kind, tt.offers)
 			if !reflect.DeepEqual(got, again) {
 				t.Errorf("not deterministic: %v, then %v", got, again)
 			}
@@ -147,7 +157,7 @@ func TestNamingModes(t *testing.T) {
 	}
 	// The long name is hashed in every mode, under 64 characters.
 	for _, mode := range config.ToolNameModes {
-		got, _ := assignNames(t, mode, nil, KindTool, offers{"a": {long}})
+		got, _ := assignNames(t, mode, nil, nil, KindTool, offers{"a": {long}})
 		if n := got["a."+long]; !strings.HasPrefix(n, "a__xxx") || len(n) > MaxPassthroughName || n[len(n)-9] != '_' {
 			t.Errorf("%s: %d-character name → %q, want a hashed prefixed name", mode, len(long), n)
 		}
@@ -167,11 +177,11 @@ func TestNamingStability(t *testing.T) {
 	before := offers{"a": {"search", "x", "get sum"}, "b": {"y", "z"}}
 	for _, mode := range config.ToolNameModes {
 		t.Run(string(mode), func(t *testing.T) {
-			old, _ := assignNames(t, mode, nil, KindTool, before)
+			old, _ := assignNames(t, mode, nil, nil, KindTool, before)
 
 			unrelated := maps.Clone(before)
 			unrelated["c"] = []string{"w", "v"}
-			now, cs := assignNames(t, mode, nil, KindTool, unrelated)
+			now, cs := assignNames(t, mode, nil, nil, KindTool, unrelated)
 			for k, v := range old {
 				if now[k] != v {
 					t.Errorf("unrelated backend: %s %q → %q", k, v, now[k])
@@ -184,7 +194,7 @@ func TestNamingStability(t *testing.T) {
 			// "0" sorts before "a": first in configuration order.
 			colliding := maps.Clone(before)
 			colliding["0"] = []string{"search"}
-			now, _ = assignNames(t, mode, nil, KindTool, colliding)
+			now, _ = assignNames(t, mode, nil, nil, KindTool, colliding)
 			for k, v := range old {
 				changed := now[k] != v
 				want := k == "a.search" && mode != config.ToolNamesPrefixed
@@ -202,7 +212,7 @@ func TestToolNamesOverCatalog(t *testing.T) {
 	c := catalog.New()
 	c.SetBackend("a", nil, []*mcp.Tool{{Name: "echo"}, {Name: "get sum"}})
 	c.SetBackend("b", nil, []*mcp.Tool{{Name: "echo"}, {Name: "add"}})
-	names, cs := ToolNames(c.Entries(), config.ToolNamesBare, nil)
+	names, cs := ToolNames(c.Entries(), config.ToolNamesBare, nil, nil)
 	got := map[string]string{}
 	for e, n := range names {
 		got[e.Name] = n
@@ -214,7 +224,7 @@ func TestToolNamesOverCatalog(t *testing.T) {
 	if len(cs) != 1 || cs[0].Winner != "a" || !reflect.DeepEqual(cs[0].Listed, map[string]string{"a": "echo", "b": "b__echo"}) {
 		t.Errorf("collisions %+v", cs)
 	}
-	prefixed, cs := ToolNames(c.Entries(), config.ToolNamesPrefixed, nil)
+	prefixed, cs := ToolNames(c.Entries(), config.ToolNamesPrefixed, nil, nil)
 	if !reflect.DeepEqual(prefixed, PassthroughNames(c.Entries())) || cs != nil {
 		t.Errorf("prefixed differs from PassthroughNames: %v, %v", prefixed, cs)
 	}

@@ -150,8 +150,15 @@ func (p *passthrough) sync() {
 		p.listed = map[string]string{}
 	}
 	entries := p.catalog.Entries()
-	names, collisions := ToolNames(entries, p.naming.mode, p.naming.priority)
+	names, collisions := ToolNames(entries, p.naming.mode, p.naming.priority, p.naming.order)
 	p.collisions.set(KindTool, collisions)
+	plain := map[string]string{}
+	for _, e := range entries {
+		if names[e] == e.Tool {
+			plain[e.Tool] = e.Backend
+		}
+	}
+	p.collisions.served(KindTool, plain)
 	want := map[string]bool{}
 	for _, e := range entries {
 		name := names[e]
@@ -315,6 +322,9 @@ func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler 
 			return r, nil
 		}
 		sf.noteBackendRound(req, call, res)
+		if sf.opts.PassthroughDropDuplicateText {
+			res = dropDuplicateText(res)
+		}
 		if sf.opts.PassthroughShaping {
 			sf.shape(ctx, req, res)
 		}

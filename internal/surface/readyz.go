@@ -9,7 +9,9 @@ import (
 
 // readyz answers 200 when every enabled backend is healthy or has a cached
 // tool list, else 503 naming the others. Either way name_collisions lists
-// the tool and prompt names backends share (they do not make it unready).
+// the tool and prompt names backends share (they do not make it unready)
+// and repointed_names the plain names that now reach another backend than
+// before (a reload, a backend coming or going).
 // With server.metrics_auth, a request without the token gets the status
 // code and {"ready": …} only.
 func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
@@ -23,8 +25,10 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 		Backends       int             `json:"backends"`
 		NotReady       []notReady      `json:"not_ready"`
 		NameCollisions []NameCollision `json:"name_collisions"`
+		Repointed      []Repoint       `json:"repointed_names"`
 		Sandbox        *SandboxReport  `json:"sandbox,omitempty"`
 	}{Ready: true, NotReady: []notReady{}, NameCollisions: sf.collisions.list(), Sandbox: sf.sandboxReport()}
+	body.Repointed, _ = sf.Repointed()
 	for _, st := range sf.manager.Status() {
 		body.Backends++
 		if st.State == backend.StateHealthy || (st.ToolsCached && st.ToolCount > 0) {

@@ -36,7 +36,9 @@ func (sf *Surface) ServeStdio(ctx context.Context) error {
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.
-var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback address without server.auth_token: set a token (env-expandable, e.sf. auth_token: ${ISOGATE_TOKEN}) or bind 127.0.0.1")
+var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback address without server.auth_token: " +
+	"set a token in the file (env-expandable, e.g. auth_token: ${ISOGATE_TOKEN}) or in the environment variable ISOGATE_SERVER__AUTH_TOKEN, " +
+	"or bind 127.0.0.1")
 
 // HTTPHandler returns the streamable HTTP handler: MCP at /mcp, guarded by
 // the Origin check and the bearer token (both before the body is read),

@@ -349,8 +349,12 @@ func (sf *Surface) addResources(s *mcp.Server) {
 			type statsView struct {
 				stats.Snapshot
 				Sandbox *SandboxReport `json:"sandbox,omitempty"`
+				// Repointed are the plain names that now reach another
+				// backend (as /readyz reports them).
+				Repointed []Repoint `json:"repointed_names,omitempty"`
 			}
-			view := statsView{sf.observer.CallerStats(sf.ownerOf(req)), sf.sandboxReport()}
+			view := statsView{Snapshot: sf.observer.CallerStats(sf.ownerOf(req)), Sandbox: sf.sandboxReport()}
+			view.Repointed, _ = sf.Repointed()
 			if principalOf(req).Matches(sf.opts.Auth.Admins) {
 				view.Snapshot = sf.observer.Stats().Snapshot()
 			}

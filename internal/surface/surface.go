@@ -82,6 +82,10 @@ type Options struct {
 	// Priority gives a backend's backends.<name>.priority, which settles
 	// names and resource URIs backends share; nil: 0 for every backend.
 	Priority func(backend string) int
+	// Order gives a backend's position in configuration order (the order
+	// the file writes the backends in), which settles, between backends of
+	// equal priority, the names and resource URIs they share; nil: by name.
+	Order func(backend string) int
 	// Stateless serves HTTP without sessions (server.stateless).
 	Stateless bool
 	// AuthToken is the bearer token HTTP clients must send (server.auth_token).
@@ -101,6 +105,10 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// PassthroughShaping shapes passthrough results like code mode's.
 	PassthroughShaping bool
+	// PassthroughDropDuplicateText drops the text contents of a
+	// passthrough result that repeat its structuredContent
+	// (server.passthrough_drop_duplicate_text).
+	PassthroughDropDuplicateText bool
 	// RunTimeout is a run's deadline when the call sets none (sandbox.timeout).
 	RunTimeout time.Duration
 	// Output shapes passthrough results (with PassthroughShaping); its
@@ -177,7 +185,7 @@ func New(p Parts, opts Options) *Surface {
 	if sf.tokens == nil {
 		sf.tokens = authn.NewStatic(nil, opts.AuthToken)
 	}
-	names := naming{mode: opts.ToolNames, priority: opts.Priority}
+	names := naming{mode: opts.ToolNames, priority: opts.Priority, order: opts.Order}
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
