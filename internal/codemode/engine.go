@@ -29,12 +29,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/codemode/fastpath"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/jsonscan"
 	"github.com/isogate/isogate/internal/pipeline"
-	"github.com/isogate/isogate/internal/authn"
-	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/v8sandbox"
 )
