@@ -122,7 +122,7 @@ func TestDefaults(t *testing.T) {
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
-			MaxConcurrent: 8, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
+			MaxConcurrent: 8, MaxConcurrentPerPrincipal: 4, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
 			Output: OutputConfig{
 				IntentFilter: true, IntentMinBytes: 5000, AutoChunk: true, ChunkThreshold: 10240,
 				Truncate: true, Footer: true, ResultTTL: 15 * time.Minute, ResultStoreBytes: 67108864,
@@ -332,11 +332,13 @@ allow_hosts = ["API.Example.com"]
 			want.Backends = map[string]Backend{
 				"fs": {
 					Name: "fs", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server-fs", "8080"},
-					Env: map[string]string{"ROOT": "/tmp"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 8, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions, Tags: []string{"local"},
+					Env: map[string]string{"ROOT": "/tmp"}, Timeout: 5 * time.Second, MaxConcurrentCalls: 8, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+					MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal, Tags: []string{"local"},
 				},
 				"gh": {
 					Name: "gh", Transport: TransportStreamableHTTP, URL: "https://example.com/mcp",
 					Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 30 * time.Second, MaxConcurrentCalls: 2, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+					MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal,
 				},
 			}
 			want.Order = []string{"fs", "gh"}
@@ -411,6 +413,7 @@ sandbox:
 		// A backend can be added from the environment.
 		{"ISOGATE_BACKENDS__NEW__COMMAND=srv", func(c *Config) any { return c.Backends["new"] }, Backend{
 			Name: "new", Transport: TransportStdio, Command: "srv", Timeout: 30 * time.Second, MaxConcurrentCalls: 8, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+			MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal,
 		}},
 		// Variables without "__" are not overrides.
 		{"ISOGATE_CONFIG=/elsewhere", func(c *Config) any { return c.Sandbox.MaxHeapMB }, 100},
@@ -657,15 +660,20 @@ func TestMCPServers(t *testing.T) {
 	d := defaultBackend()
 	want := map[string]Backend{
 		"fs": {Name: "fs", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server-fs"},
-			Env: map[string]string{"ROOT": "/tmp"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
+			Env: map[string]string{"ROOT": "/tmp"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+			MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal},
 		"remote": {Name: "remote", Transport: TransportStreamableHTTP, URL: "https://example.com/mcp",
-			Headers: map[string]string{"Authorization": "Bearer tok"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
+			Headers: map[string]string{"Authorization": "Bearer tok"}, Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+			MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal},
 		"typed": {Name: "typed", Transport: TransportStreamableHTTP, URL: "https://example.com/typed",
-			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
+			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+			MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal},
 		"events": {Name: "events", Transport: TransportSSE, URL: "https://example.com/sse",
-			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
+			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+			MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal},
 		"explicit": {Name: "explicit", Transport: TransportStdio, Command: "srv", Disabled: true,
-			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions},
+			Timeout: d.Timeout, MaxConcurrentCalls: d.MaxConcurrentCalls, Sessions: SessionsAuto, MaxSessions: DefaultBackendMaxSessions,
+			MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal},
 	}
 	if !reflect.DeepEqual(cfg.Backends, want) {
 		t.Errorf("backends:\n got %+v\nwant %+v", cfg.Backends, want)

@@ -274,6 +274,12 @@ type Backend struct {
 	Timeout time.Duration `koanf:"timeout"`
 	// MaxConcurrentCalls bounds calls in flight to this backend. Default 8.
 	MaxConcurrentCalls int `koanf:"max_concurrent_calls"`
+	// MaxConcurrentCallsPerPrincipal bounds the calls in flight to this
+	// backend on behalf of one authenticated principal (server.auth), so
+	// that one principal's load leaves slots to the others; a principal at
+	// its share waits behind the others. 0: no bound beyond
+	// MaxConcurrentCalls. Default 4.
+	MaxConcurrentCallsPerPrincipal int `koanf:"max_concurrent_calls_per_principal"`
 	// Tags are free-form labels for selecting backends.
 	Tags []string `koanf:"tags"`
 	// Priority settles a name two backends share (server.tool_names bare
@@ -390,6 +396,11 @@ type SandboxConfig struct {
 	MaxHeapMB int `koanf:"max_heap_mb"`
 	// MaxConcurrent bounds runs in flight. Default 8.
 	MaxConcurrent int `koanf:"max_concurrent"`
+	// MaxConcurrentPerPrincipal bounds the runs in flight of one
+	// authenticated principal (server.auth), so that one principal's load
+	// leaves slots to the others; as many again may wait, further runs
+	// fail with PRINCIPAL_BUSY. 0: no bound beyond MaxConcurrent. Default 4.
+	MaxConcurrentPerPrincipal int `koanf:"max_concurrent_per_principal"`
 	// MaxOutputSize bounds the output of one run, in bytes. Default 200000.
 	MaxOutputSize int `koanf:"max_output_size"`
 	// MaxToolCalls bounds the backend calls of one run; the next call
@@ -465,6 +476,9 @@ const (
 	DefaultBackendTimeout = 30 * time.Second
 	// DefaultMaxConcurrentCalls is the default of Backend.MaxConcurrentCalls.
 	DefaultMaxConcurrentCalls = 8
+	// DefaultMaxConcurrentCallsPerPrincipal is the default of
+	// Backend.MaxConcurrentCallsPerPrincipal.
+	DefaultMaxConcurrentCallsPerPrincipal = 4
 	// DefaultBackendMaxSessions is the default of Backend.MaxSessions.
 	DefaultBackendMaxSessions = 16
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
@@ -520,8 +534,10 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,
 			MaxOutputSize: 200000,
-			MaxToolCalls:  DefaultMaxToolCalls,
-			BackendWait:   10 * time.Second,
+
+			MaxConcurrentPerPrincipal: 4,
+			MaxToolCalls:              DefaultMaxToolCalls,
+			BackendWait:               10 * time.Second,
 			Output: OutputConfig{
 				IntentFilter:     true,
 				IntentMinBytes:   5000,
@@ -545,7 +561,9 @@ func defaultBackend() Backend {
 		Timeout:            DefaultBackendTimeout,
 		MaxConcurrentCalls: DefaultMaxConcurrentCalls,
 		Sessions:           SessionsAuto,
-		MaxSessions:        DefaultBackendMaxSessions,
+
+		MaxConcurrentCallsPerPrincipal: DefaultMaxConcurrentCallsPerPrincipal,
+		MaxSessions:                    DefaultBackendMaxSessions,
 	}
 }
 

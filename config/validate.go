@@ -232,6 +232,7 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 
 	c.durationBetween(key+".timeout", b.Timeout, 24*time.Hour)
 	c.between(key+".max_concurrent_calls", int64(b.MaxConcurrentCalls), 1, 1024)
+	c.between(key+".max_concurrent_calls_per_principal", int64(b.MaxConcurrentCallsPerPrincipal), 0, 1024)
 	c.between(key+".priority", int64(b.Priority), -MaxPriority, MaxPriority)
 	if b.Sessions != "" { // zero: the default
 		c.oneOf(key+".sessions", string(b.Sessions), string(SessionsAuto), string(SessionsShared), string(SessionsPerClient))
@@ -301,6 +302,7 @@ func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.durationBetween("sandbox.timeout", s.Timeout, time.Hour)
 	c.between("sandbox.max_heap_mb", int64(s.MaxHeapMB), 8, 4096)
 	c.between("sandbox.max_concurrent", int64(s.MaxConcurrent), 1, MaxConcurrentLimit)
+	c.between("sandbox.max_concurrent_per_principal", int64(s.MaxConcurrentPerPrincipal), 0, MaxConcurrentLimit)
 	c.between("sandbox.max_output_size", int64(s.MaxOutputSize), 1, 8<<20)
 	c.between("sandbox.max_tool_calls", int64(s.MaxToolCalls), 1, 1_000_000)
 	c.durationBetween("sandbox.backend_wait", s.BackendWait, 10*time.Minute)

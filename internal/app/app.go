@@ -28,6 +28,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -172,6 +173,9 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		// Sampling, elicitation and roots requests of a backend go to
 		// the client whose passthrough call caused them.
 		ClientRequests: lateClientRequests{a},
+		OnShare: func(name string, o fairshare.Outcome) {
+			a.Observer.ShareHit(metrics.PoolBackend, name, o)
+		},
 	})
 
 	// Code mode's and run_code's pools report the same confinement: once.
@@ -206,6 +210,10 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Store:         results,
 		Observer:      a.Observer,
 		Logger:        a.logger,
+
+		// One principal's runs hold at most their share of the slots.
+		MaxConcurrentPerPrincipal: cfg.Sandbox.MaxConcurrentPerPrincipal,
+		OnShare:                   func(o fairshare.Outcome) { a.Observer.ShareHit(metrics.PoolSandbox, "", o) },
 
 		// A result up to what one session may keep in the store is stored
 		// whole and returned truncated, never refused.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backendauth"
+	"github.com/isogate/isogate/internal/fairshare"
 )
 
 // backend is the state of one configured backend. A single supervisor
@@ -23,9 +24,9 @@ type backend struct {
 	opts        *Options
 	log         *slog.Logger
 	fingerprint string
-	invalid     error       // non-nil if the spec failed validation
-	ring        *ringBuffer // stderr of stdio backends, nil otherwise
-	sem         chan struct{}
+	invalid     error                   // non-nil if the spec failed validation
+	ring        *ringBuffer             // stderr of stdio backends, nil otherwise
+	sem         *fairshare.Slots        // the call slots, shared fairly between principals
 	auth        *backendauth.Authorizer // backends.<name>.auth, nil: none
 
 	refresh    chan struct{} // tools/list_changed received (coalescing)
@@ -34,7 +35,7 @@ type backend struct {
 	retry      chan struct{} // a call asked for an attempt now (on demand)
 	done       chan struct{} // closed when run returns
 
-	calls, errs, queued atomic.Int64
+	calls, errs atomic.Int64
 
 	// notifyMu serialises tool-list updates with their OnToolsChanged
 	// callbacks, so callbacks of one backend never reorder.
@@ -129,7 +130,6 @@ func newBackend(m *Manager, spec Spec) *backend {
 		opts:        &m.opts,
 		log:         m.log.With(slog.String("backend", spec.Name)),
 		fingerprint: fingerprint(&spec),
-		sem:         make(chan struct{}, spec.MaxConcurrentCalls),
 		refresh:     make(chan struct{}, 1),
 		kick:        make(chan struct{}, 1),
 		restartReq:  make(chan struct{}, 1),
@@ -137,6 +137,12 @@ func newBackend(m *Manager, spec Spec) *backend {
 		done:        make(chan struct{}),
 		changed:     make(chan struct{}),
 	}
+	b.sem = fairshare.New(fairshare.Options{Capacity: spec.MaxConcurrentCalls, Share: spec.MaxConcurrentCallsPerPrincipal,
+		OnShare: func(o fairshare.Outcome) {
+			if m.opts.OnShare != nil {
+				m.opts.OnShare(spec.Name, o)
+			}
+		}})
 	if spec.Transport == config.TransportStdio {
 		b.ring = newRingBuffer(m.opts.StderrLines)
 	}
@@ -180,6 +186,7 @@ func drain(ch chan struct{}) {
 
 // status returns a snapshot of the backend.
 func (b *backend) status() Status {
+	inFlight, queued := b.sem.InUse()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := Status{
@@ -194,8 +201,8 @@ func (b *backend) status() Status {
 		Restarts:    b.restarts,
 		Calls:       b.calls.Load(),
 		Errors:      b.errs.Load(),
-		InFlight:    len(b.sem),
-		Queued:      int(b.queued.Load()),
+		InFlight:    inFlight,
+		Queued:      queued,
 
 		ClientSessions: len(b.own),
 	}

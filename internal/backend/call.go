@@ -13,6 +13,9 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/fairshare"
 )
 
 // call routes one tool call. If the connection turns out to be dead before
@@ -44,6 +47,15 @@ func (b *backend) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.Ca
 		}
 		return res, err
 	}
+}
+
+// principalKey is the fair-share key of the caller: its principal's owner
+// key, "" without authentication (everything is then one principal).
+func principalKey(ctx context.Context) string {
+	if p := authn.FromContext(ctx); p != nil {
+		return p.Owner()
+	}
+	return ""
 }
 
 // noArguments reports argument values that would marshal to JSON null.
@@ -79,18 +91,18 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 	stop := context.AfterFunc(c.ctx, cancel) // connection torn down: abort
 	defer stop()
 
-	b.queued.Add(1)
-	select {
-	case b.sem <- struct{}{}:
-		b.queued.Add(-1)
-	case <-tctx.Done():
-		b.queued.Add(-1)
+	release, err := b.sem.Acquire(tctx, principalKey(ctx))
+	if err != nil {
+		var share *fairshare.ShareError
+		if errors.As(err, &share) && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("backend %q: tool %q: waited %v for a call slot: %w", name, tool, timeout, share), false
+		}
 		return nil, b.callError(ctx, tctx, c, tool, fmt.Errorf("waiting for a free call slot: %w", tctx.Err())), false
 	}
 	// A connection that died since it was handed out cannot deliver the
 	// request: the call goes to the next one.
 	if !c.alive() || c.proc.gone() {
-		<-b.sem
+		release()
 		if c.markBroken(errors.New("the backend process is gone")) {
 			poke(b.kick)
 		}
@@ -102,7 +114,7 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 	// The slot is released when the SDK call really returns, not when we
 	// give up on it, so a wedged backend cannot accumulate unbounded calls.
 	res, err := inBackground(tctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
-		defer func() { <-b.sem }()
+		defer release()
 		return c.sess.CallTool(ctx, p)
 	})
 	if err == nil {

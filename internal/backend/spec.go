@@ -12,6 +12,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backendauth"
+	"github.com/isogate/isogate/internal/fairshare"
 )
 
 // TransportCustom is the transport of a backend the program connects
@@ -195,6 +196,10 @@ type Options struct {
 	// input requests in its results instead, which passthrough hands to the
 	// client as they are).
 	ClientRequests ClientRequests
+	// OnShare, if set, is told each time a principal's call to a backend
+	// finds the principal at its share of the backend's call slots
+	// (max_concurrent_calls_per_principal). It must not block.
+	OnShare func(backend string, outcome fairshare.Outcome)
 }
 
 // withDefaults returns a copy of o with zero fields replaced by defaults.

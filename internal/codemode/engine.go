@@ -32,6 +32,7 @@ import (
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/codemode/fastpath"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/jsonscan"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
@@ -97,6 +98,14 @@ type Options struct {
 	Timeout       time.Duration // default and maximum run timeout (sandbox.timeout); 30s
 	HeapMB        int           // heap cap of a run; 50
 	MaxConcurrent int           // concurrent V8 runs; 8
+	// MaxConcurrentPerPrincipal is the share of the V8 slots one
+	// authenticated principal (authn.FromContext) may hold: as many again
+	// may wait, further runs fail with PRINCIPAL_BUSY; a freed slot goes to
+	// the waiting principal that holds the fewest. 0: MaxConcurrent.
+	MaxConcurrentPerPrincipal int
+	// OnShare is told each time a principal's run finds it at its share
+	// (metrics); nil: nobody.
+	OnShare func(fairshare.Outcome)
 	// Output shapes results; Output.MaxOutputSize is a run's default and
 	// maximum max_output_size (output.DefaultMaxOutputSize when 0).
 	Output       output.Options
@@ -137,7 +146,7 @@ type RunSummary struct {
 // Engine executes call_tool_chain requests. It is safe for concurrent use.
 type Engine struct {
 	opts   Options
-	slots  chan struct{}
+	slots  *fairshare.Slots
 	logger *slog.Logger
 	views  viewCache
 }
@@ -169,7 +178,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Engine{opts: opts, slots: make(chan struct{}, opts.MaxConcurrent), logger: opts.Logger}, nil
+	slots := fairshare.New(fairshare.Options{Capacity: opts.MaxConcurrent, Share: opts.MaxConcurrentPerPrincipal,
+		MaxWaiting: opts.MaxConcurrentPerPrincipal, OnShare: opts.OnShare})
+	return &Engine{opts: opts, slots: slots, logger: opts.Logger}, nil
 }
 
 // Request is one call_tool_chain invocation.
@@ -417,24 +428,48 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 	return &Response{Tier: tier, Value: value}
 }
 
+// principalKey is the fair-share key of the caller: its principal's owner
+// key, "" without authentication (everything is then one principal).
+func principalKey(ctx context.Context) string {
+	if p := authn.FromContext(ctx); p != nil {
+		return p.Owner()
+	}
+	return ""
+}
+
+// slotFailure is the response of a run that got no V8 slot.
+func (e *Engine) slotFailure(ctx context.Context, err error, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
+	var share *fairshare.ShareError
+	switch {
+	case ctx.Err() != nil:
+		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", req.Code, v, calls, nil)
+	case errors.As(err, &share) && share.Cause == nil:
+		return e.failure(TierV8, fairshare.CodePrincipalBusy, fmt.Sprintf(
+			"PRINCIPAL_BUSY: your programs hold your share of the sandbox (%d of %d runs) and %d more are waiting; try again when one finishes",
+			share.Held, share.Capacity, share.Waiting), req.Code, v, calls, nil)
+	case errors.As(err, &share):
+		return e.failure(TierV8, fairshare.CodePrincipalBusy, fmt.Sprintf(
+			"PRINCIPAL_BUSY: your programs hold your share of the sandbox (%d of %d runs) and none finished within the run's timeout (%v); try again",
+			share.Held, share.Capacity, timeout), req.Code, v, calls, nil)
+	}
+	return e.failure(TierV8, v8sandbox.CodeTimeout, fmt.Sprintf(
+		"sandbox concurrency limit reached: %d programs are running and none finished within the run's timeout (%v); try again",
+		e.opts.MaxConcurrent, timeout), req.Code, v, calls, nil)
+}
+
 // runV8 serves tier 3.
 func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	prog, err := compile(req.Code)
 	if err != nil {
 		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), req.Code, v, calls, nil)
 	}
-	wait := time.NewTimer(timeout)
-	defer wait.Stop()
-	select {
-	case e.slots <- struct{}{}:
-		defer func() { <-e.slots }()
-	case <-ctx.Done():
-		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", req.Code, v, calls, nil)
-	case <-wait.C:
-		return e.failure(TierV8, v8sandbox.CodeTimeout, fmt.Sprintf(
-			"sandbox concurrency limit reached: %d programs are running and none finished within the run's timeout (%v); try again",
-			e.opts.MaxConcurrent, timeout), req.Code, v, calls, nil)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	release, err := e.slots.Acquire(wctx, principalKey(ctx))
+	cancel()
+	if err != nil {
+		return e.slotFailure(ctx, err, req, v, calls, timeout)
 	}
+	defer release()
 	deadline := time.Now().Add(timeout)
 	console := &consoleBuffer{max: e.opts.ConsoleLines, maxLine: 4000}
 	res, report, err := e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)

@@ -69,6 +69,7 @@ type Metrics struct {
 	returned  prometheus.Counter
 	received  prometheus.Counter
 	authRejct *prometheus.CounterVec
+	shareHits *prometheus.CounterVec
 }
 
 // New registers the metrics (and the Go runtime and process collectors) on
@@ -98,7 +99,12 @@ func New(src Sources) *Metrics {
 	m.authRejct = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "isogate_auth_rejections_total", Help: "HTTP requests refused by authentication (401/403), by reason.",
 	}, []string{"reason"})
-	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output, m.authRejct,
+	m.shareHits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "isogate_principal_share_hits_total",
+		Help: "Acquisitions of a sandbox or backend call slot that found their principal at its share, by pool " +
+			"(sandbox, run_code, or backend), backend (\"\" for the sandbox pools) and outcome (waited or refused).",
+	}, []string{"pool", "backend", "outcome"})
+	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output, m.authRejct, m.shareHits,
 		&stateCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -142,6 +148,25 @@ func (m *Metrics) AuthRejection(reason string) {
 		return
 	}
 	m.authRejct.WithLabelValues(reason).Inc()
+}
+
+// Pools of slots shared between principals, the pool label of
+// [Metrics.ShareHit].
+const (
+	PoolSandbox = "sandbox"  // code mode's V8 runs (sandbox.max_concurrent)
+	PoolRunCode = "run_code" // run_code's programs
+	PoolBackend = "backend"  // a backend's call slots (max_concurrent_calls)
+)
+
+// ShareHit records one acquisition of a slot of pool that found its
+// principal at its share; backend names the backend of [PoolBackend] ("" for
+// the others) and outcome is "waited" or "refused". No principal becomes a
+// label.
+func (m *Metrics) ShareHit(pool, backend, outcome string) {
+	if m == nil {
+		return
+	}
+	m.shareHits.WithLabelValues(pool, backend, outcome).Inc()
 }
 
 // stateCollector reads backends and workers when scraped.

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/stats"
@@ -146,4 +147,15 @@ func (o *Observer) StartRun(ctx context.Context) (context.Context, func(codemode
 		span.SetAttributes(attribute.String("isogate.tier", r.Tier), attribute.String("isogate.outcome", outcome))
 		span.End(nil)
 	}
+}
+
+// ShareHit records that an acquisition of a slot of pool (a
+// metrics.Pool* value; backend names the backend of metrics.PoolBackend)
+// found its principal at its share of the slots, and what then happened.
+// A nil observer records nothing.
+func (o *Observer) ShareHit(pool, backend string, outcome fairshare.Outcome) {
+	if o == nil {
+		return
+	}
+	o.opts.Metrics.ShareHit(pool, backend, string(outcome))
 }

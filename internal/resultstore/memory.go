@@ -14,31 +14,32 @@ import (
 // Memory is the in-process [Store]. Entries expire Limits.TTL after they
 // were stored (reads do not extend this).
 //
-// Each owner has a share (Limits.OwnerBytes): storing more than its share
-// evicts that owner's own oldest entries. A Put never evicts another owner's
-// live entries: when the whole store is full of them it fails with
-// [ErrFull], so one caller cannot push another's results out before their
-// TTL.
+// Each account (the principal of the owner, see [AccountOf]) has a share
+// (Limits.OwnerBytes) that all its owners (its sessions) use together:
+// storing more than its share evicts that account's own oldest entries. A
+// Put never evicts another account's live entries: when the whole store is
+// full of them it fails with [ErrFull], so one caller, however many
+// sessions it opens, cannot push another's results out before their TTL.
 type Memory struct {
 	limits Limits
 	now    func() time.Time
 	newID  func() string
 
-	mu      sync.Mutex
-	byID    map[string]*list.Element // of *entry
-	order   *list.List               // oldest first
-	bytes   int
-	byOwner map[string]*ownerUsage
+	mu        sync.Mutex
+	byID      map[string]*list.Element // of *entry
+	order     *list.List               // oldest first
+	bytes     int
+	byAccount map[string]*accountUsage
 }
 
 type entry struct {
-	id, owner string
-	data      []byte
-	at        time.Time
-	ownerEl   *list.Element // in ownerUsage.order
+	id, owner, account string
+	data               []byte
+	at                 time.Time
+	accountEl          *list.Element // in accountUsage.order
 }
 
-type ownerUsage struct {
+type accountUsage struct {
 	bytes int
 	order *list.List // of *list.Element in Memory.order, oldest first
 }
@@ -69,12 +70,12 @@ func WithIDs(newID func() string) MemoryOption {
 // NewMemory returns an empty in-memory store; zero limits take defaults.
 func NewMemory(limits Limits, opts ...MemoryOption) *Memory {
 	m := &Memory{
-		limits:  limits.WithDefaults(),
-		now:     time.Now,
-		newID:   randomID,
-		byID:    map[string]*list.Element{},
-		order:   list.New(),
-		byOwner: map[string]*ownerUsage{},
+		limits:    limits.WithDefaults(),
+		now:       time.Now,
+		newID:     randomID,
+		byID:      map[string]*list.Element{},
+		order:     list.New(),
+		byAccount: map[string]*accountUsage{},
 	}
 	for _, o := range opts {
 		o(m)
@@ -100,11 +101,12 @@ func (m *Memory) Put(_ context.Context, owner string, data []byte) (string, erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expireLocked()
-	u := m.byOwner[owner]
+	account := AccountOf(owner)
+	u := m.byAccount[account]
 	if u == nil {
-		u = &ownerUsage{order: list.New()}
+		u = &accountUsage{order: list.New()}
 	}
-	// Make room from this owner's own entries only: first for its share,
+	// Make room from this account's own entries only: first for its share,
 	// then for the total when others fill the rest.
 	for u.order.Len() > 0 && (u.bytes+len(data) > m.limits.OwnerBytes || m.bytes+len(data) > m.limits.MaxBytes) {
 		m.removeLocked(u.order.Front().Value.(*list.Element))
@@ -113,14 +115,14 @@ func (m *Memory) Put(_ context.Context, owner string, data []byte) (string, erro
 		return "", fmt.Errorf("%w: %d of %d bytes held by other callers' results until they expire",
 			ErrFull, m.bytes, m.limits.MaxBytes)
 	}
-	m.byOwner[owner] = u // removeLocked drops owners left with nothing
+	m.byAccount[account] = u // removeLocked drops accounts left with nothing
 	id := m.newID()
 	for m.byID[id] != nil {
 		id = m.newID()
 	}
-	e := &entry{id: id, owner: owner, data: append([]byte(nil), data...), at: m.now()}
+	e := &entry{id: id, owner: owner, account: account, data: append([]byte(nil), data...), at: m.now()}
 	el := m.order.PushBack(e)
-	e.ownerEl = u.order.PushBack(el)
+	e.accountEl = u.order.PushBack(el)
 	m.byID[id] = el
 	m.bytes += len(data)
 	u.bytes += len(data)
@@ -156,15 +158,15 @@ func (m *Memory) Len() int {
 }
 
 // Bytes reports the total size of the unexpired entries, and of those of
-// owner.
-func (m *Memory) Bytes(owner string) (total, ofOwner int) {
+// owner's account (all its owners').
+func (m *Memory) Bytes(owner string) (total, ofAccount int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expireLocked()
-	if u := m.byOwner[owner]; u != nil {
-		ofOwner = u.bytes
+	if u := m.byAccount[AccountOf(owner)]; u != nil {
+		ofAccount = u.bytes
 	}
-	return m.bytes, ofOwner
+	return m.bytes, ofAccount
 }
 
 // expireLocked drops entries at least TTL old. Entries are kept in insertion
@@ -184,10 +186,10 @@ func (m *Memory) removeLocked(el *list.Element) {
 	e := m.order.Remove(el).(*entry)
 	delete(m.byID, e.id)
 	m.bytes -= len(e.data)
-	u := m.byOwner[e.owner]
-	u.order.Remove(e.ownerEl)
+	u := m.byAccount[e.account]
+	u.order.Remove(e.accountEl)
 	u.bytes -= len(e.data)
 	if u.order.Len() == 0 {
-		delete(m.byOwner, e.owner)
+		delete(m.byAccount, e.account)
 	}
 }

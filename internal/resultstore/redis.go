@@ -19,8 +19,9 @@ const RedisKeyPrefix = "{isogate}:"
 // any other. Entries expire Limits.TTL after they were stored (Redis
 // expires them itself), and the byte budgets hold across replicas: a Lua
 // script does the accounting and eviction atomically, with the same rules
-// as [Memory] (an owner's own oldest entries make room; another owner's
-// live entries are never evicted).
+// as [Memory] (budgets per account, see [AccountOf]; an account's own
+// oldest entries make room; another account's live entries are never
+// evicted).
 //
 // A Redis that cannot be reached makes Put and Get fail with an error
 // naming the store; the client reconnects on its own once Redis is back.
@@ -97,7 +98,7 @@ func (r *Redis) PutID(ctx context.Context, owner, id string, data []byte) error 
 	}
 	data = Seal(r.key, r.sealName(owner, id), data)
 	res, err := putScript.Run(ctx, r.client, []string{r.prefix}, owner, id, data,
-		r.limits.TTL.Milliseconds(), r.limits.OwnerBytes, r.limits.MaxBytes).Slice()
+		r.limits.TTL.Milliseconds(), r.limits.OwnerBytes, r.limits.MaxBytes, AccountOf(owner)).Slice()
 	if err != nil {
 		return r.wrap(err)
 	}
@@ -142,15 +143,17 @@ func (r *Redis) wrap(err error) error {
 
 // putScript stores one entry and keeps the byte accounting. Keys, under
 // the prefix KEYS[1]: r:<id> (hash: o owner, d data; expires by itself),
-// all (zset id → expiry ms), sz (hash id → bytes), own (hash id → owner),
-// tot (total bytes), o:<owner> (zset id → expiry ms) and ob:<owner>
-// (owner's bytes). Expired entries are first removed from the accounting;
-// then the owner's oldest entries make room.
-// ARGV: owner, id, data, ttl ms, owner bytes, max bytes.
+// all (zset id → expiry ms), sz (hash id → bytes), own (hash id →
+// account), tot (total bytes), o:<account> (zset id → expiry ms) and
+// ob:<account> (account's bytes). Expired entries are first removed from
+// the accounting; then the account's oldest entries make room. The entry
+// itself keeps the whole owner key, which Get compares.
+// ARGV: owner, id, data, ttl ms, account bytes, max bytes, account.
 var putScript = redis.NewScript(strings.TrimSpace(`
 local p = KEYS[1]
 local owner, id, data = ARGV[1], ARGV[2], ARGV[3]
 local ttl, ownerMax, totalMax = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local account = ARGV[7]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
@@ -174,8 +177,8 @@ for _, rid in ipairs(redis.call('ZRANGEBYSCORE', p .. 'all', '-inf', now)) do re
 
 local size = string.len(data)
 local function num(k) return tonumber(redis.call('GET', k) or '0') end
-while num(p .. 'ob:' .. owner) + size > ownerMax or num(p .. 'tot') + size > totalMax do
-  local oldest = redis.call('ZRANGE', p .. 'o:' .. owner, 0, 0)
+while num(p .. 'ob:' .. account) + size > ownerMax or num(p .. 'tot') + size > totalMax do
+  local oldest = redis.call('ZRANGE', p .. 'o:' .. account, 0, 0)
   if #oldest == 0 then break end
   remove(oldest[1])
 end
@@ -186,9 +189,9 @@ redis.call('HSET', p .. 'r:' .. id, 'o', owner, 'd', data)
 redis.call('PEXPIRE', p .. 'r:' .. id, ttl)
 redis.call('ZADD', p .. 'all', now + ttl, id)
 redis.call('HSET', p .. 'sz', id, size)
-redis.call('HSET', p .. 'own', id, owner)
+redis.call('HSET', p .. 'own', id, account)
 redis.call('INCRBY', p .. 'tot', size)
-redis.call('ZADD', p .. 'o:' .. owner, now + ttl, id)
-redis.call('INCRBY', p .. 'ob:' .. owner, size)
+redis.call('ZADD', p .. 'o:' .. account, now + ttl, id)
+redis.call('INCRBY', p .. 'ob:' .. account, size)
 return {'ok'}
 `))

@@ -170,3 +170,9 @@ func BenchmarkRedisPutGet100KB(b *testing.B) {
 		}
 	}
 }
+
+// TestRedisShareIsPerPrincipal: one principal's sessions share its budget
+// on Redis too (see principalSessions).
+func TestRedisShareIsPerPrincipal(t *testing.T) {
+	resultstore.PrincipalSessions(t, newRedis(t, resultstore.Limits{TTL: time.Minute, MaxBytes: 300, OwnerBytes: 100}))
+}

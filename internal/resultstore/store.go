@@ -17,13 +17,16 @@ import (
 )
 
 // Store keeps data for an owner (a session or a caller's identity) and
-// returns it only to the same owner. Implementations are safe for
-// concurrent use.
+// returns it only to the same owner. Budgets are counted per account, the
+// part of the owner key [OwnerKey] built (a principal, whose sessions are
+// owners of their own): all the sessions of one principal share one
+// principal's budget, so that many sessions cannot fill the store.
+// Implementations are safe for concurrent use.
 type Store interface {
 	// Put stores data for owner and returns its new, unguessable id. It
-	// fails with ErrTooLarge when data alone exceeds what one owner may
+	// fails with ErrTooLarge when data alone exceeds what one account may
 	// hold, and with ErrFull when the store cannot make room without
-	// evicting another owner's live data.
+	// evicting another account's live data.
 	Put(ctx context.Context, owner string, data []byte) (id string, err error)
 	// Get returns the data stored under id for owner. It fails with
 	// ErrNotFound when there is none: never stored, expired, evicted, or
@@ -49,8 +52,9 @@ type Limits struct {
 	TTL time.Duration
 	// MaxBytes bounds the data of all owners together.
 	MaxBytes int
-	// OwnerBytes bounds the data of one owner; a single entry larger than
-	// this is never stored.
+	// OwnerBytes bounds the data of one account (see [AccountOf]): of a
+	// principal's sessions together; a single entry larger than this is
+	// never stored.
 	OwnerBytes int
 }
 
@@ -93,6 +97,27 @@ var (
 	// ErrBadPath means a path or URI does not address a part of a result.
 	ErrBadPath = errors.New("bad result path")
 )
+
+// OwnerKey returns the owner key of what scope (a session; "" for none)
+// of account (a principal, or a session without one) stores. Get needs the
+// whole key; the byte budgets are counted per account ([AccountOf]). The
+// account is escaped ("%" and "/" as %25 and %2F), so that the key names
+// its account unambiguously whatever the two contain.
+func OwnerKey(account, scope string) string {
+	account = strings.NewReplacer("%", "%25", "/", "%2F").Replace(account)
+	if scope == "" {
+		return account
+	}
+	return account + "/" + scope
+}
+
+// AccountOf returns the account an owner key is charged to: the key up to
+// its first "/" (all of it when it has none). Keys built by [OwnerKey] for
+// one account, whatever their scope, share it.
+func AccountOf(owner string) string {
+	account, _, _ := strings.Cut(owner, "/")
+	return account
+}
 
 // URIPrefix is the MCP resource URI prefix under which stored results are
 // offered: URIPrefix + id, optionally followed by "/" + a path.

@@ -19,6 +19,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/sdklog"
 	"github.com/isogate/isogate/internal/stats"
 )
@@ -241,23 +242,24 @@ func (sf *Surface) KeepRun(owner string, rec *pipeline.RunRecord) {
 // ownerOf is who owns what req stores (results, run records, approvals):
 // in stateless mode the caller's identity, the principal of its bearer
 // token, so that any replica serves the caller's results; otherwise its
-// session.
+// session. The key (resultstore.OwnerKey) charges the result store's
+// budget to the principal: its sessions share one principal's share.
 func (sf *Surface) ownerOf(req mcp.Request) string {
 	if p := principalOf(req); p != nil {
 		if sf.opts.Stateless {
-			return p.Owner()
+			return resultstore.OwnerKey(p.Owner(), "")
 		}
 		// A session's results stay the session's, and are the principal's.
 		ss, _ := req.GetSession().(*mcp.ServerSession)
-		return p.Owner() + "/" + sf.owner(ss)
+		return resultstore.OwnerKey(p.Owner(), sf.owner(ss))
 	}
 	if sf.opts.Stateless {
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-			return principal(extra.Header.Get("Authorization"))
+			return resultstore.OwnerKey(principal(extra.Header.Get("Authorization")), "")
 		}
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	return sf.owner(ss)
+	return resultstore.OwnerKey(sf.owner(ss), "")
 }
 
 // principal names the identity behind an Authorization header (already
