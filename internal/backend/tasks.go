@@ -267,10 +267,13 @@ func (b *backend) cancelTask(c *conn, taskID string, log *slog.Logger) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), taskCancelTimeout)
 		defer cancel()
-		if _, err := c.tasks.request(ctx, "tasks/cancel", map[string]string{"taskId": taskID}); err != nil {
+		raw, err := c.tasks.request(ctx, "tasks/cancel", map[string]string{"taskId": taskID})
+		if err != nil {
 			log.Debug("cancelling the backend task failed", slog.Any("error", err))
 			return
 		}
-		log.Debug("backend task cancelled: its caller gave up")
+		var task backendTask
+		_ = json.Unmarshal(raw, &task)
+		log.Debug("backend task cancelled: its caller gave up", slog.String("status", task.Status))
 	}()
 }
