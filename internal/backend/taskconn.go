@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,10 +229,12 @@ func (t *taskConn) request(ctx context.Context, method string, params any) (json
 		}
 		return resp.Result, nil
 	case <-t.dead:
+		// Sent, maybe delivered: not an error that makes the call safe to
+		// retry (see notDelivered), but a lost connection.
 		t.mu.Lock()
 		err := t.deadErr
 		t.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w: %w", method, mcp.ErrConnectionClosed, err)
+		return nil, fmt.Errorf("%s: %w (%v)", method, io.ErrUnexpectedEOF, err)
 	case <-ctx.Done():
 		t.notifyCancelled(id)
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())

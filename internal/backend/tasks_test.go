@@ -31,6 +31,7 @@ type taskBackend struct {
 	result  json.RawMessage // what tasks/result answers once the task is over; nil: an error
 	over    chan struct{}   // closed when the task reaches a terminal status
 
+	drop       bool                // close the connection on the next task-augmented tools/call
 	calls      chan map[string]any // params of each tools/call
 	cancels    chan string         // task ids of tasks/cancel
 	resultAsks chan string         // the task's status when tasks/result arrived
@@ -96,6 +97,14 @@ func (f *taskBackend) serve(conn mcp.Connection) {
 			if params["task"] == nil {
 				f.reply(req, textResult("plain "+params["name"].(string)), nil)
 				continue
+			}
+			f.mu.Lock()
+			drop := f.drop
+			f.drop = false
+			f.mu.Unlock()
+			if drop {
+				_ = conn.Close()
+				return
 			}
 			f.reply(req, map[string]any{"task": f.task()}, nil)
 		case "tasks/get":
@@ -329,5 +338,21 @@ func TestTaskInputRequiredReadsResult(t *testing.T) {
 	f.set(taskCompleted, "done", textResult("answered"))
 	if out := within(t, done, "the call's result"); out.err != nil || resultText(t, out.res) != "answered" {
 		t.Fatalf("result %+v, error %v", out.res, out.err)
+	}
+}
+
+// TestTaskCreationNotRetriedWhenConnectionDrops: a connection that ends
+// after the task-augmented tools/call was sent may have created the task:
+// the call fails as a lost connection and is not made again on the next
+// connection (a retry would succeed here: the backend drops only the
+// first).
+func TestTaskCreationNotRetriedWhenConnectionDrops(t *testing.T) {
+	f := newTaskBackend(t)
+	f.drop = true
+	m, _ := startTaskBackend(t, f, 30*time.Second)
+	f.set(taskCompleted, "done", textResult("the answer"))
+	res, err := m.CallTool(context.Background(), "tasks", "slow", nil)
+	if !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("call: %v, %v", res, err)
 	}
 }
