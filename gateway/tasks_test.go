@@ -80,9 +80,23 @@ func TestTaskRequiredToolThroughTheGateway(t *testing.T) {
 		t.Errorf("no status message reached the client as progress")
 	}
 
-	out := chainOK(t, cs, `const r = await everything.simulate_research_query({topic: "programs"}); return r`)
-	if !strings.Contains(out, "Research Report: programs") {
-		t.Fatalf("program: %.300s", out)
+	// In a program: the task's status messages are the run's progress.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain", Meta: mcp.Meta{"progressToken": "run"},
+		Arguments: map[string]any{"code": `const r = await everything.simulate_research_query({topic: "programs"}); return r`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || !strings.Contains(text, "Research Report: programs") {
+		t.Fatalf("program (isError %v): %.300s", res.IsError, text)
+	}
+	stages = 0
+	for len(progress) > 0 {
+		if p := <-progress; p.ProgressToken == "run" && strings.HasPrefix(p.Message, "everything: ") && strings.HasSuffix(p.Message, "...") {
+			stages++
+		}
+	}
+	if stages == 0 {
+		t.Errorf("no status message reached the client as the run's progress")
 	}
 
 	cctx, cancel := context.WithCancel(ctx)
@@ -93,9 +107,12 @@ func TestTaskRequiredToolThroughTheGateway(t *testing.T) {
 			Arguments: map[string]any{"topic": "cancelled"}, Meta: mcp.Meta{"progressToken": "p2"}})
 		errc <- err
 	}()
-	for p := range progress {
-		if p.ProgressToken == "p2" { // the task exists on the backend
-			break
+	for created := false; !created; {
+		select {
+		case p := <-progress:
+			created = p.ProgressToken == "p2" // the task exists on the backend
+		case <-time.After(20 * time.Second):
+			t.Fatal("no progress for the call to cancel")
 		}
 	}
 	cancel()
