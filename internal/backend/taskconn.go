@@ -40,7 +40,7 @@ type taskConn struct {
 	mu       sync.Mutex
 	pending  map[string]chan *jsonrpc.Response // our requests in flight, by id
 	watchers map[string]chan struct{}          // task id → poked on notifications/tasks/status
-	initIDs  map[jsonrpc.ID]bool               // initialize requests in flight (the SDK's)
+	initIDs  map[jsonrpc.ID]bool               // initialize (or server/discover) requests in flight (the SDK's)
 	caps     *taskCapabilities                 // from the initialize result; nil: none declared
 	dead     chan struct{}                     // closed when Read fails: the connection is over
 	deadErr  error
@@ -65,7 +65,7 @@ func newTaskConn(inner mcp.Connection) *taskConn {
 
 // Write implements mcp.Connection.
 func (t *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
+	if req, ok := msg.(*jsonrpc.Request); ok && (req.Method == "initialize" || req.Method == "server/discover") && req.ID.IsValid() {
 		t.mu.Lock()
 		t.initIDs[req.ID] = true
 		t.mu.Unlock()
