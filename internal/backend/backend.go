@@ -50,6 +50,7 @@ type backend struct {
 	toolsKnown     bool
 	toolsCached    bool
 	toolsUpdatedAt time.Time
+	taskSupport    map[string]string // tool → its execution.taskSupport, when it has one (tasks.go)
 	restarts       int
 	restartLog     []time.Time // restart times within the window
 	givenUp        bool        // restart budget exhausted (or invalid): only cool-down, on-demand or manual retries
@@ -82,6 +83,10 @@ type conn struct {
 	brokenErr atomic.Pointer[string]
 
 	notices notices // progress and log notifications read and handled
+
+	// tasks carries the gateway's own task requests (taskconn.go); nil on
+	// streamable HTTP connections, which cannot be wrapped.
+	tasks *taskConn
 
 	// owner is the key of the client whose own session this is (own.go);
 	// "" for the shared, supervised session.

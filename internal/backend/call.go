@@ -115,7 +115,7 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 	// give up on it, so a wedged backend cannot accumulate unbounded calls.
 	res, err := inBackground(tctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
 		defer release()
-		return c.sess.CallTool(ctx, p)
+		return b.send(ctx, c, p)
 	})
 	if err == nil {
 		// Progress and log messages sent before the result reach the

@@ -150,7 +150,7 @@ func (b *backend) openSession(cctx context.Context, c *conn, p sessionProfile) e
 	if p.version != "" {
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: p.version}
 	}
-	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: c.ctx, b: b, notices: &c.notices}, sessOpts)
+	sess, err := client.Connect(cctx, &lifetimeTransport{inner: t, ctx: c.ctx, b: b, c: c}, sessOpts)
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
@@ -163,13 +163,14 @@ func (b *backend) openSession(cctx context.Context, c *conn, p sessionProfile) e
 }
 
 // lifetimeTransport passes a connection-lifetime context to the wrapped
-// transport's Connect instead of the (shorter) connect-attempt context, and
-// checks the tool lists that arrive on the connection (see toolListConn).
+// transport's Connect instead of the (shorter) connect-attempt context,
+// checks the tool lists that arrive on the connection (see toolListConn)
+// and lets the gateway speak tasks on it (see taskConn).
 type lifetimeTransport struct {
-	inner   mcp.Transport
-	ctx     context.Context
-	b       *backend
-	notices *notices
+	inner mcp.Transport
+	ctx   context.Context
+	b     *backend
+	c     *conn
 }
 
 // Connect implements mcp.Transport.
@@ -181,7 +182,8 @@ func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 		// decoding only (see listTools).
 		return conn, err
 	}
-	return &toolListConn{Connection: conn, b: t.b, notices: t.notices, pending: map[jsonrpc.ID]bool{}}, nil
+	t.c.tasks = newTaskConn(conn)
+	return &toolListConn{Connection: t.c.tasks, b: t.b, notices: &t.c.notices, pending: map[jsonrpc.ID]bool{}}, nil
 }
 
 // annotate appends to err the stderr line of a stdio backend that best

@@ -51,6 +51,7 @@ func (b *backend) checkToolList(raw json.RawMessage) json.RawMessage {
 	}
 	kept := make([]*mcp.Tool, 0, len(items))
 	seen := make(map[string]bool, len(items))
+	support := make(map[string]string, len(items)) // see noteTaskSupport
 	for i, item := range items {
 		t, err := checkTool(item)
 		if err == nil && seen[t.Name] {
@@ -62,8 +63,10 @@ func (b *backend) checkToolList(raw json.RawMessage) json.RawMessage {
 			continue
 		}
 		seen[t.Name] = true
+		support[t.Name] = taskSupportOf(item)
 		kept = append(kept, t)
 	}
+	b.noteTaskSupport(support)
 	tools, err := json.Marshal(kept)
 	if err != nil {
 		return raw
