@@ -127,6 +127,13 @@ func newAskBackend(name string, meet *meeting) *askBackend {
 				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "greet " + in.Who}}}},
 		}}, nil, nil
 	})
+	// "tell" logs who (at info, logger "tell") during the call.
+	mcp.AddTool(a.server, &mcp.Tool{Name: "tell"}, func(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "tell", Data: "told " + in.Who}); err != nil {
+			return nil, nil, err
+		}
+		return text("told"), nil, nil
+	})
 	mcp.AddTool(a.server, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, any, error) {
 		a.arrived <- in.Who
 		select {
