@@ -139,14 +139,21 @@ var servingURL = regexp.MustCompile(`serving MCP over streamable HTTP url=(\S+)`
 // startHTTP runs `isogate serve --http` on a loopback port the kernel
 // picks and waits for the log line saying it serves, and where.
 func startHTTP(token string) *httpGateway {
-	gw := &httpGateway{logs: &bytes.Buffer{}}
-	gw.cmd = exec.Command(binary, "serve", "--config", config, "--http", "127.0.0.1:0")
-	// That line is read from the text log at info level, whatever the
-	// environment of the test says.
-	extra := []string{"ISOGATE_SERVER__LOG_FORMAT=text", "ISOGATE_SERVER__LOG_LEVEL=info"}
+	var extra []string
 	if token != "" {
 		extra = append(extra, "ISOGATE_SERVER__AUTH_TOKEN="+token)
 	}
+	return startHTTPWith(config, extra...)
+}
+
+// startHTTPWith is startHTTP with another configuration file and more
+// environment.
+func startHTTPWith(configFile string, env ...string) *httpGateway {
+	gw := &httpGateway{logs: &bytes.Buffer{}}
+	gw.cmd = exec.Command(binary, "serve", "--config", configFile, "--http", "127.0.0.1:0")
+	// That line is read from the text log at info level, whatever the
+	// environment of the test says.
+	extra := append([]string{"ISOGATE_SERVER__LOG_FORMAT=text", "ISOGATE_SERVER__LOG_LEVEL=info"}, env...)
 	gw.cmd.Env = gatewayEnv(extra...)
 	stderr, err := gw.cmd.StderrPipe()
 	if err != nil {
