@@ -273,3 +273,35 @@ func TestProgramSamplingOfServerEverythingStaysWithItsPrincipal(t *testing.T) {
 		t.Errorf("alice's program alone: %q", got)
 	}
 }
+
+// TestCallerlessProgramNeverReachesAnotherPrincipal: a 2026-07-28 client
+// has no session of its own, so its calls carry no backend.Caller: while
+// bob's passthrough call is in flight, alice's (2026-07-28) program asking
+// for sampling is refused, never routed to bob, the one Caller in flight.
+func TestCallerlessProgramNeverReachesAnotherPrincipal(t *testing.T) {
+	h, ask, _ := attributionGateway(t, false)
+	bob := h.join(t, "bob")
+	c := mcp.NewClient(&mcp.Implementation{Name: "alice"}, (&answering{label: "alice"}).options())
+	alice, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url,
+		HTTPClient: &http.Client{Transport: bearer{principals["alice"].Token}}}, nil) // 2026-07-28
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alice.Close() })
+	const secret = "alice-secret-2026"
+
+	held := make(chan string, 1)
+	go func() {
+		text, _ := askCall(t, bob.cs, "ask__hold", map[string]any{"who": "bob"})
+		held <- text
+	}()
+	<-ask.arrived
+	got, _ := askCall(t, alice, "call_tool_chain", map[string]any{
+		"code": `try { return await ask.sample({who: "` + secret + `"}) } catch (e) { return "refused: " + e.message }`})
+	if strings.Contains(got, "bob") {
+		t.Errorf("alice's program got %q", got)
+	}
+	close(ask.release)
+	<-held
+	noneSaw(t, secret, bob)
+}
