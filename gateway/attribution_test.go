@@ -305,3 +305,36 @@ func TestCallerlessProgramNeverReachesAnotherPrincipal(t *testing.T) {
 	<-held
 	noneSaw(t, secret, bob)
 }
+
+// TestProgressTokensCannotBeGuessed: while alice's passthrough call with a
+// progress token is in flight, bob's call makes the backend send progress
+// under guessed gateway tokens: alice receives only her own call's
+// progress.
+func TestProgressTokensCannotBeGuessed(t *testing.T) {
+	h, ask, _ := attributionGateway(t, false)
+	progress := make(chan string, 128)
+	alice := h.joinWith(t, "alice", func(o *mcp.ClientOptions) {
+		o.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progress <- req.Params.Message
+		}
+	})
+	bob := h.join(t, "bob")
+	done := make(chan error, 1)
+	go func() {
+		_, err := alice.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask__hold",
+			Arguments: map[string]any{"who": "alice"}, Meta: mcp.Meta{"progressToken": "alice-token"}})
+		done <- err
+	}()
+	<-ask.arrived
+	if text, isErr := askCall(t, bob.cs, "ask__guess", map[string]any{"who": "bob"}); isErr {
+		t.Fatalf("guess: %s", text)
+	}
+	close(ask.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Her own progress comes last: whatever came before it is all she got.
+	for msg := receive(t, progress, "alice: no progress"); msg != "released"; msg = receive(t, progress, "alice: no progress") {
+		t.Errorf("alice received the progress %q", msg)
+	}
+}

@@ -2,6 +2,8 @@ package surface
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -102,7 +104,7 @@ func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *p
 func (f *forwarder) track(c *inFlight) (gatewayToken string, end func()) {
 	f.mu.Lock()
 	if c.token != nil {
-		gatewayToken = progressTokenPrefix + strconv.FormatUint(f.next.Add(1), 10)
+		gatewayToken = progressToken(f.next.Add(1))
 		if f.tokens == nil {
 			f.tokens = map[string]*inFlight{}
 		}
@@ -235,6 +237,15 @@ func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession, clientT
 	c = &inFlight{backend: runKey, ctx: ctx, session: ss, token: clientToken, run: true}
 	gatewayToken, end = f.track(c)
 	return c, gatewayToken, end
+}
+
+// progressToken is the gateway's nth progress token: numbered and
+// unguessable, so that no backend can send progress into another
+// client's call by counting ("isogate-progress-<n>-<random>").
+func progressToken(n uint64) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return progressTokenPrefix + strconv.FormatUint(n, 10) + "-" + hex.EncodeToString(b)
 }
 
 // runKey files programs' runs among the calls in flight (no backend has
