@@ -127,6 +127,13 @@ func newAskBackend(name string, meet *meeting) *askBackend {
 				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "greet " + in.Who}}}},
 		}}, nil, nil
 	})
+	// "tell" logs who (at info, logger "tell") during the call.
+	mcp.AddTool(a.server, &mcp.Tool{Name: "tell"}, func(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "tell", Data: "told " + in.Who}); err != nil {
+			return nil, nil, err
+		}
+		return text("told"), nil, nil
+	})
 	mcp.AddTool(a.server, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, any, error) {
 		a.arrived <- in.Who
 		select {
@@ -134,7 +141,19 @@ func newAskBackend(name string, meet *meeting) *askBackend {
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
+		if token := req.Params.GetProgressToken(); token != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Message: "released"})
+		}
 		return text("released " + in.Who), nil, nil
+	})
+	// "guess" sends progress under the tokens isogate-progress-1 to 64:
+	// those of the calls before it, were the gateway's tokens a counter.
+	mcp.AddTool(a.server, &mcp.Tool{Name: "guess"}, func(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= 64; i++ {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: fmt.Sprintf("isogate-progress-%d", i),
+				Progress: 1, Message: "guessed by " + in.Who})
+		}
+		return text("guessed"), nil, nil
 	})
 	return a
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type fwdBackend struct {
 type workArgs struct {
 	Who  string `json:"who"`
 	Meet string `json:"meet,omitempty" jsonschema:"wait until two calls with this name are in flight"`
+	// After is Meet once the call has logged: two calls that meet before
+	// and after logging are both in flight while either logs.
+	After string `json:"after,omitempty"`
 }
 
 func newFwdBackend() *fwdBackend {
@@ -80,6 +84,11 @@ func newFwdBackend() *fwdBackend {
 				text  string
 			}{{"debug", in.Who + " debug"}, {"info", in.Who + " info"}} {
 				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l.level, Logger: "work", Data: l.text})
+			}
+			if in.After != "" {
+				if err := f.rendezvous(ctx, in.After); err != nil {
+					return nil, nil, err
+				}
 			}
 			if token != nil {
 				for i := 1; i <= 3; i++ {
@@ -140,6 +149,14 @@ func (f *fwdBackend) broadcast(t *testing.T, level mcp.LoggingLevel, text string
 // (a fwdBackend) and "plain" (a prompt, no completions).
 func fwdGateway(t *testing.T) (*Gateway, *fwdBackend) {
 	t.Helper()
+	g, f, _ := fwdGatewayKept(t)
+	return g, f
+}
+
+// fwdGatewayKept is fwdGateway whose log reports the backend log messages
+// it keeps instead of delivering them (see keptLogs).
+func fwdGatewayKept(t *testing.T) (*Gateway, *fwdBackend, chan string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Server.Expose = config.ExposePassthrough
@@ -152,9 +169,10 @@ func fwdGateway(t *testing.T) (*Gateway, *fwdBackend) {
 		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
 		})
-	g := startHealthy(t, cfg, app.Options{Runner: testPool(),
+	kept := make(chan string, 16)
+	g := startHealthy(t, cfg, app.Options{Runner: testPool(), Logger: slog.New(keptLogs{kept}),
 		ExtraSpecs: []backend.Spec{backend.InMemory("fwd", f.server), backend.InMemory("plain", plain)}})
-	return g, f
+	return g, f, kept
 }
 
 // events collects one client's forwarded notifications.
@@ -308,17 +326,18 @@ func cmpOr(a, b string) string {
 
 // TestPassthroughLogsReachTheCaller: a backend's log messages during a
 // call go to the calling session only, tagged with the backend and at the
-// session's level; messages outside any call go to every session, each at
-// its own level.
+// session's level; messages outside any call reach no session (they are
+// kept in the gateway's log): each session's next message is its own
+// call's.
 func TestPassthroughLogsReachTheCaller(t *testing.T) {
-	g, f := fwdGateway(t)
+	g, f, kept := fwdGatewayKept(t)
 	ctx := context.Background()
 	const version = "2025-11-25" // logging/setLevel sessions
 	evA, evB, evC := newEvents(), newEvents(), newEvents()
 	a := connect(t, g, evA.options(), version)
 	b := connect(t, g, evB.options(), version)
 	c := connect(t, g, evC.options(), version)
-	for cs, level := range map[*mcp.ClientSession]mcp.LoggingLevel{a: "info", b: "debug", c: "error"} {
+	for cs, level := range map[*mcp.ClientSession]mcp.LoggingLevel{a: "info", b: "debug", c: "debug"} {
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 			t.Fatal(err)
 		}
@@ -330,32 +349,38 @@ func TestPassthroughLogsReachTheCaller(t *testing.T) {
 	if m := evA.nextLog(t, "A"); m.Data != "A info" || m.Level != "info" || m.Logger != "fwd/work" {
 		t.Errorf("A's first log message is %+v, want A info from fwd/work", m)
 	}
-	// Outside any call: every session, at its level. B (debug) saw nothing
-	// of A's call: its first message is this one.
+	// Outside any call: nobody's. Each session's next message (in order
+	// on its in-memory connection) is its own next call's.
 	f.broadcast(t, "info", "outside")
 	f.broadcast(t, "error", "outside error")
-	for who, ev := range map[string]*events{"A": evA, "B": evB} {
-		if m := ev.nextLog(t, who); m.Data != "outside" || m.Logger != "fwd" {
-			t.Errorf("%s: the message outside calls arrived as %+v", who, m)
-		}
-		if m := ev.nextLog(t, who); m.Data != "outside error" {
-			t.Errorf("%s: the second message outside calls arrived as %+v", who, m)
+	for _, want := range []string{"outside", "outside error"} { // handled before the next calls
+		if got := receive(t, kept, "a message outside calls was not kept"); got != want {
+			t.Errorf("the gateway kept %q, want %q", got, want)
 		}
 	}
-	if m := evC.nextLog(t, "C"); m.Data != "outside error" || m.Level != "error" {
-		t.Errorf("C (error level) first received %+v", m)
+	for _, x := range []struct {
+		who, first string
+		cs         *mcp.ClientSession
+		ev         *events
+	}{{"A", "A info", a, evA}, {"B", "B debug", b, evB}, {"C", "C debug", c, evC}} {
+		if _, err := logCall(ctx, x.cs, x.who, "", nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		if m := x.ev.nextLog(t, x.who); m.Data != x.first {
+			t.Errorf("%s: the next message after the ones outside calls is %+v, want %q", x.who, m, x.first)
+		}
 	}
 }
 
-// TestPassthroughLogsOnlyToSessionsInCalls: with two calls in flight on
-// one backend, their log messages reach their callers (the gateway cannot
-// tell which call a message belongs to, so a caller may also see the
-// other's), never a session without a call in flight; with a 2026-07-28
+// TestPassthroughLogsOnlyToSessionsInCalls: with calls of two clients in
+// flight on one backend, the gateway cannot tell which call a log message
+// belongs to: neither caller nor an idle session receives it (each
+// session's next message is its own later call's); with a 2026-07-28
 // client the per-request level applies.
 func TestPassthroughLogsOnlyToSessionsInCalls(t *testing.T) {
 	for _, version := range []string{"2025-11-25", ""} {
 		t.Run("protocol="+cmpOr(version, "latest"), func(t *testing.T) {
-			g, f := fwdGateway(t)
+			g, _ := fwdGateway(t)
 			ctx := context.Background()
 			evA, evB, evC := newEvents(), newEvents(), newEvents()
 			var a, b *mcp.ClientSession
@@ -384,7 +409,11 @@ func TestPassthroughLogsOnlyToSessionsInCalls(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, err := logCall(ctx, c.cs, c.who, "both", nil, level); err != nil {
+					params := &mcp.CallToolParams{Name: "work", Arguments: map[string]any{"who": c.who, "meet": "both", "after": "logged"}}
+					if level != "" {
+						params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(level)}
+					}
+					if _, err := c.cs.CallTool(ctx, params); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -393,19 +422,18 @@ func TestPassthroughLogsOnlyToSessionsInCalls(t *testing.T) {
 			if t.Failed() {
 				return
 			}
-			for who, ev := range map[string]*events{"A": evA, "B": evB} {
-				own := false
-				for !own {
-					m := ev.nextLog(t, who)
-					if m.Level != "info" || m.Logger != "fwd/work" {
-						t.Fatalf("%s received %+v", who, m)
-					}
-					own = m.Data == who+" info"
+			for _, x := range []struct {
+				who, first string
+				cs         *mcp.ClientSession
+				ev         *events
+				level      mcp.LoggingLevel
+			}{{"A", "A2 info", a, evA, level}, {"B", "B2 info", b, evB, level}, {"C", "C2 debug", cSess, evC, ""}} {
+				if _, err := logCall(ctx, x.cs, x.who+"2", "", nil, x.level); err != nil {
+					t.Fatal(err)
 				}
-			}
-			f.broadcast(t, "info", "outside")
-			if m := evC.nextLog(t, "C"); m.Data != "outside" {
-				t.Errorf("C, with no call in flight, first received %+v", m)
+				if m := x.ev.nextLog(t, x.who); m.Data != x.first || m.Logger != "fwd/work" {
+					t.Errorf("%s: the first message it received is %+v, want its own %q", x.who, m, x.first)
+				}
 			}
 		})
 	}

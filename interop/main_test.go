@@ -139,16 +139,21 @@ var servingURL = regexp.MustCompile(`serving MCP over streamable HTTP url=(\S+)`
 // startHTTP runs `isogate serve --http` on a loopback port the kernel
 // picks and waits for the log line saying it serves, and where.
 func startHTTP(token string) *httpGateway {
+	var extra []string
 	if token != "" {
-		return startHTTPEnv("ISOGATE_SERVER__AUTH_TOKEN=" + token)
+		extra = append(extra, "ISOGATE_SERVER__AUTH_TOKEN="+token)
 	}
-	return startHTTPEnv()
+	return startHTTPWith(config, extra...)
 }
 
 // startHTTPEnv is startHTTP with more environment (configuration).
-func startHTTPEnv(env ...string) *httpGateway {
+func startHTTPEnv(env ...string) *httpGateway { return startHTTPWith(config, env...) }
+
+// startHTTPWith is startHTTP with another configuration file and more
+// environment.
+func startHTTPWith(configFile string, env ...string) *httpGateway {
 	gw := &httpGateway{logs: &bytes.Buffer{}}
-	gw.cmd = exec.Command(binary, "serve", "--config", config, "--http", "127.0.0.1:0")
+	gw.cmd = exec.Command(binary, "serve", "--config", configFile, "--http", "127.0.0.1:0")
 	// That line is read from the text log at info level, whatever the
 	// environment of the test says.
 	extra := append([]string{"ISOGATE_SERVER__LOG_FORMAT=text", "ISOGATE_SERVER__LOG_LEVEL=info"}, env...)

@@ -109,7 +109,9 @@ func (b *backend) callOnce(ctx context.Context, c *conn, p *mcp.CallToolParams) 
 		return nil, fmt.Errorf("backend %q: tool %q: %w: the connection had ended", name, tool, ErrConnectionLost), true
 	}
 	// What the backend asks or logs during the call goes to its caller
-	// when it is the only one with calls in flight (attribution.go).
+	// when it is the only one with calls in flight (attribution.go); what
+	// it logged before the call is attributed without it.
+	c.notices.await(tctx, c.notices.mark())
 	defer c.enter(callerFrom(ctx))()
 	// The slot is released when the SDK call really returns, not when we
 	// give up on it, so a wedged backend cannot accumulate unbounded calls.

@@ -58,17 +58,11 @@ func (p sessionProfile) capabilities() *mcp.ClientCapabilities {
 func (b *backend) sharedProfile(c *conn) sessionProfile {
 	var requests ClientRequests
 	if b.opts.ClientRequests != nil {
-		requests = attributed{c: c, others: b.opts.ClientRequests}
+		requests = attributed{c: c, log: b.log, name: b.spec.Name, others: b.opts.ClientRequests}
 	}
 	var onLog func(string, *mcp.LoggingMessageParams)
 	if b.opts.OnLog != nil {
-		onLog = func(name string, p *mcp.LoggingMessageParams) {
-			if one := c.soleCaller(); one != nil && one.OnLog != nil {
-				one.OnLog(name, p)
-				return
-			}
-			b.opts.OnLog(name, p)
-		}
+		onLog = attributedLog(c, b.log, b.opts.OnLog)
 	}
 	return sessionProfile{
 		version: b.spec.ProtocolVersion,

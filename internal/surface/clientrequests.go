@@ -26,18 +26,22 @@ const outOfCallWait = 30 * time.Second
 const maxURLElicitations = 1024
 
 // clientRequests routes the requests a backend sends its client while it
-// serves a passthrough call (sampling/createMessage, elicitation/create,
-// roots/list) to the client session whose call caused them, and the
-// answer back (see backend.ClientRequests).
+// serves a call (sampling/createMessage, elicitation/create, roots/list)
+// to the client session whose call caused them, and the answer back (see
+// backend.ClientRequests).
 //
 // A request on a client's own backend session, or on the shared one while
-// only that client's calls are in flight there (backend/attribution.go),
-// is for that client (requestRouter.only). Otherwise the request does not
-// say which call it belongs to, so it is attributed like log messages (see
-// forwarder): to the passthrough call in flight on that backend. When
-// calls of several client sessions are in flight on the backend the
-// request is refused: a guess could show one client's prompt to another,
-// or give one client's answer to another's call.
+// all the calls in flight there are that client's (backend/attribution.go:
+// passthrough calls and program runs alike carry their backend.Caller), is
+// for that client (requestRouter.only). The shared session refuses itself
+// what belongs to nobody for sure (calls of several clients in flight, or
+// none). What remains comes here without a client: calls without a
+// backend.Caller are in flight (clients without a session of their own,
+// such as 2026-07-28 ones), and the request goes to the one client session
+// whose calls may be on that backend (its passthrough calls there or its
+// program runs, see forwarder.soleSessionLocked); with several it is
+// refused: a guess could show one client's prompt to another, or give one
+// client's answer to another's call.
 //
 // The request goes to the client with the calling request's context (on
 // streamable HTTP it travels on that call's stream), cancelled when the
@@ -91,12 +95,7 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 	if only != nil {
 		c = f.callOfLocked(only, backendName)
 	} else {
-		for x := range f.calls[backendName] {
-			if c != nil && x.session != c.session {
-				ambiguous = true
-			}
-			c = x
-		}
+		c, ambiguous = f.soleSessionLocked(backendName)
 	}
 	f.mu.Unlock()
 	var base context.Context // the request to the client ends with it
@@ -105,12 +104,16 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 	case c == nil && only != nil:
 		c = &inFlight{backend: backendName, session: only}
 		base, release = context.WithTimeout(context.Background(), outOfCallWait)
-	case c == nil:
-		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("isogate: %s has no passthrough call in flight on backend %q to route it to", method, backendName)}
 	case ambiguous:
+		f.logger.Info("refusing a backend request that cannot be attributed to one client",
+			slog.String("backend", backendName), slog.String("method", method), slog.String("reason", "calls of several clients are in flight"))
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("isogate: %s cannot be routed: calls of several clients are in flight on backend %q", method, backendName)}
+			Message: fmt.Sprintf("isogate: %s refused: calls of several clients are in flight on backend %q, so it cannot be attributed to one client", method, backendName)}
+	case c == nil:
+		f.logger.Info("refusing a backend request that cannot be attributed to one client",
+			slog.String("backend", backendName), slog.String("method", method), slog.String("reason", "no call in flight"))
+		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("isogate: %s refused: no call is in flight on backend %q, so it cannot be attributed to one client", method, backendName)}
 	default:
 		base = c.ctx
 	}

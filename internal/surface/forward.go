@@ -2,6 +2,8 @@ package surface
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -23,22 +25,22 @@ const forwardTimeout = 5 * time.Second
 // progressTokenPrefix starts the progress tokens the gateway sends backends.
 const progressTokenPrefix = "isogate-progress-"
 
-// forwarder brings a backend's notifications about a passthrough call to
-// the client session whose call caused them:
+// forwarder brings a backend's notifications about a call to the client
+// session whose call caused them:
 //
 //   - notifications/progress by token: backend sessions are shared by every
 //     client, so each call that asks for progress gets a token of the
 //     gateway's own, mapped back to the client's session and token while
-//     the call is in flight;
+//     the call is in flight (a program's run gets one for all its calls);
 //   - notifications/message (logging) by attribution: the go-sdk does not
-//     say which request caused a notification, so a message goes to the
-//     sessions with a passthrough call in flight on that backend (the one
-//     caller when there is one call), or, with none in flight, to every
-//     connected session (each client's logging/setLevel filters: a session
-//     that set no level receives nothing).
+//     say which request caused a notification. The backend's shared session
+//     hands a message here only while calls without a backend.Caller are in
+//     flight on it (backend/attribution.go); it goes to the one client
+//     session with calls that may be on that backend (passthrough calls
+//     there, program runs anywhere) and, when there are several or none,
+//     stays in the gateway's log: never to a guess, never to every session.
 type forwarder struct {
-	logger  *slog.Logger
-	servers func() []*mcp.Server // every server clients connect to
+	logger *slog.Logger
 
 	next   atomic.Uint64
 	mu     sync.Mutex
@@ -102,7 +104,7 @@ func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *p
 func (f *forwarder) track(c *inFlight) (gatewayToken string, end func()) {
 	f.mu.Lock()
 	if c.token != nil {
-		gatewayToken = progressTokenPrefix + strconv.FormatUint(f.next.Add(1), 10)
+		gatewayToken = progressToken(f.next.Add(1))
 		if f.tokens == nil {
 			f.tokens = map[string]*inFlight{}
 		}
@@ -162,36 +164,44 @@ func (f *forwarder) progress(backendName string, p *mcp.ProgressNotificationPara
 }
 
 // log forwards a backend's notifications/message, tagged with the backend
-// (logger "<backend>" or "<backend>/<logger>"): to the sessions with a
-// passthrough call in flight on that backend, else to every session. Each
-// session's logging level applies (ServerSession.Log). Every message is
-// also logged by the gateway at DEBUG.
+// (logger "<backend>" or "<backend>/<logger>"), to the one client session
+// whose calls may have caused it (see soleSessionLocked), at that
+// session's logging level (ServerSession.Log); with several or none, it is
+// kept in the gateway's log only. Every message is logged by the gateway
+// at DEBUG.
 func (f *forwarder) log(backendName string, p *mcp.LoggingMessageParams) {
 	msg := tagLog(backendName, p)
-	f.logger.Debug("backend log message", slog.String("backend", backendName),
-		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.Any("data", p.Data))
-
 	f.mu.Lock()
-	bySession := map[*mcp.ServerSession]*inFlight{}
-	for c := range f.calls[backendName] {
-		if bySession[c.session] == nil {
-			bySession[c.session] = c
-		}
-	}
+	c, several := f.soleSessionLocked(backendName)
 	f.mu.Unlock()
-	if len(bySession) > 0 {
-		for _, c := range bySession {
-			c.send(func(ctx context.Context) error { return c.session.Log(ctx, msg) })
-		}
+	if c == nil {
+		f.logger.Debug("backend log message kept in the gateway's log: it cannot be attributed to one client",
+			slog.String("backend", backendName), slog.Bool("several_clients", several),
+			slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.Any("data", p.Data))
 		return
 	}
-	for _, s := range f.servers() {
-		for ss := range s.Sessions() {
-			ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
-			_ = ss.Log(ctx, msg)
-			cancel()
+	f.logger.Debug("backend log message", slog.String("backend", backendName),
+		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.Any("data", p.Data))
+	c.send(func(ctx context.Context) error { return c.session.Log(ctx, msg) })
+}
+
+// soleSessionLocked returns a call of the one client session whose calls
+// may be on backendName (its passthrough calls there, or its program runs,
+// which may call any backend), preferring a passthrough call there; nil
+// when there is none, or when calls of several sessions are (several).
+// f.mu must be held.
+func (f *forwarder) soleSessionLocked(backendName string) (c *inFlight, several bool) {
+	for _, key := range []string{backendName, runKey} {
+		for x := range f.calls[key] {
+			switch {
+			case c == nil:
+				c = x
+			case x.session != c.session:
+				return nil, true
+			}
 		}
 	}
+	return c, false
 }
 
 // callOfLocked returns a call of ss in flight, one on backendName if there
@@ -227,6 +237,15 @@ func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession, clientT
 	c = &inFlight{backend: runKey, ctx: ctx, session: ss, token: clientToken, run: true}
 	gatewayToken, end = f.track(c)
 	return c, gatewayToken, end
+}
+
+// progressToken is the gateway's nth progress token: numbered and
+// unguessable, so that no backend can send progress into another
+// client's call by counting ("isogate-progress-<n>-<random>").
+func progressToken(n uint64) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return progressTokenPrefix + strconv.FormatUint(n, 10) + "-" + hex.EncodeToString(b)
 }
 
 // runKey files programs' runs among the calls in flight (no backend has
@@ -296,13 +315,4 @@ func (sf *Surface) BackendProgress(name string, p *mcp.ProgressNotificationParam
 // (see forwarder.log).
 func (sf *Surface) BackendLog(name string, p *mcp.LoggingMessageParams) {
 	sf.forward.log(name, p)
-}
-
-// allServers lists the servers clients connect to.
-func (sf *Surface) allServers() []*mcp.Server {
-	out := make([]*mcp.Server, 0, len(sf.servers))
-	for _, s := range sf.servers {
-		out = append(out, s)
-	}
-	return out
 }

@@ -189,7 +189,7 @@ func New(p Parts, opts Options) *Surface {
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
-	sf.forward = forwarder{logger: opts.Logger, servers: sf.allServers}
+	sf.forward = forwarder{logger: opts.Logger}
 	sf.clientReqs = clientRequests{f: &sf.forward}
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release
