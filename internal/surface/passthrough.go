@@ -123,7 +123,8 @@ type passthrough struct {
 	handler func(backend, tool string) mcp.ToolHandler // calls one backend tool
 	mu      sync.Mutex
 	servers []*mcp.Server
-	listed  map[string]string // name → fingerprint of the listed definition
+	listed  map[string]string   // name → fingerprint of the listed definition
+	owners  map[string]namePair // name → the backend tool it reaches
 
 	naming     naming          // server.tool_names and the backends' priorities
 	collisions *nameCollisions // tool names backends share
@@ -149,6 +150,7 @@ func (p *passthrough) sync() {
 	if p.listed == nil {
 		p.listed = map[string]string{}
 	}
+	p.owners = make(map[string]namePair, len(p.listed))
 	entries := p.catalog.Entries()
 	names, collisions := ToolNames(entries, p.naming.mode, p.naming.priority, p.naming.order)
 	p.collisions.set(KindTool, collisions)
@@ -163,6 +165,7 @@ func (p *passthrough) sync() {
 	for _, e := range entries {
 		name := names[e]
 		want[name] = true
+		p.owners[name] = namePair{e.Backend, e.Tool}
 		t := passthroughTool(name, e.Def)
 		fp, _ := json.Marshal(struct {
 			T       *mcp.Tool
@@ -294,8 +297,12 @@ func objectProperties(v any, depth int) {
 // handler calls one backend tool through the call pipeline (policy,
 // approval, record, stats, manager) and returns the backend's result
 // unchanged, or shaped when server.passthrough_shaping is on.
-func (sf *Surface) passthroughHandler(backendName, tool string) mcp.ToolHandler {
+func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		backendName, tool, moved := sf.settleStartingName(ctx, req.Params.Name, listedBackend, listedTool)
+		if moved != nil {
+			return moved, nil
+		}
 		call := &pipeline.Call{Backend: backendName, Tool: tool, Args: req.Params.Arguments}
 		ask, approver := sf.passthroughApproval(req, call)
 		if ask != nil {
