@@ -38,7 +38,7 @@ func TestResourceClaimedByTwoBackends(t *testing.T) {
 	}
 	var logs testutil.Buffer
 	g, err := build(cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		ExtraSpecs: []backend.Spec{backend.InMemory("beta", beta), backend.InMemory("alpha", alpha)}})
+		ExtraSpecs: []backend.Spec{backend.InMemory("alpha", alpha), backend.InMemory("beta", beta)}})
 	if err != nil {
 		t.Fatal(err)
 	}
