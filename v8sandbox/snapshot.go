@@ -30,7 +30,8 @@ var (
 	startupBuilt   bool
 	startupSnap    *snapshot // nil when disabled or when making it failed
 
-	// snapshotOff makes isolates without the snapshot (benchmarks compare).
+	// snapshotOff makes new isolates without the snapshot (benchmarks and
+	// tests compare; set it only while no isolate is being made).
 	snapshotOff bool
 )
 
@@ -63,12 +64,11 @@ func startupSource() string {
 // sharedSnapshot returns the process's startup snapshot, made on first use;
 // nil when isolates start without one.
 func sharedSnapshot(logger *slog.Logger) *snapshot {
+	if snapshotOff {
+		return nil
+	}
 	startupOnce.Do(func() {
-		source := startupSource()
-		if snapshotOff {
-			return
-		}
-		s, err := newSnapshot(source)
+		s, err := newSnapshot(startupSource())
 		if err != nil {
 			logger.Error("V8 startup snapshot unavailable: contexts run the bootstrap themselves", "err", err)
 			return
