@@ -27,11 +27,16 @@ struct isogate_snapshot {
 
 extern "C" {
 
-isogate_snapshot* isogate_snapshot_create(const char* source) {
-  v8::StartupData blob = v8::internal::CreateSnapshotDataBlobInternal(
-      v8::SnapshotCreator::FunctionCodeHandling::kKeep, source, nullptr);
-  if (blob.data == nullptr || blob.raw_size == 0) return nullptr;
-  return new isogate_snapshot{blob};
+isogate_snapshot* isogate_snapshot_create(const char* source,
+                                          const char* warmup) {
+  v8::StartupData cold = v8::internal::CreateSnapshotDataBlobInternal(
+      v8::SnapshotCreator::FunctionCodeHandling::kClear, source, nullptr);
+  if (cold.data == nullptr || cold.raw_size == 0) return nullptr;
+  v8::StartupData warm =
+      v8::internal::WarmUpSnapshotDataBlobInternal(cold, warmup);
+  delete[] cold.data;
+  if (warm.data == nullptr || warm.raw_size == 0) return nullptr;
+  return new isogate_snapshot{warm};
 }
 
 int isogate_snapshot_size(isogate_snapshot* s) { return s->blob.raw_size; }

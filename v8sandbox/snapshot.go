@@ -26,6 +26,7 @@ import (
 var (
 	startupMu      sync.Mutex
 	startupScripts []string
+	startupWarmups []string
 	startupOnce    sync.Once
 	startupBuilt   bool
 	startupSnap    *snapshot // nil when disabled or when making it failed
@@ -36,21 +37,49 @@ var (
 )
 
 // AddStartupScript adds a trusted script to the startup snapshot every
-// isolate starts from, after bootstrap.js. It runs once per process, in
+// isolate starts from, after bootstrap.js, and a warm-up script: it runs
+// when the snapshot is made, in a throwaway context after the bootstrap's
+// own warm-up (host functions installed, then a prelude's place), so that
+// the functions it calls are compiled in the snapshot instead of in every
+// context; nothing it does is kept but that code. It runs once per process, in
 // sloppy mode at the top level of a context that no job code has touched:
 // it should keep its declarations in a function scope and leave at most a
 // few configurable globals, each named with __isogate_trust(name) so that
 // they are removed after the prelude and job code never sees them. Call it
 // from an init function: scripts added after the first isolate was made
 // are not in the snapshot, and AddStartupScript panics.
-func AddStartupScript(script string) {
+func AddStartupScript(script, warmup string) {
 	startupMu.Lock()
 	defer startupMu.Unlock()
 	if startupBuilt {
 		panic("v8sandbox: AddStartupScript after the first isolate was created")
 	}
 	startupScripts = append(startupScripts, script)
+	startupWarmups = append(startupWarmups, warmup)
 }
+
+// bootstrapWarmup calls what bootstrap.js defines the way a run does, so
+// their code is compiled in the snapshot: host functions (sync, async,
+// dotted), a prelude's serializer hook, the seal, both helpers.
+const bootstrapWarmup = `globalThis.__isogate_warm = __isogate_bootstrap(
+	(name, args) => ({ ok: true, value: JSON.parse(args) }),
+	(name, args) => Promise.resolve({ ok: false, error: { name: "E", message: "m", code: "c" } }),
+	[{ name: "warm.sync" }, { name: "warmAsync", async: true }]);
+warm.sync(1, "two", { three: [3] });
+warmAsync().catch(() => {});
+`
+
+// bootstrapWarmupEnd runs after the trusted scripts' warm-ups (where a
+// prelude would run): the seal, then the helpers as a run's end uses them.
+const bootstrapWarmupEnd = `{
+	const [serialize, describe, seal] = __isogate_warm;
+	seal();
+	serialize({ a: [1, "x", null, { b: true }], m: new Map([["k", 1]]), e: new Error("x") });
+	serialize(undefined);
+	describe(new TypeError("x"));
+	describe("plain");
+}
+`
 
 // startupSource is what the snapshot's default context ran, and what a
 // context made without the snapshot runs first.
@@ -61,6 +90,13 @@ func startupSource() string {
 	return bootstrapJS + "\n" + strings.Join(startupScripts, "\n") + "\ndelete globalThis.__isogate_trust;\n"
 }
 
+// startupWarmup is the warm-up run when the snapshot is made.
+func startupWarmup() string {
+	startupMu.Lock()
+	defer startupMu.Unlock()
+	return bootstrapWarmup + strings.Join(startupWarmups, "\n") + "\n" + bootstrapWarmupEnd
+}
+
 // sharedSnapshot returns the process's startup snapshot, made on first use;
 // nil when isolates start without one.
 func sharedSnapshot(logger *slog.Logger) *snapshot {
@@ -68,7 +104,7 @@ func sharedSnapshot(logger *slog.Logger) *snapshot {
 		return nil
 	}
 	startupOnce.Do(func() {
-		s, err := newSnapshot(startupSource())
+		s, err := newSnapshot(startupSource(), startupWarmup())
 		if err != nil {
 			logger.Error("V8 startup snapshot unavailable: contexts run the bootstrap themselves", "err", err)
 			return
@@ -82,14 +118,16 @@ func sharedSnapshot(logger *slog.Logger) *snapshot {
 // snapshot is a V8 startup blob whose default context already ran a script.
 type snapshot struct{ s *C.isogate_snapshot }
 
-// newSnapshot runs source in a fresh context and serializes it. The blob
-// lives as long as the process (isolates made from it read it).
-func newSnapshot(source string) (*snapshot, error) {
+// newSnapshot runs source in a fresh context and serializes it, with the
+// code warmup compiles in a throwaway context of it. The blob lives as long
+// as the process (isolates made from it read it).
+func newSnapshot(source, warmup string) (*snapshot, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cs := C.CString(source)
+	cs, cw := C.CString(source), C.CString(warmup)
 	defer C.free(unsafe.Pointer(cs))
-	s := C.isogate_snapshot_create(cs)
+	defer C.free(unsafe.Pointer(cw))
+	s := C.isogate_snapshot_create(cs, cw)
 	if s == nil {
 		return nil, fmt.Errorf("creating the V8 startup snapshot: the script failed")
 	}

@@ -11,10 +11,13 @@ extern "C" {
 typedef struct isogate_snapshot isogate_snapshot;
 
 // isogate_snapshot_create runs source in a fresh context of a new isolate
-// and serializes that context as the default context of a startup blob.
-// It returns null when the script throws (V8 prints why on stderr). The
+// and serializes that context as the default context of a startup blob;
+// then warmup runs in a throwaway context made from it, and the blob is
+// made again with the code the warm-up compiled (none of its state). It
+// returns null when a script throws (V8 prints why on stderr). The
 // snapshot lives for the whole process.
-isogate_snapshot* isogate_snapshot_create(const char* source);
+isogate_snapshot* isogate_snapshot_create(const char* source,
+                                          const char* warmup);
 int isogate_snapshot_size(isogate_snapshot* s);
 
 // isogate_isolate from_snapshot creates an isolate whose contexts start

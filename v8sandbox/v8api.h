@@ -33,6 +33,11 @@ namespace internal {
 StartupData CreateSnapshotDataBlobInternal(
     SnapshotCreator::FunctionCodeHandling function_code_handling,
     const char* embedded_source, Isolate* isolate);
+// Also from snapshot.cc: runs warmup_source in a throwaway context made from
+// cold_snapshot_blob, then serializes a fresh context of that blob again,
+// keeping the code the warm-up compiled (not its state).
+StartupData WarmUpSnapshotDataBlobInternal(StartupData cold_snapshot_blob,
+                                           const char* warmup_source);
 }  // namespace internal
 
 class StackTrace {

@@ -63,7 +63,18 @@ var startupKit = "(function () {\n\"use strict\";\n" + Kit + "\nconst kit = {" +
 	"};\nObject.defineProperty(globalThis, \"__isogate_kit\", { value: () => kit, configurable: true });\n})();\n" +
 	"__isogate_trust(\"__isogate_kit\");\n"
 
-func init() { v8sandbox.AddStartupScript(startupKit) }
+// kitWarmup runs in the throwaway context where the snapshot's code is
+// compiled: a prelude installing the sanitizer, then the conversion of a
+// value with most of the shapes it renders.
+var kitWarmup = Scope(`installSerializer(makeSanitizer({}));
+const sanitize = makeSanitizer({});
+const v = { a: [1, "x", null, { b: true }], m: new Map([["k", 1], [2, 3]]), s: new Set([1]),
+	d: new Date(0), r: /x/g, e: new Error("x"), f() {}, u: undefined, n: NaN, big: 1n, t: new Uint8Array(2) };
+v.self = v;
+stringify(sanitize(v));
+isPlainData({ a: [1, { b: "c" }] }, 64);`)
+
+func init() { v8sandbox.AddStartupScript(startupKit, kitWarmup) }
 
 var (
 	topLevelDecl = regexp.MustCompile(`(?m)^(?:const|let|function)\s+([A-Za-z_$][\w$]*)`)
