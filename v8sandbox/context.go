@@ -51,9 +51,15 @@ func (w *worker) prepare(functions []Function, prelude string) (*preparedContext
 	return c, nil
 }
 
-// bootstrap installs the host functions and captures the helpers.
+// bootstrap installs the host functions and captures the helpers. A
+// context made from the startup snapshot has bootstrap.js run already.
 func (c *preparedContext) bootstrap(w *worker) error {
-	fnValue, err := c.ctx.RunScript(bootstrapJS, "isogate:bootstrap.js")
+	if !w.fromSnapshot {
+		if _, err := c.ctx.RunScript(startupSource(), "isogate:bootstrap.js"); err != nil {
+			return Errorf(CodeInternal, "bootstrap: %v", err)
+		}
+	}
+	fnValue, err := c.ctx.Global().Get("__isogate_bootstrap")
 	if err != nil {
 		return Errorf(CodeInternal, "bootstrap: %v", err)
 	}

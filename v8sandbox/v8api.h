@@ -6,13 +6,48 @@
 #define ISOGATE_V8API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 namespace v8 {
+
+class Isolate;
+
+// Same layout as V8 10.9's v8::StartupData (v8-snapshot.h): a serialized
+// heap, returned by value in registers.
+struct StartupData {
+  const char* data;
+  int raw_size;
+  bool IsValid() const;
+  bool CanBeRehashed() const;
+};
+
+class SnapshotCreator {
+ public:
+  enum class FunctionCodeHandling { kClear, kKeep };
+};
+
+namespace internal {
+// Defined in V8's snapshot.cc (what mksnapshot's --embed-script uses): a
+// fresh isolate runs embedded_source in a new context, which becomes the
+// blob's default context. isolate may be null (one is allocated).
+StartupData CreateSnapshotDataBlobInternal(
+    SnapshotCreator::FunctionCodeHandling function_code_handling,
+    const char* embedded_source, Isolate* isolate);
+// Also from snapshot.cc: runs warmup_source in a throwaway context made from
+// cold_snapshot_blob, then serializes a fresh context of that blob again,
+// keeping the code the warm-up compiled (not its state).
+StartupData WarmUpSnapshotDataBlobInternal(StartupData cold_snapshot_blob,
+                                           const char* warmup_source);
+}  // namespace internal
+
+class StackTrace {
+ public:
+  enum StackTraceOptions { kOverview = 15 };
+};
 
 using NearHeapLimitCallback = size_t (*)(void* data, size_t current_heap_limit,
                                          size_t initial_heap_limit);
 
-class Isolate;
 using InterruptCallback = void (*)(Isolate* isolate, void* data);
 
 // Same layout as V8 10.9's v8::HeapStatistics (v8-statistics.h).
@@ -40,6 +75,44 @@ class HeapStatistics {
 
 class Isolate {
  public:
+  // Same layout as V8 10.9's v8::Isolate::CreateParams (v8-isolate.h):
+  // 152 bytes, snapshot_blob at 56, array_buffer_allocator at 88 (read off
+  // the constructor in libv8.a). Fields isogate does not set are opaque.
+  struct CreateParams {
+    CreateParams();
+    ~CreateParams();
+    CreateParams(const CreateParams&) = delete;
+    void operator=(const CreateParams&) = delete;
+
+    void* code_event_handler;
+    size_t constraints[6];  // ResourceConstraints
+    const StartupData* snapshot_blob;
+    void* counter_lookup_callback;
+    void* create_histogram_callback;
+    void* add_histogram_sample_callback;
+    void* array_buffer_allocator;  // ArrayBuffer::Allocator*
+    void* array_buffer_allocator_shared[2];  // std::shared_ptr
+    const long* external_references;
+    bool allow_atomics_wait;
+    bool only_terminate_in_safe_scope;
+    int embedder_wrapper_type_index;
+    int embedder_wrapper_object_index;
+    void* fatal_error_callback;
+    void* oom_error_callback;
+  };
+
+  static Isolate* New(const CreateParams& params);
+  void SetCaptureStackTraceForUncaughtExceptions(
+      bool capture, int frame_limit, StackTrace::StackTraceOptions options);
+  // SetData is inline in V8's headers: slot i of the embedder data that
+  // starts kEmbedderDataOffset bytes into the isolate (Internals::
+  // kIsolateEmbedderDataOffset for this build: pointer compression and the
+  // sandbox on, as v8go compiles).
+  static constexpr size_t kEmbedderDataOffset = 184;
+  void SetData(unsigned slot, void* data) {
+    reinterpret_cast<void**>(reinterpret_cast<char*>(this) +
+                             kEmbedderDataOffset)[slot] = data;
+  }
   void RequestInterrupt(InterruptCallback callback, void* data);
   void GetHeapStatistics(HeapStatistics* heap_statistics);
   void AddNearHeapLimitCallback(NearHeapLimitCallback callback, void* data);
@@ -78,6 +151,13 @@ class ArrayBuffer {
     virtual void* Reallocate(void* data, size_t old_length, size_t new_length);
   };
 };
+
+static_assert(sizeof(Isolate::CreateParams) == 152, "CreateParams layout");
+static_assert(offsetof(Isolate::CreateParams, snapshot_blob) == 56,
+              "CreateParams layout");
+static_assert(offsetof(Isolate::CreateParams, array_buffer_allocator) == 88,
+              "CreateParams layout");
+static_assert(sizeof(StartupData) == 16, "StartupData layout");
 
 }  // namespace v8
 

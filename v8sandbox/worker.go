@@ -16,14 +16,17 @@ type worker struct {
 	logger *slog.Logger
 	budget bufferBudget
 
-	iso      *v8.Isolate
-	heap     heapGuard
-	heapMB   int
-	runs     int
-	syncFn   *v8.FunctionTemplate
-	asyncFn  *v8.FunctionTemplate
-	current  *run // the run in progress, read by host function callbacks
-	isolates int  // isolates created so far, for logs
+	iso *v8.Isolate
+	// fromSnapshot: iso starts its contexts from the startup snapshot, with
+	// bootstrap.js already run in them.
+	fromSnapshot bool
+	heap         heapGuard
+	heapMB       int
+	runs         int
+	syncFn       *v8.FunctionTemplate
+	asyncFn      *v8.FunctionTemplate
+	current      *run // the run in progress, read by host function callbacks
+	isolates     int  // isolates created so far, for logs
 
 	// warm is a context prepared between runs for a job shaped like last
 	// (same functions and prelude); nil when none is ready.
@@ -109,7 +112,11 @@ func (w *worker) execute(req *request) (resp response) {
 }
 
 func (w *worker) newIsolate(heapMB int) {
-	w.iso = v8.NewIsolate()
+	if s := sharedSnapshot(w.logger); s != nil {
+		w.iso, w.fromSnapshot = s.newIsolate(), true
+	} else {
+		w.iso, w.fromSnapshot = v8.NewIsolate(), false
+	}
 	w.heap = installHeapGuard(w.iso, heapMB)
 	w.heapMB = heapMB
 	w.runs = 0

@@ -8,7 +8,13 @@
 // throwing.
 package jsvalue
 
-import _ "embed"
+import (
+	_ "embed"
+	"regexp"
+	"strings"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
 
 var (
 	//go:embed kit.js
@@ -36,8 +42,63 @@ var Kit = kitJS + "\n" + sanitizeJS
 // user code: the kit captures the built-ins when it runs. A prelude that
 // wants results sanitized by the sandbox itself starts body with
 // installSerializer(makeSanitizer({})).
+//
+// The kit itself is in v8sandbox's startup snapshot (see init): the
+// prelude takes the kit's names from __isogate_kit, which every context
+// starts with, and evaluates the kit only where the snapshot lacks it (a
+// worker binary that does not link this package).
 func Scope(body string) string {
-	return "(function () {\n\"use strict\";\n" + Kit + "\n" + body + "\n})();\n"
+	return "(function (kit) {\n\"use strict\";\nconst {" + kitNames + "} = kit;\n" + body +
+		"\n})(typeof __isogate_kit === \"function\" ? __isogate_kit() : (function () {\n\"use strict\";\n" +
+		Kit + "\nreturn {" + kitNames + "};\n})());\n"
+}
+
+// kitNames lists every name Kit declares at its top level, comma-separated.
+var kitNames = strings.Join(declaredNames(Kit), ", ")
+
+// startupKit runs Kit once, in the startup snapshot, and leaves a global
+// __isogate_kit() returning its names; the sandbox removes the global after
+// the prelude (__isogate_trust).
+var startupKit = "(function () {\n\"use strict\";\n" + Kit + "\nconst kit = {" + kitNames +
+	"};\nObject.defineProperty(globalThis, \"__isogate_kit\", { value: () => kit, configurable: true });\n})();\n" +
+	"__isogate_trust(\"__isogate_kit\");\n"
+
+// kitWarmup runs in the throwaway context where the snapshot's code is
+// compiled: a prelude installing the sanitizer, then the conversion of a
+// value with most of the shapes it renders.
+var kitWarmup = Scope(`installSerializer(makeSanitizer({}));
+const sanitize = makeSanitizer({});
+const v = { a: [1, "x", null, { b: true }], m: new Map([["k", 1], [2, 3]]), s: new Set([1]),
+	d: new Date(0), r: /x/g, e: new Error("x"), f() {}, u: undefined, n: NaN, big: 1n, t: new Uint8Array(2) };
+v.self = v;
+stringify(sanitize(v));
+isPlainData({ a: [1, { b: "c" }] }, 64);`)
+
+func init() { v8sandbox.AddStartupScript(startupKit, kitWarmup) }
+
+var (
+	topLevelDecl = regexp.MustCompile(`(?m)^(?:const|let|function)\s+([A-Za-z_$][\w$]*)`)
+	topLevelObj  = regexp.MustCompile(`(?ms)^const\s*\{([^}]*)\}\s*=`)
+	objEntry     = regexp.MustCompile(`(?:^|:)\s*([A-Za-z_$][\w$]*)\s*$`)
+)
+
+// declaredNames returns the names declared at column 0 of source: const,
+// let and function declarations, and const object destructurings
+// ({ a, b: c } declares a and c). TestKitNamesCoverEveryDeclaration keeps
+// Kit to these forms.
+func declaredNames(source string) []string {
+	var names []string
+	for _, m := range topLevelDecl.FindAllStringSubmatch(source, -1) {
+		names = append(names, m[1])
+	}
+	for _, m := range topLevelObj.FindAllStringSubmatch(source, -1) {
+		for _, entry := range strings.Split(m[1], ",") {
+			if e := objEntry.FindStringSubmatch(strings.TrimSpace(entry)); e != nil {
+				names = append(names, e[1])
+			}
+		}
+	}
+	return names
 }
 
 // DefaultMaxDepth is the nesting depth below which values are rendered in

@@ -59,6 +59,7 @@ func Run(t *testing.T, newRunner NewRunner, opts Options) {
 		{"ResultSerialization", resultSerialization},
 		{"DenyByDefault", denyByDefault},
 		{"StateIsolation", stateIsolation},
+		{"NothingPlantedSurvivesTheRun", nothingPlantedSurvives},
 		{"EvalErrors", evalErrors},
 		{"NeverSettlingPromiseIsAnError", neverSettling},
 		{"Timeouts", timeouts},
@@ -143,6 +144,58 @@ func stateIsolation(t *testing.T, r v8sandbox.Runner) {
 		got := Value(t, r, v8sandbox.Job{Source: `[typeof leak, typeof ({}).polluted, typeof [].push]`}, nil)
 		if got != `["undefined","undefined","function"]` {
 			t.Fatalf("state leaked between runs: %s", got)
+		}
+	}
+}
+
+// nothingPlantedSurvives: every context starts from the same startup
+// snapshot (bootstrap and trusted scripts already run), so a run that
+// plants globals, changes prototypes, keeps closures and tampers with what
+// the snapshot holds must leave nothing for the next run, on any worker,
+// with or without host functions and a prelude.
+func nothingPlantedSurvives(t *testing.T, r v8sandbox.Runner) {
+	prelude := `globalThis.tick = (() => { let n = 0; return () => ++n; })();`
+	fns := []v8sandbox.Function{{Name: "api.echo"}, {Name: "later", Async: true}}
+	host := v8sandbox.HostFunc(func(_ context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	})
+	plant := v8sandbox.Job{Prelude: prelude, Functions: fns, Source: `
+		tick(); tick();
+		globalThis.leak = 42;
+		var declared = "var";
+		globalThis.keep = (() => { let secret = 7; return () => secret++; })();
+		Object.prototype.polluted = 1;
+		Array.prototype.push = null;
+		JSON.stringify = () => "hijacked";
+		Promise.prototype.then = function () { throw new Error("hijacked then"); };
+		Function.prototype.call = null;
+		Object.defineProperty(Object.prototype, "toJSON", { value: () => "hijacked", configurable: true });
+		api.echo.marker = "planted";
+		api.planted = true;
+		Error.prototype.name = "Planted";
+		for (const k of ["__isogate_bootstrap", "__isogate_trust", "__isogate_set_serializer", "__isogate_kit"]) globalThis[k] = () => "planted";
+		1`}
+	probe := v8sandbox.Job{Prelude: prelude, Functions: fns, AwaitResult: true, Source: `(async () => [
+		tick(), typeof leak, typeof declared, typeof keep, typeof ({}).polluted, typeof [].push,
+		JSON.stringify({a: 1}), typeof Function.prototype.call, api.echo.marker === undefined,
+		typeof api.planted, new Error("x").name, (await later("ok"))[0], api.echo(5)[0],
+		typeof __isogate_bootstrap, typeof __isogate_trust, typeof __isogate_set_serializer, typeof __isogate_kit,
+	])()`}
+	const want = `[1,"undefined","undefined","undefined","undefined","function","{\"a\":1}","function",true,"undefined","Error","ok",5,"undefined","undefined","undefined","undefined"]`
+	for range 2 {
+		for range 2 * sharedSlots { // reach every worker
+			if _, err := r.Run(context.Background(), plant, host); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 * sharedSlots {
+			res, err := r.Run(context.Background(), probe, host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Value) != want {
+				t.Fatalf("state survived a run:\n got %s\nwant %s", res.Value, want)
+			}
 		}
 	}
 }

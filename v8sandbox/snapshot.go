@@ -1,0 +1,170 @@
+package v8sandbox
+
+// #cgo CXXFLAGS: -fno-rtti -fPIC -std=c++17 -O2 -Wall
+// #include <stdlib.h>
+// #include "snapshot.h"
+import "C"
+
+import (
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	v8 "rogchap.com/v8go"
+)
+
+// The startup snapshot: every isolate of the process starts from one blob
+// whose default context already ran bootstrap.js and the scripts given to
+// [AddStartupScript], so a fresh context costs a deserialization instead
+// of JavaScript evaluation. It is made once per process, at the first
+// isolate (tens of milliseconds), from the scripts this binary embeds: the
+// binary is its key (V8's version and every script are fixed in it).
+var (
+	startupMu      sync.Mutex
+	startupScripts []string
+	startupWarmups []string
+	startupOnce    sync.Once
+	startupBuilt   bool
+	startupSnap    *snapshot // nil when disabled or when making it failed
+
+	// snapshotOff makes new isolates without the snapshot (benchmarks and
+	// tests compare; set it only while no isolate is being made).
+	snapshotOff bool
+)
+
+// AddStartupScript adds a trusted script to the startup snapshot every
+// isolate starts from, after bootstrap.js, and a warm-up script: it runs
+// when the snapshot is made, in a throwaway context after the bootstrap's
+// own warm-up (host functions installed, then a prelude's place), so that
+// the functions it calls are compiled in the snapshot instead of in every
+// context; nothing it does is kept but that code. It runs once per process, in
+// sloppy mode at the top level of a context that no job code has touched:
+// it should keep its declarations in a function scope and leave at most a
+// few configurable globals, each named with __isogate_trust(name) so that
+// they are removed after the prelude and job code never sees them. Call it
+// from an init function: scripts added after the first isolate was made
+// are not in the snapshot, and AddStartupScript panics.
+func AddStartupScript(script, warmup string) {
+	startupMu.Lock()
+	defer startupMu.Unlock()
+	if startupBuilt {
+		panic("v8sandbox: AddStartupScript after the first isolate was created")
+	}
+	startupScripts = append(startupScripts, script)
+	startupWarmups = append(startupWarmups, warmup)
+}
+
+// bootstrapWarmup calls what bootstrap.js defines the way a run does, so
+// their code is compiled in the snapshot: host functions (sync, async,
+// dotted), a prelude's serializer hook, the seal, both helpers.
+const bootstrapWarmup = `globalThis.__isogate_warm = __isogate_bootstrap(
+	(name, args) => ({ ok: true, value: JSON.parse(args) }),
+	(name, args) => Promise.resolve({ ok: false, error: { name: "E", message: "m", code: "c" } }),
+	[{ name: "warm.sync" }, { name: "warmAsync", async: true }]);
+warm.sync(1, "two", { three: [3] });
+warmAsync().catch(() => {});
+`
+
+// bootstrapWarmupEnd runs after the trusted scripts' warm-ups (where a
+// prelude would run): the seal, then the helpers as a run's end uses them.
+const bootstrapWarmupEnd = `{
+	const [serialize, describe, seal] = __isogate_warm;
+	seal();
+	serialize({ a: [1, "x", null, { b: true }], m: new Map([["k", 1]]), e: new Error("x") });
+	serialize(undefined);
+	describe(new TypeError("x"));
+	describe("plain");
+}
+`
+
+// startupSource is what the snapshot's default context ran, and what a
+// context made without the snapshot runs first.
+func startupSource() string {
+	startupMu.Lock()
+	defer startupMu.Unlock()
+	startupBuilt = true
+	return bootstrapJS + "\n" + strings.Join(startupScripts, "\n") + "\ndelete globalThis.__isogate_trust;\n"
+}
+
+// startupWarmup is the warm-up run when the snapshot is made.
+func startupWarmup() string {
+	startupMu.Lock()
+	defer startupMu.Unlock()
+	return bootstrapWarmup + strings.Join(startupWarmups, "\n") + "\n" + bootstrapWarmupEnd
+}
+
+// sharedSnapshot returns the process's startup snapshot, made on first use;
+// nil when isolates start without one.
+func sharedSnapshot(logger *slog.Logger) *snapshot {
+	if snapshotOff {
+		return nil
+	}
+	startupOnce.Do(func() {
+		s, err := newSnapshot(startupSource(), startupWarmup())
+		if err != nil {
+			logger.Error("V8 startup snapshot unavailable: contexts run the bootstrap themselves", "err", err)
+			return
+		}
+		startupSnap = s
+		logger.Debug("V8 startup snapshot made", "bytes", s.size())
+	})
+	return startupSnap
+}
+
+// snapshot is a V8 startup blob whose default context already ran a script.
+type snapshot struct{ s *C.isogate_snapshot }
+
+// newSnapshot runs source in a fresh context and serializes it, with the
+// code warmup compiles in a throwaway context of it. The blob lives as long
+// as the process (isolates made from it read it).
+func newSnapshot(source, warmup string) (*snapshot, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cs, cw := C.CString(source), C.CString(warmup)
+	defer C.free(unsafe.Pointer(cs))
+	defer C.free(unsafe.Pointer(cw))
+	s := C.isogate_snapshot_create(cs, cw)
+	if s == nil {
+		return nil, fmt.Errorf("creating the V8 startup snapshot: the script failed")
+	}
+	return &snapshot{s}, nil
+}
+
+// size is the blob's length in bytes.
+func (s *snapshot) size() int { return int(C.isogate_snapshot_size(s.s)) }
+
+// newIsolate creates an isolate whose contexts start from the snapshot and
+// wraps it as a v8go isolate: v8go creates isolates only from V8's built-in
+// snapshot, so its unexported fields are filled in as its NewIsolate does
+// (the pointer, the callback table, the null and undefined values).
+func (s *snapshot) newIsolate() *v8.Isolate {
+	var null, undefined unsafe.Pointer
+	ptr := C.isogate_isolate_from_snapshot(s.s, &null, &undefined)
+	iso := new(v8.Isolate)
+	f := reflect.ValueOf(iso).Elem()
+	setUnexported(f.FieldByName("ptr"), ptr)
+	cbs := f.FieldByName("cbs")
+	reflect.NewAt(cbs.Type(), unsafe.Pointer(cbs.UnsafeAddr())).Elem().Set(reflect.MakeMap(cbs.Type()))
+	setUnexported(f.FieldByName("null"), unsafe.Pointer(wrapValue(null)))
+	setUnexported(f.FieldByName("undefined"), unsafe.Pointer(wrapValue(undefined)))
+	return iso
+}
+
+// wrapValue returns a v8go Value holding a v8go value pointer.
+func wrapValue(ptr unsafe.Pointer) *v8.Value {
+	v := new(v8.Value)
+	setUnexported(reflect.ValueOf(v).Elem().FieldByName("ptr"), ptr)
+	return v
+}
+
+// setUnexported stores a pointer into an unexported pointer-shaped field.
+func setUnexported(f reflect.Value, p unsafe.Pointer) {
+	if !f.IsValid() || f.Type().Size() != unsafe.Sizeof(p) {
+		panic("v8sandbox: rogchap.com/v8go's layout changed; the snapshot isolate needs v0.9.0's")
+	}
+	*(*unsafe.Pointer)(unsafe.Pointer(f.UnsafeAddr())) = p
+}
