@@ -124,6 +124,17 @@ func (c *callTracker) count() int {
 	return c.total
 }
 
+// first is the first tool the run called ("backend.tool", original
+// names), or "".
+func (c *callTracker) first() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.called) == 0 {
+		return ""
+	}
+	return c.called[0]
+}
+
 // names lists the tools called, for the log.
 func (c *callTracker) names() string {
 	c.mu.Lock()

@@ -448,7 +448,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 		res, report, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	}
 	lines := console.snapshot()
-	notices := report.notices()
+	notices := report.notices(v)
 	if err == nil && report.count() > 0 && len(report.Reads) == 0 && bytes.Contains(res.Value, []byte(`"[Promise]"`)) {
 		notices = append(notices, "missing await? The result contains a Promise (\"[Promise]\"): await tool calls before returning their results.")
 	}

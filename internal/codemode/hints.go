@@ -22,7 +22,11 @@ var (
 	reReading     = regexp.MustCompile(`\(reading '([^']{1,64})'\)`)
 	reDashedCall  = regexp.MustCompile(`([A-Za-z_$][\w$]*)\.([\w$]+(?:-[\w$]+)+)\s*\(`)
 	reImport      = regexp.MustCompile(`(?m)^\s*import\s+[\w{*'"]|\bimport\s*\(`)
-	timerNames    = map[string]bool{"setTimeout": true, "setInterval": true, "setImmediate": true, "clearTimeout": true, "clearInterval": true}
+	// reEnvelopeRead is a program reading a tool result as the MCP
+	// envelope (r.content[0].text, r.structuredContent.x).
+	reEnvelopeRead  = regexp.MustCompile(`\.(?:content|structuredContent)\b|\[\s*["'](?:content|structuredContent)["']\s*\]`)
+	reReadUndefined = regexp.MustCompile(`TypeError: Cannot read properties of (?:undefined|null) \(reading '`)
+	timerNames      = map[string]bool{"setTimeout": true, "setInterval": true, "setImmediate": true, "clearTimeout": true, "clearInterval": true}
 )
 
 // hints explains the common mistakes behind a failure, one hint per line.
@@ -31,7 +35,7 @@ var (
 func hints(code v8sandbox.Code, message, src string, v *view, calls *callTracker) []string {
 	var out []string
 	if code == v8sandbox.CodeEval {
-		out = evalHints(message, src, v)
+		out = evalHints(message, src, v, calls)
 	}
 	if code == v8sandbox.CodeTimeout || code == v8sandbox.CodeCancelled {
 		return out // the run's own deadline: no backend is to blame
@@ -54,7 +58,7 @@ func hints(code v8sandbox.Code, message, src string, v *view, calls *callTracker
 	return out
 }
 
-func evalHints(message, src string, v *view) []string {
+func evalHints(message, src string, v *view, calls *callTracker) []string {
 	idx := v.index()
 	var out []string
 	if m := reShadow.FindStringSubmatch(message); m != nil && idx.backend(m[1]) != "" {
@@ -78,6 +82,9 @@ func evalHints(message, src string, v *view) []string {
 		}
 	} else if m := reReading.FindStringSubmatch(message); m != nil && metaTools[m[1]] {
 		out = append(out, metaToolHint(m[1]))
+	}
+	if reReadUndefined.MatchString(message) && reEnvelopeRead.MatchString(src) && calls.count() > 0 {
+		out = append(out, unwrappedHint(v, calls.first()))
 	}
 	if strings.Contains(message, "SyntaxError") && reImport.MatchString(src) {
 		out = append(out, "Programs cannot import modules: there is no filesystem, network or package access. "+
@@ -118,6 +125,19 @@ func notDefinedHints(name, src string, v *view, idx *nameIndex) []string {
 		return []string{fmt.Sprintf("There is no backend `%s`; did you mean `%s`? Backends: %s.", name, s, listSome(idx.backendIdents))}
 	}
 	return nil
+}
+
+// unwrappedHint explains that a tool call's value is not the MCP result
+// envelope (no content[0].text): see ToolValue.
+func unwrappedHint(v *view, tool string) string {
+	call := "backend.tool"
+	if tool != "" {
+		call = v.callName(tool)
+	}
+	return fmt.Sprintf("A tool call in a program returns its result already unwrapped, not the MCP envelope: "+
+		"`const r = await %s({...})` is the tool's structuredContent when it has one, else its text "+
+		"(parsed as JSON when it is JSON; several content blocks are an array), so there is no `r.content[0].text` "+
+		"or `r.structuredContent`: use `r` itself (e.g. `return r`, `r.someField`).", call)
 }
 
 func metaToolHint(name string) string {
