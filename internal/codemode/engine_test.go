@@ -139,10 +139,10 @@ func TestErrors(t *testing.T) {
 	// reaches the wrapper's closing lines) is at the program's end, as
 	// written: never on a line the program does not have.
 	for code, want := range map[string]string{
-		"return {a: 1":                   "SyntaxError: Unexpected end of file (line 1, column 13)",
-		"return {a: 1\n\n":               "SyntaxError: Unexpected end of file (line 1, column 13)",
+		"return {a: 1":                    "SyntaxError: Unexpected end of file (line 1, column 13)",
+		"return {a: 1\n\n":                "SyntaxError: Unexpected end of file (line 1, column 13)",
 		"const a = 1;\nreturn [a, {b: 2}": "(line 2, column 18)",
-		"return `abc":                    "(line 1, column 12)",
+		"return `abc":                     "(line 1, column 12)",
 	} {
 		if r := f.fails(t, code, want); strings.Count(r.Text, "(line ") != 1 {
 			t.Fatalf("%q: %s", code, r.Text)
