@@ -184,6 +184,12 @@ type Request struct {
 	Owner string
 	// OnToolCall is called after each backend call completes.
 	OnToolCall func(done int, tool string)
+	// Detached marks a caller that prints the response and exits (isogate
+	// exec): nothing in it may need the gateway after the run. The output
+	// is whole (the intent filter applies, but no auto-chunking, truncation
+	// or stored result, so no isogate://result URI), and hints name no
+	// isogate:// resource.
+	Detached bool
 }
 
 // Response is the outcome of a request.
@@ -366,7 +372,7 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 	case fastpath.KindToolInterface:
 		val, err := e.toolInterface(v, plan.InterfaceName, true)
 		if err != nil {
-			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
 		}
 		return &Response{Tier: TierSimpleCall, Value: mustCanonical(val)}
 	case fastpath.KindDirect:
@@ -376,14 +382,14 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 			if b, _, ok := strings.Cut(plan.Name, "."); ok && v.backend(b) != nil && len(v.backend(b).tools) == 0 {
 				if werr := e.waitBackend(ctx, v.backend(b).Name); werr != nil {
 					calls.failed(v.backend(b).Name, werr)
-					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req.Code, v, calls, nil)
+					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req, v, calls, nil)
 				}
 				v = e.view()
 				t, err = e.findTool(v, plan.Name, true)
 			}
 		}
 		if err != nil {
-			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
 		}
 		return e.dispatch(ctx, TierDirect, t, plan.Arguments, req, v, calls, timeout)
 	case fastpath.KindSimpleCall:
@@ -406,12 +412,12 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 	if err != nil {
 		if ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.Canceled) {
-				return e.failure(tier, v8sandbox.CodeCancelled, "CANCELLED: execution cancelled by the caller", req.Code, v, calls, nil)
+				return e.failure(tier, v8sandbox.CodeCancelled, "CANCELLED: execution cancelled by the caller", req, v, calls, nil)
 			}
 			return e.failure(tier, v8sandbox.CodeTimeout, fmt.Sprintf("TIMEOUT: execution exceeded %d ms while waiting for %s",
-				timeout.Milliseconds(), full), req.Code, v, calls, nil)
+				timeout.Milliseconds(), full), req, v, calls, nil)
 		}
-		return e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+		return e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
 	}
 	return &Response{Tier: tier, Value: value}
 }
@@ -420,7 +426,7 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	prog, err := compile(req.Code)
 	if err != nil {
-		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), req.Code, v, calls, nil)
+		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), req, v, calls, nil)
 	}
 	wait := time.NewTimer(timeout)
 	defer wait.Stop()
@@ -428,11 +434,11 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 	case e.slots <- struct{}{}:
 		defer func() { <-e.slots }()
 	case <-ctx.Done():
-		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", req.Code, v, calls, nil)
+		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", req, v, calls, nil)
 	case <-wait.C:
 		return e.failure(TierV8, v8sandbox.CodeTimeout, fmt.Sprintf(
 			"sandbox concurrency limit reached: %d programs are running and none finished within the run's timeout (%v); try again",
-			e.opts.MaxConcurrent, timeout), req.Code, v, calls, nil)
+			e.opts.MaxConcurrent, timeout), req, v, calls, nil)
 	}
 	deadline := time.Now().Add(timeout)
 	console := &consoleBuffer{max: e.opts.ConsoleLines, maxLine: 4000}
@@ -442,7 +448,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 		// Not plain JavaScript: strip TypeScript and run again (nothing ran).
 		ts, terr := prog.typescript()
 		if terr != nil {
-			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req.Code, v, calls, console.snapshot())
+			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req, v, calls, console.snapshot())
 		}
 		prog = ts
 		res, report, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
@@ -463,7 +469,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 				msg += " while waiting for " + names
 			}
 		}
-		resp := e.failure(TierV8, se.Code, msg, req.Code, v, calls, lines)
+		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
 		resp.Notices, resp.UnawaitedCalls = notices, report.count()
 		return resp
 	}
@@ -521,9 +527,9 @@ func describeError(se *v8sandbox.Error, prog *program) string {
 	return b.String()
 }
 
-func (e *Engine) failure(tier Tier, code v8sandbox.Code, message, src string, v *view, calls *callTracker, console []string) *Response {
+func (e *Engine) failure(tier Tier, code v8sandbox.Code, message string, req Request, v *view, calls *callTracker, console []string) *Response {
 	text := message
-	if hs := hints(code, message, src, v, calls); len(hs) > 0 {
+	if hs := hints(code, message, req, v, calls); len(hs) > 0 {
 		text += "\n\nHint: " + strings.Join(hs, "\nHint: ")
 	}
 	return &Response{Tier: tier, IsError: true, Code: code, Text: text, Console: console}
@@ -537,22 +543,31 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSum
 	if !resp.IsError {
 		raw, isJSON := renderValue(resp.Value)
 		if isNull(resp.Value) && !reReturn.MatchString(req.Code) {
-			raw += "\n(The program returned nothing: end it with `return <value>` or an expression to get a result.)"
-			isJSON = false
+			const nothing = "The program returned nothing: end it with `return <value>` or an expression to get a result."
+			if req.Detached { // the output stays the value alone
+				resp.Notices = append(resp.Notices, nothing)
+			} else {
+				raw += "\n(" + nothing + ")"
+				isJSON = false
+			}
 		}
 		opts := e.opts.Output
 		opts.ValidJSON = isJSON
 		opts.MaxOutputSize = limit
 		opts.Owner = req.Owner
-		resp.Shaped = output.Shape(ctx, raw, req.Intent, opts, e.opts.Store)
+		store := e.opts.Store
+		if req.Detached { // printed whole: nothing refers to a store that ends with the process
+			opts.AutoChunk, opts.Truncate, opts.Footer, store = false, false, false, nil
+		}
+		resp.Shaped = output.Shape(ctx, raw, req.Intent, opts, store)
 		resp.Text = resp.Shaped.Text
 		processed = resp.Shaped.ProcessedBytes
-	} else {
+	} else if !req.Detached {
 		// Error text (message, stack, hints) is bounded like a result.
 		resp.Text = output.Bound(ctx, resp.Text, limit, req.Owner, e.opts.Store)
 	}
 	// Console output gets what the text left, and at least a quarter.
-	if console := strings.Join(resp.Console, "\n"); len(console) > max(limit-len(resp.Text), limit/4) {
+	if console := strings.Join(resp.Console, "\n"); !req.Detached && len(console) > max(limit-len(resp.Text), limit/4) {
 		resp.Console = []string{output.Bound(ctx, console, max(limit-len(resp.Text), limit/4), req.Owner, e.opts.Store)}
 	}
 	sum := RunSummary{Tier: string(resp.Tier), Outcome: "ok", Processed: processed, Returned: len(resp.Render()), Failed: resp.IsError}

@@ -31,28 +31,46 @@ var (
 
 // hints explains the common mistakes behind a failure, one hint per line.
 // It switches on the error code; for EVAL_ERROR it reads the JavaScript
-// error, for backend failures the codes recorded by the run's calls.
-func hints(code v8sandbox.Code, message, src string, v *view, calls *callTracker) []string {
+// error, for backend failures the codes recorded by the run's calls. A
+// detached request's hints (isogate exec) point at the terminal's
+// commands, not at the gateway's resources, which end with the process.
+func hints(code v8sandbox.Code, message string, req Request, v *view, calls *callTracker) []string {
 	var out []string
 	if code == v8sandbox.CodeEval {
-		out = evalHints(message, src, v, calls)
+		out = evalHints(message, req.Code, v, calls)
 	}
 	if code == v8sandbox.CodeTimeout || code == v8sandbox.CodeCancelled {
 		return out // the run's own deadline: no backend is to blame
 	}
 	if code == v8sandbox.CodeOutputLimit {
-		out = append(out, "Results up to this limit are stored whole and returned truncated with their isogate://result/{id} "+
-			"(read_result pages through them); this one is larger than one session may keep (a quarter of "+
-			"sandbox.output.result_store_bytes). Return less: filter, slice, or aggregate in the program.")
+		if req.Detached {
+			out = append(out, "This result is larger than the largest the gateway returns (a quarter of "+
+				"sandbox.output.result_store_bytes). Return less: filter, slice, or aggregate in the program.")
+		} else {
+			out = append(out, "Results up to this limit are stored whole and returned truncated with their isogate://result/{id} "+
+				"(read_result pages through them); this one is larger than one session may keep (a quarter of "+
+				"sandbox.output.result_store_bytes). Return less: filter, slice, or aggregate in the program.")
+		}
 	}
 	for _, f := range calls.backendFailures() {
+		state := fmt.Sprintf("read the resource isogate://backend/%s for its state", f.backend)
+		if req.Detached {
+			state = "`isogate doctor` connects it and reports its state"
+		}
 		switch f.code {
 		case backend.CodeStarting:
-			out = append(out, fmt.Sprintf("Backend `%s` has not finished connecting: retry in a few seconds, or read the resource isogate://backend/%s for its state.", f.backend, f.backend))
+			retry := "retry in a few seconds"
+			if req.Detached {
+				retry = "give it longer with --wait"
+			}
+			out = append(out, fmt.Sprintf("Backend `%s` has not finished connecting: %s, or %s.", f.backend, retry, state))
 		case backend.CodeTimeout:
-			out = append(out, fmt.Sprintf("A call to backend `%s` exceeded the backend's own per-call timeout (backends.%s.timeout), not the program's; read isogate://backend/%s for its state.", f.backend, f.backend, f.backend))
+			out = append(out, fmt.Sprintf("A call to backend `%s` exceeded the backend's own per-call timeout (backends.%s.timeout), not the program's; %s.", f.backend, f.backend, state))
 		case backend.CodeUnavailable, backend.CodeConnectionLost, backend.CodeClosed:
-			out = append(out, fmt.Sprintf("Backend `%s` is unavailable; read the resource isogate://backend/%s for its state and recent errors.", f.backend, f.backend))
+			if !req.Detached {
+				state += " and recent errors"
+			}
+			out = append(out, fmt.Sprintf("Backend `%s` is unavailable; %s.", f.backend, state))
 		}
 	}
 	return out

@@ -146,6 +146,9 @@ type Result struct {
 	Truncated, Chunked, Filtered bool
 	// StoredID is the store id of the full output when it was stored.
 	StoredID string
+	// Note is the intent filter's note, which is also Text's first line;
+	// "" when there is none.
+	Note string
 }
 
 // keeper stores the raw output at most once, when a stage first needs it.
@@ -238,6 +241,7 @@ func Shape(ctx context.Context, raw string, intent string, opts Options, store r
 	if note != "" {
 		text = note + "\n" + body
 	}
+	res.Note = note
 	ref := ""
 	if o.Truncate && !fits(text, len(raw), o) {
 		if !res.Chunked && !res.Filtered {
