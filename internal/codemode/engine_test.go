@@ -134,6 +134,11 @@ func TestErrors(t *testing.T) {
 	if r.Code != v8sandbox.CodeEval {
 		t.Fatalf("code %s", r.Code)
 	}
+	// The stack names only the program's lines: the wrapper's closing
+	// line (line 2 of a one-line program) is no frame of the program.
+	if r := f.fails(t, "throw new Error('stop')", "program.js:1:7"); strings.Contains(r.Text, "program.js:2") {
+		t.Fatalf("a frame past the program's last line:\n%s", r.Text)
+	}
 	f.fails(t, "const x = 1;\nconst = 2;", "SyntaxError", "line 2")
 	// An error esbuild finds past the program (an unclosed brace or string
 	// reaches the wrapper's closing lines) is at the program's end, as

@@ -158,8 +158,8 @@ func (p *program) position(line, column int) (int, int, bool) {
 	if p == nil || line <= 0 {
 		return 0, 0, false
 	}
-	if p.plain { // no transformation: only the wrapper's first line
-		if line-p.lineShift <= 0 {
+	if p.plain { // no transformation: only the wrapper's first and last lines
+		if l := line - p.lineShift; l <= 0 || l > strings.Count(p.original, "\n")+1 {
 			return 0, 0, false
 		}
 		return line - p.lineShift, column, true
