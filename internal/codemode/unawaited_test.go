@@ -130,3 +130,14 @@ func TestUnawaitedHooksAreHidden(t *testing.T) {
 		t.Fatalf("%s %v", r.Text, r.Notices)
 	}
 }
+
+// TestTimeoutNamesTheCallInFlightInV8: a V8 run that times out while it
+// awaits a call names that call, although the sandbox ends the call
+// before it reports its timeout.
+func TestTimeoutNamesTheCallInFlightInV8(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.engine.Execute(context.Background(), Request{Code: `await everything.add({a: 1, b: 1}); return await everything.meet({calls: 99})`, Timeout: Millis(300)})
+	if !r.IsError || !strings.HasPrefix(r.Text, "TIMEOUT: execution exceeded 300 ms while waiting for everything.meet") {
+		t.Fatal(r.Text)
+	}
+}
