@@ -312,6 +312,8 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	sum.Received = calls.receivedBytes()
 	done(sum)
 	resp.Record = record(run, req, resp)
+	resp.Record.Limits = &pipeline.RunLimits{TimeoutMS: timeout.Milliseconds(), HeapMB: e.opts.HeapMB,
+		MaxToolCalls: e.opts.MaxToolCalls, MaxResultBytes: e.opts.MaxResultBytes}
 	e.logRun(resp, time.Since(start), calls)
 	return *resp
 }
@@ -442,7 +444,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 	}
 	deadline := time.Now().Add(timeout)
 	console := &consoleBuffer{max: e.opts.ConsoleLines, maxLine: 4000}
-	res, report, err := e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
+	res, report, waiting, err := e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	var se *v8sandbox.Error
 	if err != nil && errors.As(err, &se) && se.Compile && prog.plain {
 		// Not plain JavaScript: strip TypeScript and run again (nothing ran).
@@ -451,7 +453,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req, v, calls, console.snapshot())
 		}
 		prog = ts
-		res, report, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
+		res, report, waiting, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	}
 	lines := console.snapshot()
 	notices := report.notices(v)
@@ -465,8 +467,8 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 		msg := describeError(se, prog)
 		if se.Code == v8sandbox.CodeTimeout {
 			msg = fmt.Sprintf("TIMEOUT: execution exceeded %d ms", timeout.Milliseconds())
-			if names := calls.inFlight(); names != "" {
-				msg += " while waiting for " + names
+			if waiting != "" {
+				msg += " while waiting for " + waiting
 			}
 		}
 		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
@@ -480,12 +482,13 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 // waits for the tool calls it did not await (until shortly before the
 // deadline; see bridge.js), which the returned report describes. Its tool
 // calls end with the run: when Run returns (result, error, timeout), calls
-// still in flight are cancelled and no new one starts.
+// still in flight are cancelled and no new one starts; waiting names them,
+// as they were when Run returned (before their cancellation ends them).
 func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *callTracker, console *consoleBuffer,
-	req Request, deadline time.Time, timeout time.Duration) (v8sandbox.Result, *settledReport, error) {
+	req Request, deadline time.Time, timeout time.Duration) (res v8sandbox.Result, report *settledReport, waiting string, err error) {
 	remaining := time.Until(deadline)
 	if remaining <= 0 {
-		return v8sandbox.Result{}, nil, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
+		return v8sandbox.Result{}, nil, calls.inFlight(), v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
 	}
 	// The sandbox enforces the deadline (and reports TIMEOUT); the host side
 	// ends the run's calls when Run returns.
@@ -501,8 +504,8 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		AwaitResult: true,
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
 	}
-	res, err := e.opts.Runner.Run(ctx, job, host.table())
-	return res, host.report(), err
+	res, err = e.opts.Runner.Run(ctx, job, host.table())
+	return res, host.report(), calls.inFlight(), err
 }
 
 // describeError renders an engine error with the user's line numbers.
