@@ -131,24 +131,25 @@ func onlyRecord(t *testing.T, dir string) string {
 	return files[0]
 }
 
-// TestReplayUsesTheRecordedLimits: runs that timed out under a 1 s
+// TestReplayUsesTheRecordedLimits: runs that timed out under a 2 s
 // --timeout (in the program, and while a backend call was in flight)
-// replay under the recorded 1 s, not the default, and are reproduced:
+// replay under the recorded 2 s, not the default, and are reproduced:
 // exit 0, the same TIMEOUT message. The record names its limits.
 func TestReplayUsesTheRecordedLimits(t *testing.T) {
 	for name, c := range map[string]struct{ code, want string }{
-		"spinning":       {`await everything.get_sum({a: 1, b: 2}); for (;;) {}`, "TIMEOUT: execution exceeded 1000 ms"},
-		"waiting a call": {`await everything.get_sum({a: 1, b: 2}); return await everything.trigger_long_running_operation({duration: 30, steps: 2})`, "TIMEOUT: execution exceeded 1000 ms while waiting for everything.trigger-long-running-operation"},
+		"spinning":       {`await everything.get_sum({a: 1, b: 2}); for (;;) {}`, "TIMEOUT: execution exceeded 2000 ms"},
+		"waiting a call": {`await everything.get_sum({a: 1, b: 2}); return await everything.trigger_long_running_operation({duration: 30, steps: 2})`, "TIMEOUT: execution exceeded 2000 ms while waiting for everything.trigger-long-running-operation"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			cfg, recDir := recordDirConfig(t)
-			_, errOut, exit := runBinary(t, "", "exec", "--config", cfg, "--timeout", "1s", "-e", c.code)
+			_, errOut, exit := runBinary(t, "", "exec", "--config", cfg, "--timeout", "2s", "-e", c.code)
 			if exit != 1 || !strings.Contains(errOut, c.want) {
 				t.Fatalf("exec: exit %d\n%s", exit, errOut)
 			}
 			path := onlyRecord(t, recDir)
 			raw, _ := os.ReadFile(path)
-			if !strings.Contains(string(raw), `"timeout_ms": 1000`) || !strings.Contains(string(raw), `"max_tool_calls": 1000`) {
+			if !strings.Contains(string(raw), `"timeout_ms": 2000`) || !strings.Contains(string(raw), `"max_tool_calls": 1000`) {
 				t.Fatalf("the record lacks its limits:\n%s", raw)
 			}
 			out, errOut, exit := runBinary(t, "", "replay", path)
@@ -165,8 +166,8 @@ func TestReplayUsesTheRecordedLimits(t *testing.T) {
 }
 
 // TestReplayCancelledRun: a run its client cancelled (the official Go
-// SDK client cancels its request on the first progress notification of a
-// long backend call) replays as reproduced: the replay makes the same
+// SDK client cancels its request on the first progress step of a long
+// backend call) replays as reproduced: the replay makes the same
 // calls and is cancelled where the client cancelled, exit 0. Replay logs
 // as the other commands do, at --log-level.
 func TestReplayCancelledRun(t *testing.T) {
@@ -175,8 +176,10 @@ func TestReplayCancelledRun(t *testing.T) {
 	cmd.Stderr = os.Stderr
 	progressed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
-			progressed <- struct{}{}
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if strings.HasPrefix(req.Params.Message, "everything: ") { // a step of the long call, not "completed everything.get-sum"
+				progressed <- struct{}{}
+			}
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
