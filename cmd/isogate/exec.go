@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -43,18 +44,38 @@ func runExec(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string)
 	defer g.Close()
 	intent, _ := fs.GetString("intent")
 	timeout, _ := fs.GetDuration("timeout")
-	resp := g.Engine.Execute(ctx, codemode.Request{Code: code, Intent: intent, Timeout: timeout})
+	// Detached: the output is printed whole, and nothing in it points at
+	// the gateway, which exits with this command.
+	resp := g.Engine.Execute(ctx, codemode.Request{Code: code, Intent: intent, Timeout: timeout, Detached: true})
 	if resp.Record != nil {
 		g.Surface.KeepRun("", resp.Record) // written to server.record_dir when set
 	}
-	for _, line := range resp.Console {
-		fmt.Fprintln(env.stderr, line)
-	}
+	printRunNotes(env.stderr, resp)
 	if resp.IsError {
 		return execFail(env, string(resp.Code), resp.Text, 1)
 	}
-	fmt.Fprintln(env.stdout, resp.Text)
+	text := resp.Text
+	if note := resp.Shaped.Note; note != "" {
+		fmt.Fprintln(env.stderr, note)
+		text = strings.TrimPrefix(text, note+"\n")
+	}
+	fmt.Fprintln(env.stdout, text)
 	return 0
+}
+
+// printRunNotes writes what a run says besides its result to w (stderr):
+// console lines, then [warning] and [notice] lines (tool calls the program
+// did not await, "missing await?"), which leave the exit code alone.
+func printRunNotes(w io.Writer, resp codemode.Response) {
+	for _, line := range resp.Console {
+		fmt.Fprintln(w, line)
+	}
+	for _, warning := range resp.Warnings {
+		fmt.Fprintln(w, "[warning] "+warning)
+	}
+	for _, notice := range resp.Notices {
+		fmt.Fprintln(w, "[notice] "+notice)
+	}
 }
 
 // programText reads the program from -e, a file, or stdin ("-").

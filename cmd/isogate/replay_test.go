@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestReplay records a run against the real server-everything (isogate exec
@@ -88,5 +94,141 @@ return {sums, e1, e2, caught};`
 	}
 	if _, _, exit := runBinary(t, "", "replay", filepath.Join(dir, "missing.json")); exit != 2 {
 		t.Fatalf("missing file: exit %d, want 2", exit)
+	}
+}
+
+// recordDirConfig writes a configuration with server-everything and
+// server.record_dir, and returns its path and the record directory.
+func recordDirConfig(t *testing.T) (cfg, recDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg = filepath.Join(dir, "isogate.yaml")
+	body := fmt.Sprintf(`server:
+  cache_dir: %s
+  record_dir: records
+backends:
+  everything:
+    command: node
+    args: [%q, stdio]
+sandbox:
+  isolation: thread
+  trusted_code: true
+  timeout: 10s
+`, filepath.Join(dir, "cache"), everythingServer(t))
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, filepath.Join(dir, "records")
+}
+
+// onlyRecord returns the one run record in dir.
+func onlyRecord(t *testing.T, dir string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("record_dir holds %v, want one record", files)
+	}
+	return files[0]
+}
+
+// TestReplayUsesTheRecordedLimits: runs that timed out under a 2 s
+// --timeout (in the program, and while a backend call was in flight)
+// replay under the recorded 2 s, not the default, and are reproduced:
+// exit 0, the same TIMEOUT message. The record names its limits.
+func TestReplayUsesTheRecordedLimits(t *testing.T) {
+	for name, c := range map[string]struct{ code, want string }{
+		"spinning":       {`await everything.get_sum({a: 1, b: 2}); for (;;) {}`, "TIMEOUT: execution exceeded 2000 ms"},
+		"waiting a call": {`await everything.get_sum({a: 1, b: 2}); return await everything.trigger_long_running_operation({duration: 30, steps: 2})`, "TIMEOUT: execution exceeded 2000 ms while waiting for everything.trigger-long-running-operation"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, recDir := recordDirConfig(t)
+			_, errOut, exit := runBinary(t, "", "exec", "--config", cfg, "--timeout", "2s", "-e", c.code)
+			if exit != 1 || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exec: exit %d\n%s", exit, errOut)
+			}
+			path := onlyRecord(t, recDir)
+			raw, _ := os.ReadFile(path)
+			if !strings.Contains(string(raw), `"timeout_ms": 2000`) || !strings.Contains(string(raw), `"max_tool_calls": 1000`) {
+				t.Fatalf("the record lacks its limits:\n%s", raw)
+			}
+			out, errOut, exit := runBinary(t, "", "replay", path)
+			if exit != 0 || strings.TrimSpace(out) != c.want {
+				t.Fatalf("replay: exit %d\nstdout %s\nstderr %s", exit, out, errOut)
+			}
+			// --timeout still overrides the recorded timeout.
+			out, errOut, exit = runBinary(t, "", "replay", "--timeout", "500ms", path)
+			if exit != 0 || !strings.Contains(out, "exceeded 500 ms") {
+				t.Fatalf("replay --timeout 500ms: exit %d\nstdout %s\nstderr %s", exit, out, errOut)
+			}
+		})
+	}
+}
+
+// TestReplayCancelledRun: a run its client cancelled (the official Go
+// SDK client cancels its request on the first progress step of a long
+// backend call) replays as reproduced: the replay makes the same
+// calls and is cancelled where the client cancelled, exit 0. Replay logs
+// as the other commands do, at --log-level.
+func TestReplayCancelledRun(t *testing.T) {
+	cfg, recDir := recordDirConfig(t)
+	cmd := exec.Command(binary, "serve", "--config", cfg)
+	cmd.Stderr = os.Stderr
+	progressed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if strings.HasPrefix(req.Params.Message, "everything: ") { // a step of the long call, not "completed everything.get-sum"
+				progressed <- struct{}{}
+			}
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to isogate serve: %v", err)
+	}
+	defer cs.Close()
+	callCtx, cancelCall := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-progressed: // the run is inside the long call
+			cancelCall()
+		case <-callCtx.Done():
+		}
+	}()
+	params := &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": `const s = await everything.get_sum({a: 1, b: 2});
+return await everything.trigger_long_running_operation({duration: 30, steps: 30})`}}
+	params.SetProgressToken("replay-cancel")
+	if _, err := cs.CallTool(callCtx, params); err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	var path string
+	eventually(t, "the cancelled run's record", func() bool {
+		files, _ := filepath.Glob(filepath.Join(recDir, "*.json"))
+		if len(files) == 1 {
+			path = files[0]
+		}
+		return path != ""
+	})
+	var raw []byte
+	eventually(t, "the record written whole", func() bool {
+		raw, _ = os.ReadFile(path)
+		return json.Valid(raw)
+	})
+	if !strings.Contains(string(raw), `"code": "CANCELLED"`) || !strings.Contains(string(raw), `"run_ended": true`) {
+		t.Fatalf("record:\n%s", raw)
+	}
+	out, errOut, exit := runBinary(t, "", "replay", "--log-level", "info", path)
+	if exit != 0 || !strings.HasPrefix(out, "CANCELLED") {
+		t.Fatalf("replay: exit %d\nstdout %s\nstderr %s", exit, out, errOut)
+	}
+	// The log is the other commands' text format (tint: "15:04:05 INF …"),
+	// and the message says what failed once.
+	if !regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d INF call_tool_chain .*outcome=CANCELLED`).MatchString(errOut) {
+		t.Fatalf("replay's log is not the text format of the other commands:\n%s", errOut)
+	}
+	if _, errOut, _ := runBinary(t, "", "replay", "--log-level", "warn", path); strings.Contains(errOut, "INF") {
+		t.Fatalf("--log-level warn logs INFO:\n%s", errOut)
 	}
 }

@@ -252,6 +252,9 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 	full := t.Backend + "." + t.Name
 	h.tracker.start(full)
 	value, err := h.engine.callTool(ctx, t.Backend, t.Name, args)
+	if err != nil && ctx.Err() != nil {
+		h.tracker.cutShort(full) // named if the run timed out
+	}
 	h.tracker.done(full, len(value), err)
 	if h.onCall != nil {
 		h.onCall(full)
@@ -271,8 +274,10 @@ func (e *Engine) callTool(ctx context.Context, backend, tool string, args json.R
 	var value json.RawMessage
 	if err == nil {
 		value, err = ToolValue(backend+"."+tool, res)
-	} else if ctx.Err() == nil && v8sandbox.CodeOf(err) == "" {
-		err = fmt.Errorf("backend %q: %w", backend, err) // refusals and manager errors say what failed already
+	} else if ctx.Err() == nil && v8sandbox.CodeOf(err) == "" && !strings.HasPrefix(err.Error(), fmt.Sprintf("backend %q", backend)) {
+		// Refusals and manager errors say what failed already, and so do
+		// the backend's own call errors (`backend "x": tool "t": …`).
+		err = fmt.Errorf("backend %q: %w", backend, err)
 	}
 	var toolErr *ToolError
 	if errors.As(err, &toolErr) {

@@ -20,6 +20,10 @@ type callTracker struct {
 	total    int
 	received int // bytes of the results the calls received from backends
 	failures []backendFailure
+	// cut counts the calls the run's end cut short (they were in flight
+	// when it ended), by tool: the sandbox may end them before it reports
+	// its timeout.
+	cut map[string]int
 }
 
 // backendFailure is a failed call of the run to a backend, classified by
@@ -95,14 +99,29 @@ func (c *callTracker) waitDone(backend string) {
 	}
 }
 
-// inFlight names the calls still running and the backends waited for,
-// sorted.
+// cutShort records a call of tool the run's end cut short.
+func (c *callTracker) cutShort(tool string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut == nil {
+		c.cut = map[string]int{}
+	}
+	c.cut[tool]++
+}
+
+// inFlight names the calls still running or cut short by the run's end,
+// and the backends waited for, sorted.
 func (c *callTracker) inFlight() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	names := make([]string, 0, len(c.inflight)+len(c.waiting))
+	names := make([]string, 0, len(c.inflight)+len(c.cut)+len(c.waiting))
 	for n := range c.inflight {
 		names = append(names, n)
+	}
+	for n := range c.cut {
+		if c.inflight[n] == 0 {
+			names = append(names, n)
+		}
 	}
 	for b := range c.waiting {
 		names = append(names, "backend "+strconv.Quote(b)+" to start")
@@ -122,6 +141,17 @@ func (c *callTracker) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.total
+}
+
+// first is the first tool the run called ("backend.tool", original
+// names), or "".
+func (c *callTracker) first() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.called) == 0 {
+		return ""
+	}
+	return c.called[0]
 }
 
 // names lists the tools called, for the log.

@@ -196,6 +196,12 @@ type Request struct {
 	Owner string
 	// OnToolCall is called after each backend call completes.
 	OnToolCall func(done int, tool string)
+	// Detached marks a caller that prints the response and exits (isogate
+	// exec): nothing in it may need the gateway after the run. The output
+	// is whole (the intent filter applies, but no auto-chunking, truncation
+	// or stored result, so no isogate://result URI), and hints name no
+	// isogate:// resource.
+	Detached bool
 }
 
 // Response is the outcome of a request.
@@ -318,6 +324,8 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	sum.Received = calls.receivedBytes()
 	done(sum)
 	resp.Record = record(run, req, resp)
+	resp.Record.Limits = &pipeline.RunLimits{TimeoutMS: timeout.Milliseconds(), HeapMB: e.opts.HeapMB,
+		MaxToolCalls: e.opts.MaxToolCalls, MaxResultBytes: e.opts.MaxResultBytes}
 	e.logRun(resp, time.Since(start), calls)
 	return *resp
 }
@@ -378,7 +386,7 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 	case fastpath.KindToolInterface:
 		val, err := e.toolInterface(v, plan.InterfaceName, true)
 		if err != nil {
-			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
 		}
 		return &Response{Tier: TierSimpleCall, Value: mustCanonical(val)}
 	case fastpath.KindDirect:
@@ -388,14 +396,14 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 			if b, _, ok := strings.Cut(plan.Name, "."); ok && v.backend(b) != nil && len(v.backend(b).tools) == 0 {
 				if werr := e.waitBackend(ctx, v.backend(b).Name); werr != nil {
 					calls.failed(v.backend(b).Name, werr)
-					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req.Code, v, calls, nil)
+					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req, v, calls, nil)
 				}
 				v = e.view()
 				t, err = e.findTool(v, plan.Name, true)
 			}
 		}
 		if err != nil {
-			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
 		}
 		return e.dispatch(ctx, TierDirect, t, plan.Arguments, req, v, calls, timeout)
 	case fastpath.KindSimpleCall:
@@ -418,12 +426,12 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 	if err != nil {
 		if ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.Canceled) {
-				return e.failure(tier, v8sandbox.CodeCancelled, "CANCELLED: execution cancelled by the caller", req.Code, v, calls, nil)
+				return e.failure(tier, v8sandbox.CodeCancelled, "CANCELLED: execution cancelled by the caller", req, v, calls, nil)
 			}
 			return e.failure(tier, v8sandbox.CodeTimeout, fmt.Sprintf("TIMEOUT: execution exceeded %d ms while waiting for %s",
-				timeout.Milliseconds(), full), req.Code, v, calls, nil)
+				timeout.Milliseconds(), full), req, v, calls, nil)
 		}
-		return e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req.Code, v, calls, nil)
+		return e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
 	}
 	return &Response{Tier: tier, Value: value}
 }
@@ -442,26 +450,26 @@ func (e *Engine) slotFailure(ctx context.Context, err error, req Request, v *vie
 	var share *fairshare.ShareError
 	switch {
 	case ctx.Err() != nil:
-		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", req.Code, v, calls, nil)
+		return e.failure(TierV8, v8sandbox.CodeCancelled, "cancelled while waiting for a free sandbox", req, v, calls, nil)
 	case errors.As(err, &share) && share.Cause == nil:
 		return e.failure(TierV8, fairshare.CodePrincipalBusy, fmt.Sprintf(
 			"PRINCIPAL_BUSY: your programs hold your share of the sandbox (%d of %d runs) and %d more are waiting; try again when one finishes",
-			share.Held, share.Capacity, share.Waiting), req.Code, v, calls, nil)
+			share.Held, share.Capacity, share.Waiting), req, v, calls, nil)
 	case errors.As(err, &share):
 		return e.failure(TierV8, fairshare.CodePrincipalBusy, fmt.Sprintf(
 			"PRINCIPAL_BUSY: your programs hold your share of the sandbox (%d of %d runs) and none finished within the run's timeout (%v); try again",
-			share.Held, share.Capacity, timeout), req.Code, v, calls, nil)
+			share.Held, share.Capacity, timeout), req, v, calls, nil)
 	}
 	return e.failure(TierV8, v8sandbox.CodeTimeout, fmt.Sprintf(
 		"sandbox concurrency limit reached: %d programs are running and none finished within the run's timeout (%v); try again",
-		e.opts.MaxConcurrent, timeout), req.Code, v, calls, nil)
+		e.opts.MaxConcurrent, timeout), req, v, calls, nil)
 }
 
 // runV8 serves tier 3.
 func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	prog, err := compile(req.Code)
 	if err != nil {
-		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), req.Code, v, calls, nil)
+		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), req, v, calls, nil)
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	release, err := e.slots.Acquire(wctx, principalKey(ctx))
@@ -472,19 +480,19 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 	defer release()
 	deadline := time.Now().Add(timeout)
 	console := &consoleBuffer{max: e.opts.ConsoleLines, maxLine: 4000}
-	res, report, err := e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
+	res, report, waiting, err := e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	var se *v8sandbox.Error
 	if err != nil && errors.As(err, &se) && se.Compile && prog.plain {
 		// Not plain JavaScript: strip TypeScript and run again (nothing ran).
 		ts, terr := prog.typescript()
 		if terr != nil {
-			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req.Code, v, calls, console.snapshot())
+			return e.failure(TierV8, v8sandbox.CodeEval, terr.Error(), req, v, calls, console.snapshot())
 		}
 		prog = ts
-		res, report, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
+		res, report, waiting, err = e.runProgram(ctx, prog, v, calls, console, req, deadline, timeout)
 	}
 	lines := console.snapshot()
-	notices := report.notices()
+	notices := report.notices(v)
 	if err == nil && report.count() > 0 && len(report.Reads) == 0 && bytes.Contains(res.Value, []byte(`"[Promise]"`)) {
 		notices = append(notices, "missing await? The result contains a Promise (\"[Promise]\"): await tool calls before returning their results.")
 	}
@@ -495,11 +503,11 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 		msg := describeError(se, prog)
 		if se.Code == v8sandbox.CodeTimeout {
 			msg = fmt.Sprintf("TIMEOUT: execution exceeded %d ms", timeout.Milliseconds())
-			if names := calls.inFlight(); names != "" {
-				msg += " while waiting for " + names
+			if waiting != "" {
+				msg += " while waiting for " + waiting
 			}
 		}
-		resp := e.failure(TierV8, se.Code, msg, req.Code, v, calls, lines)
+		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
 		resp.Notices, resp.UnawaitedCalls = notices, report.count()
 		return resp
 	}
@@ -510,12 +518,13 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 // waits for the tool calls it did not await (until shortly before the
 // deadline; see bridge.js), which the returned report describes. Its tool
 // calls end with the run: when Run returns (result, error, timeout), calls
-// still in flight are cancelled and no new one starts.
+// still in flight are cancelled and no new one starts; waiting names them,
+// as they were when Run returned (before their cancellation ends them).
 func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *callTracker, console *consoleBuffer,
-	req Request, deadline time.Time, timeout time.Duration) (v8sandbox.Result, *settledReport, error) {
+	req Request, deadline time.Time, timeout time.Duration) (res v8sandbox.Result, report *settledReport, waiting string, err error) {
 	remaining := time.Until(deadline)
 	if remaining <= 0 {
-		return v8sandbox.Result{}, nil, v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
+		return v8sandbox.Result{}, nil, calls.inFlight(), v8sandbox.Errorf(v8sandbox.CodeTimeout, "execution exceeded its deadline")
 	}
 	// The sandbox enforces the deadline (and reports TIMEOUT); the host side
 	// ends the run's calls when Run returns.
@@ -532,8 +541,8 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
 		Principal:   authn.NameFromContext(ctx), // a worker process never serves two principals
 	}
-	res, err := e.opts.Runner.Run(ctx, job, host.table())
-	return res, host.report(), err
+	res, err = e.opts.Runner.Run(ctx, job, host.table())
+	return res, host.report(), calls.inFlight(), err
 }
 
 // describeError renders an engine error with the user's line numbers.
@@ -558,9 +567,9 @@ func describeError(se *v8sandbox.Error, prog *program) string {
 	return b.String()
 }
 
-func (e *Engine) failure(tier Tier, code v8sandbox.Code, message, src string, v *view, calls *callTracker, console []string) *Response {
+func (e *Engine) failure(tier Tier, code v8sandbox.Code, message string, req Request, v *view, calls *callTracker, console []string) *Response {
 	text := message
-	if hs := hints(code, message, src, v, calls); len(hs) > 0 {
+	if hs := hints(code, message, req, v, calls); len(hs) > 0 {
 		text += "\n\nHint: " + strings.Join(hs, "\nHint: ")
 	}
 	return &Response{Tier: tier, IsError: true, Code: code, Text: text, Console: console}
@@ -574,22 +583,31 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSum
 	if !resp.IsError {
 		raw, isJSON := renderValue(resp.Value)
 		if isNull(resp.Value) && !reReturn.MatchString(req.Code) {
-			raw += "\n(The program returned nothing: end it with `return <value>` or an expression to get a result.)"
-			isJSON = false
+			const nothing = "The program returned nothing: end it with `return <value>` or an expression to get a result."
+			if req.Detached { // the output stays the value alone
+				resp.Notices = append(resp.Notices, nothing)
+			} else {
+				raw += "\n(" + nothing + ")"
+				isJSON = false
+			}
 		}
 		opts := e.opts.Output
 		opts.ValidJSON = isJSON
 		opts.MaxOutputSize = limit
 		opts.Owner = req.Owner
-		resp.Shaped = output.Shape(ctx, raw, req.Intent, opts, e.opts.Store)
+		store := e.opts.Store
+		if req.Detached { // printed whole: nothing refers to a store that ends with the process
+			opts.AutoChunk, opts.Truncate, opts.Footer, store = false, false, false, nil
+		}
+		resp.Shaped = output.Shape(ctx, raw, req.Intent, opts, store)
 		resp.Text = resp.Shaped.Text
 		processed = resp.Shaped.ProcessedBytes
-	} else {
+	} else if !req.Detached {
 		// Error text (message, stack, hints) is bounded like a result.
 		resp.Text = output.Bound(ctx, resp.Text, limit, req.Owner, e.opts.Store)
 	}
 	// Console output gets what the text left, and at least a quarter.
-	if console := strings.Join(resp.Console, "\n"); len(console) > max(limit-len(resp.Text), limit/4) {
+	if console := strings.Join(resp.Console, "\n"); !req.Detached && len(console) > max(limit-len(resp.Text), limit/4) {
 		resp.Console = []string{output.Bound(ctx, console, max(limit-len(resp.Text), limit/4), req.Owner, e.opts.Store)}
 	}
 	sum := RunSummary{Tier: string(resp.Tier), Outcome: "ok", Processed: processed, Returned: len(resp.Render()), Failed: resp.IsError}

@@ -134,7 +134,25 @@ func TestErrors(t *testing.T) {
 	if r.Code != v8sandbox.CodeEval {
 		t.Fatalf("code %s", r.Code)
 	}
+	// The stack names only the program's lines: the wrapper's closing
+	// line (line 2 of a one-line program) is no frame of the program.
+	if r := f.fails(t, "throw new Error('stop')", "program.js:1:7"); strings.Contains(r.Text, "program.js:2") {
+		t.Fatalf("a frame past the program's last line:\n%s", r.Text)
+	}
 	f.fails(t, "const x = 1;\nconst = 2;", "SyntaxError", "line 2")
+	// An error esbuild finds past the program (an unclosed brace or string
+	// reaches the wrapper's closing lines) is at the program's end, as
+	// written: never on a line the program does not have.
+	for code, want := range map[string]string{
+		"return {a: 1":                    "SyntaxError: Unexpected end of file (line 1, column 13)",
+		"return {a: 1\n\n":                "SyntaxError: Unexpected end of file (line 1, column 13)",
+		"const a = 1;\nreturn [a, {b: 2}": "(line 2, column 18)",
+		"return `abc":                     "(line 1, column 12)",
+	} {
+		if r := f.fails(t, code, want); strings.Count(r.Text, "(line ") != 1 {
+			t.Fatalf("%q: %s", code, r.Text)
+		}
+	}
 	// A backend isError rejects the promise: catchable.
 	caught := f.ok(t, `try { await everything.fail({}) } catch (e) { return "caught: " + e.message }`)
 	if caught.Text != `caught: everything.fail failed: quota exceeded` {

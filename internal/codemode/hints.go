@@ -22,39 +22,61 @@ var (
 	reReading     = regexp.MustCompile(`\(reading '([^']{1,64})'\)`)
 	reDashedCall  = regexp.MustCompile(`([A-Za-z_$][\w$]*)\.([\w$]+(?:-[\w$]+)+)\s*\(`)
 	reImport      = regexp.MustCompile(`(?m)^\s*import\s+[\w{*'"]|\bimport\s*\(`)
-	timerNames    = map[string]bool{"setTimeout": true, "setInterval": true, "setImmediate": true, "clearTimeout": true, "clearInterval": true}
+	// reEnvelopeRead is a program reading a tool result as the MCP
+	// envelope (r.content[0].text, r.structuredContent.x).
+	reEnvelopeRead  = regexp.MustCompile(`\.(?:content|structuredContent)\b|\[\s*["'](?:content|structuredContent)["']\s*\]`)
+	reReadUndefined = regexp.MustCompile(`TypeError: Cannot read properties of (?:undefined|null) \(reading '`)
+	timerNames      = map[string]bool{"setTimeout": true, "setInterval": true, "setImmediate": true, "clearTimeout": true, "clearInterval": true}
 )
 
 // hints explains the common mistakes behind a failure, one hint per line.
 // It switches on the error code; for EVAL_ERROR it reads the JavaScript
-// error, for backend failures the codes recorded by the run's calls.
-func hints(code v8sandbox.Code, message, src string, v *view, calls *callTracker) []string {
+// error, for backend failures the codes recorded by the run's calls. A
+// detached request's hints (isogate exec) point at the terminal's
+// commands, not at the gateway's resources, which end with the process.
+func hints(code v8sandbox.Code, message string, req Request, v *view, calls *callTracker) []string {
 	var out []string
 	if code == v8sandbox.CodeEval {
-		out = evalHints(message, src, v)
+		out = evalHints(message, req.Code, v, calls)
 	}
 	if code == v8sandbox.CodeTimeout || code == v8sandbox.CodeCancelled {
 		return out // the run's own deadline: no backend is to blame
 	}
 	if code == v8sandbox.CodeOutputLimit {
-		out = append(out, "Results up to this limit are stored whole and returned truncated with their isogate://result/{id} "+
-			"(read_result pages through them); this one is larger than one session may keep (a quarter of "+
-			"sandbox.output.result_store_bytes). Return less: filter, slice, or aggregate in the program.")
+		if req.Detached {
+			out = append(out, "This result is larger than the largest the gateway returns (a quarter of "+
+				"sandbox.output.result_store_bytes). Return less: filter, slice, or aggregate in the program.")
+		} else {
+			out = append(out, "Results up to this limit are stored whole and returned truncated with their isogate://result/{id} "+
+				"(read_result pages through them); this one is larger than one session may keep (a quarter of "+
+				"sandbox.output.result_store_bytes). Return less: filter, slice, or aggregate in the program.")
+		}
 	}
 	for _, f := range calls.backendFailures() {
+		state := fmt.Sprintf("read the resource isogate://backend/%s for its state", f.backend)
+		if req.Detached {
+			state = "`isogate doctor` connects it and reports its state"
+		}
 		switch f.code {
 		case backend.CodeStarting:
-			out = append(out, fmt.Sprintf("Backend `%s` has not finished connecting: retry in a few seconds, or read the resource isogate://backend/%s for its state.", f.backend, f.backend))
+			retry := "retry in a few seconds"
+			if req.Detached {
+				retry = "give it longer with --wait"
+			}
+			out = append(out, fmt.Sprintf("Backend `%s` has not finished connecting: %s, or %s.", f.backend, retry, state))
 		case backend.CodeTimeout:
-			out = append(out, fmt.Sprintf("A call to backend `%s` exceeded the backend's own per-call timeout (backends.%s.timeout), not the program's; read isogate://backend/%s for its state.", f.backend, f.backend, f.backend))
+			out = append(out, fmt.Sprintf("A call to backend `%s` exceeded the backend's own per-call timeout (backends.%s.timeout), not the program's; %s.", f.backend, f.backend, state))
 		case backend.CodeUnavailable, backend.CodeConnectionLost, backend.CodeClosed:
-			out = append(out, fmt.Sprintf("Backend `%s` is unavailable; read the resource isogate://backend/%s for its state and recent errors.", f.backend, f.backend))
+			if !req.Detached {
+				state += " and recent errors"
+			}
+			out = append(out, fmt.Sprintf("Backend `%s` is unavailable; %s.", f.backend, state))
 		}
 	}
 	return out
 }
 
-func evalHints(message, src string, v *view) []string {
+func evalHints(message, src string, v *view, calls *callTracker) []string {
 	idx := v.index()
 	var out []string
 	if m := reShadow.FindStringSubmatch(message); m != nil && idx.backend(m[1]) != "" {
@@ -78,6 +100,9 @@ func evalHints(message, src string, v *view) []string {
 		}
 	} else if m := reReading.FindStringSubmatch(message); m != nil && metaTools[m[1]] {
 		out = append(out, metaToolHint(m[1]))
+	}
+	if reReadUndefined.MatchString(message) && reEnvelopeRead.MatchString(src) && calls.count() > 0 {
+		out = append(out, unwrappedHint(v, calls.first()))
 	}
 	if strings.Contains(message, "SyntaxError") && reImport.MatchString(src) {
 		out = append(out, "Programs cannot import modules: there is no filesystem, network or package access. "+
@@ -118,6 +143,19 @@ func notDefinedHints(name, src string, v *view, idx *nameIndex) []string {
 		return []string{fmt.Sprintf("There is no backend `%s`; did you mean `%s`? Backends: %s.", name, s, listSome(idx.backendIdents))}
 	}
 	return nil
+}
+
+// unwrappedHint explains that a tool call's value is not the MCP result
+// envelope (no content[0].text): see ToolValue.
+func unwrappedHint(v *view, tool string) string {
+	call := "backend.tool"
+	if tool != "" {
+		call = v.callName(tool)
+	}
+	return fmt.Sprintf("A tool call in a program returns its result already unwrapped, not the MCP envelope: "+
+		"`const r = await %s({...})` is the tool's structuredContent when it has one, else its text "+
+		"(parsed as JSON when it is JSON; several content blocks are an array), so there is no `r.content[0].text` "+
+		"or `r.structuredContent`: use `r` itself (e.g. `return r`, `r.someField`).", call)
 }
 
 func metaToolHint(name string) string {

@@ -44,3 +44,27 @@ func TestHintsFollowCodesNotText(t *testing.T) {
 		t.Fatalf("a code-less error got a backend hint: %s", r.Text)
 	}
 }
+
+// TestUnwrappedResultHint: reading a tool result as the MCP envelope
+// (r.content[0].text), the commonest habit, fails with a TypeError that
+// gets a hint saying results are already unwrapped, naming the tool as the
+// program calls it; a TypeError that has nothing to do with a tool result
+// gets none.
+func TestUnwrappedResultHint(t *testing.T) {
+	f := newFixture(t, Options{})
+	for code, call := range map[string]string{
+		"const r = await everything.get_sum({a: 1, b: 2});\nreturn r.content[0].text":              "everything.get_sum",
+		"const r = await everything.add({a: 1, b: 2});\nreturn r.structuredContent.sum.toFixed(1)": "everything.add",
+		`const r = await everything["get-sum"]({a: 1, b: 2}); return r["content"][0]`:              "everything.get_sum",
+	} {
+		f.fails(t, code, "TypeError: Cannot read properties of undefined",
+			"Hint: A tool call in a program returns its result already unwrapped",
+			"`const r = await "+call+"({...})`")
+	}
+	if r := f.fails(t, "const x = {}; return x.content[0]", "TypeError"); strings.Contains(r.Text, "unwrapped") {
+		t.Fatalf("a program without tool calls got the hint: %s", r.Text)
+	}
+	if r := f.fails(t, "await everything.add({a: 1, b: 2}); const x = {}; return x.a.b", "TypeError"); strings.Contains(r.Text, "unwrapped") {
+		t.Fatalf("a TypeError unrelated to a result envelope got the hint: %s", r.Text)
+	}
+}

@@ -98,7 +98,7 @@ func transform(code string, format api.Format) (*program, error) {
 		Charset:    api.CharsetUTF8,
 	})
 	if len(res.Errors) > 0 {
-		return nil, compileError(res.Errors, shift)
+		return nil, compileError(res.Errors, shift, code)
 	}
 	p := &program{lineShift: shift, sourceMap: res.Map}
 	js := string(res.Code)
@@ -127,13 +127,27 @@ func (e *CompileError) Error() string {
 	return "SyntaxError: " + e.Message
 }
 
-func compileError(msgs []api.Message, shift int) error {
+// compileError reports esbuild's first error at its place in code, the
+// program as written: an error esbuild finds in the wrapper's lines after
+// the program (an unclosed brace or string reaches them) is at the end of
+// the program, one before it at its start.
+func compileError(msgs []api.Message, shift int, code string) error {
 	m := msgs[0]
 	e := &CompileError{Message: m.Text}
-	if m.Location != nil {
-		e.Line = m.Location.Line - shift
-		e.Column = m.Location.Column + 1
-		e.LineText = m.Location.LineText
+	if m.Location == nil {
+		return e
+	}
+	lines := strings.Split(strings.TrimRight(code, " \t\r\n"), "\n")
+	e.Line = m.Location.Line - shift
+	e.Column = m.Location.Column + 1
+	e.LineText = m.Location.LineText
+	switch {
+	case e.Line > len(lines):
+		e.Line = len(lines)
+		e.LineText = lines[len(lines)-1]
+		e.Column = len(e.LineText) + 1
+	case e.Line < 1:
+		e.Line, e.Column, e.LineText = 1, 1, lines[0]
 	}
 	return e
 }
@@ -144,8 +158,8 @@ func (p *program) position(line, column int) (int, int, bool) {
 	if p == nil || line <= 0 {
 		return 0, 0, false
 	}
-	if p.plain { // no transformation: only the wrapper's first line
-		if line-p.lineShift <= 0 {
+	if p.plain { // no transformation: only the wrapper's first and last lines
+		if l := line - p.lineShift; l <= 0 || l > strings.Count(p.original, "\n")+1 {
 			return 0, 0, false
 		}
 		return line - p.lineShift, column, true

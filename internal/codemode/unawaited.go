@@ -81,8 +81,9 @@ func (r *settledReport) count() int {
 }
 
 // notices renders the report for the agent: one line per tool whose calls
-// were not awaited, and a "missing await?" line per promise property read.
-func (r *settledReport) notices() []string {
+// were not awaited, and a "missing await?" line per promise property read,
+// whose example calls the tool by the names a program uses (v.callName).
+func (r *settledReport) notices(v *view) []string {
 	if r == nil {
 		return nil
 	}
@@ -136,6 +137,8 @@ func (r *settledReport) notices() []string {
 		tool, prop := rd[0], rd[1]
 		if tool == "" {
 			tool = "a tool call"
+		} else {
+			tool = v.callName(tool)
 		}
 		out = append(out, fmt.Sprintf("missing await? The program read `.%s` from the Promise that %s returned, which is undefined: "+
 			"await the call first, e.g. `(await %s({...})).%s`.", prop, tool, tool, prop))

@@ -57,11 +57,16 @@ func TestMissingAwaitHint(t *testing.T) {
 	f := newFixture(t, Options{})
 	r := f.ok(t, "const r = everything.get_sum({a: 1, b: 2});\nreturn r.content")
 	text := r.Render()
-	for _, want := range []string{"null", "missing await? The program read `.content` from the Promise that everything.get-sum returned",
-		"1 call to everything.get-sum was not awaited; it completed"} {
+	// The example calls the tool by the identifier a program can use
+	// (get_sum), never its hyphenated name (read as a subtraction).
+	for _, want := range []string{"null", "missing await? The program read `.content` from the Promise that everything.get_sum returned",
+		"e.g. `(await everything.get_sum({...})).content`", "1 call to everything.get-sum was not awaited; it completed"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "await everything.get-sum") {
+		t.Fatalf("the example uses the hyphenated name:\n%s", text)
 	}
 	r = f.ok(t, "return {sum: everything.get_sum({a: 1, b: 2})}")
 	if !strings.Contains(r.Render(), `missing await? The result contains a Promise`) {
@@ -123,5 +128,16 @@ func TestUnawaitedHooksAreHidden(t *testing.T) {
 	r = f.ok(t, `await __isogate_finish(Promise.resolve(1)); return await everything.add({a: 1, b: 1})`)
 	if !strings.Contains(r.Text, `"sum": 2`) || len(r.Notices) != 0 {
 		t.Fatalf("%s %v", r.Text, r.Notices)
+	}
+}
+
+// TestTimeoutNamesTheCallInFlightInV8: a V8 run that times out while it
+// awaits a call names that call, although the sandbox ends the call
+// before it reports its timeout.
+func TestTimeoutNamesTheCallInFlightInV8(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.engine.Execute(context.Background(), Request{Code: `await everything.add({a: 1, b: 1}); return await everything.meet({calls: 99})`, Timeout: Millis(300)})
+	if !r.IsError || !strings.HasPrefix(r.Text, "TIMEOUT: execution exceeded 300 ms while waiting for everything.meet") {
+		t.Fatal(r.Text)
 	}
 }

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -113,6 +114,23 @@ func buildView(tools []Tool, names []string, version uint64, versioned bool) *vi
 
 // backend finds a backend by its original or sanitized name.
 func (v *view) backend(name string) *backendView { return v.byName[name] }
+
+// callName is how a program calls the tool full ("backend.tool", the
+// original names): through the JavaScript identifiers the bridge offers,
+// e.g. everything.get_sum for everything.get-sum, or full itself when the
+// view does not know it.
+func (v *view) callName(full string) string {
+	for _, b := range v.backends {
+		name, ok := strings.CutPrefix(full, b.Name+".")
+		if t := b.tool(name); ok && t != nil {
+			if b.Ident == "" { // reachable by its original name only
+				return fmt.Sprintf("globalThis[%q].%s", b.Name, t.NameIdent)
+			}
+			return b.Ident + "." + t.NameIdent
+		}
+	}
+	return full
+}
 
 // interfacesJSON is __interfaces: backend → tool → interface.
 func (v *view) interfacesJSON() []byte {

@@ -29,6 +29,10 @@ type CallRecord struct {
 	// Code is the pipeline code of a refused call (TOOL_DENIED, …).
 	Code  v8sandbox.Code `json:"code,omitempty"`
 	Error string         `json:"error,omitempty"`
+	// RunEnded marks a call cut short because its run ended (timed out,
+	// was cancelled, or returned with the call in flight): a replay lets it
+	// run until its own run ends the same way.
+	RunEnded bool `json:"run_ended,omitempty"`
 	// Result is the backend's CallToolResult.
 	Result Blob `json:"result,omitzero"`
 }
@@ -109,6 +113,7 @@ func RecordStage() Stage {
 					rec.Code = refused.Code
 				}
 				rec.Error = err.Error()
+				rec.RunEnded = ctx.Err() != nil
 			}
 			if res != nil {
 				rec.Result = resultBlob(res)
@@ -251,6 +256,19 @@ type RunRecord struct {
 	// UnawaitedCalls counts the tool calls the program did not await (they
 	// still ran to completion, or until shortly before the deadline).
 	UnawaitedCalls int `json:"unawaited_calls,omitempty"`
+	// Limits are the limits the run ran under, which a replay applies.
+	Limits *RunLimits `json:"limits,omitempty"`
+}
+
+// RunLimits are the limits of a run (the request's timeout, and the
+// sandbox's heap, tool call budget and result size), recorded so that a
+// replay runs under the same: a run that timed out after 1 s replays with
+// 1 s.
+type RunLimits struct {
+	TimeoutMS      int64 `json:"timeout_ms"`
+	HeapMB         int   `json:"heap_mb,omitempty"`
+	MaxToolCalls   int   `json:"max_tool_calls,omitempty"`
+	MaxResultBytes int   `json:"max_result_bytes,omitempty"`
 }
 
 // RunError is how a failed run ended.

@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -48,8 +50,25 @@ func ReadRecord(path string) (*pipeline.RunRecord, error) {
 type Options struct {
 	// Runner runs tier-3 programs; required.
 	Runner v8sandbox.Runner
-	// Timeout bounds the replay; default the engine's.
+	// Timeout bounds the replay instead of the recorded timeout; 0: the
+	// recorded one, or the engine's default for a record without limits.
 	Timeout time.Duration
+	// Logger receives the engine's log lines; nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// Limits returns the limits a replay of rec runs under: the recorded ones
+// (rec.Limits), with timeout instead of the recorded timeout when it is
+// not 0.
+func Limits(rec *pipeline.RunRecord, timeout time.Duration) pipeline.RunLimits {
+	var l pipeline.RunLimits
+	if rec.Limits != nil {
+		l = *rec.Limits
+	}
+	if timeout > 0 {
+		l.TimeoutMS = timeout.Milliseconds()
+	}
+	return l
 }
 
 // Outcome is a replay's result and how it compares with the record.
@@ -68,20 +87,34 @@ func Run(ctx context.Context, rec *pipeline.RunRecord, opts Options) (*Outcome, 
 	if opts.Runner == nil {
 		return nil, errors.New("replay: a Runner is required")
 	}
+	// The replay's run can be cancelled by the record: a run the client
+	// cancelled is cancelled again when it reaches the call that was in
+	// flight then.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	calls, err := newRecorded(rec.Calls)
 	if err != nil {
 		return nil, err
 	}
+	if rec.Error != nil && rec.Error.Code == string(v8sandbox.CodeCancelled) {
+		calls.cancelRun = cancel
+	}
+	limits := Limits(rec, opts.Timeout)
+	timeout := time.Duration(limits.TimeoutMS) * time.Millisecond
 	engine, err := codemode.New(codemode.Options{
-		Runner:  opts.Runner,
-		Catalog: codemode.FromCatalog(catalogOf(rec.Calls)),
-		Caller:  caller{pipeline.New(pipeline.Options{Backend: calls})},
-		Timeout: opts.Timeout,
+		Runner:         opts.Runner,
+		Catalog:        codemode.FromCatalog(catalogOf(rec.Calls)),
+		Caller:         caller{pipeline.New(pipeline.Options{Backend: calls})},
+		Timeout:        timeout,
+		HeapMB:         limits.HeapMB,
+		MaxToolCalls:   limits.MaxToolCalls,
+		MaxResultBytes: limits.MaxResultBytes,
+		Logger:         opts.Logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp := engine.Execute(ctx, codemode.Request{Code: rec.Code})
+	resp := engine.Execute(ctx, codemode.Request{Code: rec.Code, Timeout: timeout})
 	out := &Outcome{Response: resp}
 	out.Same, out.Difference = compare(rec, resp)
 	return out, nil
@@ -116,6 +149,9 @@ func (c caller) CallTool(ctx context.Context, backend, tool string, args json.Ra
 type recorded struct {
 	mu    sync.Mutex
 	queue map[string][]pipeline.CallRecord // by callKey, in recorded order
+	// cancelRun cancels the replay's run, for a record of a run its
+	// client cancelled; nil otherwise.
+	cancelRun func()
 }
 
 func newRecorded(calls []pipeline.CallRecord) (*recorded, error) {
@@ -142,12 +178,30 @@ func (r *recorded) Call(ctx context.Context, c *pipeline.Call) (*mcp.CallToolRes
 	r.mu.Lock()
 	q := r.queue[k]
 	if len(q) == 0 {
+		past := r.cancelRun != nil && r.consumed()
 		r.mu.Unlock()
+		if past {
+			// Every recorded call was made: the client cancelled the run
+			// before this one, as it does now.
+			r.cancelRun()
+			<-ctx.Done()
+			return nil, fmt.Errorf("backend %q: tool %q: %w", c.Backend, c.Tool, ctx.Err())
+		}
 		return nil, fmt.Errorf("replay: the record has no (further) call %s(%s)", c.Name(), textcut.Clip(string(args), 200, "…"))
 	}
 	rc := q[0]
 	r.queue[k] = q[1:]
 	r.mu.Unlock()
+	if cutShort(rc) {
+		// The call was still running when its run ended: it runs until
+		// the replay's run ends too, the same way (cancelled by the
+		// client, or at the recorded deadline).
+		if r.cancelRun != nil {
+			r.cancelRun()
+		}
+		<-ctx.Done()
+		return nil, fmt.Errorf("backend %q: tool %q: %w", c.Backend, c.Tool, ctx.Err())
+	}
 	switch {
 	case rc.Code != "":
 		return nil, &pipeline.Error{Code: rc.Code, Message: strings.TrimPrefix(rc.Error, string(rc.Code)+": ")}
@@ -161,6 +215,28 @@ func (r *recorded) Call(ctx context.Context, c *pipeline.Call) (*mcp.CallToolRes
 		return nil, fmt.Errorf("replay: the recorded result of %s: %w", c.Name(), err)
 	}
 	return &res, nil
+}
+
+// consumed reports whether every recorded call has been made; r.mu must
+// be held.
+func (r *recorded) consumed() bool {
+	for _, q := range r.queue {
+		if len(q) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// cutShort reports a call its run's end cut short: marked so (RunEnded),
+// or, in a record written before the mark existed, failed with the
+// context's error.
+func cutShort(rc pipeline.CallRecord) bool {
+	if rc.RunEnded {
+		return true
+	}
+	return rc.Code == "" && !rc.OK && (strings.HasSuffix(rc.Error, context.Canceled.Error()) ||
+		strings.HasSuffix(rc.Error, context.DeadlineExceeded.Error()))
 }
 
 // callKey identifies a call by backend, tool and canonical arguments.
@@ -184,7 +260,10 @@ func canonical(raw []byte) string {
 	return string(b)
 }
 
-// compare says whether resp ended as rec did.
+// compare says whether resp ended as rec did: the same result, or the
+// same error. A cancelled run is reproduced when the replay is cancelled
+// too (the message says where it waited, which timing decides); a timeout
+// when it times out with the same message, durations aside.
 func compare(rec *pipeline.RunRecord, resp codemode.Response) (bool, string) {
 	if rec.Outcome == pipeline.OutcomeError {
 		want := rec.Error
@@ -194,7 +273,9 @@ func compare(rec *pipeline.RunRecord, resp codemode.Response) (bool, string) {
 		switch {
 		case !resp.IsError:
 			return false, fmt.Sprintf("the record failed with %s, the replay succeeded", want.Code)
-		case string(resp.Code) != want.Code || withoutHints(resp.Text) != withoutHints(want.Message):
+		case string(resp.Code) == want.Code && want.Code == string(v8sandbox.CodeCancelled):
+			return true, ""
+		case string(resp.Code) != want.Code || comparable(resp.Code, withoutHints(resp.Text)) != comparable(resp.Code, withoutHints(want.Message)):
 			return false, fmt.Sprintf("the record failed with %s: %s\nthe replay failed with %s: %s", want.Code, want.Message, resp.Code, resp.Text)
 		}
 		return true, ""
@@ -209,6 +290,19 @@ func compare(rec *pipeline.RunRecord, resp codemode.Response) (bool, string) {
 		return false, fmt.Sprintf("the result differs from the record:\nrecorded: %s\nreplayed: %s", textcut.Clip(want, 2000, "…"), textcut.Clip(got, 2000, "…"))
 	}
 	return true, ""
+}
+
+// reMillis matches a duration in an error message ("exceeded 1000 ms").
+var reMillis = regexp.MustCompile(`\b\d+ ms\b`)
+
+// comparable is the part of an error message that must match: a
+// timeout's without its duration (a record without limits replays under
+// another timeout).
+func comparable(code v8sandbox.Code, msg string) string {
+	if code == v8sandbox.CodeTimeout {
+		return reMillis.ReplaceAllString(msg, "N ms")
+	}
+	return msg
 }
 
 // withoutHints drops the hints after an error message: they depend on the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,9 +62,12 @@ type inFlight struct {
 	// run marks a program's run; seq numbers its progress notifications
 	// (under mu): a run's progress counts the notifications sent, its own
 	// (a call completed) and its backends' alike, so that it increases with
-	// each one as the spec requires.
-	run bool
-	seq float64
+	// each one as the spec requires. total (under mu) is the run's known
+	// total, 0 while none is: once a backend reports its own progress with
+	// a total, the notifications still to come for that call are added.
+	run   bool
+	seq   float64
+	total float64
 
 	// needed is the client capability ("sampling", "elicitation",
 	// "roots") a backend asked for during the call the old way, refused
@@ -146,11 +150,21 @@ func (f *forwarder) progress(backendName string, p *mcp.ProgressNotificationPara
 	c := f.tokens[token]
 	f.mu.Unlock()
 	if c != nil && c.run {
-		msg := backendName + ": " + p.Message
-		if p.Total > 0 {
-			msg += fmt.Sprintf(" (%g/%g)", p.Progress, p.Total)
+		// "everything: 1/20", "everything: indexing 1/20", "everything: indexing".
+		var parts []string
+		if p.Message != "" {
+			parts = append(parts, p.Message)
 		}
-		c.runProgress(msg)
+		left := -1.0 // what the backend has left to do; unknown
+		if p.Total > 0 {
+			parts = append(parts, fmt.Sprintf("%g/%g", p.Progress, p.Total))
+			left = max(p.Total-p.Progress, 0)
+		}
+		msg := backendName
+		if len(parts) > 0 {
+			msg += ": " + strings.Join(parts, " ")
+		}
+		c.sendRunProgress(msg, left)
 		return
 	}
 	if c == nil || c.backend != backendName {
@@ -282,13 +296,27 @@ func tagLog(backendName string, p *mcp.LoggingMessageParams) *mcp.LoggingMessage
 }
 
 // runProgress sends the run's next progress notification with message.
-func (c *inFlight) runProgress(message string) {
+func (c *inFlight) runProgress(message string) { c.sendRunProgress(message, -1) }
+
+// sendRunProgress sends the run's next progress notification with
+// message and, once one is known, a total: a backend's progress with a
+// total says how many steps its call has left (left; negative: unknown),
+// so the run has at least that many notifications to come. The total
+// never decreases and is never below the progress, so a client can draw a
+// bar as passthrough's {progress, total} lets it.
+func (c *inFlight) sendRunProgress(message string, left float64) {
 	if c.token == nil {
 		return
 	}
 	c.send(func(ctx context.Context) error {
 		c.seq++
-		return c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.token, Progress: c.seq, Message: message})
+		switch {
+		case left >= 0:
+			c.total = max(c.total, c.seq+left)
+		case c.total > 0:
+			c.total = max(c.total, c.seq)
+		}
+		return c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.token, Progress: c.seq, Total: c.total, Message: message})
 	})
 }
 

@@ -3,6 +3,7 @@ package output
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -41,43 +42,131 @@ const maxNoteIntent = 80
 // more letters ("bugs" matches "bug"), which only ever widens the
 // substring match.
 func intentTerms(intent string) []string {
-	words := strings.FieldsFunc(strings.ToLower(intent), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	var terms []string
+	terms, _ := intentWords(intent)
+	return terms
+}
+
+// intentWords returns intentTerms and, for notes, each term's word as
+// the intent wrote it (lowercased, plural kept).
+func intentWords(intent string) (terms, words []string) {
 	seen := map[string]bool{}
-	for _, w := range words {
+	for _, w := range strings.FieldsFunc(strings.ToLower(intent), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
 		if stopWords[w] {
 			continue
 		}
 		if utf8.RuneCountInString(w) < 2 && !unicode.IsDigit(rune(w[0])) {
 			continue
 		}
+		term := w
 		if len(w) >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
-			w = w[:len(w)-1]
+			term = w[:len(w)-1]
 		}
-		if !seen[w] {
-			seen[w] = true
-			terms = append(terms, w)
+		if !seen[term] {
+			seen[term] = true
+			terms = append(terms, term)
+			words = append(words, w)
 		}
 	}
-	return terms
+	return terms, words
 }
 
-// matchesTerms reports whether text contains (case-insensitively, as a
-// substring) at least need of terms.
-func matchesTerms(text string, terms []string, need int) bool {
+// maxNoteTerms caps the words an approximate note lists, maxNoteWord the
+// bytes of each.
+const (
+	maxNoteTerms = 8
+	maxNoteWord  = 24
+)
+
+// rePair finds the key=value (or key:value) pairs of an intent, such as
+// owner=dee or state:open: a key starting with a letter, no spaces.
+var rePair = regexp.MustCompile(`(?:^|[^\pL\pN_])([\pL_][\pL\pN_.-]*)[=:]([\pL\pN_][\pL\pN_.@/-]*)`)
+
+// intentMatch is what a section must contain to match an intent: each
+// key=value pair of the intent exactly (the key, then = or :, then the
+// value, quotes and spaces allowed around the separator, so that
+// owner=dee matches "owner": "dee" but not owner=bo or owner=deepak), and
+// at least need of its other terms (case-insensitive substrings).
+type intentMatch struct {
+	pairs     []*regexp.Regexp
+	pairNames []string // "owner=dee", for the note
+	terms     []string
+	words     []string // the terms as written, for the note
+	need      int
+}
+
+// parseIntent splits intent into its pairs and its terms (intentTerms of
+// the rest).
+func parseIntent(intent string) intentMatch {
+	var m intentMatch
+	rest := rePair.ReplaceAllStringFunc(intent, func(s string) string {
+		sub := rePair.FindStringSubmatch(s)
+		key, value := sub[1], sub[2]
+		name := strings.ToLower(key + "=" + value)
+		for _, n := range m.pairNames {
+			if n == name {
+				return s[:len(s)-len(key)-len(value)-1]
+			}
+		}
+		m.pairNames = append(m.pairNames, name)
+		m.pairs = append(m.pairs, regexp.MustCompile(`(?i)(?:^|[^\pL\pN_])`+regexp.QuoteMeta(key)+
+			`["']?\s*[:=]\s*["']?`+regexp.QuoteMeta(value)+`(?:$|[^\pL\pN_])`))
+		return s[:len(s)-len(key)-len(value)-1] + " "
+	})
+	m.terms, m.words = intentWords(rest)
+	if len(m.terms) > 0 {
+		m.need = max(1, (len(m.terms)*minTermShareTenths+9)/10)
+	}
+	return m
+}
+
+// empty reports an intent with nothing to match (only stop words).
+func (m intentMatch) empty() bool { return len(m.pairs) == 0 && len(m.terms) == 0 }
+
+// matches reports whether text contains every pair and need of the terms.
+func (m intentMatch) matches(text string) bool {
+	for _, p := range m.pairs {
+		if !p.MatchString(text) {
+			return false
+		}
+	}
+	if m.need == 0 {
+		return true
+	}
 	lc := strings.ToLower(text)
 	n := 0
-	for _, t := range terms {
+	for _, t := range m.terms {
 		if strings.Contains(lc, t) {
 			n++
-			if n >= need {
+			if n >= m.need {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// qualifier says, for the note, how loose the match is: "" when a section
+// must contain everything the intent names, else what a matching section
+// contains, e.g. " (approximate match: at least 1 of open, bugs)".
+func (m intentMatch) qualifier() string {
+	if m.need >= len(m.terms) {
+		return ""
+	}
+	words := make([]string, 0, min(len(m.words), maxNoteTerms+1))
+	for i, w := range m.words {
+		if i == maxNoteTerms {
+			words = append(words, "…")
+			break
+		}
+		words = append(words, textcut.Clip(w, maxNoteWord, "…"))
+	}
+	pairs := ""
+	if len(m.pairNames) > 0 {
+		pairs = strings.Join(m.pairNames, ", ") + " and "
+	}
+	return fmt.Sprintf(" (approximate match: %sat least %d of %s)", pairs, m.need, strings.Join(words, ", "))
 }
 
 // filterResult is the outcome of the intent filter.
@@ -96,11 +185,10 @@ type filterResult struct {
 // note saying so) or every section matches (silently).
 func filterIntent(raw, intent string, valid bool) filterResult {
 	res := filterResult{text: raw}
-	terms := intentTerms(intent)
-	if len(terms) == 0 {
+	m := parseIntent(intent)
+	if m.empty() {
 		return res
 	}
-	need := max(1, (len(terms)*minTermShareTenths+9)/10)
 
 	if doc, ok := parseJSON(raw, valid); ok {
 		res.doc = doc
@@ -112,11 +200,11 @@ func filterIntent(raw, intent string, valid bool) filterResult {
 		for _, it := range arr.vals {
 			// Terms hold no spaces, so matching the compact encoding is the
 			// same as matching the pretty-printed item, and cheaper.
-			if matchesTerms(it.compact(0), terms, need) {
+			if m.matches(it.compact(0)) {
 				kept = append(kept, it)
 			}
 		}
-		res.note = filterNote(len(kept), len(arr.vals), "items", intent)
+		res.note = filterNote(len(kept), len(arr.vals), "items", intent, m)
 		if len(kept) == 0 || len(kept) == len(arr.vals) {
 			return res
 		}
@@ -137,7 +225,7 @@ func filterIntent(raw, intent string, valid bool) filterResult {
 			text, quoted = s, true
 		}
 	}
-	kept, note := filterText(text, terms, need, intent)
+	kept, note := filterText(text, m, intent)
 	res.note = note
 	if kept == "" {
 		return res
@@ -150,21 +238,21 @@ func filterIntent(raw, intent string, valid bool) filterResult {
 	return res
 }
 
-// filterText keeps the sections of text that match need of terms. It
-// returns "" for kept when nothing was dropped (too few sections, none
-// matched, or all did), with the note to show.
-func filterText(text string, terms []string, need int, intent string) (kept, note string) {
+// filterText keeps the sections of text that match m. It returns "" for
+// kept when nothing was dropped (too few sections, none matched, or all
+// did), with the note to show.
+func filterText(text string, m intentMatch, intent string) (kept, note string) {
 	sections, sep, unit := splitSections(text)
 	if len(sections) < 2 {
 		return "", ""
 	}
 	var keep []string
 	for _, s := range sections {
-		if matchesTerms(s, terms, need) {
+		if m.matches(s) {
 			keep = append(keep, s)
 		}
 	}
-	note = filterNote(len(keep), len(sections), unit, intent)
+	note = filterNote(len(keep), len(sections), unit, intent, m)
 	if len(keep) == 0 || len(keep) == len(sections) {
 		return "", note
 	}
@@ -175,18 +263,20 @@ func filterText(text string, terms []string, need int, intent string) (kept, not
 func jsonString(s string) string { return string(jssyntax.AppendString(nil, s)) }
 
 // filterNote is the note line for kept of total sections; "" when all were
-// kept (nothing to report).
-func filterNote(kept, total int, unit, intent string) string {
+// kept (nothing to report). It says when the match is approximate, and
+// what each kept section has, so that a kept line that lacks one of the
+// intent's words does not read as a wrong match.
+func filterNote(kept, total int, unit, intent string, m intentMatch) string {
 	intent = strings.Join(strings.Fields(intent), " ")
 	intent = textcut.Clip(intent, maxNoteIntent, "…")
 	q := strconv.Quote(intent)
 	switch kept {
 	case 0:
-		return fmt.Sprintf("[intent filter: no %s matched %s; showing full output]", unit, q)
+		return fmt.Sprintf("[intent filter: no %s matched %s%s; showing full output]", unit, q, m.qualifier())
 	case total:
 		return ""
 	default:
-		return fmt.Sprintf("[intent filter: kept %d of %d %s matching %s]", kept, total, unit, q)
+		return fmt.Sprintf("[intent filter: kept %d of %d %s matching %s%s]", kept, total, unit, q, m.qualifier())
 	}
 }
 

@@ -50,7 +50,7 @@ func TestIntentFilterParagraphs(t *testing.T) {
 	ps := paragraphs(41, keep)
 	raw := strings.Join(ps, "\n\n") + "\n"
 	res := Shape(ctx, raw, "open bugs", intentOnly(), nil)
-	want := `[intent filter: kept 3 of 41 sections matching "open bugs"]` + "\n" + keep[3] + "\n\n" + keep[17] + "\n\n" + keep[30]
+	want := `[intent filter: kept 3 of 41 sections matching "open bugs" (approximate match: at least 1 of open, bugs)]` + "\n" + keep[3] + "\n\n" + keep[17] + "\n\n" + keep[30]
 	if res.Text != want || !res.Filtered {
 		t.Fatalf("got (Filtered %v):\n%s\nwant:\n%s", res.Filtered, res.Text, want)
 	}
@@ -68,7 +68,7 @@ func TestIntentFilterThirtyPercent(t *testing.T) {
 	if strings.Contains(res.Text, "alpha only") || !strings.Contains(res.Text, "alpha and bravo") || !strings.Contains(res.Text, "charlie, delta and alpha") {
 		t.Fatalf("wrong sections kept:\n%s", res.Text)
 	}
-	if !strings.HasPrefix(res.Text, `[intent filter: kept 2 of 10 sections matching "alpha bravo charlie delta"]`) {
+	if !strings.HasPrefix(res.Text, `[intent filter: kept 2 of 10 sections matching "alpha bravo charlie delta" (approximate match: at least 2 of alpha, bravo, charlie, delta)]`) {
 		t.Fatalf("note: %q", strings.SplitN(res.Text, "\n", 2)[0])
 	}
 }
@@ -84,7 +84,7 @@ func TestIntentFilterLines(t *testing.T) {
 	}
 	raw := strings.Join(lines, "\n")
 	res := Shape(ctx, raw, "disk errors", intentOnly(), nil)
-	want := "[intent filter: kept 3 of 60 lines matching \"disk errors\"]\nERROR disk full on node-5\nERROR disk full on node-25\nERROR disk full on node-45"
+	want := "[intent filter: kept 3 of 60 lines matching \"disk errors\" (approximate match: at least 1 of disk, errors)]\nERROR disk full on node-5\nERROR disk full on node-25\nERROR disk full on node-45"
 	if res.Text != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", res.Text, want)
 	}
@@ -159,7 +159,7 @@ func TestIntentFilterNestedJSON(t *testing.T) {
 func TestIntentFilterNoMatch(t *testing.T) {
 	raw := strings.Join(paragraphs(10, nil), "\n\n")
 	res := Shape(ctx, raw, "kubernetes quota", intentOnly(), nil)
-	want := `[intent filter: no sections matched "kubernetes quota"; showing full output]` + "\n" + raw
+	want := `[intent filter: no sections matched "kubernetes quota" (approximate match: at least 1 of kubernetes, quota); showing full output]` + "\n" + raw
 	if res.Text != want || res.Filtered {
 		t.Fatalf("got Filtered %v:\n%.200s", res.Filtered, res.Text)
 	}
@@ -197,7 +197,45 @@ func TestIntentNoteClipsLongIntent(t *testing.T) {
 	raw := strings.Join(paragraphs(10, map[int]string{1: "open issue"}), "\n\n")
 	res := Shape(ctx, raw, intent, intentOnly(), nil)
 	note, _, _ := strings.Cut(res.Text, "\n")
-	if !strings.HasPrefix(note, `[intent filter: kept 1 of 10 sections matching "open éé`) || !strings.HasSuffix(note, `é…"]`) {
+	if !strings.HasPrefix(note, `[intent filter: kept 1 of 10 sections matching "open éé`) || !strings.HasSuffix(note, `é…" (approximate match: at least 1 of open, éééééééééééé…, bug)]`) {
 		t.Fatalf("note %q", note)
+	}
+}
+
+// TestIntentFilterKeyValue: a key=value intent keeps the sections that
+// have that pair (key, = or :, value; quotes and spaces around the
+// separator allowed), not those that only mention the key (owner=bo for
+// "owner=dee" met the 30 % rule: 1 of its 2 words), and the note is exact.
+func TestIntentFilterKeyValue(t *testing.T) {
+	var lines []string
+	for i := range 40 {
+		owner := []string{"bo", "deepak", "ann", "dee"}[i%4]
+		lines = append(lines, fmt.Sprintf("task-%d owner=%s state=%s", i, owner, []string{"open", "closed"}[i%2]))
+	}
+	raw := strings.Join(lines, "\n")
+	res := Shape(ctx, raw, "owner=dee", intentOnly(), nil)
+	note, body, _ := strings.Cut(res.Text, "\n")
+	if note != `[intent filter: kept 10 of 40 lines matching "owner=dee"]` {
+		t.Fatalf("note %q", note)
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if !strings.HasSuffix(l, "owner=dee state=closed") {
+			t.Fatalf("kept %q for owner=dee:\n%s", l, body)
+		}
+	}
+	// Pairs combine with words; the words stay approximate, and say so.
+	res = Shape(ctx, raw, "closed tasks of owner:ann", intentOnly(), nil)
+	if note, _, _ := strings.Cut(res.Text, "\n"); note != `[intent filter: kept 10 of 40 lines matching "closed tasks of owner:ann" (approximate match: owner=ann and at least 1 of closed, tasks)]` {
+		t.Fatalf("note %q", note)
+	}
+	// In JSON items: "owner": "dee" is the pair.
+	items := jsonArray(12, func(i int) string {
+		return fmt.Sprintf(`{"id":%d,"owner":%q}`, i, []string{"bo", "dee", "deepak"}[i%3])
+	})
+	res = Shape(ctx, items, "owner=dee", intentOnly(), nil)
+	note, body, _ = strings.Cut(res.Text, "\n")
+	var kept []struct{ ID int }
+	if err := json.Unmarshal([]byte(body), &kept); err != nil || note != `[intent filter: kept 4 of 12 items matching "owner=dee"]` || len(kept) != 4 || kept[0].ID != 1 {
+		t.Fatalf("note %q, kept %+v (%v)", note, kept, err)
 	}
 }

@@ -50,13 +50,16 @@ type Options struct {
 	// IntentFilter enables the intent filter. It runs when the intent is
 	// non-empty and the raw output is longer than IntentMinBytes, and keeps
 	// the sections that contain (case-insensitively, as substrings) at
-	// least 30 % of the intent's terms: lowercased words without stop words.
+	// least 30 % of the intent's terms: lowercased words without stop words,
+	// and each key=value (or key:value) pair of the intent exactly (key,
+	// separator, value: owner=dee matches "owner": "dee", not owner=bo).
 	// Sections are the items of the JSON result's main array (a top-level
 	// array, or the array that makes up most of an object, e.g. under
 	// "results" or "data" > "items"; the envelope is kept and the result is
 	// re-emitted pretty-printed), else blank-line separated paragraphs, else
 	// lines. A first line notes what was kept, or that nothing matched (the
-	// output is then kept whole). JSON without a main array is not filtered.
+	// output is then kept whole), and what a section needed when the match
+	// is approximate (fewer than all of the terms). JSON without a main array is not filtered.
 	IntentFilter   bool
 	IntentMinBytes int
 
@@ -143,6 +146,9 @@ type Result struct {
 	Truncated, Chunked, Filtered bool
 	// StoredID is the store id of the full output when it was stored.
 	StoredID string
+	// Note is the intent filter's note, which is also Text's first line;
+	// "" when there is none.
+	Note string
 }
 
 // keeper stores the raw output at most once, when a stage first needs it.
@@ -235,6 +241,7 @@ func Shape(ctx context.Context, raw string, intent string, opts Options, store r
 	if note != "" {
 		text = note + "\n" + body
 	}
+	res.Note = note
 	ref := ""
 	if o.Truncate && !fits(text, len(raw), o) {
 		if !res.Chunked && !res.Filtered {
