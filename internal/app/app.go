@@ -38,6 +38,7 @@ import (
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/toolcache"
 	"github.com/isogate/isogate/internal/tracing"
+	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -210,6 +211,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Store:         results,
 		Observer:      a.Observer,
 		Logger:        a.logger,
+
+		// The compiler is loaded once per process, on the first check.
+		Typecheck:        typecheck.Shared(),
+		TypecheckMode:    cfg.Sandbox.Typecheck,
+		TypecheckTimeout: cfg.Sandbox.TypecheckTimeout,
 
 		// One principal's runs hold at most their share of the slots.
 		MaxConcurrentPerPrincipal: cfg.Sandbox.MaxConcurrentPerPrincipal,

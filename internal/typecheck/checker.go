@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/isogate/isogate/v8sandbox"
@@ -62,6 +63,23 @@ func New(opts Options) *Checker {
 		},
 	})
 	return &Checker{opts: opts, res: res}
+}
+
+var (
+	sharedOnce sync.Once
+	shared     *Checker
+)
+
+// SharedTimeout bounds a check of the [Shared] checker; callers bound
+// theirs (sandbox.typecheck_timeout) with the context they pass.
+const SharedTimeout = time.Minute
+
+// Shared is the process's checker, with the default options: the compiler
+// is the same for every gateway of a process, so it is loaded (lazily, on
+// the first check) once. It is never closed.
+func Shared() *Checker {
+	sharedOnce.Do(func() { shared = New(Options{Timeout: SharedTimeout}) })
+	return shared
 }
 
 // Warm loads the compiler and parses the libraries now.
@@ -164,7 +182,9 @@ var ErrUnchecked = errors.New("program not type-checked")
 
 // Check checks a program (TypeScript or JavaScript, with top-level await
 // and return as code mode allows; module is set for a program that exports
-// its entry point) against decls.
+// its entry point) against decls, within the checker's timeout and ctx
+// (waiting for the checker included; loading the compiler, on the first
+// check, excluded).
 func (c *Checker) Check(ctx context.Context, decls Declarations, program string, module bool) (*Report, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)

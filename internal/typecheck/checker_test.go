@@ -9,12 +9,12 @@ import (
 
 // shared is the package's one checker: loading the compiler once per
 // package keeps the tests fast.
-var shared *Checker
+var testChecker *Checker
 
 func TestMain(m *testing.M) {
-	shared = New(Options{Timeout: 60e9}) // generous: a slow machine must not turn a check into "unchecked"
+	testChecker = New(Options{Timeout: 60e9}) // generous: a slow machine must not turn a check into "unchecked"
 	code := m.Run()
-	shared.Close()
+	testChecker.Close()
 	os.Exit(code)
 }
 
@@ -29,7 +29,7 @@ declare var counter: IsogateBackend_counter;
 
 func check(t *testing.T, program string) *Report {
 	t.Helper()
-	rep, err := shared.Check(context.Background(), counterDecls, program, false)
+	rep, err := testChecker.Check(context.Background(), counterDecls, program, false)
 	if err != nil {
 		t.Fatalf("check: %v", err)
 	}
@@ -39,7 +39,7 @@ func check(t *testing.T, program string) *Report {
 func TestCertainMistakes(t *testing.T) {
 	cases := []struct {
 		name, program, kind, hint string
-		line, column         int
+		line, column              int
 	}{
 		{"unknown parameter", "await counter.bump({id:'p1'});\nawait counter.bump({ident:'p3'});", "unknown_parameter",
 			"`ident` is not a parameter of counter.bump; did you mean `id`?", 2, 21},
