@@ -12,6 +12,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/typecheck"
 )
 
 type bumpArgs struct {
@@ -64,6 +65,9 @@ func typecheckGateway(t *testing.T, mode string) (*mcp.ClientSession, *recorder)
 	cfg.Sandbox.TypecheckTimeout = time.Minute // a loaded machine must not turn a check into "unchecked"
 	rec := &recorder{}
 	g := startHealthy(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{rec.spec()}})
+	if err := typecheck.Shared().Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return connect(t, g, nil), rec
 }
 

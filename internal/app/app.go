@@ -227,6 +227,9 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if cfg.Sandbox.Typecheck != codemode.TypecheckOff {
+		typecheck.Shared().WarmInBackground()
+	}
 	if cfg.RunCode.Enabled {
 		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, sandboxLog)); err != nil {
 			return nil, fmt.Errorf("run_code sandbox: %w", err)

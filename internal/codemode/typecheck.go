@@ -40,6 +40,17 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	if e.opts.Typecheck == nil || e.opts.TypecheckMode == "" || e.opts.TypecheckMode == TypecheckOff {
 		return e.runV8(ctx, req, v, calls, timeout)
 	}
+	strict := e.opts.TypecheckMode == TypecheckStrict
+	if !e.opts.Typecheck.Ready() {
+		// The compiler is loading (once per process): this run does not
+		// wait for it.
+		e.opts.Typecheck.WarmInBackground()
+		resp := e.runV8(ctx, req, v, calls, timeout)
+		if strict {
+			resp.Notices = append([]string{"typecheck: the program ran unchecked: the checker is still loading"}, resp.Notices...)
+		}
+		return resp
+	}
 	code := stripFences(req.Code)
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if e.opts.TypecheckTimeout > 0 {
@@ -50,9 +61,13 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	var notices []string
 	switch {
 	case err != nil:
+		// Said to the agent in strict mode, which it relies on; in warn
+		// mode only logged, so that the output stays as it was.
 		e.logger.Warn("program not type-checked", "err", err)
-		notices = append(notices, "typecheck: the program ran unchecked: "+strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "))
-	case e.opts.TypecheckMode == TypecheckStrict && len(rep.Certain()) > 0:
+		if strict {
+			notices = append(notices, "typecheck: the program ran unchecked: "+strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "))
+		}
+	case strict && len(rep.Certain()) > 0:
 		return e.typecheckFailure(req, v, calls, rep)
 	default:
 		notices = typecheckNotices(rep.Diagnostics)

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/isogate/isogate/v8sandbox"
@@ -41,8 +42,10 @@ type Options struct {
 // Checker checks programs. It is safe for concurrent use; checks are served
 // one at a time by one isolate.
 type Checker struct {
-	opts Options
-	res  *v8sandbox.Resident
+	opts      Options
+	res       *v8sandbox.Resident
+	ready     atomic.Bool // the compiler is loaded
+	warmStart sync.Once
 }
 
 // New returns a checker; the compiler is loaded on the first check or on
@@ -83,7 +86,22 @@ func Shared() *Checker {
 }
 
 // Warm loads the compiler and parses the libraries now.
-func (c *Checker) Warm(ctx context.Context) error { return c.res.Warm(ctx) }
+func (c *Checker) Warm(ctx context.Context) error {
+	err := c.res.Warm(ctx)
+	if err == nil {
+		c.ready.Store(true)
+	}
+	return err
+}
+
+// WarmInBackground starts loading the compiler (once) without waiting.
+func (c *Checker) WarmInBackground() {
+	c.warmStart.Do(func() { go c.Warm(context.Background()) }) //nolint:errcheck // a failed load shows in the checks
+}
+
+// Ready reports whether the compiler is loaded: a check then costs only
+// the check.
+func (c *Checker) Ready() bool { return c.ready.Load() }
 
 // Close disposes the checker's isolate.
 func (c *Checker) Close() { c.res.Close() }
