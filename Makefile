@@ -14,7 +14,7 @@ CONFORMANCE_OK := interop/conformance/node_modules/.isogate-installed
 IDP_OK := interop/idp/node_modules/.isogate-installed
 UTCP_OK := bench/utcp/node_modules/.isogate-installed
 
-.PHONY: all build deps redis test vet fmt-check run bench clean
+.PHONY: all build deps redis test vet fmt-check run bench clean typecheck-assets
 
 all: build
 
@@ -107,6 +107,11 @@ run: $(NPM_OK) build
 # real example servers, direct vs code mode vs passthrough.
 bench: deps $(UTCP_OK)
 	cd bench && $(GO) run ./cmd/benchreport -out RESULTS.md
+
+# Regenerates the embedded TypeScript compiler (internal/typecheck/assets,
+# committed; the build never needs npm): see its README.md.
+typecheck-assets:
+	internal/typecheck/assets/update.sh
 
 clean:
 	rm -rf bin

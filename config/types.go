@@ -410,6 +410,16 @@ type SandboxConfig struct {
 	// still starting or reconnecting (a down backend fails at once).
 	// Default 10s.
 	BackendWait time.Duration `koanf:"backend_wait"`
+	// Typecheck is whether call_tool_chain programs are type-checked
+	// against the tool declarations before they run: "off", "warn" (run
+	// them with the compiler's findings attached) or "strict" (refuse a
+	// program with a certain mistake in a tool call, TYPECHECK_FAILED,
+	// before any call). Default "warn".
+	Typecheck string `koanf:"typecheck"`
+	// TypecheckTimeout bounds one check (waiting for the checker
+	// included); past it the program runs unchecked and says so. Default
+	// 2s.
+	TypecheckTimeout time.Duration `koanf:"typecheck_timeout"`
 	// Output configures how results are shaped for the client.
 	Output OutputConfig `koanf:"output"`
 }
@@ -538,6 +548,8 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			MaxConcurrentPerPrincipal: 4,
 			MaxToolCalls:              DefaultMaxToolCalls,
 			BackendWait:               10 * time.Second,
+			Typecheck:                 "warn",
+			TypecheckTimeout:          2 * time.Second,
 			Output: OutputConfig{
 				IntentFilter:     true,
 				IntentMinBytes:   5000,

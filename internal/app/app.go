@@ -38,6 +38,7 @@ import (
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/toolcache"
 	"github.com/isogate/isogate/internal/tracing"
+	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -211,6 +212,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Observer:      a.Observer,
 		Logger:        a.logger,
 
+		// The compiler is loaded once per process, on the first check.
+		Typecheck:        typecheck.Shared(),
+		TypecheckMode:    cfg.Sandbox.Typecheck,
+		TypecheckTimeout: cfg.Sandbox.TypecheckTimeout,
+
 		// One principal's runs hold at most their share of the slots.
 		MaxConcurrentPerPrincipal: cfg.Sandbox.MaxConcurrentPerPrincipal,
 		OnShare:                   func(o fairshare.Outcome) { a.Observer.ShareHit(metrics.PoolSandbox, "", o) },
@@ -220,6 +226,9 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		MaxResultBytes: int(cfg.Sandbox.Output.ResultStoreBytes / resultstore.DefaultOwnerShare),
 	}); err != nil {
 		return nil, err
+	}
+	if cfg.Sandbox.Typecheck != codemode.TypecheckOff {
+		typecheck.Shared().WarmInBackground()
 	}
 	if cfg.RunCode.Enabled {
 		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, sandboxLog)); err != nil {

@@ -36,7 +36,8 @@ func (a catalogAdapter) Lookup(name string, suggest bool) (Tool, error) {
 }
 
 func toolOf(e *catalog.Entry) Tool {
-	t := Tool{Backend: e.Backend, Name: e.Tool, BackendIdent: e.JSBackend, NameIdent: e.JSTool, Declarations: e.TypeScript}
+	t := Tool{Backend: e.Backend, Name: e.Tool, BackendIdent: e.JSBackend, NameIdent: e.JSTool, Declarations: e.TypeScript,
+		TypeDeclarations: typeDeclarationsOf(e)}
 	if e.Def != nil {
 		t.Description = e.Def.Description
 		if raw, ok := e.Def.InputSchema.(json.RawMessage); ok {

@@ -25,17 +25,20 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode/fastpath"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/jsonscan"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -48,6 +51,9 @@ type Tool struct {
 	// Declarations, when set, returns the tool's TypeScript declarations
 	// (the `ts` field of __interfaces entries); called lazily.
 	Declarations func() string
+	// TypeDeclarations, when set, generates the tool's input and output
+	// declarations for the checker, avoiding the type names in taken.
+	TypeDeclarations func(taken map[string]bool) *catalog.Decls
 }
 
 // Catalog lists the tools programs can call and is the only authority on
@@ -118,6 +124,12 @@ type Options struct {
 	// the result store.
 	MaxResultBytes int
 
+	// Typecheck checks tier-3 programs before they run, as TypecheckMode
+	// (sandbox.typecheck: off, warn, strict) says; nil: unchecked.
+	Typecheck        *typecheck.Checker
+	TypecheckMode    string
+	TypecheckTimeout time.Duration // one check; 0: the checker's own
+
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
 	Logger   *slog.Logger
@@ -149,6 +161,7 @@ type Engine struct {
 	slots  *fairshare.Slots
 	logger *slog.Logger
 	views  viewCache
+	decls  atomic.Pointer[checkDecls] // the checker's declarations of the last view
 }
 
 // New returns an engine.
@@ -304,7 +317,7 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	defer cancelFast()
 	resp := e.fast(fastCtx, req, v, calls, timeout)
 	if resp == nil {
-		resp = e.runV8(ctx, req, v, calls, timeout)
+		resp = e.checkedV8(ctx, req, v, calls, timeout)
 	}
 	if warning != "" {
 		resp.Warnings = append(resp.Warnings, warning)

@@ -1,0 +1,279 @@
+// Package typecheck checks code-mode programs with the TypeScript compiler
+// before they run: the compiler's JavaScript build (npm `typescript`,
+// embedded) runs in a resident V8 isolate of its own, warm between checks,
+// and checks a program's text against the declarations of the tools it can
+// reach. The program is never run by the checker, only parsed and
+// type-checked, under a heap cap and a deadline of its own.
+//
+// A [Diagnostic] is either certain (an unknown tool, an unknown or missing
+// parameter, a literal of the wrong type in a tool call: the call would
+// fail) or a hint (anything else the compiler says, which valid dynamic
+// code can trigger).
+package typecheck
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultTimeout bounds one check: past it the program runs unchecked.
+	DefaultTimeout = 2 * time.Second
+	// DefaultHeapMB caps the checker's heap (the compiler and its
+	// libraries take about 41 MB).
+	DefaultHeapMB = 160
+)
+
+// Options configure a [Checker].
+type Options struct {
+	Timeout time.Duration // one check; DefaultTimeout when 0
+	HeapMB  int           // the checker isolate's heap cap; DefaultHeapMB when 0
+}
+
+// Checker checks programs. It is safe for concurrent use; checks are served
+// one at a time by one isolate.
+type Checker struct {
+	opts      Options
+	res       *v8sandbox.Resident
+	ready     atomic.Bool // the compiler is loaded
+	warmStart sync.Once
+}
+
+// New returns a checker; the compiler is loaded on the first check or on
+// [Checker.Warm].
+func New(opts Options) *Checker {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.HeapMB <= 0 {
+		opts.HeapMB = DefaultHeapMB
+	}
+	res := v8sandbox.NewResident(v8sandbox.ResidentOptions{
+		HeapMB: opts.HeapMB,
+		Setup: []v8sandbox.ResidentScript{
+			{Origin: "typescript.js", Source: compilerScript},
+			{Origin: "isogate:typecheck-libs.js", Source: libsScript},
+			{Origin: "isogate:checker.js", Source: func() (string, error) { return checkerJS, nil }},
+		},
+	})
+	return &Checker{opts: opts, res: res}
+}
+
+var (
+	sharedOnce sync.Once
+	shared     *Checker
+)
+
+// SharedTimeout bounds a check of the [Shared] checker; callers bound
+// theirs (sandbox.typecheck_timeout) with the context they pass.
+const SharedTimeout = time.Minute
+
+// Shared is the process's checker, with the default options: the compiler
+// is the same for every gateway of a process, so it is loaded (lazily, on
+// the first check) once. It is never closed.
+func Shared() *Checker {
+	sharedOnce.Do(func() { shared = New(Options{Timeout: SharedTimeout}) })
+	return shared
+}
+
+// Warm loads the compiler and parses the libraries now.
+func (c *Checker) Warm(ctx context.Context) error {
+	err := c.res.Warm(ctx)
+	if err == nil {
+		c.ready.Store(true)
+	}
+	return err
+}
+
+// WarmInBackground starts loading the compiler (once) without waiting.
+func (c *Checker) WarmInBackground() {
+	c.warmStart.Do(func() { go c.Warm(context.Background()) }) //nolint:errcheck // a failed load shows in the checks
+}
+
+// Ready reports whether the compiler is loaded: a check then costs only
+// the check.
+func (c *Checker) Ready() bool { return c.ready.Load() }
+
+// Close disposes the checker's isolate.
+func (c *Checker) Close() { c.res.Close() }
+
+// HeapUsed reports the checker isolate's used heap in bytes.
+func (c *Checker) HeapUsed(ctx context.Context) (int64, error) { return c.res.HeapUsed(ctx) }
+
+// Declarations are the TypeScript declarations programs are checked
+// against. ID names one text (a catalogue version): the checker parses the
+// text of an ID once.
+type Declarations struct {
+	ID   string
+	Text string
+}
+
+// Diagnostic is one thing the compiler found in a program.
+type Diagnostic struct {
+	Code    int    `json:"code"`    // the TypeScript error code (TS2339 …)
+	Message string `json:"message"` // the compiler's message
+	// Line and Column (1-based) are in the program as written; 0 when the
+	// diagnostic has no position.
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	// Kind is "unknown_tool", "unknown_parameter", "missing_parameter",
+	// "missing_arguments", "wrong_type" for a certain mistake in a tool
+	// call, "" for anything else.
+	Kind string `json:"kind,omitempty"`
+	// Certain reports that the tool call it concerns would fail.
+	Certain bool `json:"certain"`
+	// Tool is the call as written ("counter.bump"); Name the tool or
+	// parameter at fault; Suggestion the closest valid name; Expected the
+	// parameters the tool takes (unknown_parameter).
+	Tool       string   `json:"tool,omitempty"`
+	Name       string   `json:"name,omitempty"`
+	Suggestion string   `json:"suggestion,omitempty"`
+	Expected   []string `json:"expected,omitempty"`
+}
+
+// Hint renders the diagnostic for an agent: where, what, and the fix.
+func (d Diagnostic) Hint() string {
+	var b strings.Builder
+	if d.Line > 0 {
+		fmt.Fprintf(&b, "line %d, column %d: ", d.Line, d.Column)
+	}
+	switch d.Kind {
+	case "unknown_tool":
+		fmt.Fprintf(&b, "`%s` is not a tool of %s", d.Name, strings.TrimSuffix(d.Tool, "."+d.Name))
+		if d.Suggestion != "" {
+			fmt.Fprintf(&b, "; did you mean `%s`?", d.Suggestion)
+		}
+	case "unknown_parameter":
+		fmt.Fprintf(&b, "`%s` is not a parameter of %s", d.Name, d.Tool)
+		switch {
+		case d.Suggestion != "":
+			fmt.Fprintf(&b, "; did you mean `%s`?", d.Suggestion)
+		case len(d.Expected) > 0:
+			fmt.Fprintf(&b, "; its parameters are %s", strings.Join(d.Expected, ", "))
+		}
+	case "missing_parameter":
+		fmt.Fprintf(&b, "%s requires the parameter `%s`", d.Tool, d.Name)
+	case "missing_arguments":
+		fmt.Fprintf(&b, "%s requires arguments: pass an object with its required parameters", d.Tool)
+	case "wrong_type":
+		if d.Name != "" {
+			fmt.Fprintf(&b, "the value of `%s` has the wrong type for %s", d.Name, d.Tool)
+		} else {
+			fmt.Fprintf(&b, "an argument of %s has the wrong type", d.Tool)
+		}
+	default:
+		return b.String() + fmt.Sprintf("TS%d: %s", d.Code, d.Message)
+	}
+	fmt.Fprintf(&b, " (TS%d: %s)", d.Code, d.Message)
+	return b.String()
+}
+
+// Report is the outcome of one check.
+type Report struct {
+	Diagnostics []Diagnostic `json:"diagnostics"`
+	Duration    time.Duration
+}
+
+// Certain returns the diagnostics that are certain mistakes.
+func (r *Report) Certain() []Diagnostic {
+	var out []Diagnostic
+	for _, d := range r.Diagnostics {
+		if d.Certain {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ErrUnchecked wraps the error of a check that could not finish (deadline,
+// heap cap, a failure of the checker): the program is then run unchecked.
+var ErrUnchecked = errors.New("program not type-checked")
+
+// Check checks a program (TypeScript or JavaScript, with top-level await
+// and return as code mode allows; module is set for a program that exports
+// its entry point) against decls, within the checker's timeout and ctx
+// (waiting for the checker included; loading the compiler, on the first
+// check, excluded).
+func (c *Checker) Check(ctx context.Context, decls Declarations, program string, module bool) (*Report, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	source, shift := wrap(program, module)
+	req, err := json.Marshal(struct {
+		Decls  string `json:"decls"`
+		Source string `json:"source"`
+	}{decls.ID, source})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnchecked, err)
+	}
+	for attempt := 0; ; attempt++ {
+		out, err := c.res.Call(ctx, "__isogate_tc_check", string(req), time.Until(deadline(ctx)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnchecked, err)
+		}
+		var rep struct {
+			NeedDecls   bool         `json:"needDecls"`
+			Diagnostics []Diagnostic `json:"diagnostics"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			return nil, fmt.Errorf("%w: the checker's reply: %v", ErrUnchecked, err)
+		}
+		if !rep.NeedDecls {
+			for i := range rep.Diagnostics {
+				d := &rep.Diagnostics[i]
+				if d.Line > 0 || d.Column > 0 {
+					d.Line += 1 - shift // the checker's lines are 0-based
+				}
+				if d.Line <= 0 {
+					d.Line, d.Column = 0, 0
+				}
+			}
+			return &Report{Diagnostics: rep.Diagnostics, Duration: time.Since(start)}, nil
+		}
+		if attempt > 0 {
+			return nil, fmt.Errorf("%w: the checker lost the declarations", ErrUnchecked)
+		}
+		if err := c.load(ctx, decls); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// load hands decls to the checker, which parses them once.
+func (c *Checker) load(ctx context.Context, decls Declarations) error {
+	arg, err := json.Marshal(struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+	}{decls.ID, decls.Text})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnchecked, err)
+	}
+	if _, err := c.res.Call(ctx, "__isogate_tc_decls", string(arg), time.Until(deadline(ctx))); err != nil {
+		return fmt.Errorf("%w: loading the declarations: %v", ErrUnchecked, err)
+	}
+	return nil
+}
+
+func deadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// wrap makes a program a TypeScript file: a body with top-level await and
+// return becomes an async function's body (one line before it); a module
+// is checked as written. shift is the lines added before the program.
+func wrap(program string, module bool) (source string, shift int) {
+	if module {
+		return program, 0
+	}
+	return "async function __isogate_program() {\n" + program + "\n}\nexport {};\n", 1
+}

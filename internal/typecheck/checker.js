@@ -1,0 +1,240 @@
+// checker.js runs in the checker's resident isolate after typescript.js
+// (globalThis.ts) and the libraries (globalThis.__isogate_tc_libs, a map
+// file name → text). It checks one program at a time against one set of
+// declarations; the library and declaration SourceFiles are parsed once and
+// reused by every check, so a check parses only the program.
+//
+// Trusted code over hostile text: the program is never run, only parsed and
+// type-checked; the isolate's heap cap and the call's deadline bound that.
+(function () {
+  "use strict";
+  const ts = globalThis.ts;
+  const libTexts = globalThis.__isogate_tc_libs;
+  delete globalThis.__isogate_tc_libs;
+
+  const options = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    lib: ["lib.es2022.d.ts"],
+    strict: false,
+    noImplicitAny: false,
+    noEmit: true,
+    skipLibCheck: true,
+    noLib: false,
+    types: [],
+    allowJs: false,
+    noResolve: true,
+    isolatedModules: false,
+  };
+
+  const files = new Map(); // file name → SourceFile parsed once (libraries, runtime globals)
+  const parse = (name, text) => ts.createSourceFile(name, text, ts.ScriptTarget.ES2022, true);
+  for (const name of Object.keys(libTexts)) files.set(name, parse(name, libTexts[name]));
+
+  // What code mode's runtime adds to ES2022 (bridge.js).
+  files.set("isogate-runtime.d.ts", parse("isogate-runtime.d.ts", [
+    "interface IsogateConsole { log(...data: any[]): void; info(...data: any[]): void; warn(...data: any[]): void;",
+    "  error(...data: any[]): void; debug(...data: any[]): void; }",
+    "declare var console: IsogateConsole;",
+    "declare function require(name: string): any;",
+    "declare var __interfaces: any;",
+    "declare function __getToolInterface(name: string): any;",
+  ].join("\n")));
+
+  // Declarations by id, the newest few kept (one per catalogue version).
+  const decls = new Map();
+  const MAX_DECLS = 4;
+
+  const PROGRAM = "program.ts";
+  const BACKEND_PREFIX = "IsogateBackend_";
+
+  const host = (program) => ({
+    getSourceFile: (name) => (name === PROGRAM ? program : name === DECLS ? decls.get(currentDecls) : files.get(name)),
+    getDefaultLibFileName: () => "lib.es2022.d.ts",
+    writeFile: () => {},
+    getCurrentDirectory: () => "/",
+    getDirectories: () => [],
+    fileExists: (name) => name === PROGRAM || files.has(name) || name === DECLS,
+    readFile: () => undefined,
+    getCanonicalFileName: (name) => name,
+    useCaseSensitiveFileNames: () => true,
+    getNewLine: () => "\n",
+  });
+  const DECLS = "isogate-tools.d.ts";
+  let currentDecls = "";
+
+  // The innermost node of sf that contains pos.
+  const nodeAt = (sf, pos) => {
+    let node = sf;
+    for (;;) {
+      let next;
+      ts.forEachChild(node, (child) => {
+        if (next === undefined && child.pos <= pos && pos < child.end && child.getStart(sf) <= pos) next = child;
+      });
+      if (next === undefined) return node;
+      node = next;
+    }
+  };
+
+  const isBackendType = (checker, expr) => {
+    const t = checker.getTypeAtLocation(expr);
+    const s = t && (t.aliasSymbol || t.symbol);
+    return !!s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX);
+  };
+
+  // The tool call node belongs to: a call `b.t(...)` or `b["t"](...)`
+  // whose object is a backend; with where the node sits in it.
+  const toolCallOf = (checker, node) => {
+    for (let n = node; n; n = n.parent) {
+      if (ts.isCallExpression(n)) {
+        const callee = n.expression;
+        if ((ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) &&
+          isBackendType(checker, callee.expression)) {
+          const nameNode = ts.isPropertyAccessExpression(callee) ? callee.name : callee.argumentExpression;
+          let where = "call";
+          if (within(node, nameNode)) where = "name";
+          else if (n.arguments.length > 0 && within(node, n.arguments[0])) where = "args";
+          return { call: n, callee, where, backend: callee.expression.getText(), tool: nameNode.getText().replace(/^["']|["']$/g, "") };
+        }
+      }
+    }
+    return null;
+  };
+  const within = (node, outer) => !!outer && node.pos >= outer.pos && node.end <= outer.end;
+
+  const isLiteral = (node) => ts.isStringLiteral(node) || ts.isNumericLiteral(node) ||
+    ts.isNoSubstitutionTemplateLiteral(node) || node.kind === ts.SyntaxKind.TrueKeyword ||
+    node.kind === ts.SyntaxKind.FalseKeyword || ts.isBigIntLiteral(node) ||
+    (ts.isPrefixUnaryExpression(node) && ts.isNumericLiteral(node.operand)) ||
+    ts.isObjectLiteralExpression(node) || ts.isArrayLiteralExpression(node);
+
+  const propsOf = (checker, type) => (type ? checker.getPropertiesOfType(type).map((p) => p.name) : []);
+  // suggest finds the valid name an agent most likely meant: the
+  // compiler's own spelling suggestion, else the one name that starts the
+  // other ("ident" for "id"), else the one closest within two edits.
+  const suggest = (name, candidates) => {
+    const s = ts.getSpellingSuggestion(name, candidates, (c) => c);
+    if (s) return s;
+    const lower = name.toLowerCase();
+    const prefixed = candidates.filter((c) => c.length >= 2 &&
+      (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower)));
+    if (prefixed.length === 1) return prefixed[0];
+    let best, bestDist = 3, ties = 0;
+    for (const c of candidates) {
+      const d = distance(lower, c.toLowerCase());
+      if (d < bestDist) { best = c; bestDist = d; ties = 0; } else if (d === bestDist) ties++;
+    }
+    return ties === 0 ? best : undefined;
+  };
+  const distance = (a, b) => {
+    if (Math.abs(a.length - b.length) > 2) return 3;
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const cur = [i];
+      for (let j = 1; j <= b.length; j++) {
+        cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      }
+      prev = cur;
+    }
+    return prev[b.length];
+  };
+
+  // classify turns one diagnostic of the program into what the agent reads.
+  const classify = (checker, sf, d) => {
+    const text = ts.flattenDiagnosticMessageText(d.messageText, " ");
+    const out = { code: d.code, message: text, line: 0, column: 0, kind: "", certain: false };
+    if (d.start === undefined) return out;
+    const lc = sf.getLineAndCharacterOfPosition(d.start);
+    out.line = lc.line;
+    out.column = lc.character + 1;
+    const node = nodeAt(sf, d.start);
+    const call = toolCallOf(checker, node);
+    if (!call) return out;
+    const tool = call.backend + "." + call.tool;
+    out.tool = tool;
+    if (call.where === "name" && (d.code === 2339 || d.code === 2551)) {
+      out.kind = "unknown_tool";
+      out.certain = true;
+      out.name = call.tool;
+      const s = suggest(call.tool, propsOf(checker, checker.getTypeAtLocation(call.callee.expression)));
+      if (s) out.suggestion = call.backend + "." + s;
+      return out;
+    }
+    if (call.where === "args" && (d.code === 2353 || d.code === 2561) && (ts.isIdentifier(node) || ts.isStringLiteral(node))) {
+      out.kind = "unknown_parameter";
+      out.certain = true;
+      out.name = node.text;
+      let obj = node.parent;
+      while (obj && !ts.isObjectLiteralExpression(obj)) obj = obj.parent;
+      const expected = obj ? propsOf(checker, checker.getContextualType(obj)) : [];
+      out.expected = expected;
+      const s = suggest(node.text, expected);
+      if (s) out.suggestion = s;
+      return out;
+    }
+    const missing = /Property '([^']+)' is missing in type/.exec(text);
+    if (missing && (d.code === 2741 || d.code === 2345 || d.code === 2322)) {
+      out.kind = "missing_parameter";
+      out.certain = true;
+      out.name = missing[1];
+      return out;
+    }
+    if ((d.code === 2554 || d.code === 2555) && call.call.arguments.length === 0) {
+      out.kind = "missing_arguments";
+      out.certain = true;
+      return out;
+    }
+    if (call.where === "args" && (d.code === 2322 || d.code === 2345 || d.code === 2820)) {
+      // An object literal's property is reported at its name; the value
+      // must be a literal for the mistake to be certain.
+      const p = node.parent;
+      const named = p && ts.isPropertyAssignment(p) && p.name === node;
+      const value = named ? p.initializer : node;
+      // `never` comes from a schema that admits no property, which
+      // backends enforce loosely (a measured false positive): not certain.
+      if (isLiteral(value) && !/type 'never'/.test(text)) {
+        out.kind = "wrong_type";
+        out.certain = true;
+        if (named) out.name = node.getText();
+        else if (p && ts.isPropertyAssignment(p)) out.name = p.name.getText();
+      }
+      return out;
+    }
+    return out;
+  };
+
+  // __isogate_tc_decls({id, text}) parses a set of declarations once.
+  globalThis.__isogate_tc_decls = (arg) => {
+    const { id, text } = JSON.parse(arg);
+    if (!decls.has(id)) {
+      decls.set(id, parse(DECLS, text));
+      while (decls.size > MAX_DECLS) decls.delete(decls.keys().next().value);
+    }
+    return "ok";
+  };
+
+  // __isogate_tc_check({decls, source}) checks source (already wrapped by
+  // the host) against the declarations of that id.
+  globalThis.__isogate_tc_check = (arg) => {
+    const req = JSON.parse(arg);
+    if (!decls.has(req.decls)) return JSON.stringify({ needDecls: true });
+    currentDecls = req.decls;
+    const sf = ts.createSourceFile(PROGRAM, req.source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+    const roots = [PROGRAM, DECLS, "isogate-runtime.d.ts"];
+    const program = ts.createProgram({ rootNames: roots, options, host: host(sf) });
+    const checker = program.getTypeChecker();
+    const syntactic = program.getSyntacticDiagnostics(sf);
+    const semantic = syntactic.length > 0 ? [] : program.getSemanticDiagnostics(sf);
+    const diagnostics = [];
+    for (const d of syntactic) diagnostics.push(classify(checker, sf, d));
+    for (const d of semantic) diagnostics.push(classify(checker, sf, d));
+    return JSON.stringify({ diagnostics });
+  };
+
+  // A first check, while the isolate is built: it binds the libraries and
+  // compiles the checker's hot paths, so that a program's first check,
+  // which runs under its deadline, is a warm one.
+  globalThis.__isogate_tc_decls(JSON.stringify({ id: "", text: "declare var __isogate_warm: { f(a: { x: string }): Promise<any> };" }));
+  globalThis.__isogate_tc_check(JSON.stringify({ decls: "", source: "async function f() { await __isogate_warm.f({ x: 'a', y: 1 }); }\nexport {};\n" }));
+  decls.delete("");
+})();
