@@ -89,7 +89,7 @@ func (e *Engine) typecheckFailure(req Request, v *view, calls *callTracker, rep 
 	for _, d := range certain {
 		b.WriteString("\n- " + d.Hint())
 	}
-	resp := e.failure(TierV8, CodeTypecheckFailed, b.String(), req.Code, v, calls, nil)
+	resp := e.failure(TierV8, CodeTypecheckFailed, b.String(), req, v, calls, nil)
 	var others []typecheck.Diagnostic
 	for _, d := range rep.Diagnostics {
 		if !d.Certain {
