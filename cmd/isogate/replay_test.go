@@ -20,24 +20,8 @@ import (
 // result and exit 0; a tampered record exits 1; a call the record does not
 // hold is an error.
 func TestReplay(t *testing.T) {
+	cfg, recDir := recordDirConfig(t)
 	dir := t.TempDir()
-	recDir := filepath.Join(dir, "records")
-	cfg := filepath.Join(dir, "isogate.yaml")
-	body := fmt.Sprintf(`server:
-  cache_dir: %s
-  record_dir: records
-backends:
-  everything:
-    command: node
-    args: [%q, stdio]
-sandbox:
-  isolation: thread
-  trusted_code: true
-  timeout: 10s
-`, filepath.Join(dir, "cache"), everythingServer(t))
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	code := `const sums = [];
 for (const i of [1, 2, 3]) sums.push(await everything.get_sum({a: i, b: 10}));
 const [e1, e2] = await Promise.all([everything.echo({message: "one"}), everything.echo({message: "two"})]);

@@ -64,14 +64,7 @@ func (g CollisionGroup) Message() string {
 		names, more = names[:maxFoldedNames], fmt.Sprintf(" and %d more", len(g.Names)-maxFoldedNames)
 	}
 	what := fmt.Sprintf("%d %ss (%s%s)", len(g.Names), g.Kind, strings.Join(names, ", "), more)
-	who := "backend " + offer[0] + " offers"
-	switch len(offer) {
-	case 1:
-	case 2:
-		who = "backends " + offer[0] + " and " + offer[1] + " both offer"
-	default:
-		who = "backends " + strings.Join(offer[:len(offer)-1], ", ") + " and " + offer[len(offer)-1] + " all offer"
-	}
+	who := whoOffers(offer)
 	example := strings.Join(others, ", ")
 	switch g.Winner {
 	case isogateName:

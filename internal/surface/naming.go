@@ -255,14 +255,7 @@ func (c NameCollision) message() string {
 			others = append(others, fmt.Sprintf("%q as %q", b, c.Listed[b]))
 		}
 	}
-	who := "backend " + offer[0] + " offers"
-	switch len(offer) {
-	case 1:
-	case 2:
-		who = "backends " + offer[0] + " and " + offer[1] + " both offer"
-	default:
-		who = "backends " + strings.Join(offer[:len(offer)-1], ", ") + " and " + offer[len(offer)-1] + " all offer"
-	}
+	who := whoOffers(offer)
 	listed := strings.Join(others, ", ")
 	switch c.Winner {
 	case isogateName:
@@ -293,4 +286,16 @@ func (nc *nameCollisions) of(backend string) []NameCollision {
 		}
 	}
 	return out
+}
+
+// whoOffers says which backends offer a name: "backend "a" offers",
+// "backends "a" and "b" both offer", "backends "a", "b" and "c" all offer".
+func whoOffers(offer []string) string {
+	switch len(offer) {
+	case 1:
+		return "backend " + offer[0] + " offers"
+	case 2:
+		return "backends " + offer[0] + " and " + offer[1] + " both offer"
+	}
+	return "backends " + strings.Join(offer[:len(offer)-1], ", ") + " and " + offer[len(offer)-1] + " all offer"
 }
