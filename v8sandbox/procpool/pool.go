@@ -106,9 +106,10 @@ type Pool struct {
 	recycled atomic.Uint64
 	rebound  atomic.Uint64
 
-	layers      layerSet  // what workers apply themselves
-	nsLevels    []nsLevel // ways to spawn, most confined first
-	nsIdx       int       // the one in use (guarded by mu)
+	layers      layerSet    // what workers apply themselves
+	cgroups     pidsCgroups // where workers get a pids cgroup (layers.threads)
+	nsLevels    []nsLevel   // ways to spawn, most confined first
+	nsIdx       int         // the one in use (guarded by mu)
 	confinement Confinement
 	confLogged  string // summary last logged (guarded by mu)
 
@@ -205,6 +206,10 @@ func New(opts Options) (*Pool, error) {
 	}
 	if opts.noNamespaces {
 		p.nsLevels = []nsLevel{{why: "disabled by a test"}}
+	}
+	p.cgroups = pidsCgroups{why: "not requested"}
+	if layers.threads {
+		p.cgroups = probePidsCgroups()
 	}
 	p.helpersDone.Add(2)
 	go p.spawner()
@@ -702,7 +707,7 @@ func (p *Pool) Confinement() Confinement {
 // differs from the last report, and refuses the worker under strict mode
 // when a layer is missing.
 func (p *Pool) checkConfinement(pr *proc) error {
-	c := confinement(p.opts.Confinement, p.layers, pr.ns, pr.confine)
+	c := confinement(p.opts.Confinement, p.layers, pr.ns, pr.confine, pr.cgroup, pr.cgroupWhy)
 	var missing []string
 	if p.opts.Confinement == ConfinementStrict {
 		missing = c.missing()

@@ -66,6 +66,8 @@ type proc struct {
 	lanes          []*parentLane // call lanes (lanes.go)
 	ns             nsLevel       // the namespaces it was spawned with
 	confine        *workerFacts  // what it reported in its ready frame
+	cgroup         string        // its pids cgroup, "" if none (pidscgroup_linux.go)
+	cgroupWhy      string        // why it has none
 	stdout, stderr io.ReadCloser
 
 	// Guarded by pool.mu.
@@ -189,6 +191,16 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 		return nil, nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
 	}
 	pr.stdout, pr.stderr = stdout, stderr
+	if p.layers.threads {
+		// Before the handshake, so before any run: until then the worker
+		// runs only its own start-up.
+		if pr.cgroup, err = p.cgroups.place(cmd.Process.Pid); err != nil {
+			pr.cgroupWhy = err.Error()
+			if p.cgroups.dir != "" {
+				p.logger.Warn("sandbox worker: no pids cgroup", "pid", cmd.Process.Pid, "err", err)
+			}
+		}
+	}
 	return pr, cmd, nil
 }
 
@@ -482,6 +494,11 @@ func (pr *proc) reap() {
 	_ = pr.cmd.Wait()
 	close(waited)
 	pr.closeStdin()
+	if pr.cgroup != "" {
+		if err := removeCgroup(pr.cgroup); err != nil {
+			p.logger.Warn("sandbox worker: its pids cgroup is left behind", "pid", pr.pid, "err", err)
+		}
+	}
 	state := pr.cmd.ProcessState
 
 	pr.errMu.Lock()
