@@ -122,7 +122,7 @@ func TestDefaults(t *testing.T) {
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
-			MaxConcurrent: 8, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
+			MaxConcurrent: 8, SpareWorkers: 2, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
 			Output: OutputConfig{
 				IntentFilter: true, IntentMinBytes: 5000, AutoChunk: true, ChunkThreshold: 10240,
 				Truncate: true, Footer: true, ResultTTL: 15 * time.Minute, ResultStoreBytes: 67108864,

@@ -376,6 +376,11 @@ type SandboxConfig struct {
 	MaxHeapMB int `koanf:"max_heap_mb"`
 	// MaxConcurrent bounds runs in flight. Default 8.
 	MaxConcurrent int `koanf:"max_concurrent"`
+	// SpareWorkers is how many started, never-used sandbox worker
+	// processes process isolation keeps ready, once workers have had to be
+	// retired for another principal, so that a principal's first run does
+	// not wait for a worker to start (0 to 64). Default DefaultSpareWorkers.
+	SpareWorkers int `koanf:"spare_workers"`
 	// MaxOutputSize bounds the output of one run, in bytes. Default 200000.
 	MaxOutputSize int `koanf:"max_output_size"`
 	// MaxToolCalls bounds the backend calls of one run; the next call
@@ -453,6 +458,10 @@ const (
 	DefaultMaxConcurrentCalls = 8
 	// DefaultBackendMaxSessions is the default of Backend.MaxSessions.
 	DefaultBackendMaxSessions = 16
+	// DefaultSpareWorkers is the default of SandboxConfig.SpareWorkers.
+	DefaultSpareWorkers = 2
+	// MaxSpareWorkers is the largest SandboxConfig.SpareWorkers.
+	MaxSpareWorkers = 64
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
 	DefaultMaxToolCalls = 1000
 	// DefaultSessionIdleTimeout is the default of ServerConfig.SessionIdleTimeout.
@@ -500,6 +509,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			Timeout:       30 * time.Second,
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,
+			SpareWorkers:  DefaultSpareWorkers,
 			MaxOutputSize: 200000,
 			MaxToolCalls:  DefaultMaxToolCalls,
 			BackendWait:   10 * time.Second,

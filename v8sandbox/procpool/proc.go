@@ -82,6 +82,7 @@ type proc struct {
 	owner     string           // the principal it serves, once bound
 	bound     bool             // owner is set: given a run, or born reserved
 	used      bool             // a run was registered on it: it serves owner alone, for good
+	spare     bool             // started, never used, waiting in Pool.spares (spares.go)
 
 	// Written by the stderr goroutine.
 	errMu              sync.Mutex
@@ -512,6 +513,8 @@ func (pr *proc) reap() {
 	pr.runs = map[uint64]*pending{}
 	p.inflight -= len(runs)
 	delete(p.procs, pr)
+	p.dropSpareLocked(pr)
+	slot := pr.slot
 	unexpected := pr.reason == killNone && !pr.stopping
 	pr.idleCrash = unexpected && len(runs) == 0 && !pr.draining
 	pr.deathErr = deathErr
@@ -524,7 +527,7 @@ func (pr *proc) reap() {
 	if unexpected {
 		p.crashed.Add(1)
 	}
-	attrs := []any{"slot", pr.slot, "pid", pr.pid, "state", state.String(), "runs", len(runs), "uptime", time.Since(pr.started).Round(time.Millisecond)}
+	attrs := []any{"slot", slot, "pid", pr.pid, "state", state.String(), "runs", len(runs), "uptime", time.Since(pr.started).Round(time.Millisecond)}
 	if suppressed > 0 {
 		attrs = append(attrs, "stderr_lines_suppressed", suppressed)
 	}
