@@ -49,7 +49,11 @@ func (p *Pool) keepSpares() {
 		p.mu.Lock()
 		p.sparesStarting--
 		if err != nil {
+			closed := p.closed
 			p.mu.Unlock()
+			if closed {
+				return
+			}
 			failures++
 			p.logger.Error("spare sandbox worker failed to start", "failures", failures, "err", err)
 			if !p.sleep(backoff(failures)) {
