@@ -401,6 +401,11 @@ type SandboxConfig struct {
 	// leaves slots to the others; as many again may wait, further runs
 	// fail with PRINCIPAL_BUSY. 0: no bound beyond MaxConcurrent. Default 4.
 	MaxConcurrentPerPrincipal int `koanf:"max_concurrent_per_principal"`
+	// SpareWorkers is how many started, never-used sandbox worker
+	// processes process isolation keeps ready, once workers have had to be
+	// retired for another principal, so that a principal's first run does
+	// not wait for a worker to start (0 to 64). Default DefaultSpareWorkers.
+	SpareWorkers int `koanf:"spare_workers"`
 	// MaxOutputSize bounds the output of one run, in bytes. Default 200000.
 	MaxOutputSize int `koanf:"max_output_size"`
 	// MaxToolCalls bounds the backend calls of one run; the next call
@@ -493,6 +498,10 @@ const (
 	DefaultMaxConcurrentCallsPerPrincipal = 4
 	// DefaultBackendMaxSessions is the default of Backend.MaxSessions.
 	DefaultBackendMaxSessions = 16
+	// DefaultSpareWorkers is the default of SandboxConfig.SpareWorkers.
+	DefaultSpareWorkers = 2
+	// MaxSpareWorkers is the largest SandboxConfig.SpareWorkers.
+	MaxSpareWorkers = 64
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
 	DefaultMaxToolCalls = 1000
 	// DefaultSessionIdleTimeout is the default of ServerConfig.SessionIdleTimeout.
@@ -545,6 +554,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			Timeout:       30 * time.Second,
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,
+			SpareWorkers:  DefaultSpareWorkers,
 			MaxOutputSize: 200000,
 
 			MaxConcurrentPerPrincipal: 4,

@@ -28,6 +28,9 @@ type Sandbox struct {
 	// Confinement is sandbox.confinement for process isolation: strict,
 	// best-effort or off; "" means best-effort.
 	Confinement string
+	// SpareWorkers is sandbox.spare_workers for process isolation: never
+	// used worker processes kept ready for principals without one.
+	SpareWorkers int
 }
 
 // NewRunner builds the runner s describes. It is the one place that maps an
@@ -44,5 +47,6 @@ func NewRunner(s Sandbox) (v8sandbox.Runner, error) {
 		Defaults:       s.Limits,
 		Logger:         s.Logger,
 		Confinement:    procpool.ConfinementMode(s.Confinement),
+		SpareWorkers:   s.SpareWorkers,
 	})
 }

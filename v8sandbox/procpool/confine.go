@@ -2,6 +2,7 @@ package procpool
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -188,7 +189,7 @@ func (s layerSet) String() string {
 
 // confinement combines what the parent did (namespaces) with what a worker
 // reported.
-func confinement(mode ConfinementMode, want layerSet, ns nsLevel, f *workerFacts) Confinement {
+func confinement(mode ConfinementMode, want layerSet, ns nsLevel, f *workerFacts, cgroup, cgroupWhy string) Confinement {
 	c := Confinement{Mode: mode}
 	add := func(name, level, detail string) {
 		c.Layers = append(c.Layers, Layer{Name: name, Level: level, Detail: detail})
@@ -252,16 +253,29 @@ func confinement(mode ConfinementMode, want layerSet, ns nsLevel, f *workerFacts
 	default:
 		add(LayerRlimits, LevelUnavailable, f.Errors)
 	}
-	why, bound := threadBound(ns)
-	switch {
-	case !want.threads:
+	if !want.threads {
 		add(LayerThreads, LevelOff, "")
+		return c
+	}
+	// Two bounds, either suffices: RLIMIT_NPROC and a pids cgroup.
+	var held, lacking []string
+	switch why, bound := threadBound(ns); {
 	case !bound:
-		add(LayerThreads, LevelUnavailable, why)
+		lacking = append(lacking, "RLIMIT_NPROC: "+why)
 	case f.MaxThreads > 0:
-		add(LayerThreads, LevelOn, fmt.Sprintf("at most %d threads and processes (RLIMIT_NPROC, counted in its own user namespace)", f.MaxThreads))
+		held = append(held, fmt.Sprintf("RLIMIT_NPROC %d, counted in its own user namespace", f.MaxThreads))
 	default:
-		add(LayerThreads, LevelUnavailable, f.Errors)
+		lacking = append(lacking, "RLIMIT_NPROC: "+f.Errors)
+	}
+	if cgroup != "" {
+		held = append(held, "a pids cgroup of its own under "+filepath.Dir(cgroup))
+	} else {
+		lacking = append(lacking, "pids cgroup: "+cgroupWhy)
+	}
+	if len(held) > 0 {
+		add(LayerThreads, LevelOn, fmt.Sprintf("at most %d threads and processes (%s)", workerMaxThreads, strings.Join(held, "; ")))
+	} else {
+		add(LayerThreads, LevelUnavailable, strings.Join(lacking, "; "))
 	}
 	return c
 }

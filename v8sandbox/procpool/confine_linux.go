@@ -16,6 +16,10 @@ const (
 	workerID = C.ISOGATE_WORKER_ID
 	// workerNoFile is a confined worker's descriptor limit.
 	workerNoFile = C.ISOGATE_WORKER_NOFILE
+	// workerMaxThreads bounds a worker's threads and processes: its
+	// RLIMIT_NPROC (confine_linux.c) and its pids cgroup's pids.max
+	// (pidscgroup_linux.go).
+	workerMaxThreads = C.ISOGATE_WORKER_NPROC
 )
 
 // earlyProtocol returns the protocol streams that the constructor moved off

@@ -128,6 +128,11 @@
 //     user namespace of its own mapped to a non-root host uid: confine.go,
 //     threadBound). These are per thread, so confine_linux.c applies them
 //     in an ELF constructor, before the Go runtime and V8 start any thread;
+//   - a pids cgroup of its own with pids.max 256, where the host delegates
+//     one (cgroup v1 pids, or v2 with pids in the gateway's
+//     cgroup.subtree_control), joined right after the spawn, before the
+//     handshake, and removed when the worker is reaped
+//     (pidscgroup_linux.go): the thread bound where RLIMIT_NPROC cannot be;
 //   - a seccomp allowlist derived from traces of the whole sandbox test
 //     corpus, installed with TSYNC on every thread (seccomp_linux.go):
 //     signals only within the worker's own thread group, every path call

@@ -125,12 +125,13 @@ func TestEscapeDrill(t *testing.T) {
 		// A host without user or pid namespaces and without Landlock (a
 		// non-root gateway in Docker, Ubuntu's user-namespace restriction,
 		// a kernel before 5.13): seccomp, capabilities and rlimits still
-		// stop every signal and every existence oracle. The thread bound is
-		// unavailable there (it is logged as such).
+		// stop every signal and every existence oracle. RLIMIT_NPROC does
+		// not bind there; the pids cgroup, where the host delegates one,
+		// stops the thread bomb (else the layer is logged as unavailable).
 		{name: "no namespaces, no Landlock", opts: Options{layers: only(layerSet{seccomp: true, caps: true, rlimits: true, threads: true}), noNamespaces: true},
-			mustDeny: append(append([]string{"read the gateway's config file", "read /etc/passwd", "read /proc/<gateway>/environ", "create a file", "connect to a loopback TCP listener",
+			mustDeny: append(append(append([]string{"read the gateway's config file", "read /etc/passwd", "read /proc/<gateway>/environ", "create a file", "connect to a loopback TCP listener",
 				"execve /bin/sh", "fork", "ptrace the gateway", "ptrace a sibling worker", "signal the gateway", "signal a sibling worker", "process_vm_readv the gateway"},
-				signals...), oracles...)},
+				signals...), oracles...), ifPidsCgroup("create 3000 threads")...)},
 	}
 	stoppedBy := map[string][]string{}
 	var order []string
@@ -245,6 +246,39 @@ func drill(t *testing.T, p *Pool, spec drillSpec) []drillOutcome {
 		t.Fatalf("drill report %s: %v", res.Value, err)
 	}
 	return out
+}
+
+// ifPidsCgroup returns actions when this host lets the test's process
+// create a child in its pids cgroup (checked independently of the code
+// under test: v1's pids hierarchy, or v2 with pids delegated), else none.
+func ifPidsCgroup(actions ...string) []string {
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(cg), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		var dir string
+		switch {
+		case len(parts) != 3:
+			continue
+		case slices.Contains(strings.Split(parts[1], ","), "pids"):
+			dir = filepath.Join("/sys/fs/cgroup/pids", parts[2])
+		case parts[0] == "0" && parts[1] == "":
+			dir = filepath.Join("/sys/fs/cgroup", parts[2])
+			if sub, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); !slices.Contains(strings.Fields(string(sub)), "pids") {
+				continue
+			}
+		default:
+			continue
+		}
+		probe := filepath.Join(dir, fmt.Sprintf("isogate-test-%d", os.Getpid()))
+		if os.Mkdir(probe, 0o755) == nil {
+			syscall.Rmdir(probe)
+			return actions
+		}
+	}
+	return nil
 }
 
 // hostLacks probes, independently of the code under test, for the kernel

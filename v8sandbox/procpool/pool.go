@@ -78,6 +78,12 @@ type Options struct {
 	// Confinement is how hard workers are confined: ConfinementBestEffort
 	// (the default), ConfinementStrict or ConfinementOff.
 	Confinement ConfinementMode
+	// SpareWorkers is how many started, never-used processes the pool keeps
+	// ready besides Workers once it has had to retire a worker for another
+	// principal, so that a principal without a process takes one at once
+	// instead of waiting for a start (spares.go); 0 (the default) keeps
+	// none.
+	SpareWorkers int
 
 	// layers overrides the layers a worker applies itself, noNamespaces
 	// spawns it without namespaces (tests only).
@@ -98,6 +104,11 @@ type Pool struct {
 	closed   bool
 	inflight int       // runs registered on a process
 	queue    []*waiter // runs waiting for a process, in arrival order (principals.go)
+	// Spare processes (spares.go): started, never used, in no slot.
+	spares         []*proc
+	sparesStarting int
+	sparesWanted   bool          // a worker was retired for another principal
+	spareWake      chan struct{} // capacity 1: the keeper may have work
 
 	nextRun  atomic.Uint64
 	spawned  atomic.Uint64
@@ -106,9 +117,10 @@ type Pool struct {
 	recycled atomic.Uint64
 	rebound  atomic.Uint64
 
-	layers      layerSet  // what workers apply themselves
-	nsLevels    []nsLevel // ways to spawn, most confined first
-	nsIdx       int       // the one in use (guarded by mu)
+	layers      layerSet    // what workers apply themselves
+	cgroups     pidsCgroups // where workers get a pids cgroup (layers.threads)
+	nsLevels    []nsLevel   // ways to spawn, most confined first
+	nsIdx       int         // the one in use (guarded by mu)
 	confinement Confinement
 	confLogged  string // summary last logged (guarded by mu)
 
@@ -198,6 +210,7 @@ func New(opts Options) (*Pool, error) {
 		procs:       map[*proc]struct{}{},
 		changed:     make(chan struct{}),
 		spawns:      make(chan spawnRequest),
+		spareWake:   make(chan struct{}, 1),
 		quit:        make(chan struct{}),
 		stopHelpers: make(chan struct{}),
 		layers:      layers,
@@ -205,6 +218,10 @@ func New(opts Options) (*Pool, error) {
 	}
 	if opts.noNamespaces {
 		p.nsLevels = []nsLevel{{why: "disabled by a test"}}
+	}
+	p.cgroups = pidsCgroups{why: "not requested"}
+	if layers.threads {
+		p.cgroups = probePidsCgroups()
 	}
 	p.helpersDone.Add(2)
 	go p.spawner()
@@ -222,6 +239,10 @@ func New(opts Options) (*Pool, error) {
 		if err := <-first; err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if opts.SpareWorkers > 0 {
+		p.loops.Add(1)
+		go p.keepSpares()
 	}
 	if len(errs) > 0 {
 		p.Close()
@@ -412,6 +433,7 @@ func (p *Pool) retire(pr *proc, why string) {
 // retireLocked drains pr (see retire) without broadcasting; pr is neither
 // draining nor dead.
 func (p *Pool) retireLocked(pr *proc) {
+	p.dropSpareLocked(pr)
 	pr.draining = true
 	pr.release()
 	if len(pr.runs) == 0 {
@@ -481,40 +503,46 @@ func (p *Pool) supervise(s *slot, first chan<- error) {
 			return
 		default:
 		}
-		pr, err := p.start(s.index)
-		if first != nil {
-			first <- err
-			first = nil
+		p.mu.Lock()
+		pr := s.cur // a spare put in its place (spares.go)
+		p.mu.Unlock()
+		if pr == nil {
+			var err error
+			pr, err = p.start(s.index)
+			if first != nil {
+				first <- err
+				first = nil
+				if err != nil {
+					return
+				}
+			}
 			if err != nil {
+				p.mu.Lock()
+				s.failures++
+				s.lastErr = err
+				n := s.failures
+				p.broadcastLocked()
+				p.mu.Unlock()
+				p.logger.Error("sandbox worker failed to start", "slot", s.index, "failures", n, "err", err)
+				if !p.sleep(backoff(n)) {
+					return
+				}
+				continue
+			}
+			p.mu.Lock()
+			if p.closed {
+				p.mu.Unlock()
+				pr.shutdown()
 				return
 			}
-		}
-		if err != nil {
-			p.mu.Lock()
-			s.failures++
-			s.lastErr = err
-			n := s.failures
+			s.cur = pr
+			if s.reserved {
+				pr.owner, pr.bound = s.reservedFor, true
+				s.reserved = false
+			}
 			p.broadcastLocked()
 			p.mu.Unlock()
-			p.logger.Error("sandbox worker failed to start", "slot", s.index, "failures", n, "err", err)
-			if !p.sleep(backoff(n)) {
-				return
-			}
-			continue
 		}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			pr.shutdown()
-			return
-		}
-		s.cur = pr
-		if s.reserved {
-			pr.owner, pr.bound = s.reservedFor, true
-			s.reserved = false
-		}
-		p.broadcastLocked()
-		p.mu.Unlock()
 
 		select {
 		case <-pr.released:
@@ -633,7 +661,7 @@ type Stats struct {
 
 // WorkerStats describes one live worker process.
 type WorkerStats struct {
-	Slot      int // -1 for a process being drained
+	Slot      int // -1 for a process being drained or a spare
 	PID       int
 	RSSBytes  int64
 	Runs      int    // runs in progress
@@ -645,6 +673,9 @@ type WorkerStats struct {
 	// and is reserved for no one.
 	Principal string
 	Bound     bool
+	// Spare is true for a started process that has never been given a run
+	// and waits outside the slots for a principal (spares.go).
+	Spare bool
 }
 
 // Stats returns a snapshot of the worker processes.
@@ -657,12 +688,12 @@ func (p *Pool) Stats() Stats {
 			continue
 		}
 		slot := pr.slot
-		if pr.draining {
+		if pr.draining || pr.spare {
 			slot = -1
 		}
 		st.Workers = append(st.Workers, WorkerStats{Slot: slot, PID: pr.pid, Runs: len(pr.runs),
 			Completed: pr.completed.Load(), Draining: pr.draining, Uptime: time.Since(pr.started),
-			Principal: pr.owner, Bound: pr.bound})
+			Principal: pr.owner, Bound: pr.bound, Spare: pr.spare})
 	}
 	p.mu.Unlock()
 	for i := range st.Workers {
@@ -702,7 +733,7 @@ func (p *Pool) Confinement() Confinement {
 // differs from the last report, and refuses the worker under strict mode
 // when a layer is missing.
 func (p *Pool) checkConfinement(pr *proc) error {
-	c := confinement(p.opts.Confinement, p.layers, pr.ns, pr.confine)
+	c := confinement(p.opts.Confinement, p.layers, pr.ns, pr.confine, pr.cgroup, pr.cgroupWhy)
 	var missing []string
 	if p.opts.Confinement == ConfinementStrict {
 		missing = c.missing()

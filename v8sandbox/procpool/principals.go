@@ -31,12 +31,13 @@ import (
 // Bounds: Options.Workers processes serve; besides them, at most Workers
 // processes retired for another principal drain at once (a principal
 // needing a busy victim beyond that waits for a drain to end), so the pool
-// never runs more than twice Workers processes (plus those recycled for
-// their RSS, as before). Starvation: a principal with no process gets a
+// never runs more than twice Workers processes plus Options.SpareWorkers
+// started in advance for such moves (spares.go), plus those recycled for
+// their RSS, as before. Starvation: a principal with no process gets a
 // victim as soon as one is open, and the victim's replacement is its own;
-// the wait is one worker start plus, when every process is busy and
-// Workers are draining already, the end of a run (bounded by its
-// deadline). The cost is a process start (see BenchmarkPrincipals) each
+// the wait is one worker start (none when a spare worker is ready) plus,
+// when every process is busy and Workers are draining already, the end of
+// a run (bounded by its deadline). The cost is a process start (see BenchmarkPrincipals) each
 // time the pool moves to another principal.
 
 // waiter is a run waiting to be registered on a process.
@@ -88,21 +89,27 @@ func (p *Pool) assignLocked() {
 	clear(p.queue[len(kept):])
 	p.queue = kept
 
-	spares := 0 // slots starting a process reserved for no one
+	restarting := 0 // slots starting a process reserved for no one
 	for _, s := range p.slots {
 		if s.cur == nil && !s.reserved {
-			spares++
+			restarting++
 		}
 	}
+	installed := false
 	for _, principal := range short {
 		if p.reservedLocked(principal) {
 			continue // its process is starting
 		}
-		if spares > 0 {
-			spares-- // a fresh process is coming anyway
+		if restarting > 0 {
+			restarting-- // a fresh process is coming anyway
 			continue
 		}
-		p.reclaimLocked(principal, waiting, p.ownsOpenLocked(principal))
+		if p.reclaimLocked(principal, waiting, p.ownsOpenLocked(principal)) {
+			installed = true
+		}
+	}
+	if installed {
+		p.assignLocked() // each pass uses up a spare: this ends
 	}
 }
 
@@ -119,8 +126,8 @@ func (p *Pool) placeLocked(principal string, waiting map[string]int) *proc {
 			continue
 		}
 		own := pr.bound && pr.owner == principal
-		spare := !pr.used && (!pr.bound || waiting[pr.owner] == 0)
-		if !own && !spare {
+		unused := !pr.used && (!pr.bound || waiting[pr.owner] == 0)
+		if !own && !unused {
 			continue
 		}
 		if best == nil || len(pr.runs) < len(best.runs) || (len(pr.runs) == len(best.runs) && own && !bestOwn) {
@@ -158,7 +165,10 @@ func (p *Pool) ownsOpenLocked(principal string) bool {
 // nothing waiting. The victim is, in order of preference: of a principal
 // with nothing waiting, idle, with the fewest runs, of the principal with
 // the most processes.
-func (p *Pool) reclaimLocked(principal string, waiting map[string]int, idleOnly bool) {
+//
+// It reports whether a spare took the victim's place (spares.go): the runs
+// waiting may be placed at once.
+func (p *Pool) reclaimLocked(principal string, waiting map[string]int, idleOnly bool) bool {
 	held := map[string]int{}
 	for _, s := range p.slots {
 		if pr := s.cur; pr != nil && pr.open() && pr.bound {
@@ -191,16 +201,25 @@ func (p *Pool) reclaimLocked(principal string, waiting map[string]int, idleOnly 
 		}
 	}
 	if victim == nil {
-		return
+		return false
 	}
 	if len(victim.runs) > 0 && p.drainingLocked() >= p.opts.Workers {
-		return // wait for a drain to end (bounded by its runs' deadlines)
+		return false // wait for a drain to end (bounded by its runs' deadlines)
 	}
 	s := p.slots[victim.slot]
-	s.reserved, s.reservedFor = true, principal
+	spare := p.takeSpareLocked()
+	if spare != nil {
+		// The spare takes the victim's place at once, bound to principal.
+		spare.slot, spare.owner, spare.bound = s.index, principal, true
+		s.cur = spare
+	} else {
+		s.reserved, s.reservedFor = true, principal
+	}
 	p.rebound.Add(1)
-	p.logger.Debug("retiring a sandbox worker for another principal", "pid", victim.pid, "runs", len(victim.runs))
+	p.logger.Debug("retiring a sandbox worker for another principal", "pid", victim.pid, "runs", len(victim.runs), "spare", spare != nil)
 	p.retireLocked(victim)
+	p.wantSparesLocked()
+	return spare != nil
 }
 
 // drainingLocked counts the processes draining.

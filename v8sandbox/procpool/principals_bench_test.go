@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -13,9 +14,10 @@ import (
 // own costs (issue 32): a worker's start (spawn, confinement, V8 up, the
 // handshake: what a principal waits for when it gets a fresh worker), and
 // trivial runs round-robin over 1, 8 and 64 principals on the default pool
-// (2 workers × 4 slots), one run at a time ("seq") and eight at once
-// ("par"). One principal is the old behaviour: the pool never retires a
-// worker for it, and chooses workers as it always did.
+// (2 workers × 4 slots, sandbox.spare_workers' default of spares), one run
+// at a time ("seq") and eight at once ("par"). One principal is the old
+// behaviour: the pool never retires a worker for it, and chooses workers as
+// it always did (and starts no spare).
 //
 //	go test -run '^$' -bench Principals -benchtime 200x ./v8sandbox/procpool/
 func BenchmarkPrincipals(b *testing.B) {
@@ -31,10 +33,45 @@ func BenchmarkPrincipals(b *testing.B) {
 			b.StartTimer()
 		}
 	})
+	// A new principal's first run on a pool at rest (every slot serving,
+	// the spares ready, nothing draining): what spares hide. The pool has
+	// moved between principals once before, so spares are wanted.
+	b.Run("first-run", func(b *testing.B) {
+		spares := config.DefaultSpareWorkers
+		p := newTestPool(b, Options{Workers: DefaultProcesses, SlotsPerWorker: DefaultSlotsPerWorker, SpareWorkers: spares})
+		atRest := func() bool {
+			st := p.Stats()
+			for _, w := range st.Workers {
+				if w.Draining {
+					return false
+				}
+			}
+			return len(st.Workers) == DefaultProcesses+spares
+		}
+		i := 0
+		run := func() {
+			i++
+			job := v8sandbox.Job{Source: `1 + 1`, AwaitResult: true, Principal: fmt.Sprint("new", i)}
+			if res, err := p.Run(context.Background(), job, nil); err != nil || string(res.Value) != "2" {
+				b.Fatal(res.Value, err)
+			}
+		}
+		for range DefaultProcesses + 1 {
+			run()
+		}
+		for b.Loop() {
+			b.StopTimer()
+			if !awaitState(p, workerStartTimeout, atRest) {
+				b.Fatalf("the pool never came to rest: %+v", p.Stats())
+			}
+			b.StartTimer()
+			run()
+		}
+	})
 	for _, n := range []int{1, 8, 64} {
 		for _, mode := range []string{"seq", "par"} {
 			b.Run(fmt.Sprintf("%s/principals=%d", mode, n), func(b *testing.B) {
-				p := newTestPool(b, Options{Workers: DefaultProcesses, SlotsPerWorker: DefaultSlotsPerWorker})
+				p := newTestPool(b, Options{Workers: DefaultProcesses, SlotsPerWorker: DefaultSlotsPerWorker, SpareWorkers: config.DefaultSpareWorkers})
 				jobs := make([]v8sandbox.Job, n)
 				for i := range jobs {
 					jobs[i] = v8sandbox.Job{Source: `1 + 1`, AwaitResult: true, Principal: fmt.Sprint("p", i)}
@@ -60,6 +97,7 @@ func BenchmarkPrincipals(b *testing.B) {
 				}
 				st := p.Stats()
 				b.ReportMetric(float64(st.Rebound)/float64(b.N), "rebinds/op")
+				b.ReportMetric(float64(st.Spawned)/float64(b.N), "spawns/op")
 			})
 		}
 	}

@@ -125,9 +125,16 @@ func TestPrincipalsInFlightNeverShareAWorker(t *testing.T) {
 
 // TestAWorkerIsNeverGivenToAnotherPrincipal runs rounds of alice's, bob's
 // and carol's programs, several at once: a worker that served one of them
-// never serves another, and the pool starts fresh processes for that.
+// never serves another, and the pool starts fresh processes for that;
+// with spares too.
 func TestAWorkerIsNeverGivenToAnotherPrincipal(t *testing.T) {
-	p := newTestPool(t, Options{Workers: 2, SlotsPerWorker: 2})
+	for _, spares := range []int{0, 2} {
+		t.Run(fmt.Sprint("spares=", spares), func(t *testing.T) { testNeverGivenToAnother(t, spares) })
+	}
+}
+
+func testNeverGivenToAnother(t *testing.T, spares int) {
+	p := newTestPool(t, Options{Workers: 2, SlotsPerWorker: 2, SpareWorkers: spares})
 	h := newPIDHost(false)
 	who := []string{"alice", "bob", "alice", "carol", "bob", "alice", "alice", "bob", "carol", "carol", "alice", "bob"}
 	for round := range 3 {

@@ -66,6 +66,8 @@ type proc struct {
 	lanes          []*parentLane // call lanes (lanes.go)
 	ns             nsLevel       // the namespaces it was spawned with
 	confine        *workerFacts  // what it reported in its ready frame
+	cgroup         string        // its pids cgroup, "" if none (pidscgroup_linux.go)
+	cgroupWhy      string        // why it has none
 	stdout, stderr io.ReadCloser
 
 	// Guarded by pool.mu.
@@ -80,6 +82,7 @@ type proc struct {
 	owner     string           // the principal it serves, once bound
 	bound     bool             // owner is set: given a run, or born reserved
 	used      bool             // a run was registered on it: it serves owner alone, for good
+	spare     bool             // started, never used, waiting in Pool.spares (spares.go)
 
 	// Written by the stderr goroutine.
 	errMu              sync.Mutex
@@ -189,6 +192,16 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 		return nil, nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
 	}
 	pr.stdout, pr.stderr = stdout, stderr
+	if p.layers.threads {
+		// Before the handshake, so before any run: until then the worker
+		// runs only its own start-up.
+		if pr.cgroup, err = p.cgroups.place(cmd.Process.Pid); err != nil {
+			pr.cgroupWhy = err.Error()
+			if p.cgroups.dir != "" {
+				p.logger.Warn("sandbox worker: no pids cgroup", "pid", cmd.Process.Pid, "err", err)
+			}
+		}
+	}
 	return pr, cmd, nil
 }
 
@@ -482,6 +495,11 @@ func (pr *proc) reap() {
 	_ = pr.cmd.Wait()
 	close(waited)
 	pr.closeStdin()
+	if pr.cgroup != "" {
+		if err := removeCgroup(pr.cgroup); err != nil {
+			p.logger.Warn("sandbox worker: its pids cgroup is left behind", "pid", pr.pid, "err", err)
+		}
+	}
 	state := pr.cmd.ProcessState
 
 	pr.errMu.Lock()
@@ -495,6 +513,8 @@ func (pr *proc) reap() {
 	pr.runs = map[uint64]*pending{}
 	p.inflight -= len(runs)
 	delete(p.procs, pr)
+	p.dropSpareLocked(pr)
+	slot := pr.slot
 	unexpected := pr.reason == killNone && !pr.stopping
 	pr.idleCrash = unexpected && len(runs) == 0 && !pr.draining
 	pr.deathErr = deathErr
@@ -507,7 +527,7 @@ func (pr *proc) reap() {
 	if unexpected {
 		p.crashed.Add(1)
 	}
-	attrs := []any{"slot", pr.slot, "pid", pr.pid, "state", state.String(), "runs", len(runs), "uptime", time.Since(pr.started).Round(time.Millisecond)}
+	attrs := []any{"slot", slot, "pid", pr.pid, "state", state.String(), "runs", len(runs), "uptime", time.Since(pr.started).Round(time.Millisecond)}
 	if suppressed > 0 {
 		attrs = append(attrs, "stderr_lines_suppressed", suppressed)
 	}
