@@ -39,6 +39,7 @@ func toolOf(e *catalog.Entry) Tool {
 	t := Tool{Backend: e.Backend, Name: e.Tool, BackendIdent: e.JSBackend, NameIdent: e.JSTool, Declarations: e.TypeScript}
 	if e.Def != nil {
 		t.Description = e.Def.Description
+		t.Idempotent = e.Def.Annotations != nil && e.Def.Annotations.IdempotentHint
 		if raw, ok := e.Def.InputSchema.(json.RawMessage); ok {
 			t.InputSchema = raw
 		}

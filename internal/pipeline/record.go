@@ -251,6 +251,10 @@ type RunRecord struct {
 	// UnawaitedCalls counts the tool calls the program did not await (they
 	// still ran to completion, or until shortly before the deadline).
 	UnawaitedCalls int `json:"unawaited_calls,omitempty"`
+	// Durability says whether the run was journalled (sandbox.durable):
+	// "journalled", "resumed by replay (N calls from the journal)", or
+	// "not durable: <why>" once its journal passed a bound.
+	Durability string `json:"durability,omitempty"`
 }
 
 // RunError is how a failed run ended.
