@@ -306,6 +306,9 @@ func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.between("sandbox.max_output_size", int64(s.MaxOutputSize), 1, 8<<20)
 	c.between("sandbox.max_tool_calls", int64(s.MaxToolCalls), 1, 1_000_000)
 	c.durationBetween("sandbox.backend_wait", s.BackendWait, 10*time.Minute)
+	c.oneOf("sandbox.durable", s.Durable, "off", "paused", "all")
+	c.between("sandbox.durable_max_calls", int64(s.DurableMaxCalls), 1, 1_000_000)
+	c.between("sandbox.durable_max_bytes", int64(s.DurableMaxBytes), 1024, 64<<20)
 	o := &s.Output
 	c.between("sandbox.output.intent_min_bytes", int64(o.IntentMinBytes), 0, 64<<20)
 	c.between("sandbox.output.chunk_threshold", int64(o.ChunkThreshold), 1, 64<<20)
