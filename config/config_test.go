@@ -124,6 +124,7 @@ func TestDefaults(t *testing.T) {
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
 			MaxConcurrent: 8, MaxConcurrentPerPrincipal: 4, SpareWorkers: 2, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
 			Typecheck: "off", TypecheckTimeout: 2 * time.Second,
+			Durable: "paused", DurableMaxCalls: 1000, DurableMaxBytes: 4 << 20,
 			Output: OutputConfig{
 				IntentFilter: true, IntentMinBytes: 5000, AutoChunk: true, ChunkThreshold: 10240,
 				Truncate: true, Footer: true, ResultTTL: 15 * time.Minute, ResultStoreBytes: 67108864,

@@ -427,6 +427,17 @@ type SandboxConfig struct {
 	// included); past it the program runs unchecked and says so. Default
 	// 2s.
 	TypecheckTimeout time.Duration `koanf:"typecheck_timeout"`
+	// Durable says which code-mode runs are journalled so that they resume
+	// by replay on any replica sharing the store: "off", "paused" (default:
+	// every run is journalled in memory, written to the store when it
+	// pauses for an approval) or "all" (written through after every call).
+	Durable string `koanf:"durable"`
+	// DurableMaxCalls bounds the calls of one run's journal; past it the
+	// run is not durable. Default 1000.
+	DurableMaxCalls int `koanf:"durable_max_calls"`
+	// DurableMaxBytes bounds one run's journal, in bytes; past it the run
+	// is not durable. Default 4 MiB.
+	DurableMaxBytes int `koanf:"durable_max_bytes"`
 	// Output configures how results are shaped for the client.
 	Output OutputConfig `koanf:"output"`
 }
@@ -562,6 +573,9 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			BackendWait:               10 * time.Second,
 			Typecheck:                 "off",
 			TypecheckTimeout:          2 * time.Second,
+			Durable:                   "paused",
+			DurableMaxCalls:           1000,
+			DurableMaxBytes:           4 << 20,
 			Output: OutputConfig{
 				IntentFilter:     true,
 				IntentMinBytes:   5000,

@@ -309,6 +309,9 @@ func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.durationBetween("sandbox.backend_wait", s.BackendWait, 10*time.Minute)
 	c.oneOf("sandbox.typecheck", s.Typecheck, "off", "warn", "strict")
 	c.durationBetween("sandbox.typecheck_timeout", s.TypecheckTimeout, time.Minute)
+	c.oneOf("sandbox.durable", s.Durable, "off", "paused", "all")
+	c.between("sandbox.durable_max_calls", int64(s.DurableMaxCalls), 1, 1_000_000)
+	c.between("sandbox.durable_max_bytes", int64(s.DurableMaxBytes), 1024, 64<<20)
 	o := &s.Output
 	c.between("sandbox.output.intent_min_bytes", int64(o.IntentMinBytes), 0, 64<<20)
 	c.between("sandbox.output.chunk_threshold", int64(o.ChunkThreshold), 1, 64<<20)

@@ -118,7 +118,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.closers = append(a.closers, asCloser(results), asCloser(runs))
+	journals, err := newJournals(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, asCloser(results), asCloser(runs), asCloser(journals))
 	var tools backend.ToolCache // nil: files in server.cache_dir, or none
 	if cfg.Store.RedisURL != "" {
 		cache, err := toolcache.NewRedis(cfg.Store.RedisURL, []byte(cfg.Store.HMACKey))
@@ -211,6 +215,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Store:         results,
 		Observer:      a.Observer,
 		Logger:        a.logger,
+		Durable:       journals != nil,
 
 		// The compiler is loaded once per process, on the first check.
 		Typecheck:        typecheck.Shared(),
@@ -241,7 +246,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
-		RunCode: a.RunCode, Results: results, Runs: runs, Observer: a.Observer, Metrics: a.Metrics,
+		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox: func() surface.SandboxReport { return sandboxReport(a.Runner) },
 	}, surface.Options{
 		Version:                      opts.Version,
@@ -264,6 +269,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Output:                       shaping,
 		RecordDir:                    cfg.Server.RecordDir,
 		DiscoveryWait:                startWait,
+		Durable:                      codemode.Durability(cfg.Sandbox.Durable),
+		DurableLimits:                codemode.DurableLimits{MaxCalls: cfg.Sandbox.DurableMaxCalls, MaxBytes: cfg.Sandbox.DurableMaxBytes},
 	})
 	ok = true
 	return a, nil

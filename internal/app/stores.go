@@ -19,6 +19,22 @@ func newStore(cfg *config.Config, kind string) (resultstore.Store, error) {
 		Prefix: resultstore.RedisKeyPrefix + kind, HMACKey: []byte(cfg.Store.HMACKey)})
 }
 
+// newJournals returns the store of durable runs' journals
+// (sandbox.durable): on Redis when store.redis_url is set (a paused run then
+// resumes on any replica), in memory otherwise; nil with durability off.
+func newJournals(cfg *config.Config) (resultstore.Journals, error) {
+	if cfg.Sandbox.Durable == "off" {
+		return nil, nil
+	}
+	s := cfg.Sandbox
+	if cfg.Store.RedisURL == "" {
+		// Room for the journals of the runs that can be paused at once.
+		return resultstore.NewMemoryJournals(s.DurableMaxBytes*s.MaxConcurrent*4, []byte(cfg.Store.HMACKey)), nil
+	}
+	return resultstore.NewRedisJournals(resultstore.RedisOptions{URL: cfg.Store.RedisURL,
+		Prefix: resultstore.RedisKeyPrefix + "journals:", HMACKey: []byte(cfg.Store.HMACKey)}, s.DurableMaxBytes)
+}
+
 // LoginTokens is where `isogate login` keeps backends' tokens: Redis,
 // encrypted, with store.redis_url and store.token_key (shared by every
 // replica); nil (each backend's token file) otherwise.

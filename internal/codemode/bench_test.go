@@ -63,7 +63,7 @@ func BenchmarkPrelude(b *testing.B) {
 	for i := range 10 {
 		backends = append(backends, &backendView{Name: fmt.Sprintf("backend-%d", i), Ident: fmt.Sprintf("backend_%d", i)})
 	}
-	src := prelude(backends)
+	src := prelude(backends, false)
 	const stubs = `(() => { let ser = null; const f = () => undefined;
 Object.assign(globalThis, {__isogate_call: f, __isogate_lookup: f, __isogate_keys: () => [], __isogate_console: f,
   __isogate_interfaces: f, __isogate_interface: f, __isogate_set_serializer: (fn) => { ser = fn },

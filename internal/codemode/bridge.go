@@ -30,6 +30,9 @@ const (
 	fnSettled    = "__isogate_settled"
 	fnGrace      = "__isogate_grace"
 	fnTick       = "__isogate_tick"
+	// fnDeterminism gives a durable run's Date and Math.random their
+	// journalled start (durable.go); null for other runs.
+	fnDeterminism = "__isogate_determinism"
 )
 
 // bridgeFunctions declares the bridge's host functions: those of every
@@ -38,14 +41,16 @@ var bridgeFunctions = (&bridgeHost{}).table().Functions()
 
 // prelude generates the bridge for a backend list. It does not depend on
 // the tools, which the host looks up by name.
-func prelude(backends []*backendView) string {
+func prelude(backends []*backendView, durable bool) string {
 	if backends == nil {
 		backends = []*backendView{}
 	}
 	// JSON is a JavaScript expression: names cannot inject code. The bridge
 	// runs in the scope of internal/jsvalue's kit, the captured built-ins and
 	// the result serializer shared with run_code.
-	return jsvalue.Scope(strings.Replace(bridgeJS, "SPEC;", string(mustMarshal(backends))+";", 1))
+	js := strings.Replace(bridgeJS, "SPEC;", string(mustMarshal(backends))+";", 1)
+	js = strings.Replace(js, "DURABLE;", fmt.Sprint(durable)+";", 1)
+	return jsvalue.Scope(js)
 }
 
 // bridgeHost serves one run's host functions: tool lookup and calls through
@@ -58,6 +63,8 @@ type bridgeHost struct {
 	console *consoleBuffer
 	onCall  func(tool string)
 	tracker *callTracker
+	// durable journals the run's calls (nil: not a durable run).
+	durable *DurableRun
 
 	runCtx   context.Context // ends when Run returns
 	deadline time.Time       // the run's deadline
@@ -92,6 +99,12 @@ func (h *bridgeHost) table() *v8sandbox.Table {
 	t.Sync(fnSettled, h.settledHandler)
 	t.Async(fnGrace, h.endsWithRun(h.graceHandler))
 	t.Async(fnTick, func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	t.Sync(fnDeterminism, func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		if h.durable == nil {
+			return nil, nil
+		}
+		return h.durable.determinism(), nil
+	})
 	return t
 }
 
@@ -109,12 +122,23 @@ func (h *bridgeHost) endsWithRun(f v8sandbox.Handler) v8sandbox.Handler {
 // script as an Error whose code is the failure's code (e.code ===
 // "TOOL_DENIED", "BACKEND_UNAVAILABLE", …).
 func (h *bridgeHost) callHandler(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	backend, tool, callArgs, err := callArguments(args)
+	backend, tool, callArgs, seq, clock, err := callArguments(args)
 	if err != nil {
 		return nil, err
 	}
+	if h.durable != nil {
+		h.durable.noteClock(clock)
+		return h.durable.call(ctx, seq, backend, tool, callArgs, h.idempotent(backend, tool),
+			func(ctx context.Context) (json.RawMessage, error) { return h.call(ctx, backend, tool, callArgs) })
+	}
 	value, err := h.call(ctx, backend, tool, callArgs)
 	return value, coded(err)
+}
+
+// idempotent reports whether a tool declares annotations.idempotentHint.
+func (h *bridgeHost) idempotent(backend, tool string) bool {
+	t := h.view.backend(backend).tool(tool)
+	return t != nil && t.Idempotent
 }
 
 // coded gives an error with a code (a pipeline's or a backend's), or a
@@ -190,14 +214,22 @@ func (h *bridgeHost) interfaceHandler(_ context.Context, args json.RawMessage) (
 }
 
 // callArguments splits a bridge call's arguments: backend and tool are
-// separate string values, args the tool's argument object.
-func callArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, err error) {
+// separate string values, args the tool's argument object, then the
+// program's call number and the Date.now() values it observed since its
+// previous call (durable runs only; null otherwise).
+func callArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, seq int, clock []float64, err error) {
 	var a []json.RawMessage
-	if json.Unmarshal(raw, &a) != nil || len(a) != 3 ||
+	if json.Unmarshal(raw, &a) != nil || len(a) < 3 || len(a) > 5 ||
 		json.Unmarshal(a[0], &backend) != nil || json.Unmarshal(a[1], &tool) != nil {
-		return "", "", nil, fmt.Errorf("bad tool call arguments")
+		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
 	}
-	return backend, tool, a[2], nil
+	if len(a) > 3 && json.Unmarshal(a[3], &seq) != nil {
+		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
+	}
+	if len(a) > 4 && json.Unmarshal(a[4], &clock) != nil {
+		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
+	}
+	return backend, tool, a[2], seq, clock, nil
 }
 
 // backend returns the named backend of the run's view. A configured backend

@@ -22,6 +22,7 @@ const toolInterface = global.__isogate_interface;
 const settledReport = global.__isogate_settled;
 const graceWait = global.__isogate_grace;
 const tick = global.__isogate_tick;
+const determinism = global.__isogate_determinism;
 delete global.__isogate_call;
 delete global.__isogate_lookup;
 delete global.__isogate_keys;
@@ -31,7 +32,81 @@ delete global.__isogate_interface;
 delete global.__isogate_settled;
 delete global.__isogate_grace;
 delete global.__isogate_tick;
+delete global.__isogate_determinism;
 const spec = SPEC;
+const durable = DURABLE;
+
+// Durable runs (sandbox.durable, see durable.go) are replayed: what the
+// program observes must come back the same. Date.now(), new Date() and
+// Date() read a clock whose values are journalled (the live ones travel to
+// the host with the next tool call; a replay first returns the journalled
+// ones, in order), and Math.random() is a generator seeded from the
+// journal. Each tool call carries the program's call number, which a
+// replay matches with the journal's. The start (seed, clock to replay) is
+// asked of the host on first use: the prelude may run before the run's
+// host exists (a prepared context).
+let callSeq = 0;
+let clockOut = null; // live clock values not yet sent to the host
+const takeClock = () => {
+  const c = clockOut;
+  clockOut = null;
+  return c;
+};
+if (durable) {
+  const RealDate = Date;
+  const realNow = Date.now;
+  const realRandom = Math.random;
+  const construct = Reflect.construct;
+  let st = null;
+  const start = () => {
+    if (st === null) {
+      const d = determinism();
+      st = objectCreate(null);
+      st.live = d === null || d === undefined;
+      st.replay = st.live ? newArray() : d.clock;
+      st.i = 0;
+      const seed = st.live ? [1, 2, 3, 4] : d.seed;
+      st.a = seed[0] >>> 0; st.b = seed[1] >>> 0; st.c = seed[2] >>> 0; st.d = seed[3] >>> 0;
+      for (let i = 0; i < 12; i++) next(); // mix the seed
+    }
+    return st;
+  };
+  // sfc32: small, fast, and the same on every replica.
+  const next = () => {
+    const t = (((st.a + st.b) >>> 0) + st.d) >>> 0;
+    st.d = (st.d + 1) >>> 0;
+    st.a = st.b ^ (st.b >>> 9);
+    st.b = (st.c + (st.c << 3)) >>> 0;
+    st.c = ((st.c << 21) | (st.c >>> 11)) >>> 0;
+    st.c = (st.c + t) >>> 0;
+    return t;
+  };
+  const now = function now() {
+    const s = start();
+    if (s.live) return realNow();
+    if (s.i < s.replay.length) return s.replay[s.i++];
+    const t = realNow();
+    if (clockOut === null) clockOut = newArray();
+    push(clockOut, t);
+    return t;
+  };
+  const random = function random() {
+    const s = start();
+    if (s.live) return realRandom();
+    return next() / 4294967296;
+  };
+  const DurableDate = function Date(...args) {
+    if (new.target === undefined) return StringCtor(new RealDate(now()));
+    return construct(RealDate, args.length === 0 ? [now()] : args, new.target);
+  };
+  DurableDate.prototype = RealDate.prototype;
+  defineProperty(DurableDate, "now", { value: now, writable: true, configurable: true });
+  defineProperty(DurableDate, "parse", { value: RealDate.parse, writable: true, configurable: true });
+  defineProperty(DurableDate, "UTC", { value: RealDate.UTC, writable: true, configurable: true });
+  defineProperty(RealDate.prototype, "constructor", { value: DurableDate, writable: true, configurable: true });
+  defineProperty(global, "Date", { value: DurableDate, writable: true, configurable: true });
+  defineProperty(Math, "random", { value: random, writable: true, configurable: true });
+}
 
 // Calls the program did not await. Every tool call's promise is tracked
 // until it settles. When the program's value is known (finish), the calls
@@ -178,7 +253,8 @@ const makeBackend = (backend) => {
           fn = function (args) {
             let p;
             try {
-              p = call(backend.name, tool, args === undefined ? {} : args);
+              callSeq++;
+              p = call(backend.name, tool, args === undefined ? {} : args, callSeq, takeClock());
             } catch (e) {
               p = new PromiseCtor((resolve, reject) => reject(e));
             }

@@ -40,6 +40,7 @@ func toolOf(e *catalog.Entry) Tool {
 		TypeDeclarations: typeDeclarationsOf(e)}
 	if e.Def != nil {
 		t.Description = e.Def.Description
+		t.Idempotent = e.Def.Annotations != nil && e.Def.Annotations.IdempotentHint
 		if raw, ok := e.Def.InputSchema.(json.RawMessage); ok {
 			t.InputSchema = raw
 		}

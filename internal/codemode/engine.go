@@ -54,6 +54,9 @@ type Tool struct {
 	// TypeDeclarations, when set, generates the tool's input and output
 	// declarations for the checker, avoiding the type names in taken.
 	TypeDeclarations func(taken map[string]bool) *catalog.Decls
+	// Idempotent: the tool declares annotations.idempotentHint, so a
+	// durable run may send again a call whose outcome is unknown.
+	Idempotent bool
 }
 
 // Catalog lists the tools programs can call and is the only authority on
@@ -129,6 +132,11 @@ type Options struct {
 	Typecheck        *typecheck.Checker
 	TypecheckMode    string
 	TypecheckTimeout time.Duration // one check; 0: the checker's own
+	// Durable makes programs run with journalled Date and Math.random, so
+	// that a request with a [DurableRun] can be journalled and replayed
+	// (sandbox.durable other than off). The prelude of every run depends
+	// on it, so that prepared contexts fit every run.
+	Durable bool
 
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
@@ -215,6 +223,10 @@ type Request struct {
 	// or stored result, so no isogate://result URI), and hints name no
 	// isogate:// resource.
 	Detached bool
+	// Durable journals the run (and, when it was loaded from a journal,
+	// replays it): nil for a run that is not durable. It needs an engine
+	// with Options.Durable.
+	Durable *DurableRun
 }
 
 // Response is the outcome of a request.
@@ -352,6 +364,9 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 		UnawaitedCalls: resp.UnawaitedCalls,
 	}
 	rec.OmittedCalls, rec.RefusedCalls = run.Totals()
+	if req.Durable != nil {
+		rec.Durability = req.Durable.describe()
+	}
 	if rec.Console == nil {
 		rec.Console = []string{}
 	}
@@ -431,7 +446,15 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawMessage, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	full := t.Backend + "." + t.Name
 	calls.start(full)
-	value, err := e.callTool(ctx, t.Backend, t.Name, args)
+	var value json.RawMessage
+	var err error
+	if req.Durable != nil {
+		value, err = req.Durable.call(ctx, 1, t.Backend, t.Name, args, t.Idempotent, func(ctx context.Context) (json.RawMessage, error) {
+			return e.callTool(ctx, t.Backend, t.Name, args)
+		})
+	} else {
+		value, err = e.callTool(ctx, t.Backend, t.Name, args)
+	}
 	calls.done(full, len(value), err)
 	if req.OnToolCall != nil {
 		req.OnToolCall(1, full)
@@ -544,17 +567,22 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 	runCtx, end := context.WithCancel(ctx)
 	defer end()
 	host := &bridgeHost{engine: e, view: v, console: console, onCall: newCallCounter(req.OnToolCall),
-		tracker: calls, runCtx: runCtx, deadline: deadline, grace: unawaitedGrace(timeout)}
+		tracker: calls, runCtx: runCtx, deadline: deadline, grace: unawaitedGrace(timeout), durable: req.Durable}
 	job := v8sandbox.Job{
 		Source:      prog.js,
 		Origin:      origin,
-		Prelude:     v.prelude,
+		Prelude:     v.preludeFor(e.opts.Durable),
 		Functions:   bridgeFunctions,
 		AwaitResult: true,
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
 		Principal:   authn.NameFromContext(ctx), // a worker process never serves two principals
 	}
 	res, err = e.opts.Runner.Run(ctx, job, host.table())
+	if err == nil && req.Durable != nil {
+		if call := req.Durable.unused(); call != "" {
+			err = v8sandbox.Errorf(CodeReplayDiverged, "replay diverged: the program ended without making journalled call %s; nothing was repeated", call)
+		}
+	}
 	return res, host.report(), calls.inFlight(), err
 }
 

@@ -22,6 +22,9 @@ type view struct {
 	byName    map[string]*backendView // original and sanitized backend name → backend
 	prelude   string
 
+	durableOnce    sync.Once
+	durablePrelude string // the prelude of durable runs, built on first use
+
 	once      sync.Once
 	ifaces    []byte     // __interfaces JSON, built on first use
 	nameIdx   *nameIndex // for hints, built on first use
@@ -108,8 +111,18 @@ func buildView(tools []Tool, names []string, version uint64, versioned bool) *vi
 			v.byName[b.Ident] = b
 		}
 	}
-	v.prelude = prelude(v.backends)
+	v.prelude = prelude(v.backends, false)
 	return v
+}
+
+// preludeFor returns the bridge prelude of a run: durable runs' replaces
+// Date and Math.random with journalled ones.
+func (v *view) preludeFor(durable bool) string {
+	if !durable {
+		return v.prelude
+	}
+	v.durableOnce.Do(func() { v.durablePrelude = prelude(v.backends, true) })
+	return v.durablePrelude
 }
 
 // backend finds a backend by its original or sanitized name.

@@ -258,6 +258,10 @@ type RunRecord struct {
 	UnawaitedCalls int `json:"unawaited_calls,omitempty"`
 	// Limits are the limits the run ran under, which a replay applies.
 	Limits *RunLimits `json:"limits,omitempty"`
+	// Durability says whether the run was journalled (sandbox.durable):
+	// "journalled", "resumed by replay (N calls from the journal)", or
+	// "not durable: <why>" once its journal passed a bound.
+	Durability string `json:"durability,omitempty"`
 }
 
 // RunLimits are the limits of a run (the request's timeout, and the

@@ -61,19 +61,30 @@ type liveRun struct {
 	nextID  int
 
 	canElicit bool // the client declared elicitation (approvals)
+
+	// durable journals the run (sandbox.durable); nil: not durable.
+	durable *durableRun
+	// preset are the answers a run resumed by replay was given, by
+	// request (durable.go).
+	presetMu sync.Mutex
+	preset   map[string]mcp.InputResponse
 }
 
 // ask is one input the program waits for: an approval, or an input
 // request of a backend that one of its calls returned.
 type ask struct {
-	request mcp.InputRequest
-	reply   chan mcp.InputResponse // buffered; nil: not answered
+	request  mcp.InputRequest
+	reply    chan mcp.InputResponse // buffered; nil: not answered
+	approval bool                   // the gateway's approval (not a backend's round)
 }
 
 // put hands request to whichever call_tool_chain request serves the run
 // and waits for the client's answer (nil: none).
-func (r *liveRun) put(ctx context.Context, request mcp.InputRequest) (mcp.InputResponse, error) {
-	k := &ask{request: request, reply: make(chan mcp.InputResponse, 1)}
+func (r *liveRun) put(ctx context.Context, request mcp.InputRequest, approval bool) (mcp.InputResponse, error) {
+	if res, ok := r.presetAnswer(request); ok {
+		return res, nil
+	}
+	k := &ask{request: request, reply: make(chan mcp.InputResponse, 1), approval: approval}
 	select {
 	case r.asks <- k:
 	case <-ctx.Done():
@@ -93,12 +104,15 @@ func (r *liveRun) Approve(ctx context.Context, c *pipeline.Call) (bool, error) {
 	if !r.canElicit {
 		return false, pipeline.ErrCannotAsk
 	}
-	res, err := r.put(ctx, pipeline.ElicitParams(c))
+	journal := journalApproval(ctx)
+	res, err := r.put(ctx, pipeline.ElicitParams(c), true)
 	if err != nil {
 		return false, err
 	}
 	el, _ := res.(*mcp.ElicitResult)
-	return el != nil && el.Action == "accept", nil
+	approved := el != nil && el.Action == "accept"
+	journal(approved)
+	return approved, nil
 }
 
 // Answer implements pipeline.Answerer: a backend's input requests become
@@ -113,7 +127,7 @@ func (r *liveRun) Answer(ctx context.Context, _ *pipeline.Call, requests mcp.Inp
 	answers := make(chan answer, len(requests))
 	for id, req := range requests {
 		go func() {
-			res, err := r.put(ctx, req)
+			res, err := r.put(ctx, req, false)
 			answers <- answer{id, res, err}
 		}()
 	}
@@ -166,10 +180,12 @@ const (
 // names it (unguessable, single use). It returns "" when the gateway
 // already keeps maxParkedRuns runs; an owner's oldest parked run makes room
 // for its new one past maxParkedPerOwner.
-func (t *roundTrips) park(r *liveRun) string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	state := "run-" + hex.EncodeToString(b)
+func (t *roundTrips) park(r *liveRun, state string) string {
+	if state == "" {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		state = "run-" + hex.EncodeToString(b)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sweepLocked()
@@ -235,19 +251,21 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 	var run *liveRun
 	if state := req.Params.RequestState; state != "" {
 		if run = sf.trips.take(state, owner); run == nil {
-			return textResult("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again", true), nil, nil
+			// Paused on another replica (or before this one restarted):
+			// resumed here by replay, when durable.
+			var refused *mcp.CallToolResult
+			if run, refused = sf.resumeDurable(ctx, req, owner, state); run == nil {
+				return refused, nil, nil
+			}
+		} else if !sf.claimLocal(ctx, run, state) {
+			run.cancel() // another replica resumed it
+			return textResult("call_tool_chain: unknown or expired requestState (the run it named was resumed already); run the program again", true), nil, nil
+		} else {
+			run.answer(req.Params.InputResponses)
 		}
-		run.answer(req.Params.InputResponses)
 	} else {
-		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		run = &liveRun{owner: owner, deadline: time.Now().Add(sf.runTimeout(in)), asks: make(chan *ask),
-			done: make(chan *mcp.CallToolResult, 1), cancel: cancel, pending: map[string]*ask{},
-			canElicit: pipeline.CanElicit(req.Session)}
-		go func() {
-			defer cancel()
-			runCtx := pipeline.WithAnswerer(pipeline.WithApprover(runCtx, run), run)
-			run.done <- sf.executeChain(runCtx, req, in)
-		}()
+		deadline := time.Now().Add(sf.runTimeout(in))
+		run = sf.startRun(ctx, req, owner, in, deadline, sf.newDurable(owner, in, deadline), nil)
 	}
 	select {
 	case res := <-run.done:
@@ -267,7 +285,7 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 				k = nil
 			}
 		}
-		state := sf.trips.park(run)
+		state := sf.trips.park(run, sf.pauseDurable(ctx, run, requests))
 		if state == "" {
 			run.cancel()
 			return textResult(errTooManyParkedRuns, true), nil, nil
@@ -277,6 +295,27 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 		run.cancel()
 		return nil, nil, ctx.Err()
 	}
+}
+
+// startRun starts a run of in whose approvals are asked in rounds;
+// durable, when set, journals it (and replays its journal first).
+// preset answers the approvals a resumed run paused for (by request).
+func (sf *Surface) startRun(ctx context.Context, req *mcp.CallToolRequest, owner string, in chainInput, deadline time.Time,
+	durable *durableRun, preset map[string]mcp.InputResponse) *liveRun {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &liveRun{owner: owner, deadline: deadline, asks: make(chan *ask),
+		done: make(chan *mcp.CallToolResult, 1), cancel: cancel, pending: map[string]*ask{},
+		canElicit: pipeline.CanElicit(req.Session), durable: durable, preset: preset}
+	go func() {
+		defer cancel()
+		runCtx := pipeline.WithAnswerer(pipeline.WithApprover(runCtx, run), run)
+		if durable != nil {
+			runCtx = withDurable(runCtx, durable.run)
+			defer sf.endDurable(run)
+		}
+		run.done <- sf.executeChain(runCtx, req, in)
+	}()
+	return run
 }
 
 // runTimeout is the deadline a run of in gets.

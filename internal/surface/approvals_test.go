@@ -77,7 +77,7 @@ func TestParkedRunsAreBounded(t *testing.T) {
 	var ctxs []context.Context
 	for range maxParkedPerOwner + 3 {
 		r, ctx := newRun("mallory")
-		if trips.park(r) == "" {
+		if trips.park(r, "") == "" {
 			t.Fatal("one owner's run refused instead of replacing its oldest")
 		}
 		ctxs = append(ctxs, ctx)
@@ -91,11 +91,11 @@ func TestParkedRunsAreBounded(t *testing.T) {
 		}
 	}
 	for i := 0; len(trips.parked) < maxParkedRuns; i++ {
-		if r, _ := newRun(fmt.Sprint("owner-", i)); trips.park(r) == "" {
+		if r, _ := newRun(fmt.Sprint("owner-", i)); trips.park(r, "") == "" {
 			t.Fatalf("refused at %d parked runs", len(trips.parked))
 		}
 	}
-	if r, _ := newRun("another"); trips.park(r) != "" {
+	if r, _ := newRun("another"); trips.park(r, "") != "" {
 		t.Fatalf("past the overall bound: %d parked", len(trips.parked))
 	}
 }

@@ -213,6 +213,7 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		MaxOutputSize: in.MaxOutputSize,
 		Intent:        in.Intent,
 		Owner:         sf.ownerOf(req),
+		Durable:       durableFrom(ctx),
 	}
 	// While the program runs, what its backends ask and log reaches this
 	// client on this request, and their progress is the run's.

@@ -42,6 +42,8 @@ type Parts struct {
 	RunCode  *runcode.Service  // run_code; nil: not offered
 	Results  resultstore.Store // full results behind isogate://result/{id}
 	Runs     resultstore.Store // run records behind isogate://runs/{id}
+	// Journals keeps durable runs' journals (sandbox.durable); nil: none.
+	Journals resultstore.Journals
 	Observer *observe.Observer // stats and traces
 	Metrics  *metrics.Metrics  // served at /metrics
 	// Sandbox reports how programs are isolated (/readyz, isogate://stats);
@@ -120,6 +122,11 @@ type Options struct {
 	// list_tools_meta wait for backends still starting whose tools are not
 	// known yet (sandbox.backend_wait); 0: its default.
 	DiscoveryWait time.Duration
+	// Durable says which code-mode runs are journalled (sandbox.durable);
+	// it needs Parts.Journals.
+	Durable codemode.Durability
+	// DurableLimits bound one run's journal.
+	DurableLimits codemode.DurableLimits
 }
 
 // Surface is the MCP surface over one set of [Parts].
@@ -134,6 +141,7 @@ type Surface struct {
 	runCode  *runcode.Service
 	store    resultstore.Store
 	runs     *runStore
+	journals resultstore.Journals
 	observer *observe.Observer
 	metrics  *metrics.Metrics
 	sandbox  func() SandboxReport // nil: not reported
@@ -178,6 +186,7 @@ func New(p Parts, opts Options) *Surface {
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox:  p.Sandbox,
 		runs:     newRunStore(p.Runs, opts.RecordDir),
+		journals: p.Journals,
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}
 	sf.authToken.Store(&opts.AuthToken)

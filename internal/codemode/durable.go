@@ -1,0 +1,447 @@
+package codemode
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// Durable runs (sandbox.durable). A program is deterministic given what it
+// observed: its source and inputs, each host call's result, the values of
+// Date.now() and the seed of Math.random(). A durable run journals these as
+// it goes; re-executing the program in a fresh context and answering its
+// calls from the journal brings it back to where it was, without repeating
+// a side effect, and it continues live past the journal's end. A call is
+// journalled as started before it is sent: one started without a result
+// (its replica died mid-call) is never re-sent blindly.
+
+// Durability says which runs are journalled (sandbox.durable).
+type Durability string
+
+// The durability modes.
+const (
+	// DurableOff journals nothing: a paused run lives only in its
+	// replica's memory.
+	DurableOff Durability = "off"
+	// DurablePaused journals every run in memory and writes the journal
+	// to the store when the run pauses (an approval or an input request).
+	DurablePaused Durability = "paused"
+	// DurableAll also writes the journal through to the store as the run
+	// goes, after every call.
+	DurableAll Durability = "all"
+)
+
+// The codes a resumed run can end with.
+const (
+	// CodeReplayDiverged: the re-executed program asked for another call
+	// than the journal's next one (or ended before making it); nothing was
+	// repeated.
+	CodeReplayDiverged v8sandbox.Code = "REPLAY_DIVERGED"
+	// CodeCallIndeterminate: the journal has a call that was started and
+	// has no result (its replica died while it was in flight), of a tool
+	// that does not declare itself idempotent: it may or may not have
+	// happened, and is not sent again.
+	CodeCallIndeterminate v8sandbox.Code = "CALL_INDETERMINATE"
+)
+
+// Call states in a journal.
+const (
+	callStarted = "started" // sent (or about to be): its outcome is unknown
+	callAsking  = "asking"  // paused for an approval: not sent yet
+	callDone    = "done"
+)
+
+// Journal is what a durable run observed, enough to re-execute it.
+type Journal struct {
+	// The run's source and inputs.
+	Code          string `json:"code"`
+	TimeoutMS     int64  `json:"timeout_ms,omitempty"`
+	MaxOutputSize int    `json:"max_output_size,omitempty"`
+	Intent        string `json:"intent,omitempty"`
+	// Seed seeds the run's Math.random().
+	Seed [4]uint32 `json:"seed"`
+	// Clock are the values Date.now() (and new Date()) returned, in order.
+	Clock []float64 `json:"clock,omitempty"`
+	// Calls are the host calls in the order the program made them.
+	Calls []JournalCall `json:"calls"`
+	// Answers are the approvals given to the run, in order.
+	Answers []JournalAnswer `json:"answers,omitempty"`
+	// Replays counts how many times the run was resumed by replay.
+	Replays int `json:"replays,omitempty"`
+}
+
+// JournalCall is one host call of a journal.
+type JournalCall struct {
+	Seq     int                  `json:"seq"` // the program's call number, from 1
+	Backend string               `json:"backend"`
+	Tool    string               `json:"tool"`
+	Args    json.RawMessage      `json:"args"`
+	State   string               `json:"state"`
+	Reply   *v8sandbox.HostReply `json:"reply,omitempty"` // State done
+}
+
+// JournalAnswer is an approval answer the run received.
+type JournalAnswer struct {
+	Seq      int  `json:"seq"`
+	Approved bool `json:"approved"`
+}
+
+// NewJournal starts the journal of a run of code with its inputs and a
+// fresh random seed.
+func NewJournal(code string, timeoutMS int64, maxOutputSize int, intent string) *Journal {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	j := &Journal{Code: code, TimeoutMS: timeoutMS, MaxOutputSize: maxOutputSize, Intent: intent, Calls: []JournalCall{}}
+	for i := range j.Seed {
+		j.Seed[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return j
+}
+
+// ParseJournal reads a journal written by [DurableRun.Snapshot].
+func ParseJournal(data []byte) (*Journal, error) {
+	var j Journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("durable run journal: %w", err)
+	}
+	return &j, nil
+}
+
+// JournalSink receives a durable run's journal when it is written through
+// (DurableAll); nil: nowhere.
+type JournalSink func(ctx context.Context, data []byte) error
+
+// DurableLimits bound one run's journal: past either, the run stops
+// journalling and is not durable any more (its record says so).
+type DurableLimits struct {
+	MaxCalls int
+	MaxBytes int
+}
+
+// DurableRun is the journal of one run as it goes: the part replayed from
+// an earlier execution, then what the live part adds. It is safe for
+// concurrent use (the program's calls run concurrently).
+type DurableRun struct {
+	mu      sync.Mutex
+	j       *Journal
+	replay  int          // journalled calls to answer from the journal
+	clock   int          // journalled clock values to replay
+	bySeq   map[int]int  // seq → index in j.Calls
+	used    map[int]bool // replayed seqs the program asked for
+	bytes   int
+	limits  DurableLimits
+	off     string // why the run is not durable any more ("": it is)
+	sink    JournalSink
+	replays int
+}
+
+// NewDurableRun returns the durable state of a run journalled in j (new,
+// or loaded to resume the run by replay). sink, when set, receives the
+// journal after each change (write-through).
+func NewDurableRun(j *Journal, limits DurableLimits, sink JournalSink) *DurableRun {
+	d := &DurableRun{j: j, replay: len(j.Calls), clock: len(j.Clock), bySeq: map[int]int{}, used: map[int]bool{},
+		limits: limits, sink: sink}
+	for i, c := range j.Calls {
+		d.bySeq[c.Seq] = i
+		d.bytes += len(c.Args) + replySize(c.Reply) + 64
+	}
+	if d.replay > 0 {
+		j.Replays++
+	}
+	return d
+}
+
+// Durable reports whether the run is still journalled, and why not.
+func (d *DurableRun) Durable() (bool, string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.off == "", d.off
+}
+
+// Replayed is the number of calls answered from the journal at the start.
+func (d *DurableRun) Replayed() int { return d.replay }
+
+// Snapshot returns the journal as JSON, or nil once the run is not durable.
+func (d *DurableRun) Snapshot() []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.off != "" {
+		return nil
+	}
+	b, _ := json.Marshal(d.j)
+	return b
+}
+
+// Inputs returns the source and inputs the journal was started with.
+func (d *DurableRun) Inputs() Journal {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return Journal{Code: d.j.Code, TimeoutMS: d.j.TimeoutMS, MaxOutputSize: d.j.MaxOutputSize, Intent: d.j.Intent}
+}
+
+// determinism is what the prelude's Date and Math.random start from: the
+// seed and the clock values to replay.
+func (d *DurableRun) determinism() json.RawMessage {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return mustMarshal(struct {
+		Seed  [4]uint32 `json:"seed"`
+		Clock []float64 `json:"clock"`
+	}{d.j.Seed, append([]float64{}, d.j.Clock[:d.clock]...)})
+}
+
+// noteClock journals the live Date.now() values the program observed
+// before a call.
+func (d *DurableRun) noteClock(values []float64) {
+	if len(values) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.off != "" {
+		return
+	}
+	d.j.Clock = append(d.j.Clock, values...)
+	d.bytes += 20 * len(values)
+	d.checkLocked()
+}
+
+func (d *DurableRun) checkLocked() {
+	switch {
+	case d.limits.MaxCalls > 0 && len(d.j.Calls) > d.limits.MaxCalls:
+		d.stopLocked(fmt.Sprintf("its journal passed %d calls (sandbox.durable_max_calls)", d.limits.MaxCalls))
+	case d.limits.MaxBytes > 0 && d.bytes > d.limits.MaxBytes:
+		d.stopLocked(fmt.Sprintf("its journal passed %d bytes (sandbox.durable_max_bytes)", d.limits.MaxBytes))
+	}
+}
+
+// stopLocked makes the run non-durable and frees its journal.
+func (d *DurableRun) stopLocked(why string) {
+	if d.off == "" {
+		d.off = why
+		d.j.Calls, d.j.Clock, d.bySeq = nil, nil, nil
+	}
+}
+
+// Stop makes the run non-durable (the store refused its journal).
+func (d *DurableRun) Stop(why string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopLocked(why)
+}
+
+func replySize(r *v8sandbox.HostReply) int {
+	if r == nil {
+		return 0
+	}
+	n := len(r.Value)
+	if r.Error != nil {
+		n += len(r.Error.Message) + len(r.Error.Data)
+	}
+	if r.Fatal != nil {
+		n += len(r.Fatal.Message)
+	}
+	return n
+}
+
+// replayed answers call seq from the journal when it is a journalled one:
+// ok reports that it was, and reply is its journalled outcome; live, that
+// it must be made live (an approval it paused for, or an idempotent call
+// whose outcome is unknown). A call unlike the journal's, or one whose
+// outcome is unknown, ends the run (a fatal error naming it).
+func (d *DurableRun) replayed(seq int, backend, tool string, args json.RawMessage, idempotent bool) (reply *v8sandbox.HostReply, live bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if seq > d.replay {
+		return nil, true, nil
+	}
+	i, ok := d.bySeq[seq]
+	if !ok {
+		return nil, false, v8sandbox.Errorf(CodeReplayDiverged,
+			"replay diverged: the program's call #%d (%s.%s) is not in the run's journal; nothing was repeated", seq, backend, tool)
+	}
+	c := d.j.Calls[i]
+	if c.Backend != backend || c.Tool != tool || !bytes.Equal(c.Args, args) {
+		return nil, false, v8sandbox.Errorf(CodeReplayDiverged,
+			"replay diverged: the program's call #%d is %s.%s(%s) where the journal has %s.%s(%s); nothing was repeated",
+			seq, backend, tool, clipArgs(args), c.Backend, c.Tool, clipArgs(c.Args))
+	}
+	d.used[seq] = true
+	switch {
+	case c.State == callDone && c.Reply != nil:
+		r := *c.Reply
+		return &r, false, nil
+	case c.State == callAsking || idempotent:
+		return nil, true, nil // nothing was sent, or sending again is harmless
+	}
+	return nil, false, v8sandbox.Errorf(CodeCallIndeterminate,
+		"call #%d, %s.%s, was in flight when the run's replica stopped: it may or may not have happened, and %s.%s does not declare itself idempotent (annotations.idempotentHint), so it is not sent again",
+		seq, backend, tool, backend, tool)
+}
+
+// unused names the first journalled call the program did not ask for ("":
+// none), once it has ended.
+func (d *DurableRun) unused() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.j.Calls[:min(d.replay, len(d.j.Calls))] {
+		if !d.used[c.Seq] {
+			return fmt.Sprintf("#%d (%s.%s)", c.Seq, c.Backend, c.Tool)
+		}
+	}
+	return ""
+}
+
+func clipArgs(args json.RawMessage) string {
+	if len(args) > 120 {
+		return string(args[:120]) + "…"
+	}
+	return string(args)
+}
+
+// start journals call seq as started (before it is sent), or updates a
+// replayed one that goes live.
+func (d *DurableRun) start(ctx context.Context, seq int, backend, tool string, args json.RawMessage) {
+	d.mu.Lock()
+	if d.off != "" {
+		d.mu.Unlock()
+		return
+	}
+	if i, ok := d.bySeq[seq]; ok {
+		d.j.Calls[i].State = callStarted
+	} else {
+		d.bySeq[seq] = len(d.j.Calls)
+		d.j.Calls = append(d.j.Calls, JournalCall{Seq: seq, Backend: backend, Tool: tool, Args: args, State: callStarted})
+		d.bytes += len(args) + 64
+		d.checkLocked()
+	}
+	d.mu.Unlock()
+	d.writeThrough(ctx)
+}
+
+// finish journals the outcome of call seq.
+func (d *DurableRun) finish(ctx context.Context, seq int, reply v8sandbox.HostReply) {
+	d.mu.Lock()
+	if d.off != "" {
+		d.mu.Unlock()
+		return
+	}
+	if i, ok := d.bySeq[seq]; ok {
+		reply.Checked = false
+		d.j.Calls[i].State, d.j.Calls[i].Reply = callDone, &reply
+		d.bytes += replySize(&reply)
+		d.checkLocked()
+	}
+	d.mu.Unlock()
+	d.writeThrough(ctx)
+}
+
+// asking marks call seq as waiting for an approval: it has not been sent,
+// so a resume may make it.
+func (d *DurableRun) asking(seq int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i, ok := d.bySeq[seq]; ok && d.off == "" {
+		d.j.Calls[i].State = callAsking
+	}
+}
+
+// answered journals an approval answer of call seq; the call is then
+// started again (it is sent once approved).
+func (d *DurableRun) answered(seq int, approved bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.off != "" {
+		return
+	}
+	d.j.Answers = append(d.j.Answers, JournalAnswer{Seq: seq, Approved: approved})
+	if i, ok := d.bySeq[seq]; ok {
+		d.j.Calls[i].State = callStarted
+	}
+}
+
+func (d *DurableRun) writeThrough(ctx context.Context) {
+	if d.sink == nil {
+		return
+	}
+	data := d.Snapshot()
+	if data == nil {
+		return
+	}
+	if err := d.sink(context.WithoutCancel(ctx), data); err != nil {
+		d.Stop("its journal could not be written: " + err.Error())
+	}
+}
+
+// journalCallKey carries the call a backend call belongs to through the
+// Caller, so that an approver can mark it (see MarkAsking).
+type journalCallKey struct{}
+
+type journalCall struct {
+	run *DurableRun
+	seq int
+}
+
+// MarkAsking marks the durable call ctx belongs to as paused for an
+// approval (not sent yet: a resume on another replica may make it) and
+// returns the function that journals the answer; ok is false when ctx
+// carries no durable call.
+func MarkAsking(ctx context.Context) (answer func(approved bool), ok bool) {
+	c, _ := ctx.Value(journalCallKey{}).(journalCall)
+	if c.run == nil {
+		return nil, false
+	}
+	c.run.asking(c.seq)
+	return func(approved bool) { c.run.answered(c.seq, approved) }, true
+}
+
+// call makes call seq of a durable run: from the journal when it is a
+// journalled one, live (journalled as started first, then its outcome)
+// otherwise.
+func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, args json.RawMessage, idempotent bool,
+	live func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	reply, goLive, err := d.replayed(seq, backend, tool, args, idempotent)
+	if err != nil {
+		return nil, err
+	}
+	if !goLive {
+		return replyError(reply)
+	}
+	d.start(ctx, seq, backend, tool, args)
+	value, err := live(context.WithValue(ctx, journalCallKey{}, journalCall{d, seq}))
+	err = coded(err)
+	if ctx.Err() == nil { // a call cut short by the run's end has no outcome
+		d.finish(ctx, seq, v8sandbox.Reply(value, err))
+	}
+	return value, err
+}
+
+// replyError turns a journalled reply back into the outcome of a call.
+func replyError(r *v8sandbox.HostReply) (json.RawMessage, error) {
+	switch {
+	case r.Fatal != nil:
+		return nil, r.Fatal
+	case r.Error != nil:
+		return nil, r.Error
+	}
+	return r.Value, nil
+}
+
+// describe is the run record's durability line.
+func (d *DurableRun) describe() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.off != "":
+		return "not durable: " + d.off
+	case d.replay > 0:
+		return fmt.Sprintf("resumed by replay (%d calls from the journal)", d.replay)
+	}
+	return "journalled"
+}

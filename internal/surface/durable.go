@@ -1,0 +1,232 @@
+package surface
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/resultstore"
+)
+
+// Durable runs across replicas (sandbox.durable, codemode/durable.go). A
+// 2026-07-28 client's run that pauses for approvals is journalled: its
+// journal, with the approval requests asked, goes to the store (Redis
+// shared by the replicas), and the requestState names it:
+// "durable-<run id>-<pause token>". The retry returns to the replica that
+// keeps the run in memory, which continues it, or reaches another one,
+// which claims the journal (single use: whichever replica claims it first
+// owns the run, the other's copy is fenced off), re-executes the program
+// answering the journalled calls from the journal, gives the paused call
+// the retry's answer and continues live.
+
+// durablePrefix starts the requestState of a durable paused run.
+const durablePrefix = "durable-"
+
+// durableRun is what a replica keeps of a durable run it serves.
+type durableRun struct {
+	run    *codemode.DurableRun
+	id     string // the run's key in the journal store
+	holder string // this replica's claim on it
+}
+
+// pausedRecord is what the store keeps of a paused run: its journal and the
+// approvals asked of the client, so that another replica resumes it.
+type pausedRecord struct {
+	Journal json.RawMessage            `json:"journal"`
+	Asks    map[string]json.RawMessage `json:"asks"` // input request id → request
+	NextID  int                        `json:"next_id"`
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type durableKey struct{}
+
+// withDurable returns ctx carrying the durable run executeChain journals.
+func withDurable(ctx context.Context, d *codemode.DurableRun) context.Context {
+	return context.WithValue(ctx, durableKey{}, d)
+}
+
+func durableFrom(ctx context.Context) *codemode.DurableRun {
+	d, _ := ctx.Value(durableKey{}).(*codemode.DurableRun)
+	return d
+}
+
+// journalTTL is how long a paused run's journal is kept: the run's own
+// deadline and a minute (as a parked run in memory).
+func journalTTL(deadline time.Time) time.Duration { return time.Until(deadline) + time.Minute }
+
+// newDurable starts the journal of a run of in for owner, or returns nil
+// when runs are not durable.
+func (sf *Surface) newDurable(owner string, in chainInput, deadline time.Time) *durableRun {
+	if sf.journals == nil || sf.opts.Durable == "" || sf.opts.Durable == codemode.DurableOff {
+		return nil
+	}
+	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
+	return sf.durableOf(owner, j, randomHex(16), deadline)
+}
+
+// durableOf is the durable run of journal j under id, held by this
+// replica; with sandbox.durable: all its journal is written through.
+func (sf *Surface) durableOf(owner string, j *codemode.Journal, id string, deadline time.Time) *durableRun {
+	d := &durableRun{id: id, holder: randomHex(16)}
+	var sink codemode.JournalSink
+	if sf.opts.Durable == codemode.DurableAll {
+		sink = func(ctx context.Context, data []byte) error {
+			rec, _ := json.Marshal(pausedRecord{Journal: data})
+			return sf.journals.SaveJournal(ctx, owner, id, d.holder, "", rec, journalTTL(deadline))
+		}
+	}
+	d.run = codemode.NewDurableRun(j, sf.opts.DurableLimits, sink)
+	return d
+}
+
+// pauseDurable writes a durable run's journal with the approvals it waits
+// for, and returns the requestState naming it; "" when the run cannot be
+// resumed elsewhere (not durable, an input request of a backend, the store
+// refused it), and then the run stays in this replica's memory only.
+func (sf *Surface) pauseDurable(ctx context.Context, run *liveRun, requests mcp.InputRequestMap) string {
+	d := run.durable
+	if d == nil {
+		return ""
+	}
+	asks := map[string]json.RawMessage{}
+	for id, k := range run.pending {
+		if !k.approval {
+			return "" // a backend's round: its requestState is the backend's, in this replica's run
+		}
+		asks[id], _ = json.Marshal(requests[id])
+	}
+	data := d.run.Snapshot()
+	if data == nil {
+		return ""
+	}
+	rec, err := json.Marshal(pausedRecord{Journal: data, Asks: asks, NextID: run.nextID})
+	if err != nil {
+		return ""
+	}
+	token := randomHex(16)
+	if err := sf.journals.SaveJournal(ctx, run.owner, d.id, d.holder, token, rec, journalTTL(run.deadline)); err != nil {
+		sf.logger.Warn("durable run's journal not kept: it resumes on this replica only",
+			slog.String("run", d.id), slog.Any("error", err))
+		return ""
+	}
+	return durablePrefix + d.id + "-" + token
+}
+
+// parseDurableState splits a durable requestState.
+func parseDurableState(state string) (id, token string, ok bool) {
+	rest, ok := strings.CutPrefix(state, durablePrefix)
+	if !ok {
+		return "", "", false
+	}
+	id, token, ok = strings.Cut(rest, "-")
+	return id, token, ok && id != "" && token != ""
+}
+
+// claimLocal makes sure this replica still owns a durable run its retry
+// reached: no other replica claimed its journal first.
+func (sf *Surface) claimLocal(ctx context.Context, run *liveRun, state string) bool {
+	id, token, ok := parseDurableState(state)
+	if !ok || run.durable == nil {
+		return true
+	}
+	_, err := sf.journals.ClaimJournal(ctx, run.owner, id, token, run.durable.holder)
+	if errors.Is(err, resultstore.ErrNotFound) || errors.Is(err, resultstore.ErrTampered) {
+		return false
+	}
+	return true // the store is down: nobody else could claim it either
+}
+
+// resumeDurable resumes, on this replica, a durable run paused on another
+// one: it claims the journal and starts the run again by replay, with the
+// retry's answers to the approvals it paused for.
+func (sf *Surface) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, owner, state string) (*liveRun, *mcp.CallToolResult) {
+	id, token, ok := parseDurableState(state)
+	if !ok || sf.journals == nil {
+		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again", true)
+	}
+	holder := randomHex(16)
+	data, err := sf.journals.ClaimJournal(ctx, owner, id, token, holder)
+	switch {
+	case errors.Is(err, resultstore.ErrTampered):
+		sf.logger.Warn("durable run's journal refused", slog.String("run", id), slog.Any("error", err))
+		return nil, textResult(fmt.Sprintf("call_tool_chain: %s: the paused run's journal failed its integrity check (store.hmac_key) and was refused; run the program again", codeJournalTampered), true)
+	case err != nil:
+		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended or was resumed already): "+err.Error(), true)
+	}
+	var rec pausedRecord
+	var j *codemode.Journal
+	if err = json.Unmarshal(data, &rec); err == nil {
+		j, err = codemode.ParseJournal(rec.Journal)
+	}
+	if err != nil {
+		return nil, textResult("call_tool_chain: the paused run's journal cannot be read: "+err.Error(), true)
+	}
+	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
+	deadline := time.Now().Add(sf.runTimeout(in))
+	d := sf.durableOf(owner, j, id, deadline)
+	d.holder = holder
+	preset := map[string]mcp.InputResponse{}
+	for askID, request := range rec.Asks {
+		if res, ok := req.Params.InputResponses[askID]; ok {
+			preset[string(request)] = res
+		}
+	}
+	run := sf.startRun(ctx, req, owner, in, deadline, d, preset)
+	run.nextID = rec.NextID // the request serving the run numbers its input requests
+	sf.logger.Info("durable run resumed by replay", slog.String("run", id), slog.Int("journalled_calls", d.run.Replayed()))
+	return run, nil
+}
+
+// codeJournalTampered is the code of a resume refused because its journal
+// failed the integrity check.
+const codeJournalTampered = "JOURNAL_TAMPERED"
+
+// presetAnswer returns the retry's answer to request when the run was
+// resumed with one for it (the approval a replayed call paused for).
+func (r *liveRun) presetAnswer(request mcp.InputRequest) (mcp.InputResponse, bool) {
+	if len(r.preset) == 0 {
+		return nil, false
+	}
+	key, err := json.Marshal(request)
+	if err != nil {
+		return nil, false
+	}
+	r.presetMu.Lock()
+	defer r.presetMu.Unlock()
+	res, ok := r.preset[string(key)]
+	if ok {
+		delete(r.preset, string(key))
+	}
+	return res, ok
+}
+
+// endDurable forgets a finished run's journal.
+func (sf *Surface) endDurable(run *liveRun) {
+	if run.durable != nil {
+		_ = sf.journals.DeleteJournal(context.Background(), run.durable.id, run.durable.holder)
+	}
+}
+
+// journalApproval marks the call of ctx as paused for an approval in its
+// durable run and returns the function journalling the answer (a no-op
+// outside a durable run).
+func journalApproval(ctx context.Context) func(bool) {
+	if answer, ok := codemode.MarkAsking(ctx); ok {
+		return answer
+	}
+	return func(bool) {}
+}
