@@ -255,6 +255,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Output:                       shaping,
 		RecordDir:                    cfg.Server.RecordDir,
 		DiscoveryWait:                startWait,
+		Tasks:                        taskOptions(cfg, results),
 	})
 	ok = true
 	return a, nil

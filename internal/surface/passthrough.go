@@ -123,7 +123,8 @@ type passthrough struct {
 	handler func(backend, tool string) mcp.ToolHandler // calls one backend tool
 	mu      sync.Mutex
 	servers []*mcp.Server
-	listed  map[string]string // name → fingerprint of the listed definition
+	listed  map[string]string   // name → fingerprint of the listed definition
+	origins map[string]namePair // name → the backend tool it lists
 
 	naming     naming          // server.tool_names and the backends' priorities
 	collisions *nameCollisions // tool names backends share
@@ -160,9 +161,11 @@ func (p *passthrough) sync() {
 	}
 	p.collisions.served(KindTool, plain)
 	want := map[string]bool{}
+	origins := map[string]namePair{}
 	for _, e := range entries {
 		name := names[e]
 		want[name] = true
+		origins[name] = namePair{e.Backend, e.Tool}
 		t := passthroughTool(name, e.Def)
 		fp, _ := json.Marshal(struct {
 			T       *mcp.Tool
@@ -177,6 +180,7 @@ func (p *passthrough) sync() {
 			s.AddTool(t, h)
 		}
 	}
+	p.origins = origins
 	var stale []string
 	for name := range p.listed {
 		if !want[name] {
@@ -344,4 +348,12 @@ func (sf *Surface) shape(ctx context.Context, req *mcp.CallToolRequest, res *mcp
 			res.Content[i] = &mcp.TextContent{Text: shaped.Text, Annotations: tc.Annotations, Meta: tc.Meta}
 		}
 	}
+}
+
+// origin returns the backend tool a passthrough name lists.
+func (p *passthrough) origin(name string) (backend, tool string, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o, ok := p.origins[name]
+	return o.backend, o.name, ok
 }
