@@ -118,6 +118,20 @@ type ServerConfig struct {
 	// the signal (stdio backends that have not exited by then are killed).
 	// Default 5s.
 	ShutdownGrace time.Duration `koanf:"shutdown_grace"`
+	// Tasks bounds the MCP tasks clients create (a tools/call run in the
+	// background, polled with tasks/get and read with tasks/result).
+	Tasks TasksConfig `koanf:"tasks"`
+}
+
+// TasksConfig bounds the tasks clients create (server.tasks).
+type TasksConfig struct {
+	// MaxTTL is the longest a task is kept from its creation: a client's
+	// larger ttl is clamped to it, and a task that asks for none gets it.
+	MaxTTL time.Duration `koanf:"max_ttl"`
+	// MaxPerPrincipal bounds one principal's live tasks: past it, its
+	// oldest finished task is dropped, or the new one refused
+	// (TOO_MANY_TASKS) when none is finished.
+	MaxPerPrincipal int `koanf:"max_per_principal"`
 }
 
 // Expose selects the tools a client sees (server.expose).
@@ -555,6 +569,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			SessionIdleTimeout: DefaultSessionIdleTimeout,
 			MaxSessions:        DefaultMaxSessions,
 			ShutdownGrace:      DefaultShutdownGrace,
+			Tasks:              TasksConfig{MaxTTL: 15 * time.Minute, MaxPerPrincipal: 32},
 			Auth: AuthConfig{ClockSkew: DefaultAuthClockSkew, JWKSMinRefresh: DefaultJWKSMinRefresh, GroupsClaim: "groups",
 				IntrospectionCacheTTL: DefaultIntrospectionCacheTTL, IntrospectionRate: DefaultIntrospectionRate},
 		},

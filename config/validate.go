@@ -139,6 +139,8 @@ func (c *collector) validateServer(s *ServerConfig) {
 	c.durationBetween("server.session_idle_timeout", s.SessionIdleTimeout, 7*24*time.Hour)
 	c.between("server.max_sessions", int64(s.MaxSessions), 1, 1_000_000)
 	c.durationBetween("server.shutdown_grace", s.ShutdownGrace, 10*time.Minute)
+	c.durationBetween("server.tasks.max_ttl", s.Tasks.MaxTTL, 7*24*time.Hour)
+	c.between("server.tasks.max_per_principal", int64(s.Tasks.MaxPerPrincipal), 1, 100_000)
 	for i, o := range s.AllowedOrigins {
 		if !validOrigin(o) {
 			c.add(indexKey("server.allowed_origins", i), fmt.Sprintf(`expected an origin such as "https://app.example.com" or "http://localhost:3000" (scheme://host[:port], no path), got %q`, o))

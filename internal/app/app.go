@@ -271,6 +271,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		DiscoveryWait:                startWait,
 		Durable:                      codemode.Durability(cfg.Sandbox.Durable),
 		DurableLimits:                codemode.DurableLimits{MaxCalls: cfg.Sandbox.DurableMaxCalls, MaxBytes: cfg.Sandbox.DurableMaxBytes},
+		Tasks:                        taskOptions(cfg, results),
 	})
 	ok = true
 	return a, nil

@@ -4,6 +4,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backendauth"
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/surface"
 )
 
 // newStore returns the store for stored results or run records (kind, a
@@ -33,6 +34,17 @@ func newJournals(cfg *config.Config) (resultstore.Journals, error) {
 	}
 	return resultstore.NewRedisJournals(resultstore.RedisOptions{URL: cfg.Store.RedisURL,
 		Prefix: resultstore.RedisKeyPrefix + "journals:", HMACKey: []byte(cfg.Store.HMACKey)}, s.DurableMaxBytes)
+}
+
+// taskOptions are server.tasks, with the task state kept beside the
+// stored results: in Redis (shared by every replica) when they are there,
+// in memory otherwise.
+func taskOptions(cfg *config.Config, results resultstore.Store) surface.TaskOptions {
+	opts := surface.TaskOptions{MaxTTL: cfg.Server.Tasks.MaxTTL, MaxPerPrincipal: cfg.Server.Tasks.MaxPerPrincipal}
+	if r, ok := results.(*resultstore.Redis); ok {
+		opts.Store = resultstore.NewRedisTasks(r)
+	}
+	return opts
 }
 
 // LoginTokens is where `isogate login` keeps backends' tokens: Redis,

@@ -277,3 +277,15 @@ func (b *backend) cancelTask(c *conn, taskID string, log *slog.Logger) {
 		log.Debug("backend task cancelled: its caller gave up", slog.String("status", task.Status))
 	}()
 }
+
+// TaskSupport returns the `execution.taskSupport` a backend lists for one
+// of its tools ("" when it lists none, or the backend is unknown).
+func (m *Manager) TaskSupport(backendName, tool string) string {
+	b := m.current().backends[backendName]
+	if b == nil {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.taskSupport[tool]
+}

@@ -124,7 +124,7 @@ type passthrough struct {
 	mu      sync.Mutex
 	servers []*mcp.Server
 	listed  map[string]string   // name → fingerprint of the listed definition
-	owners  map[string]namePair // name → the backend tool it reaches
+	origins map[string]namePair // name → the backend tool it lists
 
 	naming     naming          // server.tool_names and the backends' priorities
 	collisions *nameCollisions // tool names backends share
@@ -150,7 +150,6 @@ func (p *passthrough) sync() {
 	if p.listed == nil {
 		p.listed = map[string]string{}
 	}
-	p.owners = make(map[string]namePair, len(p.listed))
 	entries := p.catalog.Entries()
 	names, collisions := ToolNames(entries, p.naming.mode, p.naming.priority, p.naming.order)
 	p.collisions.set(KindTool, collisions)
@@ -162,10 +161,11 @@ func (p *passthrough) sync() {
 	}
 	p.collisions.served(KindTool, plain)
 	want := map[string]bool{}
+	origins := map[string]namePair{}
 	for _, e := range entries {
 		name := names[e]
 		want[name] = true
-		p.owners[name] = namePair{e.Backend, e.Tool}
+		origins[name] = namePair{e.Backend, e.Tool}
 		t := passthroughTool(name, e.Def)
 		fp, _ := json.Marshal(struct {
 			T       *mcp.Tool
@@ -180,6 +180,7 @@ func (p *passthrough) sync() {
 			s.AddTool(t, h)
 		}
 	}
+	p.origins = origins
 	var stale []string
 	for name := range p.listed {
 		if !want[name] {
@@ -351,4 +352,12 @@ func (sf *Surface) shape(ctx context.Context, req *mcp.CallToolRequest, res *mcp
 			res.Content[i] = &mcp.TextContent{Text: shaped.Text, Annotations: tc.Annotations, Meta: tc.Meta}
 		}
 	}
+}
+
+// origin returns the backend tool a passthrough name lists.
+func (p *passthrough) origin(name string) (backend, tool string, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o, ok := p.origins[name]
+	return o.backend, o.name, ok
 }

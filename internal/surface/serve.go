@@ -32,7 +32,7 @@ const (
 // session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
 	defer context.AfterFunc(ctx, sf.inflight.cancelAll)()
-	return sf.server.Run(ctx, codedTransport{&mcp.StdioTransport{}})
+	return sf.server.Run(ctx, codedTransport{taskTransport{&mcp.StdioTransport{}, sf.tasks}})
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.
@@ -50,6 +50,7 @@ func (sf *Surface) HTTPHandler() http.Handler {
 		hopts.EventStore = newResumeStore() // resumable streams (resume.go)
 	}
 	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
+	h = sf.taskHTTP(h)
 	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
 	h = sf.requireAuth(h)

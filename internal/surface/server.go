@@ -90,8 +90,11 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	})
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
+	s.AddReceivingMiddleware(sf.taskMiddleware) // a task's call runs detached from its request (tasks.go)
 	s.AddReceivingMiddleware(principalMiddleware)
+	s.AddReceivingMiddleware(sf.taskListing)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
+	s.AddSendingMiddleware(sf.taskProgress)
 	sf.addResources(s)
 	sf.aggregate.attach(s)
 	if expose == config.ExposePassthrough {

@@ -50,7 +50,7 @@ func (p *passthrough) outranks(a, b string) bool {
 func (p *passthrough) owner(name string) (namePair, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	o, ok := p.owners[name]
+	o, ok := p.origins[name]
 	return o, ok
 }
 
@@ -60,7 +60,7 @@ func (p *passthrough) namesOf(tool string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []string
-	for name, o := range p.owners {
+	for name, o := range p.origins {
 		if o.name == tool {
 			out = append(out, name)
 		}

@@ -118,6 +118,8 @@ type Options struct {
 	Output output.Options
 	// RecordDir also writes every run record there as a JSON file.
 	RecordDir string
+	// Tasks bound the tasks clients create (server.tasks).
+	Tasks TaskOptions
 	// DiscoveryWait bounds how long search_tools, tool_info and
 	// list_tools_meta wait for backends still starting whose tools are not
 	// known yet (sandbox.backend_wait); 0: its default.
@@ -159,6 +161,7 @@ type Surface struct {
 	forward     forwarder      // backend progress and logs to the calling client
 	clientReqs  clientRequests // backend requests to the calling client
 	callers     callers        // each client session's backend.Caller
+	tasks       *gatewayTasks  // tasks clients create (tasks.go)
 
 	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
 
@@ -189,6 +192,13 @@ func New(p Parts, opts Options) *Surface {
 		journals: p.Journals,
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}
+	if sf.opts.Tasks.MaxTTL <= 0 {
+		sf.opts.Tasks.MaxTTL = config.Default().Server.Tasks.MaxTTL
+	}
+	if sf.opts.Tasks.MaxPerPrincipal <= 0 {
+		sf.opts.Tasks.MaxPerPrincipal = config.Default().Server.Tasks.MaxPerPrincipal
+	}
+	sf.tasks = newGatewayTasks(sf, p.Results, sf.opts.Tasks)
 	sf.authToken.Store(&opts.AuthToken)
 	sf.tokens = opts.Auth.Tokens
 	if sf.tokens == nil {

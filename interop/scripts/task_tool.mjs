@@ -3,7 +3,7 @@
 // simulate-research-query has execution.taskSupport "required" (called
 // plainly, directly, it answers -32601, and this client refuses to call a
 // tool listed as required without its tasks API). Through isogate it is
-// listed as an ordinary tool, a plain call returns the completed report with
+// listed with taskSupport optional (a plain call works), a plain call returns the completed report with
 // the task's status messages as progress, and a program awaits it.
 // Needs a surface with both passthrough and call_tool_chain (expose both).
 import { main, text, tapMessages } from "../lib/connect.mjs";

@@ -1,0 +1,510 @@
+package surface
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/resultstore"
+)
+
+// Gateway-owned tasks (MCP 2025-11-25, tasks utility): a client may send
+// any tools/call isogate serves with `params.task = {ttl}`; the gateway
+// answers a CreateTaskResult at once and runs the call in the background,
+// through the same middleware and handlers as a plain call (policy,
+// approvals, attribution, audit), with a context detached from the request
+// and bounded by the task's TTL. The go-sdk knows nothing of tasks (it
+// drops `params.task` and answers tasks/* "method not found"), so the
+// JSON-RPC boundary (taskwire.go) registers a task intent under an
+// unguessable token it puts in the call's `_meta`, and answers tasks/*
+// itself from the task store, on any replica sharing it.
+
+// taskMetaKey carries the token of a task intent in a tools/call's _meta,
+// from the JSON-RPC boundary to taskMiddleware.
+const taskMetaKey = "isogate/task"
+
+// relatedTaskKey is the _meta key tying a message to a task (2025-11-25).
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// taskPollInterval is the pollInterval isogate suggests to clients, and
+// how often a replica looks for a cancel or an end made elsewhere.
+const taskPollInterval = 500 * time.Millisecond
+
+// codeTooManyTasks is the isogate/code of a task refused because its
+// principal has server.tasks.max_per_principal tasks in progress.
+const codeTooManyTasks = "TOO_MANY_TASKS"
+
+// TaskOptions bound the tasks clients create (server.tasks).
+type TaskOptions struct {
+	// Store keeps task state; nil: in memory.
+	Store resultstore.TaskStore
+	// MaxTTL clamps a task's ttl, and is the ttl of a task that asks for
+	// none (server.tasks.max_ttl).
+	MaxTTL time.Duration
+	// MaxPerPrincipal bounds a principal's live tasks
+	// (server.tasks.max_per_principal).
+	MaxPerPrincipal int
+}
+
+// taskIntent is a task-augmented tools/call as the boundary saw it.
+type taskIntent struct {
+	owner  string
+	ttl    time.Duration  // as asked; 0: none asked
+	notify func(wireTask) // sends notifications/tasks/status; nil: cannot
+}
+
+// gatewayTasks are the tasks of one surface.
+type gatewayTasks struct {
+	sf      *Surface
+	store   resultstore.TaskStore
+	results resultstore.Store
+	opts    TaskOptions
+
+	intents sync.Map // token → *taskIntent
+	running sync.Map // task id → *runningTask
+	tokens  sync.Map // progress token → *runningTask
+}
+
+// runningTask is a task this replica runs.
+type runningTask struct {
+	gt     *gatewayTasks
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	notify func(wireTask)
+
+	mu   sync.Mutex
+	task resultstore.Task
+}
+
+func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *gatewayTasks {
+	if opts.Store == nil {
+		opts.Store = resultstore.NewMemoryTasks(nil)
+	}
+	return &gatewayTasks{sf: sf, store: opts.Store, results: results, opts: opts}
+}
+
+// register files a task intent and returns its token.
+func (g *gatewayTasks) register(in *taskIntent) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	token := "isogate-task-" + hex.EncodeToString(b)
+	g.intents.Store(token, in)
+	return token
+}
+
+// newTaskID is an unguessable task id (128 random bits).
+func newTaskID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// wireTask is a task as MCP sends it (Task).
+type wireTask struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTL           int64  `json:"ttl"`
+	PollInterval  int64  `json:"pollInterval,omitempty"`
+}
+
+func toWire(t *resultstore.Task) wireTask {
+	return wireTask{TaskID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage,
+		CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.UpdatedAt.UTC().Format(time.RFC3339Nano),
+		TTL: t.TTL.Milliseconds(), PollInterval: taskPollInterval.Milliseconds()}
+}
+
+// taskOutcome is what a task's call ended with, kept in the result store.
+type taskOutcome struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// createTaskResult answers a task-augmented tools/call (CreateTaskResult).
+// It embeds a CallToolResult only to be an mcp.Result for the go-sdk.
+type createTaskResult struct {
+	*mcp.CallToolResult
+	task wireTask
+}
+
+// MarshalJSON implements json.Marshaler.
+func (r createTaskResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Task wireTask `json:"task"`
+	}{r.task})
+}
+
+// taskMiddleware runs a tools/call that carries a task intent's token as a
+// task: it creates the task, starts the rest of the chain in the
+// background and answers the CreateTaskResult at once.
+func (sf *Surface) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if method != "tools/call" || !ok || call.Params == nil || call.Params.Meta[taskMetaKey] == nil {
+			return next(ctx, method, req)
+		}
+		token, _ := call.Params.Meta[taskMetaKey].(string)
+		delete(call.Params.Meta, taskMetaKey)
+		v, found := sf.tasks.intents.LoadAndDelete(token)
+		if !found { // not put there by the boundary: a plain call
+			return next(ctx, method, req)
+		}
+		return sf.tasks.start(ctx, v.(*taskIntent), call, func(ctx context.Context, r mcp.Request) (mcp.Result, error) {
+			return next(ctx, method, r)
+		})
+	}
+}
+
+// start creates the task of call and runs it with run in the background.
+func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.CallToolRequest,
+	run func(context.Context, mcp.Request) (mcp.Result, error)) (mcp.Result, error) {
+	ttl := in.ttl
+	if ttl <= 0 || ttl > g.opts.MaxTTL {
+		ttl = g.opts.MaxTTL
+	}
+	now := time.Now()
+	t := resultstore.Task{ID: newTaskID(), Owner: in.owner, Status: resultstore.TaskWorking,
+		CreatedAt: now, UpdatedAt: now, TTL: ttl}
+	if err := g.store.Create(ctx, &t, g.opts.MaxPerPrincipal); err != nil {
+		if errors.Is(err, resultstore.ErrTooManyTasks) {
+			data, _ := json.Marshal(map[string]string{"isogate/code": codeTooManyTasks})
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Data: data,
+				Message: fmt.Sprintf("%v: wait for one to finish, or cancel one (server.tasks.max_per_principal)", err)}
+		}
+		return nil, fmt.Errorf("creating the task: %w", err)
+	}
+	// Detached from the request (its answer is the CreateTaskResult), kept
+	// within the task's TTL; values (principal, caller) stay.
+	tctx, cancelTTL := context.WithTimeout(context.WithoutCancel(ctx), ttl)
+	tctx, cancel := context.WithCancelCause(tctx)
+	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), notify: in.notify, task: t}
+	g.running.Store(t.ID, rt)
+	progress := "isogate-task-progress-" + t.ID
+	g.tokens.Store(progress, rt)
+	bg := taskRequest(call, progress)
+	go func() {
+		defer cancelTTL()
+		defer cancel(nil)
+		stop := g.watchCancel(tctx, rt)
+		res, err := run(tctx, bg)
+		stop()
+		g.tokens.Delete(progress)
+		rt.finish(res, err, context.Cause(tctx))
+		g.running.Delete(t.ID)
+		close(rt.done)
+	}()
+	g.sf.logger.Debug("task created", slog.String("task", t.ID), slog.String("tool", call.Params.Name),
+		slog.Duration("ttl", ttl))
+	return createTaskResult{CallToolResult: &mcp.CallToolResult{}, task: toWire(&t)}, nil
+}
+
+// taskRequest is call as the background run sees it: with the task's own
+// progress token (its progress becomes the status message) and no tie to
+// the HTTP request that carried it (see httpRequests.bind).
+func taskRequest(call *mcp.CallToolRequest, progress string) *mcp.CallToolRequest {
+	params := *call.Params
+	params.Meta = mcp.Meta{}
+	for k, v := range call.Params.Meta {
+		params.Meta[k] = v
+	}
+	params.Meta["progressToken"] = progress
+	bg := &mcp.CallToolRequest{Session: call.Session, Params: &params}
+	if call.Extra != nil {
+		extra := *call.Extra
+		if extra.Header != nil {
+			extra.Header = extra.Header.Clone()
+			extra.Header.Del(requestKeyHeader)
+		}
+		bg.Extra = &extra
+	}
+	return bg
+}
+
+// watchCancel cancels rt when its task is cancelled through another
+// replica (the shared store says cancelled), until stop.
+func (g *gatewayTasks) watchCancel(ctx context.Context, rt *runningTask) (stop func()) {
+	if _, local := g.store.(*resultstore.MemoryTasks); local {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		tick := time.NewTicker(taskPollInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			t, err := g.store.Get(ctx, rt.task.Owner, rt.task.ID)
+			if err == nil && t.Status == resultstore.TaskCancelled {
+				rt.cancel(errTaskCancelled)
+				return
+			}
+		}
+	}()
+	return cancel
+}
+
+// errTaskCancelled is the cause of a task's context when tasks/cancel
+// ended it.
+var errTaskCancelled = errors.New("the task was cancelled (tasks/cancel)")
+
+// setStatus writes the task's new status message (from the run's
+// progress) and tells the client.
+func (rt *runningTask) setStatus(message string) {
+	rt.mu.Lock()
+	if rt.task.Terminal() {
+		rt.mu.Unlock()
+		return
+	}
+	rt.task.StatusMessage = message
+	rt.task.UpdatedAt = time.Now()
+	t := rt.task
+	rt.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	if err := rt.gt.store.Update(ctx, &t); err != nil {
+		return // cancelled or gone meanwhile
+	}
+	rt.tell(&t)
+}
+
+// tell sends notifications/tasks/status when the client can receive it.
+func (rt *runningTask) tell(t *resultstore.Task) {
+	if rt.notify != nil {
+		rt.notify(toWire(t))
+	}
+}
+
+// finish keeps the outcome of the task's call and moves it to its
+// terminal status: completed, failed (a JSON-RPC error, or a tool error
+// result), or cancelled (its context was cancelled by tasks/cancel; the
+// store says so already).
+func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
+	g := rt.gt
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	rt.mu.Lock()
+	t := rt.task
+	rt.mu.Unlock()
+	log := g.sf.logger.With(slog.String("task", t.ID))
+	if errors.Is(cause, errTaskCancelled) {
+		log.Debug("task cancelled")
+		return
+	}
+	var out taskOutcome
+	status, message := resultstore.TaskCompleted, ""
+	if err == nil {
+		raw, merr := json.Marshal(res)
+		if merr != nil {
+			err = merr
+		} else {
+			out.Result = raw
+			if cr, ok := res.(*mcp.CallToolResult); ok && cr.IsError {
+				status, message = resultstore.TaskFailed, firstText(cr)
+			}
+		}
+	}
+	if err != nil {
+		var coded *jsonrpc.Error
+		if !errors.As(withCode(err), &coded) {
+			coded = &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+		}
+		if cause != nil {
+			coded = &jsonrpc.Error{Code: codeInternal, Message: "the task ended: " + cause.Error()}
+		}
+		out.Error = coded
+		status, message = resultstore.TaskFailed, coded.Message
+	}
+	data, _ := json.Marshal(out)
+	id, perr := g.results.Put(ctx, t.Owner, data)
+	if perr != nil {
+		status, message = resultstore.TaskFailed, "keeping the task's result: "+perr.Error()
+	}
+	t.ResultID, t.Status, t.StatusMessage, t.UpdatedAt = id, status, cut(message, 500), time.Now()
+	if err := g.store.Update(ctx, &t); err != nil {
+		log.Debug("task outcome not kept", slog.Any("error", err))
+		return
+	}
+	rt.mu.Lock()
+	rt.task = t
+	rt.mu.Unlock()
+	log.Debug("task over", slog.String("status", status))
+	rt.tell(&t)
+}
+
+// firstText is the first text content of a result.
+func firstText(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return ""
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// taskProgress is a sending middleware: a progress notification for a
+// task's own token becomes the task's status message (and
+// notifications/tasks/status where the client can receive it) instead of
+// going out.
+func (sf *Surface) taskProgress(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/progress" {
+			if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok {
+				if tok, ok := p.ProgressToken.(string); ok {
+					if v, ok := sf.tasks.tokens.Load(tok); ok {
+						v.(*runningTask).setStatus(p.Message)
+						return nil, nil
+					}
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// errTaskNotFound answers an unknown, expired or foreign task id alike.
+func errTaskNotFound() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: "Failed to retrieve task: Task not found"}
+}
+
+// taskParams are the params of tasks/get, tasks/result, tasks/cancel.
+type taskParams struct {
+	TaskID string `json:"taskId"`
+}
+
+// answer serves one tasks/* request of owner; ok is false for a method
+// that is not one of them.
+func (g *gatewayTasks) answer(ctx context.Context, owner, method string, params json.RawMessage) (result any, err error, ok bool) {
+	var p taskParams
+	if method != "tasks/list" {
+		if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+			return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: method + ": params.taskId is required"}, true
+		}
+	}
+	switch method {
+	case "tasks/get":
+		t, err := g.store.Get(ctx, owner, p.TaskID)
+		if err != nil {
+			return nil, storeError(err), true
+		}
+		return toWire(t), nil, true
+	case "tasks/result":
+		r, err := g.result(ctx, owner, p.TaskID)
+		return r, err, true
+	case "tasks/list":
+		ts, err := g.store.List(ctx, owner)
+		if err != nil {
+			return nil, storeError(err), true
+		}
+		out := struct {
+			Tasks []wireTask `json:"tasks"`
+		}{Tasks: []wireTask{}}
+		for _, t := range ts {
+			out.Tasks = append(out.Tasks, toWire(t))
+		}
+		return out, nil, true
+	case "tasks/cancel":
+		t, err := g.store.Cancel(ctx, owner, p.TaskID, "cancelled by the client")
+		if errors.Is(err, resultstore.ErrTaskTerminal) {
+			return nil, &jsonrpc.Error{Code: codeInvalidParams,
+				Message: fmt.Sprintf("Cannot cancel task: already %s", t.Status)}, true
+		}
+		if err != nil {
+			return nil, storeError(err), true
+		}
+		if v, ok := g.running.Load(p.TaskID); ok {
+			rt := v.(*runningTask)
+			rt.mu.Lock()
+			rt.task = *t
+			rt.mu.Unlock()
+			rt.cancel(errTaskCancelled)
+			rt.tell(t)
+		}
+		return toWire(t), nil, true
+	}
+	return nil, nil, false
+}
+
+// storeError maps a task store failure to a JSON-RPC error.
+func storeError(err error) error {
+	if errors.Is(err, resultstore.ErrNotFound) {
+		return errTaskNotFound()
+	}
+	return &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+}
+
+// result waits for owner's task id to be over and returns its call's
+// result (or error), tied to the task by _meta.
+func (g *gatewayTasks) result(ctx context.Context, owner, id string) (any, error) {
+	for {
+		t, err := g.store.Get(ctx, owner, id)
+		if err != nil {
+			return nil, storeError(err)
+		}
+		if t.Terminal() {
+			return g.outcome(ctx, t)
+		}
+		var done <-chan struct{}
+		if v, ok := g.running.Load(id); ok {
+			done = v.(*runningTask).done
+		}
+		tick := time.NewTimer(taskPollInterval)
+		select {
+		case <-ctx.Done():
+			tick.Stop()
+			return nil, ctx.Err()
+		case <-done:
+			tick.Stop()
+		case <-tick.C:
+		}
+	}
+}
+
+// outcome reads a terminal task's result.
+func (g *gatewayTasks) outcome(ctx context.Context, t *resultstore.Task) (any, error) {
+	if t.ResultID == "" { // cancelled before it ended
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "Task " + t.Status + ": it has no result"}
+	}
+	data, err := g.results.Get(ctx, t.Owner, t.ResultID)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	var out taskOutcome
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: "decoding the task's result: " + err.Error()}
+	}
+	if out.Error != nil {
+		return nil, out.Error
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out.Result, &res); err != nil || res == nil {
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: "decoding the task's result"}
+	}
+	meta, _ := res["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[relatedTaskKey] = map[string]string{"taskId": t.ID}
+	res["_meta"] = meta
+	return res, nil
+}

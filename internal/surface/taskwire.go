@@ -1,0 +1,254 @@
+package surface
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/resultstore"
+)
+
+// The JSON-RPC boundary of gateway-owned tasks (see tasks.go): where
+// task-augmented tools/call requests and tasks/* are read before the
+// go-sdk, which knows neither. Over stdio a wrapper of the server's
+// connection; over streamable HTTP a handler in front of the go-sdk's.
+
+// taskMethods are the tasks/* requests the gateway answers itself.
+var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true}
+
+// augment turns a task-augmented tools/call's params into a plain call's
+// that carries a task intent's token in _meta (tasks.go); params without
+// `task` come back unchanged (ok false).
+func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func(wireTask)) (json.RawMessage, bool) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil || p["task"] == nil {
+		return params, false
+	}
+	var task struct {
+		TTL *float64 `json:"ttl"`
+	}
+	_ = json.Unmarshal(p["task"], &task)
+	delete(p, "task")
+	in := &taskIntent{owner: owner, notify: notify}
+	if task.TTL != nil && *task.TTL > 0 {
+		in.ttl = time.Duration(*task.TTL) * time.Millisecond
+	}
+	meta := map[string]any{}
+	_ = json.Unmarshal(p["_meta"], &meta)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[taskMetaKey] = g.register(in)
+	p["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(p)
+	if err != nil {
+		return params, false
+	}
+	return out, true
+}
+
+// taskTransport wraps the stdio transport: each connection's task traffic
+// is read by a taskServerConn.
+type taskTransport struct {
+	mcp.Transport
+	tasks *gatewayTasks
+}
+
+// Connect implements mcp.Transport.
+func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	c := &taskServerConn{Connection: conn, tasks: t.tasks, closed: make(chan struct{}),
+		owner: resultstore.OwnerKey("stdio-"+hex.EncodeToString(b), "")}
+	return c, nil
+}
+
+// taskServerConn answers tasks/* on a stdio connection and passes a
+// task-augmented tools/call on with its intent's token. Its client is the
+// tasks' owner (one per connection), and receives notifications/tasks/status.
+type taskServerConn struct {
+	mcp.Connection
+	tasks *gatewayTasks
+	owner string
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Read implements mcp.Connection.
+func (c *taskServerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
+			return msg, nil
+		}
+		if taskMethods[req.Method] {
+			go c.answer(req) // tasks/result waits for the task
+			continue
+		}
+		if req.Method == "tools/call" {
+			req.Params, _ = c.tasks.augment(req.Params, c.owner, c.notify)
+		}
+		return msg, nil
+	}
+}
+
+// Close implements mcp.Connection.
+func (c *taskServerConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// answer answers one tasks/* request.
+func (c *taskServerConn) answer(req *jsonrpc.Request) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	res, err, _ := c.tasks.answer(ctx, c.owner, req.Method, req.Params)
+	resp := &jsonrpc.Response{ID: req.ID}
+	if err != nil {
+		resp.Error = withCode(err)
+	} else if resp.Result, err = json.Marshal(res); err != nil {
+		resp.Error = withCode(err)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer wcancel()
+	_ = c.Connection.Write(wctx, resp)
+}
+
+// notify sends notifications/tasks/status to the connection's client.
+func (c *taskServerConn) notify(t wireTask) {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	_ = c.Connection.Write(ctx, &jsonrpc.Request{Method: "notifications/tasks/status", Params: raw})
+}
+
+// taskHTTP is the streamable HTTP boundary, in front of the go-sdk's
+// handler and behind the Origin check, authentication and the body read:
+// it answers tasks/* itself (as application/json) and passes a
+// task-augmented tools/call on with its intent's token. The tasks' owner
+// is the caller's principal (in session mode without authentication, its
+// session).
+func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body) // already read, bounded (readBody)
+		if err != nil {
+			reject(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		msg, err := jsonrpc.DecodeMessage(body)
+		req, ok := msg.(*jsonrpc.Request)
+		if err != nil || !ok || !req.IsCall() || (!taskMethods[req.Method] && req.Method != "tools/call") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		session := r.Header.Get("Mcp-Session-Id")
+		if !sf.opts.Stateless {
+			if session == "" {
+				if taskMethods[req.Method] {
+					http.Error(w, "Bad Request: Mcp-Session-Id header is required", http.StatusBadRequest)
+					return
+				}
+				next.ServeHTTP(w, r) // initialize-less call: the go-sdk answers
+				return
+			}
+			if !sf.sessions.has(session) {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+		}
+		owner := sf.httpTaskOwner(r, session)
+		if req.Method == "tools/call" {
+			params, augmented := sf.tasks.augment(req.Params, owner, nil)
+			if augmented {
+				req.Params = params
+				if body, err = jsonrpc.EncodeMessage(req); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				r.ContentLength = int64(len(body))
+				r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		res, aerr, _ := sf.tasks.answer(r.Context(), owner, req.Method, req.Params)
+		resp := &jsonrpc.Response{ID: req.ID}
+		if aerr != nil {
+			resp.Error = withCode(aerr)
+		} else if resp.Result, err = json.Marshal(res); err != nil {
+			resp.Error = withCode(err)
+		}
+		out, err := jsonrpc.EncodeMessage(resp)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if session != "" {
+			w.Header().Set("Mcp-Session-Id", session)
+		}
+		_, _ = w.Write(out)
+	})
+}
+
+// httpTaskOwner is who owns the tasks an HTTP request creates and reads:
+// its principal; without authentication, in session mode, its session
+// (in stateless mode, everyone unauthenticated is one caller).
+func (sf *Surface) httpTaskOwner(r *http.Request, session string) string {
+	if p := authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())); p != nil {
+		return resultstore.OwnerKey(p.Owner(), "")
+	}
+	if !sf.opts.Stateless && session != "" {
+		return resultstore.OwnerKey(principal(r.Header.Get("Authorization")), "session-"+session)
+	}
+	return resultstore.OwnerKey(principal(r.Header.Get("Authorization")), "")
+}
+
+// has reports whether a session with that id is open.
+func (t *sessionTracker) has(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for ss := range t.sessions {
+		if ss.ID() == id {
+			return true
+		}
+	}
+	return false
+}
