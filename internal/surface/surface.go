@@ -186,7 +186,7 @@ func New(p Parts, opts Options) *Surface {
 		opts: opts, logger: opts.Logger,
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
-		sandbox:  p.Sandbox, desk: p.Desk,
+		sandbox: p.Sandbox, desk: p.Desk,
 		runs:     newRunStore(p.Runs, opts.RecordDir),
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
 	}
