@@ -37,6 +37,10 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, v *visitor) {
 	var prev *sample
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
+	changed := func() <-chan struct{} { return c.src.Desk.Changed() }
+	if page == "metrics" { // one sample a second, whatever happens on the desk
+		changed = func() <-chan struct{} { return nil }
+	}
 	for {
 		if page == "metrics" {
 			s := c.sample()
@@ -68,7 +72,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, v *visitor) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-c.src.Desk.Changed():
+		case <-changed():
 		case <-tick.C:
 		}
 	}

@@ -67,7 +67,8 @@
       ctx.font = "11px sans-serif";
       ctx.fillText(max.toFixed(max < 10 ? 1 : 0), 2, 12);
       ctx.fillText("0", 2, h - pad);
-      var step = (w - pad - 5) / 299;
+      var slots = Math.max(history.length, 60);
+      var step = (w - pad - 5) / (slots - 1);
       names.forEach(function (name, i) {
         ctx.strokeStyle = colours[i];
         ctx.beginPath();
@@ -75,7 +76,7 @@
         history.forEach(function (s, j) {
           var b = s.backends.find(function (x) { return x.backend === name; });
           var v = b ? b[field] : 0;
-          var x = pad + (j + 300 - history.length) * step;
+          var x = pad + (j + slots - history.length) * step;
           var y = h - pad - (v / max) * (h - pad - 5);
           if (first) { ctx.moveTo(x, y); first = false; } else { ctx.lineTo(x, y); }
         });
