@@ -76,13 +76,13 @@ func (f *flaky) setDown(down bool) {
 // fixture is a gateway with the console on, served over HTTP on loopback,
 // and a browser signed in as its admin.
 type fixture struct {
-	url    string
-	flaky  *flaky
-	agent  *mcp.ClientSession
-	tab    context.Context
-	shots  string
-	calls  chan string // what "work.slow" got, when it started
-	a      *app.App
+	url   string
+	flaky *flaky
+	agent *mcp.ClientSession
+	tab   context.Context
+	shots string
+	calls chan string // what "work.slow" got, when it started
+	a     *app.App
 }
 
 func newFixture(t *testing.T, browser context.Context) *fixture {
