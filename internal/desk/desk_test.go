@@ -11,7 +11,9 @@ import (
 
 type cannotAsk struct{}
 
-func (cannotAsk) Approve(context.Context, *pipeline.Call) (bool, error) { return false, pipeline.ErrCannotAsk }
+func (cannotAsk) Approve(context.Context, *pipeline.Call) (bool, error) {
+	return false, pipeline.ErrCannotAsk
+}
 
 // waiting answers when told, and reports whether it was withdrawn.
 type waiting struct {
