@@ -14,7 +14,7 @@ CONFORMANCE_OK := interop/conformance/node_modules/.isogate-installed
 IDP_OK := interop/idp/node_modules/.isogate-installed
 UTCP_OK := bench/utcp/node_modules/.isogate-installed
 
-.PHONY: all build deps redis test vet fmt-check run bench clean typecheck-assets
+.PHONY: all build deps redis chromium test vet fmt-check run bench clean typecheck-assets
 
 all: build
 
@@ -23,7 +23,7 @@ build:
 
 # The example backends (pinned in examples/package-lock.json) are real MCP
 # servers used by `make run` and by the tests.
-deps: $(NPM_OK) $(INTEROP_OK) $(CONFORMANCE_OK) $(IDP_OK) redis
+deps: $(NPM_OK) $(INTEROP_OK) $(CONFORMANCE_OK) $(IDP_OK) redis chromium
 	$(GO) mod download
 	cd bench && $(GO) mod download
 
@@ -37,6 +37,17 @@ redis:
 	    { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1; } || \
 	    sudo -n apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
 	    echo "redis-server not installed (no apt-get rights): the Redis tests will be skipped"; }
+
+# The console's browser tests (internal/console) drive a headless Chromium
+# (Debian package chromium). Installed here when missing and apt-get can;
+# otherwise those tests are skipped and say why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { echo "make deps: installing chromium with apt-get (for the console's browser tests)"; \
+	    apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
+	    { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null 2>&1; } || \
+	    sudo -n apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
+	    echo "chromium not installed (no apt-get rights): the console's browser tests will be skipped"; }
 
 $(NPM_OK): examples/package.json examples/package-lock.json
 	npm ci --prefix examples --no-audit --no-fund --loglevel=error

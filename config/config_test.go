@@ -118,7 +118,8 @@ func TestDefaults(t *testing.T) {
 		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
 			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ToolNames: ToolNamesAuto, ShutdownGrace: 5 * time.Second,
 			Auth: AuthConfig{ClockSkew: 30 * time.Second, JWKSMinRefresh: 10 * time.Second, GroupsClaim: "groups",
-				IntrospectionCacheTTL: time.Minute, IntrospectionRate: 10}},
+				IntrospectionCacheTTL: time.Minute, IntrospectionRate: 10},
+			Console: ConsoleConfig{SessionTTL: 8 * time.Hour}},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -492,6 +493,7 @@ func TestFlagOverrides(t *testing.T) {
 			tt.want.Expose, tt.want.ToolNames = ExposeMeta, ToolNamesAuto
 			tt.want.ShutdownGrace = DefaultShutdownGrace
 			tt.want.Auth = Default().Server.Auth
+			tt.want.Console = Default().Server.Console
 			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
 			}

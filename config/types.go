@@ -53,6 +53,9 @@ type ServerConfig struct {
 	// Auth configures authentication (none, static tokens or OAuth 2.1),
 	// principals and their access rules (auth.go).
 	Auth AuthConfig `koanf:"auth"`
+	// Console configures the operator's web console at /console
+	// (console.go).
+	Console ConsoleConfig `koanf:"console"`
 	// LogLevel is one of "debug", "info", "warn", "error". Default "info".
 	LogLevel string `koanf:"log_level"`
 	// LogFormat is "text" or "json". Default "text".
@@ -572,6 +575,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			Tasks:              TasksConfig{MaxTTL: 15 * time.Minute, MaxPerPrincipal: 32},
 			Auth: AuthConfig{ClockSkew: DefaultAuthClockSkew, JWKSMinRefresh: DefaultJWKSMinRefresh, GroupsClaim: "groups",
 				IntrospectionCacheTTL: DefaultIntrospectionCacheTTL, IntrospectionRate: DefaultIntrospectionRate},
+			Console: ConsoleConfig{SessionTTL: DefaultConsoleSessionTTL},
 		},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{

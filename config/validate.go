@@ -136,6 +136,7 @@ func (c *collector) validateServer(s *ServerConfig) {
 		c.add("server.auth_token", "must not contain line breaks")
 	}
 	c.validateAuth(s)
+	c.validateConsole(s)
 	c.durationBetween("server.session_idle_timeout", s.SessionIdleTimeout, 7*24*time.Hour)
 	c.between("server.max_sessions", int64(s.MaxSessions), 1, 1_000_000)
 	c.durationBetween("server.shutdown_grace", s.ShutdownGrace, 10*time.Minute)

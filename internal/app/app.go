@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/desk"
 	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
@@ -103,6 +105,14 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a := &App{logger: opts.Logger, opts: opts, grace: cfg.Server.ShutdownGrace, Catalog: catalog.New()}
 	a.cfg.Store(cfg)
 	a.started = cfg
+	// The operator's console (server.console) reads the audit events off
+	// the log: every part logs through the desk's handler.
+	var consoleDesk *desk.Desk
+	var consoleHandler http.Handler
+	if cfg.Server.Console.Enabled {
+		consoleDesk = desk.New()
+		a.logger = slog.New(consoleDesk.AuditHandler(a.logger.Handler()))
+	}
 	warnShortToken(a.logger, cfg.Server.AuthToken)
 	ok := false
 	defer func() {
@@ -248,6 +258,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox: func() surface.SandboxReport { return sandboxReport(a.Runner) },
+		Desk:    consoleDesk,
 	}, surface.Options{
 		Version:                      opts.Version,
 		Logger:                       a.logger,
@@ -272,7 +283,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Durable:                      codemode.Durability(cfg.Sandbox.Durable),
 		DurableLimits:                codemode.DurableLimits{MaxCalls: cfg.Sandbox.DurableMaxCalls, MaxBytes: cfg.Sandbox.DurableMaxBytes},
 		Tasks:                        taskOptions(cfg, results),
+		Console:                      consoleOrNil(consoleDesk, lateHandler{&consoleHandler}),
 	})
+	if consoleDesk != nil {
+		consoleHandler = a.newConsole(cfg, consoleDesk)
+	}
 	ok = true
 	return a, nil
 }

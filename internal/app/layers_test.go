@@ -26,10 +26,10 @@ var layers = []struct {
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
 	{3, []string{"internal/pipeline"}},
-	{4, []string{"internal/codemode", "internal/runcode", "internal/replay"}},
+	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},
 	{5, []string{"internal/observe"}},
 	{6, []string{"internal/surface"}},
-	{7, []string{"internal/app"}},
+	{7, []string{"internal/app", "internal/console"}},
 	{8, []string{"gateway"}},
 	{9, []string{"cmd/...", "bench/...", "deploy/...", "interop/...", "internal/testutil"}},
 }

@@ -65,7 +65,7 @@ func (p *Principal) InGroup(group string) bool { return p != nil && slices.Conta
 func (p *Principal) HasScope(scope string) bool { return p != nil && slices.Contains(p.Scopes, scope) }
 
 // Matches reports whether the principal is one of names: a principal name,
-// or "group:<g>" for a member of g.
+// "group:<g>" for a member of g, or "scope:<s>" for a holder of scope s.
 func (p *Principal) Matches(names []string) bool {
 	if p == nil {
 		return false
@@ -73,6 +73,10 @@ func (p *Principal) Matches(names []string) bool {
 	for _, n := range names {
 		if g, ok := strings.CutPrefix(n, "group:"); ok {
 			if p.InGroup(g) {
+				return true
+			}
+		} else if s, ok := strings.CutPrefix(n, "scope:"); ok {
+			if p.HasScope(s) {
 				return true
 			}
 		} else if n == p.Name {

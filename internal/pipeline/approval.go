@@ -31,6 +31,9 @@ func WithApprover(ctx context.Context, a Approver) context.Context {
 	return context.WithValue(ctx, approverKey{}, a)
 }
 
+// ApproverFrom returns the approver ctx carries, or nil.
+func ApproverFrom(ctx context.Context) Approver { return approverFrom(ctx) }
+
 func approverFrom(ctx context.Context) Approver {
 	a, _ := ctx.Value(approverKey{}).(Approver)
 	return a

@@ -309,6 +309,9 @@ func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.Tool
 		if ask != nil {
 			return ask, nil
 		}
+		if _, given := approver.(answered); !given {
+			approver = sf.desk.Approver(approver, principalName(ctx)) // the console may answer too
+		}
 		ctx = sf.withAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
 		flight, end := sf.forward.begin(ctx, req, call) // progress and logs back to this client
 		res, err := sf.calls.Call(ctx, call)

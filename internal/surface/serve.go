@@ -61,6 +61,10 @@ func (sf *Surface) HTTPHandler() http.Handler {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", sf.readyz)
 	mux.Handle("/metrics", sf.metricsHandler())
+	if sf.opts.Console != nil {
+		mux.Handle("/console", sf.opts.Console)
+		mux.Handle("/console/", sf.opts.Console)
+	}
 	return mux
 }
 

@@ -226,11 +226,17 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		ctx = backend.WithProgressToken(ctx, token)
 		creq.OnToolCall = func(_ int, tool string) { run.runProgress("completed " + tool) }
 	}
+	// The operator's console sees the run, may cancel it and may answer
+	// its approvals (console.go).
+	var offDesk func()
+	ctx, creq.OnToolCall, offDesk = sf.onDesk(ctx, in.Intent, creq.OnToolCall)
+	defer offDesk()
 	start := time.Now()
 	resp := sf.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
 		sf.KeepRun(creq.Owner, resp.Record)
+		sf.desk.KeepRecord(principalName(ctx), resp.Record)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
 	sf.auditRun(ctx, resp.Record, resp.IsError, time.Since(start))

@@ -12,6 +12,7 @@ package surface
 
 import (
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/desk"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -49,6 +51,10 @@ type Parts struct {
 	// Sandbox reports how programs are isolated (/readyz, isogate://stats);
 	// nil: not reported.
 	Sandbox func() SandboxReport
+	// Desk, when set, is told of live runs, pending approvals and run
+	// records, and may cancel runs and answer approvals (the operator's
+	// console); nil: no console.
+	Desk *desk.Desk
 }
 
 // sandboxReport is the sandbox's report, nil when there is none.
@@ -120,6 +126,9 @@ type Options struct {
 	RecordDir string
 	// Tasks bound the tasks clients create (server.tasks).
 	Tasks TaskOptions
+	// Console, when set, is served at /console and below on the HTTP
+	// listener (server.console).
+	Console http.Handler
 	// DiscoveryWait bounds how long search_tools, tool_info and
 	// list_tools_meta wait for backends still starting whose tools are not
 	// known yet (sandbox.backend_wait); 0: its default.
@@ -147,6 +156,7 @@ type Surface struct {
 	observer *observe.Observer
 	metrics  *metrics.Metrics
 	sandbox  func() SandboxReport // nil: not reported
+	desk     *desk.Desk           // nil: no console
 
 	trips    roundTrips // runs paused for approval between rounds
 	server   *mcp.Server
@@ -187,7 +197,7 @@ func New(p Parts, opts Options) *Surface {
 		opts: opts, logger: opts.Logger,
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
-		sandbox:  p.Sandbox,
+		sandbox: p.Sandbox, desk: p.Desk,
 		runs:     newRunStore(p.Runs, opts.RecordDir),
 		journals: p.Journals,
 		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),

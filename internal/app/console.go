@@ -1,0 +1,67 @@
+package app
+
+import (
+	"net/http"
+	"os"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/console"
+	"github.com/isogate/isogate/internal/desk"
+	"github.com/isogate/isogate/internal/stats"
+	"github.com/isogate/isogate/internal/surface"
+)
+
+// consoleAdmins are who may use the console: server.console.admins, or
+// server.auth.admins when that is empty.
+func consoleAdmins(s config.ServerConfig) []string {
+	if len(s.Console.Admins) > 0 {
+		return s.Console.Admins
+	}
+	return s.Auth.Admins
+}
+
+// newConsole builds the operator's console over the composed gateway
+// (server.console); the surface serves it at /console.
+func (a *App) newConsole(cfg *config.Config, d *desk.Desk) http.Handler {
+	replica, _ := os.Hostname()
+	return console.New(console.Sources{
+		Desk:     d,
+		Backends: a.Backends.Status,
+		Redact: func(name, line string) string {
+			for _, s := range *a.specs.Load() {
+				if s.Name == name {
+					return backend.Redact(line, s.Backend)
+				}
+			}
+			return line
+		},
+		Catalog:  a.Catalog,
+		Policy:   a.Policy,
+		Stats:    func() stats.Snapshot { return a.Observer.Stats().Snapshot() },
+		Sandbox:  func() surface.SandboxReport { return sandboxReport(a.Runner) },
+		Sessions: func() int { return a.Surface.SessionCount() },
+	}, console.Options{
+		Admins:     consoleAdmins(cfg.Server),
+		Verify:     a.Surface.Verifier(),
+		SessionTTL: cfg.Server.Console.SessionTTL,
+		Version:    a.opts.Version,
+		Replica:    replica,
+		Logger:     a.logger,
+	})
+}
+
+// lateHandler serves with the handler set once the surface exists (the
+// console needs the surface's token check; the surface serves the
+// console).
+type lateHandler struct{ h *http.Handler }
+
+func (l lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*l.h).ServeHTTP(w, r) }
+
+// consoleOrNil is h when the console is on (d set), else nil.
+func consoleOrNil(d *desk.Desk, h http.Handler) http.Handler {
+	if d == nil {
+		return nil
+	}
+	return h
+}

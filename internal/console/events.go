@@ -1,0 +1,79 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// refreshEvery is how often a page's live part is rendered again when
+// nothing on the desk signals a change (backends, stderr, counters).
+const refreshEvery = time.Second
+
+// events streams a page's live part as server-sent events: "live" events
+// carry the part's HTML (rendered and escaped by the page's template),
+// sent when it changed; the metrics page gets "sample" events (JSON).
+func (c *Console) events(w http.ResponseWriter, r *http.Request, v *visitor) {
+	page := r.URL.Query().Get("page")
+	if !slices.Contains(pageNames, page) {
+		http.Error(w, "unknown page", http.StatusBadRequest)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	// The page's own query (its filters) rides in the "q" parameter.
+	inner := r.Clone(r.Context())
+	inner.URL.RawQuery = r.URL.Query().Get("q")
+	var last []byte
+	var prev *sample
+	tick := time.NewTicker(refreshEvery)
+	defer tick.Stop()
+	changed := func() <-chan struct{} { return c.src.Desk.Changed() }
+	if page == "metrics" { // one sample a second, whatever happens on the desk
+		changed = func() <-chan struct{} { return nil }
+	}
+	for {
+		if page == "metrics" {
+			s := c.sample()
+			if prev != nil {
+				b, _ := json.Marshal(s.rates(prev))
+				fmt.Fprintf(w, "event: sample\ndata: %s\n\n", b)
+				flusher.Flush()
+			}
+			prev = s
+		} else {
+			data, err := c.gather(page, inner)
+			if err != nil {
+				return
+			}
+			var buf bytes.Buffer
+			if err := c.pages.renderLive(&buf, page, c.view(page, inner, v, data)); err != nil {
+				return
+			}
+			if !bytes.Equal(buf.Bytes(), last) {
+				last = buf.Bytes()
+				w.Write([]byte("event: live\n"))
+				for _, line := range strings.Split(buf.String(), "\n") {
+					fmt.Fprintf(w, "data: %s\n", line)
+				}
+				w.Write([]byte("\n"))
+				flusher.Flush()
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed():
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package desk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/isogate/isogate/internal/pipeline"
+)
+
+// Approval is a call waiting for a person's yes or no.
+type Approval struct {
+	// ID names the approval on the desk.
+	ID string
+	// Principal is whose program (or client) made the call.
+	Principal string
+	// Backend and Tool name the tool called.
+	Backend, Tool string
+	// Args are the call's arguments, as sent (JSON).
+	Args []byte
+	// Asked is when the approval was asked.
+	Asked time.Time
+
+	answer chan bool // buffered: the first answer wins
+}
+
+// ApprovalView is a copy of a pending approval.
+type ApprovalView struct {
+	ID, Principal, Backend, Tool string
+	Args                         []byte
+	Asked                        time.Time
+}
+
+// Approver returns an approver that asks both inner (the agent's client:
+// elicitation or an input request) and the desk, and takes whichever
+// answers first; the other question is withdrawn. When inner cannot ask
+// (no elicitation), the desk alone is asked. A nil desk returns inner.
+func (d *Desk) Approver(inner pipeline.Approver, principal string) pipeline.Approver {
+	if d == nil {
+		return inner
+	}
+	return approver{d: d, inner: inner, principal: principal}
+}
+
+type approver struct {
+	d         *Desk
+	inner     pipeline.Approver
+	principal string
+}
+
+// Approve implements pipeline.Approver.
+func (a approver) Approve(ctx context.Context, c *pipeline.Call) (bool, error) {
+	ap, done := a.d.ask(a.principal, c)
+	defer done()
+	type result struct {
+		ok  bool
+		err error
+	}
+	innerCtx, withdraw := context.WithCancel(ctx)
+	defer withdraw()
+	var fromClient chan result
+	if a.inner != nil {
+		fromClient = make(chan result, 1)
+		go func() {
+			ok, err := a.inner.Approve(innerCtx, c)
+			fromClient <- result{ok, err}
+		}()
+	}
+	for {
+		select {
+		case r := <-fromClient:
+			if errors.Is(r.err, pipeline.ErrCannotAsk) {
+				fromClient = nil // the console remains
+				continue
+			}
+			return r.ok, r.err
+		case ok := <-ap.answer:
+			return ok, nil
+		case <-ctx.Done():
+			return false, fmt.Errorf("waiting for approval: %w", ctx.Err())
+		}
+	}
+}
+
+// ask puts an approval of c on the desk until done is called.
+func (d *Desk) ask(principal string, c *pipeline.Call) (*Approval, func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.nextID++
+	ap := &Approval{ID: fmt.Sprintf("approval-%d", d.nextID), Principal: principal, Backend: c.Backend, Tool: c.Tool,
+		Args: slices.Clone([]byte(c.Args)), Asked: time.Now(), answer: make(chan bool, 1)}
+	d.approvals[ap.ID] = ap
+	d.notifyLocked()
+	return ap, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		delete(d.approvals, ap.ID)
+		d.notifyLocked()
+	}
+}
+
+// Approvals lists the pending approvals, oldest first.
+func (d *Desk) Approvals() []ApprovalView {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	out := make([]ApprovalView, 0, len(d.approvals))
+	for _, a := range d.approvals {
+		out = append(out, ApprovalView{ID: a.ID, Principal: a.Principal, Backend: a.Backend, Tool: a.Tool, Args: a.Args, Asked: a.Asked})
+	}
+	d.mu.Unlock()
+	slices.SortFunc(out, func(a, b ApprovalView) int { return a.Asked.Compare(b.Asked) })
+	return out
+}
+
+// Answer answers the pending approval id (accept or not); false when it
+// is no longer pending or was already answered.
+func (d *Desk) Answer(id string, accept bool) bool {
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	ap := d.approvals[id]
+	d.mu.Unlock()
+	if ap == nil {
+		return false
+	}
+	select {
+	case ap.answer <- accept:
+		return true
+	default:
+		return false
+	}
+}
