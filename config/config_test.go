@@ -119,7 +119,7 @@ func TestDefaults(t *testing.T) {
 			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ToolNames: ToolNamesAuto, ShutdownGrace: 5 * time.Second,
 			Auth: AuthConfig{ClockSkew: 30 * time.Second, JWKSMinRefresh: 10 * time.Second, GroupsClaim: "groups",
 				IntrospectionCacheTTL: time.Minute, IntrospectionRate: 10},
-			Console: ConsoleConfig{SessionTTL: 8 * time.Hour}},
+			Console: ConsoleConfig{SessionTTL: 8 * time.Hour}, Tasks: TasksConfig{MaxTTL: 15 * time.Minute, MaxPerPrincipal: 32}},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -494,6 +494,7 @@ func TestFlagOverrides(t *testing.T) {
 			tt.want.ShutdownGrace = DefaultShutdownGrace
 			tt.want.Auth = Default().Server.Auth
 			tt.want.Console = Default().Server.Console
+			tt.want.Tasks = Default().Server.Tasks
 			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
 			}
