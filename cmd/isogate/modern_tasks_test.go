@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +22,9 @@ import (
 func modernRPC(t *testing.T, url, token, method string, params map[string]any, withTasks bool, headers map[string]string) (int, json.RawMessage, *rpcError) {
 	t.Helper()
 	caps := map[string]any{}
-	if withTasks {
+	if withTasks { // a client of tasks that can also answer approvals
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+		caps["elicitation"] = map[string]any{}
 	}
 	if params == nil {
 		params = map[string]any{}
@@ -84,6 +88,7 @@ type modernTask struct {
 	PollIntervalMs int64           `json:"pollIntervalMs"`
 	Result         json.RawMessage `json:"result"`
 	Error          *rpcError       `json:"error"`
+	InputRequests  json.RawMessage `json:"inputRequests"`
 	Task           json.RawMessage `json:"task"` // the 2025-11-25 wrapper: must be absent
 }
 
@@ -224,5 +229,94 @@ func TestModernTasksExtension(t *testing.T) {
 	}
 	if st := await(busy.TaskID); st.Status != "cancelled" {
 		t.Errorf("after tasks/cancel: %+v", st)
+	}
+}
+
+// TestModernTaskApproval: an approval inside a program run as a 2026-07-28
+// task. The task goes input_required with the approval's elicitation in
+// inputRequests; a tasks/update with an unknown key changes nothing; the
+// answer by tasks/update (an empty ack) resumes the program, which calls
+// the approved tool and completes with its result inlined.
+func TestModernTaskApproval(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "isogate.yaml")
+	yaml := fmt.Sprintf(`server:
+  cache_dir: %s
+  log_level: debug
+  stateless: true
+backends:
+  everything:
+    command: node
+    args: [%q, stdio]
+    tools:
+      approve: [echo]
+sandbox:
+  isolation: thread
+  trusted_code: true
+  timeout: 60s
+`, filepath.Join(dir, "cache"), everythingServer(t))
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startHTTPProcess(t, cfg, "ISOGATE_SERVER__AUTH__MODE=token",
+		"ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=alice-approval-token")
+	const alice = "alice-approval-token"
+	get := func(id string) modernTask {
+		t.Helper()
+		_, raw, rerr := modernRPC(t, url, alice, "tasks/get", map[string]any{"taskId": id}, true, nil)
+		var mt modernTask
+		if rerr != nil || json.Unmarshal(raw, &mt) != nil {
+			t.Fatalf("tasks/get: %+v %s", rerr, raw)
+		}
+		return mt
+	}
+	poll := func(id string, until func(modernTask) bool) modernTask {
+		t.Helper()
+		for {
+			if mt := get(id); until(mt) {
+				return mt
+			}
+			time.Sleep(100 * time.Millisecond) // a client's poll interval, not synchronisation
+		}
+	}
+	update := func(id string, responses map[string]any) {
+		t.Helper()
+		_, raw, rerr := modernRPC(t, url, alice, "tasks/update", map[string]any{"taskId": id, "inputResponses": responses}, true, nil)
+		if rerr != nil || string(raw) != `{"resultType":"complete"}` {
+			t.Fatalf("tasks/update: %+v %s", rerr, raw)
+		}
+	}
+
+	_, raw, rerr := modernRPC(t, url, alice, "tools/call", map[string]any{"name": "call_tool_chain",
+		"arguments": map[string]any{"code": `const r = await everything.echo({message: "approved in a task"}); return r`}}, true, nil)
+	var created modernTask
+	if rerr != nil || json.Unmarshal(raw, &created) != nil || created.ResultType != "task" {
+		t.Fatalf("CreateTaskResult: %+v %s", rerr, raw)
+	}
+	waiting := poll(created.TaskID, func(mt modernTask) bool { return mt.Status != "working" })
+	var requests map[string]struct {
+		Method string `json:"method"`
+		Params struct {
+			Message string `json:"message"`
+		} `json:"params"`
+	}
+	if waiting.Status != "input_required" || json.Unmarshal(waiting.InputRequests, &requests) != nil || len(requests) != 1 {
+		t.Fatalf("the task waiting for its approval: %+v %s", waiting, waiting.InputRequests)
+	}
+	var key string
+	for k, r := range requests {
+		key = k
+		if r.Method != "elicitation/create" || !strings.Contains(r.Params.Message, "echo") {
+			t.Fatalf("the approval request: %+v", r)
+		}
+	}
+	update(created.TaskID, map[string]any{"not-a-key": map[string]any{"action": "accept", "content": map[string]any{}}})
+	if still := get(created.TaskID); still.Status != "input_required" || !strings.Contains(string(still.InputRequests), key) {
+		t.Fatalf("after an answer to no request: %+v %s", still, still.InputRequests)
+	}
+	update(created.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}})
+	done := poll(created.TaskID, func(mt modernTask) bool { return mt.Status != "working" && mt.Status != "input_required" })
+	if done.Status != "completed" || !strings.Contains(string(done.Result), "Echo: approved in a task") || strings.Contains(string(done.Result), `"isError":true`) {
+		t.Fatalf("the approved task: %+v %s", done, done.Result)
 	}
 }

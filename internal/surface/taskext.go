@@ -183,6 +183,11 @@ func (g *gatewayTasks) answerModern(ctx context.Context, owner, method string, p
 		if _, err := g.store.Get(ctx, owner, p.TaskID); err != nil {
 			return nil, storeError(err)
 		}
+		if v, ok := g.running.Load(p.TaskID); ok {
+			if err := v.(*runningTask).update(p.InputResponses); err != nil {
+				return nil, &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+			}
+		}
 		return ack, nil
 	case "tasks/cancel":
 		// A task already over is acknowledged alike (idempotent).
@@ -199,6 +204,9 @@ func (g *gatewayTasks) answerModern(ctx context.Context, owner, method string, p
 // error (status failed).
 func (g *gatewayTasks) detailed(ctx context.Context, t *resultstore.Task) (modernTask, error) {
 	out := toModern(t, "complete")
+	if t.Status == resultstore.TaskInputRequired {
+		out.InputRequests = t.InputRequests
+	}
 	if !t.Terminal() || t.Status == resultstore.TaskCancelled {
 		return out, nil
 	}

@@ -84,6 +84,11 @@ type runningTask struct {
 
 	mu   sync.Mutex
 	task resultstore.Task
+	// A 2026-07-28 task waiting for input (taskinput.go): the requests
+	// not answered yet, the answers so far, closed when all are in.
+	pending  map[string]json.RawMessage
+	answers  map[string]json.RawMessage
+	answered chan struct{}
 }
 
 func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *gatewayTasks {
@@ -203,6 +208,9 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 		defer cancel(nil)
 		stop := g.watchCancel(tctx, rt)
 		res, err := run(tctx, bg)
+		if in.modern {
+			res, err = rt.inputRounds(tctx, bg, res, err, run)
+		}
 		stop()
 		g.tokens.Delete(progress)
 		rt.finish(res, err, context.Cause(tctx))
