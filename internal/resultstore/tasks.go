@@ -3,6 +3,7 @@ package resultstore
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,6 +34,9 @@ type Task struct {
 	// TTL is how long the task is kept from its creation.
 	TTL      time.Duration `json:"ttl"`
 	ResultID string        `json:"resultId,omitempty"`
+	// InputRequests are the outstanding input requests (by key) of a task
+	// in input_required (MCP 2026-07-28 tasks extension).
+	InputRequests json.RawMessage `json:"inputRequests,omitempty"`
 }
 
 // Terminal reports whether the task is over (completed, failed or
@@ -165,6 +169,7 @@ func (m *MemoryTasks) Update(_ context.Context, t *Task) error {
 		return ErrTaskTerminal
 	}
 	cur.Status, cur.StatusMessage, cur.ResultID, cur.UpdatedAt = t.Status, t.StatusMessage, t.ResultID, t.UpdatedAt
+	cur.InputRequests = t.InputRequests
 	return nil
 }
 

@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,7 +32,8 @@ var tasksCapability = map[string]any{
 }
 
 // taskListing is a receiving middleware that adds the tasks capability to
-// the initialize result and execution.taskSupport to tools/list.
+// the initialize result, the tasks extension to server/discover's, and
+// execution.taskSupport to tools/list.
 func (sf *Surface) taskListing(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -42,6 +44,10 @@ func (sf *Surface) taskListing(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.InitializeResult:
 			if r != nil {
 				return initializeWithTasks{r}, nil
+			}
+		case *mcp.DiscoverResult:
+			if r != nil && r.Capabilities != nil {
+				return discoverWithTasks(r), nil
 			}
 		case *mcp.ListToolsResult:
 			if r != nil {
@@ -67,6 +73,17 @@ func (sf *Surface) taskSupport(name string) string {
 		}
 	}
 	return ""
+}
+
+// discoverWithTasks is a server/discover result (2026-07-28) that
+// advertises the tasks extension under capabilities.extensions (taskext.go).
+func discoverWithTasks(r *mcp.DiscoverResult) *mcp.DiscoverResult {
+	out := *r
+	caps := *r.Capabilities
+	caps.Extensions = maps.Clone(caps.Extensions)
+	caps.AddExtension(tasksExtension, nil)
+	out.Capabilities = &caps
+	return &out
 }
 
 // initializeWithTasks marshals an InitializeResult with capabilities.tasks.

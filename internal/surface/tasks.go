@@ -60,6 +60,7 @@ type taskIntent struct {
 	owner  string
 	ttl    time.Duration  // as asked; 0: none asked
 	notify func(wireTask) // sends notifications/tasks/status; nil: cannot
+	modern bool           // a 2026-07-28 call: answered on that era's wire (taskext.go)
 }
 
 // gatewayTasks are the tasks of one surface.
@@ -83,6 +84,11 @@ type runningTask struct {
 
 	mu   sync.Mutex
 	task resultstore.Task
+	// A 2026-07-28 task waiting for input (taskinput.go): the requests
+	// not answered yet, the answers so far, closed when all are in.
+	pending  map[string]json.RawMessage
+	answers  map[string]json.RawMessage
+	answered chan struct{}
 }
 
 func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *gatewayTasks {
@@ -135,11 +141,15 @@ type taskOutcome struct {
 // It embeds a CallToolResult only to be an mcp.Result for the go-sdk.
 type createTaskResult struct {
 	*mcp.CallToolResult
-	task wireTask
+	task   wireTask
+	modern *modernTask // 2026-07-28: the flat CreateTaskResult instead
 }
 
 // MarshalJSON implements json.Marshaler.
 func (r createTaskResult) MarshalJSON() ([]byte, error) {
+	if r.modern != nil {
+		return json.Marshal(r.modern)
+	}
 	return json.Marshal(struct {
 		Task wireTask `json:"task"`
 	}{r.task})
@@ -198,6 +208,9 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 		defer cancel(nil)
 		stop := g.watchCancel(tctx, rt)
 		res, err := run(tctx, bg)
+		if in.modern {
+			res, err = rt.inputRounds(tctx, bg, res, err, run)
+		}
 		stop()
 		g.tokens.Delete(progress)
 		rt.finish(res, err, context.Cause(tctx))
@@ -206,7 +219,12 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	}()
 	g.sf.logger.Debug("task created", slog.String("task", t.ID), slog.String("tool", call.Params.Name),
 		slog.Duration("ttl", ttl))
-	return createTaskResult{CallToolResult: &mcp.CallToolResult{}, task: toWire(&t)}, nil
+	created := createTaskResult{CallToolResult: &mcp.CallToolResult{}, task: toWire(&t)}
+	if in.modern {
+		m := toModern(&t, "task")
+		created.modern = &m
+	}
+	return created, nil
 }
 
 // taskRequest is call as the background run sees it: with the task's own
@@ -424,7 +442,7 @@ func (g *gatewayTasks) answer(ctx context.Context, owner, method string, params 
 		}
 		return out, nil, true
 	case "tasks/cancel":
-		t, err := g.store.Cancel(ctx, owner, p.TaskID, "cancelled by the client")
+		t, err := g.cancel(ctx, owner, p.TaskID)
 		if errors.Is(err, resultstore.ErrTaskTerminal) {
 			return nil, &jsonrpc.Error{Code: codeInvalidParams,
 				Message: fmt.Sprintf("Cannot cancel task: already %s", t.Status)}, true
@@ -432,17 +450,27 @@ func (g *gatewayTasks) answer(ctx context.Context, owner, method string, params 
 		if err != nil {
 			return nil, storeError(err), true
 		}
-		if v, ok := g.running.Load(p.TaskID); ok {
-			rt := v.(*runningTask)
-			rt.mu.Lock()
-			rt.task = *t
-			rt.mu.Unlock()
-			rt.cancel(errTaskCancelled)
-			rt.tell(t)
-		}
 		return toWire(t), nil, true
 	}
 	return nil, nil, false
+}
+
+// cancel moves owner's task id to cancelled and stops its run when this
+// replica runs it (another replica's watchCancel stops it there).
+func (g *gatewayTasks) cancel(ctx context.Context, owner, id string) (*resultstore.Task, error) {
+	t, err := g.store.Cancel(ctx, owner, id, "cancelled by the client")
+	if err != nil {
+		return t, err
+	}
+	if v, ok := g.running.Load(id); ok {
+		rt := v.(*runningTask)
+		rt.mu.Lock()
+		rt.task = *t
+		rt.mu.Unlock()
+		rt.cancel(errTaskCancelled)
+		rt.tell(t)
+	}
+	return t, nil
 }
 
 // storeError maps a task store failure to a JSON-RPC error.

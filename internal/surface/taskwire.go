@@ -173,7 +173,21 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		msg, err := jsonrpc.DecodeMessage(body)
 		req, ok := msg.(*jsonrpc.Request)
-		if err != nil || !ok || !req.IsCall() || (!taskMethods[req.Method] && req.Method != "tools/call") {
+		if err != nil || !ok || !req.IsCall() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if rm := readRequestMeta(req.Params); rm.modern {
+			// 2026-07-28 (taskext.go): on a stateful server the go-sdk
+			// refuses the version; tasks/result and tasks/list are gone.
+			if sf.opts.Stateless && (modernMethods[req.Method] || req.Method == "tools/call") {
+				sf.modernTaskHTTP(w, r, next, req, rm)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !taskMethods[req.Method] && req.Method != "tools/call" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -209,23 +223,65 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 			return
 		}
 		res, aerr, _ := sf.tasks.answer(r.Context(), owner, req.Method, req.Params)
-		resp := &jsonrpc.Response{ID: req.ID}
-		if aerr != nil {
-			resp.Error = withCode(aerr)
-		} else if resp.Result, err = json.Marshal(res); err != nil {
-			resp.Error = withCode(err)
-		}
-		out, err := jsonrpc.EncodeMessage(resp)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if session != "" {
-			w.Header().Set("Mcp-Session-Id", session)
-		}
-		_, _ = w.Write(out)
+		writeAnswer(w, req.ID, session, http.StatusOK, res, aerr)
 	})
+}
+
+// modernTaskHTTP is the boundary for a 2026-07-28 request (stateless):
+// a tools/call the gateway runs as a task gets its intent's token, and
+// tasks/get, tasks/update, tasks/cancel are answered here.
+func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request, rm requestMeta) {
+	owner := sf.httpTaskOwner(r, "")
+	if req.Method == "tools/call" {
+		if params, changed := sf.tasks.augmentModern(req.Params, rm, owner); changed || !bytes.Equal(params, req.Params) {
+			req.Params = params
+			body, err := jsonrpc.EncodeMessage(req)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		next.ServeHTTP(w, r)
+		return
+	}
+	var p taskParams
+	_ = json.Unmarshal(req.Params, &p)
+	if err := checkModernHeaders(r.Header, req.Method, rm.version, p.TaskID); err != nil {
+		writeAnswer(w, req.ID, "", http.StatusBadRequest, nil, err)
+		return
+	}
+	if !rm.declared {
+		writeAnswer(w, req.ID, "", http.StatusOK, nil, errMissingTasksExtension())
+		return
+	}
+	res, err := sf.tasks.answerModern(r.Context(), owner, req.Method, req.Params)
+	writeAnswer(w, req.ID, "", http.StatusOK, res, err)
+}
+
+// writeAnswer writes the JSON-RPC answer to request id (res, or err) as
+// application/json.
+func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, session string, status int, res any, aerr error) {
+	resp := &jsonrpc.Response{ID: id}
+	var err error
+	if aerr != nil {
+		resp.Error = withCode(aerr)
+	} else if resp.Result, err = json.Marshal(res); err != nil {
+		resp.Error = withCode(err)
+	}
+	out, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if session != "" {
+		w.Header().Set("Mcp-Session-Id", session)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
 }
 
 // httpTaskOwner is who owns the tasks an HTTP request creates and reads:
