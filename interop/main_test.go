@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // Paths resolved once by TestMain.
@@ -87,7 +89,7 @@ func stdioArgs() []string {
 type httpGateway struct {
 	url  string
 	cmd  *exec.Cmd
-	logs *bytes.Buffer
+	logs *testutil.Buffer // written by the stderr reader, read by tests
 	err  error
 }
 
@@ -152,7 +154,7 @@ func startHTTPEnv(env ...string) *httpGateway { return startHTTPWith(config, env
 // startHTTPWith is startHTTP with another configuration file and more
 // environment.
 func startHTTPWith(configFile string, env ...string) *httpGateway {
-	gw := &httpGateway{logs: &bytes.Buffer{}}
+	gw := &httpGateway{logs: &testutil.Buffer{}}
 	gw.cmd = exec.Command(binary, "serve", "--config", configFile, "--http", "127.0.0.1:0")
 	// That line is read from the text log at info level, whatever the
 	// environment of the test says.
@@ -168,13 +170,10 @@ func startHTTPWith(configFile string, env ...string) *httpGateway {
 	}
 	serving := make(chan string, 1)
 	exited := make(chan struct{})
-	var logMu sync.Mutex
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			logMu.Lock()
-			gw.logs.WriteString(sc.Text() + "\n")
-			logMu.Unlock()
+			fmt.Fprintln(gw.logs, sc.Text())
 			if m := servingURL.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case serving <- m[1]:
