@@ -422,6 +422,11 @@ type SandboxConfig struct {
 	// included); past it the program runs unchecked and says so. Default
 	// 2s.
 	TypecheckTimeout time.Duration `koanf:"typecheck_timeout"`
+	// PlanApproval asks a person once per checked program (typecheck warn
+	// or strict) about all the tools under approval it may call, each with
+	// whether it is called in a loop, instead of once per call: approved,
+	// the run's calls to those tools ask no more. Default false.
+	PlanApproval bool `koanf:"plan_approval"`
 	// Output configures how results are shaped for the client.
 	Output OutputConfig `koanf:"output"`
 }

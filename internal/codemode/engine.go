@@ -129,6 +129,10 @@ type Options struct {
 	Typecheck        *typecheck.Checker
 	TypecheckMode    string
 	TypecheckTimeout time.Duration // one check; 0: the checker's own
+	// AdmitPlan decides on a checked program's plan before it runs
+	// (pipeline.AdmitPlan: denied tools, plan approval); an error refuses
+	// the program. nil: each call is decided on its own only.
+	AdmitPlan func(ctx context.Context, plan *pipeline.Plan) error
 
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
@@ -240,6 +244,10 @@ type Response struct {
 	Notices []string
 	// UnawaitedCalls counts the tool calls the program did not await.
 	UnawaitedCalls int
+	// Diagnostics and Plan are what the type checker found (sandbox.typecheck
+	// warn or strict); nil when the program was not checked.
+	Diagnostics []typecheck.Diagnostic
+	Plan        *pipeline.Plan
 }
 
 // DefaultMaxResultBytes caps the JSON a program may return when
@@ -349,7 +357,7 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 		ID: run.ID, Code: req.Code, Tier: string(resp.Tier), Started: run.Started,
 		DurationMS: time.Since(run.Started).Milliseconds(), Outcome: pipeline.OutcomeOK,
 		Console: resp.Console, ResultBytes: len(resp.Value), Calls: run.Calls(),
-		UnawaitedCalls: resp.UnawaitedCalls,
+		UnawaitedCalls: resp.UnawaitedCalls, Diagnostics: resp.Diagnostics, Plan: resp.Plan,
 	}
 	rec.OmittedCalls, rec.RefusedCalls = run.Totals()
 	if rec.Console == nil {

@@ -214,6 +214,9 @@ type PlannedCall struct {
 	Line    int    `json:"line"`
 	Column  int    `json:"column"`
 	Loop    string `json:"loop"`
+	// Unknown marks a member the backend does not declare: a mistake, or
+	// a tool the configuration denies (it is not in the catalogue).
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // DynamicSite is a place where the program reaches tools by a name the

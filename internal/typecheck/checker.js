@@ -327,10 +327,14 @@
           else if (ts.isStringLiteralLike(p.argumentExpression) || ts.isNumericLiteral(p.argumentExpression)) member = p.argumentExpression.text;
           if (member === undefined) {
             dyn(p, "a computed tool name");
-          } else if (checker.getPropertyOfType(checker.getTypeAtLocation(n), member)) {
+          } else {
+            // A member the backend does not declare is kept too (unknown):
+            // a tool the configuration denies is not in the declarations.
             const access = skipParens(p);
             const called = access.parent && ts.isCallExpression(access.parent) && access.parent.expression === access;
-            calls.push({ backend: iface, tool: member, ...pos(p), loop: called ? loopOf(access.parent, new Set()) : "unknown" });
+            const call = { backend: iface, tool: member, ...pos(p), loop: called ? loopOf(access.parent, new Set()) : "unknown" };
+            if (!checker.getPropertyOfType(checker.getTypeAtLocation(n), member)) call.unknown = true;
+            calls.push(call);
           }
         } else if (!(p && ts.isVariableDeclaration(p) && p.initializer === use && ts.isIdentifier(p.name))) {
           dyn(use, "a backend object used as a value");

@@ -11,7 +11,11 @@ import (
 func planText(p *Plan) string {
 	var out []string
 	for _, c := range p.Calls {
-		out = append(out, fmt.Sprintf("%s@%d:%s", c.Tool, c.Line, c.Loop))
+		u := ""
+		if c.Unknown {
+			u = "?"
+		}
+		out = append(out, fmt.Sprintf("%s%s@%d:%s", c.Tool, u, c.Line, c.Loop))
 	}
 	sort.Strings(out)
 	for _, d := range p.Dynamic {
@@ -46,6 +50,7 @@ func TestPlan(t *testing.T) {
 		{"globalThis", "await (globalThis as any)['counter']['bump']({id:'a'})", "dynamic:reaches globals by name@1"},
 		{"backend passed around", "const go = async (b: any) => b.bump({id:'a'});\nawait go(counter)", "dynamic:a backend object used as a value@2"},
 		{"no calls", "return 1 + 1", ""},
+		{"undeclared tool", "await counter.wipe({id:'a'})", "wipe?@1:no"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
