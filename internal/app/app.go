@@ -217,8 +217,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		TypecheckMode:    cfg.Sandbox.Typecheck,
 		TypecheckTimeout: cfg.Sandbox.TypecheckTimeout,
 		// A checked program's plan meets the policy before its first call.
-		AdmitPlan: func(ctx context.Context, plan *pipeline.Plan) error {
-			return pipeline.AdmitPlan(ctx, a.Policy, plan, cfg.Sandbox.PlanApproval)
+		AdmitPlan: func(ctx context.Context, plan *pipeline.Plan, ask bool) error {
+			return pipeline.AdmitPlan(ctx, a.Policy, plan, ask && cfg.Sandbox.PlanApproval)
 		},
 
 		// One principal's runs hold at most their share of the slots.

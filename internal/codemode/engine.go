@@ -130,9 +130,9 @@ type Options struct {
 	TypecheckMode    string
 	TypecheckTimeout time.Duration // one check; 0: the checker's own
 	// AdmitPlan decides on a checked program's plan before it runs
-	// (pipeline.AdmitPlan: denied tools, plan approval); an error refuses
-	// the program. nil: each call is decided on its own only.
-	AdmitPlan func(ctx context.Context, plan *pipeline.Plan) error
+	// (pipeline.AdmitPlan: denied tools, and with ask a plan approval); an
+	// error refuses the program. nil: each call is decided on its own only.
+	AdmitPlan func(ctx context.Context, plan *pipeline.Plan, ask bool) error
 
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver

@@ -36,13 +36,14 @@ func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
 	return out
 }
 
-// admitPlan asks Options.AdmitPlan about a checked program's plan: nil
-// lets it run; else the response that refuses it (nothing ran).
-func (e *Engine) admitPlan(ctx context.Context, req Request, v *view, calls *callTracker, plan *pipeline.Plan) *Response {
+// admitPlan asks Options.AdmitPlan about a checked program's plan (with
+// ask, a plan approval may be asked): nil lets it run; else the response
+// that refuses it (nothing ran).
+func (e *Engine) admitPlan(ctx context.Context, req Request, v *view, calls *callTracker, plan *pipeline.Plan, ask bool) *Response {
 	if e.opts.AdmitPlan == nil || plan == nil {
 		return nil
 	}
-	err := e.opts.AdmitPlan(ctx, plan)
+	err := e.opts.AdmitPlan(ctx, plan, ask)
 	if err == nil {
 		return nil
 	}

@@ -69,14 +69,21 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 			notices = append(notices, "typecheck: the program ran unchecked: "+strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "))
 		}
 	case strict && len(rep.Certain()) > 0:
-		return checked(e.typecheckFailure(req, v, calls, rep), rep, planOf(v, rep.Plan))
+		// A denied tool is said as such (it is not in the declarations, so
+		// the checker calls it unknown); no person is asked about a program
+		// refused anyway.
+		plan := planOf(v, rep.Plan)
+		if refused := e.admitPlan(ctx, req, v, calls, plan, false); refused != nil {
+			return checked(refused, rep, plan)
+		}
+		return checked(e.typecheckFailure(req, v, calls, rep), rep, plan)
 	default:
 		notices = typecheckNotices(rep.Diagnostics)
 	}
 	var plan *pipeline.Plan
 	if rep != nil {
 		plan = planOf(v, rep.Plan)
-		if refused := e.admitPlan(ctx, req, v, calls, plan); refused != nil {
+		if refused := e.admitPlan(ctx, req, v, calls, plan, true); refused != nil {
 			refused.Notices = append(notices, refused.Notices...)
 			return checked(refused, rep, plan)
 		}
