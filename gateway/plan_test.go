@@ -187,3 +187,17 @@ func TestPlanApprovalOnePromptForTwentyWrites(t *testing.T) {
 		})
 	}
 }
+
+// tool_info says that programs are checked against the signature it
+// shows when sandbox.typecheck is on, and nothing when it is off.
+func TestToolInfoSaysProgramsAreChecked(t *testing.T) {
+	for mode, want := range map[string]string{"strict": "(sandbox.typecheck: strict)", "warn": "(sandbox.typecheck: warn)", "off": ""} {
+		t.Run(mode, func(t *testing.T) {
+			g, _ := planGateway(t, mode, false)
+			text, isErr, _ := callText(t, connect(t, g, nil), "tool_info", map[string]any{"tool_name": "store.read"})
+			if isErr || strings.Contains(text, "type-checked") != (want != "") || !strings.Contains(text, want) {
+				t.Fatalf("tool_info (error %v):\n%s\nwant %q", isErr, text, want)
+			}
+		})
+	}
+}

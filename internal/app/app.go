@@ -252,6 +252,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Logger:                       a.logger,
 		Expose:                       cfg.Server.Expose,
 		ToolNames:                    cfg.Server.ToolNames,
+		Typecheck:                    cfg.Sandbox.Typecheck,
 		Priority:                     a.priorityOf,
 		Order:                        a.orderOf,
 		Stateless:                    cfg.Server.Stateless,

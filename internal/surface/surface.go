@@ -120,6 +120,9 @@ type Options struct {
 	// list_tools_meta wait for backends still starting whose tools are not
 	// known yet (sandbox.backend_wait); 0: its default.
 	DiscoveryWait time.Duration
+	// Typecheck is sandbox.typecheck ("off", "warn", "strict"): tool_info
+	// says whether programs are checked against the signature it shows.
+	Typecheck string
 }
 
 // Surface is the MCP surface over one set of [Parts].
