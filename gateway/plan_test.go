@@ -104,6 +104,9 @@ func TestPlanDeniedToolRefusedBeforeFirstCall(t *testing.T) {
 				rec.Error == nil || rec.Error.Code != "PLAN_DENIED" {
 				t.Fatalf("record: plan %+v, error %+v", rec.Plan, rec.Error)
 			}
+			if len(rec.Diagnostics) != 1 || rec.Diagnostics[0].Kind != "unknown_tool" || rec.Diagnostics[0].Line != 2 {
+				t.Fatalf("recorded diagnostics: %+v", rec.Diagnostics)
+			}
 		})
 	}
 	t.Run("off", func(t *testing.T) {
