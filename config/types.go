@@ -455,6 +455,11 @@ type SandboxConfig struct {
 	// DurableMaxBytes bounds one run's journal, in bytes; past it the run
 	// is not durable. Default 4 MiB.
 	DurableMaxBytes int `koanf:"durable_max_bytes"`
+	// PlanApproval asks a person once per checked program (typecheck warn
+	// or strict) about all the tools under approval it may call, each with
+	// whether it is called in a loop, instead of once per call: approved,
+	// the run's calls to those tools ask no more. Default false.
+	PlanApproval bool `koanf:"plan_approval"`
 	// Output configures how results are shaped for the client.
 	Output OutputConfig `koanf:"output"`
 }

@@ -2,6 +2,7 @@ package v8sandbox
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"sync"
@@ -167,7 +168,16 @@ const residentHeapQuery = "\x00heap"
 
 // build makes a fresh isolate and runs the setup scripts in its context.
 func (r *Resident) build(s *residentIsolate) error {
-	s.iso = v8.NewIsolate()
+	// From the process's startup snapshot when there is one, as every
+	// sandbox isolate is: V8 shares one read-only heap between the
+	// isolates of a process, and an isolate made from another blob (v8go's
+	// built-in one) corrupts what the others read from it (single-character
+	// strings came out wrong in sandbox runs once the checker was loaded).
+	if snap := sharedSnapshot(slog.Default()); snap != nil {
+		s.iso = snap.newIsolate()
+	} else {
+		s.iso = v8.NewIsolate()
+	}
 	s.heap = installHeapGuard(s.iso, r.opts.HeapMB)
 	disallowAtomicsWait(s.iso)
 	s.ctx = v8.NewContext(s.iso)

@@ -231,6 +231,10 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Typecheck:        typecheck.Shared(),
 		TypecheckMode:    cfg.Sandbox.Typecheck,
 		TypecheckTimeout: cfg.Sandbox.TypecheckTimeout,
+		// A checked program's plan meets the policy before its first call.
+		AdmitPlan: func(ctx context.Context, plan *pipeline.Plan, ask bool) error {
+			return pipeline.AdmitPlan(ctx, a.Policy, plan, ask && cfg.Sandbox.PlanApproval)
+		},
 
 		// One principal's runs hold at most their share of the slots.
 		MaxConcurrentPerPrincipal: cfg.Sandbox.MaxConcurrentPerPrincipal,
@@ -264,6 +268,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Logger:                       a.logger,
 		Expose:                       cfg.Server.Expose,
 		ToolNames:                    cfg.Server.ToolNames,
+		Typecheck:                    cfg.Sandbox.Typecheck,
 		Priority:                     a.priorityOf,
 		Order:                        a.orderOf,
 		Stateless:                    cfg.Server.Stateless,

@@ -137,6 +137,10 @@ type Options struct {
 	// (sandbox.durable other than off). The prelude of every run depends
 	// on it, so that prepared contexts fit every run.
 	Durable bool
+	// AdmitPlan decides on a checked program's plan before it runs
+	// (pipeline.AdmitPlan: denied tools, and with ask a plan approval); an
+	// error refuses the program. nil: each call is decided on its own only.
+	AdmitPlan func(ctx context.Context, plan *pipeline.Plan, ask bool) error
 
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
@@ -252,6 +256,10 @@ type Response struct {
 	Notices []string
 	// UnawaitedCalls counts the tool calls the program did not await.
 	UnawaitedCalls int
+	// Diagnostics and Plan are what the type checker found (sandbox.typecheck
+	// warn or strict); nil when the program was not checked.
+	Diagnostics []typecheck.Diagnostic
+	Plan        *pipeline.Plan
 }
 
 // DefaultMaxResultBytes caps the JSON a program may return when
@@ -361,7 +369,7 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 		ID: run.ID, Code: req.Code, Tier: string(resp.Tier), Started: run.Started,
 		DurationMS: time.Since(run.Started).Milliseconds(), Outcome: pipeline.OutcomeOK,
 		Console: resp.Console, ResultBytes: len(resp.Value), Calls: run.Calls(),
-		UnawaitedCalls: resp.UnawaitedCalls,
+		UnawaitedCalls: resp.UnawaitedCalls, Diagnostics: resp.Diagnostics, Plan: resp.Plan,
 	}
 	rec.OmittedCalls, rec.RefusedCalls = run.Totals()
 	if req.Durable != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -68,12 +69,37 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 			notices = append(notices, "typecheck: the program ran unchecked: "+strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "))
 		}
 	case strict && len(rep.Certain()) > 0:
-		return e.typecheckFailure(req, v, calls, rep)
+		// A denied tool is said as such (it is not in the declarations, so
+		// the checker calls it unknown); no person is asked about a program
+		// refused anyway.
+		plan := planOf(v, rep.Plan)
+		if refused := e.admitPlan(ctx, req, v, calls, plan, false); refused != nil {
+			return checked(refused, rep, plan)
+		}
+		return checked(e.typecheckFailure(req, v, calls, rep), rep, plan)
 	default:
 		notices = typecheckNotices(rep.Diagnostics)
 	}
+	var plan *pipeline.Plan
+	if rep != nil {
+		plan = planOf(v, rep.Plan)
+		if refused := e.admitPlan(ctx, req, v, calls, plan, true); refused != nil {
+			refused.Notices = append(notices, refused.Notices...)
+			return checked(refused, rep, plan)
+		}
+	}
 	resp := e.runV8(ctx, req, v, calls, timeout)
 	resp.Notices = append(notices, resp.Notices...)
+	return checked(resp, rep, plan)
+}
+
+// checked keeps what the checker found in the response (for the run
+// record).
+func checked(resp *Response, rep *typecheck.Report, plan *pipeline.Plan) *Response {
+	if rep != nil {
+		resp.Diagnostics = rep.Diagnostics
+	}
+	resp.Plan = plan
 	return resp
 }
 

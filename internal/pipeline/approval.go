@@ -42,12 +42,16 @@ func approverFrom(ctx context.Context) Approver {
 // ApprovalStage asks the context's [Approver] before every call the policy
 // marked: accept runs the call; decline or cancel refuses it with
 // APPROVAL_DENIED; no way to ask refuses it with APPROVAL_REQUIRED. The wait
-// is bounded by ctx (the run's deadline). Nothing is cached: every call asks.
+// is bounded by ctx (the run's deadline). Nothing is cached: every call asks,
+// except calls to a tool a person approved with the run's plan (AdmitPlan).
 func ApprovalStage(p *Policy) Stage {
 	return func(next Caller) Caller {
 		return CallerFunc(func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
 			if !c.NeedsApproval {
 				return next.Call(ctx, c)
+			}
+			if run := RunFrom(ctx); run != nil && run.planApproved(c) {
+				return next.Call(ctx, c) // approved with the program's plan (AdmitPlan)
 			}
 			if err := Showable(c); err != nil {
 				return nil, refuse(ctx, c, err)

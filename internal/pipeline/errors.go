@@ -20,6 +20,9 @@ const (
 	// CodeApprovalRequired: the tool needs approval and the client cannot
 	// ask (no elicitation support).
 	CodeApprovalRequired v8sandbox.Code = "APPROVAL_REQUIRED"
+	// CodePlanDenied: a type-checked program may call a tool the
+	// configuration denies; it was refused before it ran (AdmitPlan).
+	CodePlanDenied v8sandbox.Code = "PLAN_DENIED"
 )
 
 // Error is a call the pipeline refused.

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/textcut"
+	"github.com/isogate/isogate/internal/typecheck"
 )
 
 // MaxRecordedBytes bounds the arguments and the result kept per recorded
@@ -256,6 +257,10 @@ type RunRecord struct {
 	// UnawaitedCalls counts the tool calls the program did not await (they
 	// still ran to completion, or until shortly before the deadline).
 	UnawaitedCalls int `json:"unawaited_calls,omitempty"`
+	// Diagnostics are what the type checker found in the program
+	// (sandbox.typecheck warn or strict), Plan what it may call.
+	Diagnostics []typecheck.Diagnostic `json:"diagnostics,omitempty"`
+	Plan        *Plan                  `json:"plan,omitempty"`
 	// Limits are the limits the run ran under, which a replay applies.
 	Limits *RunLimits `json:"limits,omitempty"`
 	// Durability says whether the run was journalled (sandbox.durable):

@@ -21,6 +21,10 @@ type Run struct {
 
 	made atomic.Int64 // calls admitted by the budget
 
+	// approved are the tools ("backend.tool") whose calls a person
+	// approved for the whole run (AdmitPlan); set before the run starts.
+	approved atomic.Pointer[map[string]bool]
+
 	mu    sync.Mutex
 	seq   int
 	calls []CallRecord
@@ -118,4 +122,24 @@ func WithRun(ctx context.Context, run *Run) context.Context {
 func RunFrom(ctx context.Context) *Run {
 	r, _ := ctx.Value(runKey{}).(*Run)
 	return r
+}
+
+// approve marks tools as approved for the rest of the run.
+func (r *Run) approve(tools []PlanTool) {
+	set := map[string]bool{}
+	if old := r.approved.Load(); old != nil {
+		for k := range *old {
+			set[k] = true
+		}
+	}
+	for _, t := range tools {
+		set[t.Name()] = true
+	}
+	r.approved.Store(&set)
+}
+
+// planApproved reports whether a person approved c's tool for the run.
+func (r *Run) planApproved(c *Call) bool {
+	set := r.approved.Load()
+	return set != nil && (*set)[c.Name()]
 }

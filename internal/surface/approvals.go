@@ -115,6 +115,22 @@ func (r *liveRun) Approve(ctx context.Context, c *pipeline.Call) (bool, error) {
 	return approved, nil
 }
 
+// ApproveParams implements pipeline.PlanApprover: a plan's approval is
+// one of the run's input requests too.
+func (r *liveRun) ApproveParams(ctx context.Context, params *mcp.ElicitParams) (bool, error) {
+	if !r.canElicit {
+		return false, pipeline.ErrCannotAsk
+	}
+	// Not an approval of a journalled call: a run paused for its plan
+	// resumes on this replica only (pauseDurable).
+	res, err := r.put(ctx, params, false)
+	if err != nil {
+		return false, err
+	}
+	el, _ := res.(*mcp.ElicitResult)
+	return el != nil && el.Action == "accept", nil
+}
+
 // Answer implements pipeline.Answerer: a backend's input requests become
 // the run's, answered by the client's retry (all of a call's in one
 // round).

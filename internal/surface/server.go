@@ -173,11 +173,25 @@ func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in tool
 			if info, err = sf.catalog.Info(in.ToolName, in.Detail); err != nil {
 				return textResult(withStartingNotice(err.Error(), starting), true), nil, nil
 			}
-			return textResult(info.Text(), false), nil, nil
+			return textResult(info.Text()+typecheckNote(sf.opts.Typecheck), false), nil, nil
 		}
 		return textResult(err.Error(), true), nil, nil
 	}
-	return textResult(info.Text(), false), nil, nil
+	return textResult(info.Text()+typecheckNote(sf.opts.Typecheck), false), nil, nil
+}
+
+// typecheckNote tells an agent reading tool_info that call_tool_chain
+// programs are checked against these signatures (sandbox.typecheck).
+func typecheckNote(mode string) string {
+	switch mode {
+	case "strict":
+		return "\n\ncall_tool_chain programs are type-checked against these signatures before they run (sandbox.typecheck: strict): " +
+			"a certain mistake in a tool call (unknown tool or parameter, missing parameter, literal of the wrong type) refuses the program before any call (TYPECHECK_FAILED)."
+	case "warn":
+		return "\n\ncall_tool_chain programs are type-checked against these signatures before they run (sandbox.typecheck: warn): " +
+			"what the checker finds is attached to the result as notices."
+	}
+	return ""
 }
 
 func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {

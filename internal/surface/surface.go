@@ -138,6 +138,9 @@ type Options struct {
 	Durable codemode.Durability
 	// DurableLimits bound one run's journal.
 	DurableLimits codemode.DurableLimits
+	// Typecheck is sandbox.typecheck ("off", "warn", "strict"): tool_info
+	// says whether programs are checked against the signature it shows.
+	Typecheck string
 }
 
 // Surface is the MCP surface over one set of [Parts].

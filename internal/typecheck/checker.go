@@ -180,7 +180,52 @@ func (d Diagnostic) Hint() string {
 // Report is the outcome of one check.
 type Report struct {
 	Diagnostics []Diagnostic `json:"diagnostics"`
-	Duration    time.Duration
+	// Plan is what the program may call; nil when it does not parse.
+	Plan     *Plan `json:"plan,omitempty"`
+	Duration time.Duration
+}
+
+// Plan is what a program may call, found from its types before it runs:
+// each tool reference, and the places where it reaches tools in a way no
+// plan can name (then it is partial).
+type Plan struct {
+	Calls   []PlannedCall `json:"calls"`
+	Dynamic []DynamicSite `json:"dynamic,omitempty"`
+}
+
+// Partial reports whether the program may call tools the plan does not
+// name.
+func (p *Plan) Partial() bool { return len(p.Dynamic) > 0 }
+
+// The loop verdicts of a [PlannedCall].
+const (
+	LoopNo      = "no"      // runs at most once per run
+	LoopYes     = "yes"     // inside a loop or an array method's callback
+	LoopUnknown = "unknown" // the program's shape does not say (recursion, a callback, a tool passed as a value)
+)
+
+// PlannedCall is one reference to a tool: Backend is the interface of its
+// backend in the declarations ("IsogateBackend_3"), Tool the member as
+// declared (its identifier or its original name). Line and Column (1-based)
+// are in the program as written; Loop is LoopNo, LoopYes or LoopUnknown.
+type PlannedCall struct {
+	Backend string `json:"backend"`
+	Tool    string `json:"tool"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Loop    string `json:"loop"`
+	// Unknown marks a member the backend does not declare: a mistake, or
+	// a tool the configuration denies (it is not in the catalogue).
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// DynamicSite is a place where the program reaches tools by a name the
+// checker cannot know: Text is the code there, Why what it does.
+type DynamicSite struct {
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Text   string `json:"text"`
+	Why    string `json:"why"`
 }
 
 // Certain returns the diagnostics that are certain mistakes.
@@ -223,6 +268,7 @@ func (c *Checker) Check(ctx context.Context, decls Declarations, program string,
 		var rep struct {
 			NeedDecls   bool         `json:"needDecls"`
 			Diagnostics []Diagnostic `json:"diagnostics"`
+			Plan        *Plan        `json:"plan"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			return nil, fmt.Errorf("%w: the checker's reply: %v", ErrUnchecked, err)
@@ -237,7 +283,15 @@ func (c *Checker) Check(ctx context.Context, decls Declarations, program string,
 					d.Line, d.Column = 0, 0
 				}
 			}
-			return &Report{Diagnostics: rep.Diagnostics, Duration: time.Since(start)}, nil
+			if p := rep.Plan; p != nil {
+				for i := range p.Calls {
+					p.Calls[i].Line = max(p.Calls[i].Line+1-shift, 1)
+				}
+				for i := range p.Dynamic {
+					p.Dynamic[i].Line = max(p.Dynamic[i].Line+1-shift, 1)
+				}
+			}
+			return &Report{Diagnostics: rep.Diagnostics, Plan: rep.Plan, Duration: time.Since(start)}, nil
 		}
 		if attempt > 0 {
 			return nil, fmt.Errorf("%w: the checker lost the declarations", ErrUnchecked)

@@ -203,6 +203,149 @@
     return out;
   };
 
+  // The plan: every tool a program may call, found from the types (a
+  // property of a backend's interface, IsogateBackend_N), with where and
+  // whether in a loop; and the places where the program reaches tools in
+  // a way the plan cannot name (a computed tool name, a backend object
+  // passed around as a value, globalThis, eval, a backend whose tools are
+  // not known yet), which leave the plan partial.
+  const ITERATING = new Set(["map", "forEach", "filter", "flatMap", "reduce", "reduceRight", "some", "every",
+    "find", "findIndex", "findLast", "findLastIndex", "sort", "from", "fromAsync"]);
+  const ONCE = new Set(["then", "catch", "finally"]);
+  const DYNAMIC_GLOBALS = new Set(["globalThis", "eval", "Function", "self", "window", "global"]);
+  const LOOP_RANK = { no: 0, unknown: 1, yes: 2 };
+  const worse = (a, b) => (LOOP_RANK[b] > LOOP_RANK[a] ? b : a);
+
+  const backendInterface = (checker, expr) => {
+    const t = checker.getTypeAtLocation(expr);
+    const s = t && (t.aliasSymbol || t.symbol);
+    return s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX) ? s.name : "";
+  };
+  const skipParens = (n) => {
+    while (n.parent && (ts.isParenthesizedExpression(n.parent) || ts.isNonNullExpression(n.parent))) n = n.parent;
+    return n;
+  };
+  const isFunctionLike = (n) => ts.isFunctionDeclaration(n) || ts.isFunctionExpression(n) || ts.isArrowFunction(n) ||
+    ts.isMethodDeclaration(n) || ts.isGetAccessorDeclaration(n) || ts.isSetAccessorDeclaration(n) || ts.isConstructorDeclaration(n);
+  const isExported = (fn) => !!(ts.getCombinedModifierFlags(fn) & ts.ModifierFlags.Export) ||
+    (fn.parent && ts.isExportAssignment(fn.parent));
+
+  const planOf = (checker, sf) => {
+    const refs = new Map(); // symbol → identifiers that refer to it
+    const idents = [];
+    const visit = (n) => { if (ts.isIdentifier(n)) idents.push(n); ts.forEachChild(n, visit); };
+    visit(sf);
+    const refsOf = (sym) => {
+      if (!refs.has(sym)) refs.set(sym, idents.filter((i) => checker.getSymbolAtLocation(i) === sym));
+      return refs.get(sym);
+    };
+
+    // loopOf says whether node may run more than once in a run: "yes"
+    // inside a loop (or an array method's callback), "unknown" where the
+    // program's shape does not say (recursion, a callback handed to code
+    // we do not know, a function passed around), else "no".
+    const loopOf = (node, seen) => {
+      let child = node;
+      let verdict = "no";
+      for (let n = node.parent; n; child = n, n = n.parent) {
+        if (ts.isForOfStatement(n) || ts.isForInStatement(n)) {
+          if (child === n.statement) return "yes";
+        } else if (ts.isForStatement(n)) {
+          if (child !== n.initializer) return "yes";
+        } else if (ts.isWhileStatement(n) || ts.isDoStatement(n)) {
+          return "yes";
+        } else if (isFunctionLike(n)) {
+          return worse(verdict, functionLoop(n, seen));
+        }
+      }
+      return verdict;
+    };
+    const functionLoop = (fn, seen) => {
+      if (fn.name && ts.isIdentifier(fn.name) && fn.name.text === "__isogate_program") return "no";
+      if (isExported(fn)) return "no"; // a module's entry point, called once
+      if (seen.has(fn)) return "unknown";
+      seen.add(fn);
+      try {
+        const self = skipParens(fn);
+        const p = self.parent;
+        if (p && ts.isCallExpression(p) && p.expression === self) return loopOf(p, seen); // called where written
+        if (p && ts.isCallExpression(p) && p.arguments.includes(self)) {
+          const callee = p.expression;
+          const method = ts.isPropertyAccessExpression(callee) ? callee.name.text : "";
+          if (ITERATING.has(method)) return "yes";
+          if (ONCE.has(method)) return loopOf(p, seen);
+          return "unknown";
+        }
+        let name;
+        if (ts.isFunctionDeclaration(fn) && fn.name) name = fn.name;
+        else if (p && ts.isVariableDeclaration(p) && p.initializer === self && ts.isIdentifier(p.name)) name = p.name;
+        if (!name) return "unknown";
+        const sym = checker.getSymbolAtLocation(name);
+        if (!sym) return "unknown";
+        let verdict = "no";
+        for (const r of refsOf(sym)) {
+          if (r === name) continue;
+          if (r.pos >= fn.pos && r.end <= fn.end) return "unknown"; // recursion
+          const use = skipParens(r);
+          if (!(use.parent && ts.isCallExpression(use.parent) && use.parent.expression === use)) return "unknown";
+          verdict = worse(verdict, loopOf(use.parent, seen));
+          if (verdict === "yes") return verdict;
+        }
+        return verdict;
+      } finally {
+        seen.delete(fn);
+      }
+    };
+
+    const pos = (n) => {
+      const lc = sf.getLineAndCharacterOfPosition(n.getStart(sf));
+      return { line: lc.line, column: lc.character + 1 };
+    };
+    const calls = [];
+    const dynamic = [];
+    const dyn = (n, why) => dynamic.push({ ...pos(n), text: n.getText(sf).slice(0, 80), why });
+    const isDeclName = (n) => n.parent && ts.isDeclaration(n.parent) && n.parent.name === n;
+    const isMemberName = (n) => n.parent && ts.isPropertyAccessExpression(n.parent) && n.parent.name === n;
+    const walk = (n) => {
+      if (ts.isIdentifier(n) && !isDeclName(n) && !isMemberName(n)) {
+        const sym = checker.getSymbolAtLocation(n);
+        const decl = sym && sym.declarations && sym.declarations[0];
+        const file = decl && decl.getSourceFile();
+        if (DYNAMIC_GLOBALS.has(n.text) && file !== sf) dyn(n, "reaches globals by name");
+        else if (file && file.fileName === DECLS && ts.isVariableDeclaration(decl) &&
+          (checker.getTypeAtLocation(n).flags & ts.TypeFlags.Any)) dyn(n, "a backend whose tools are not known yet");
+      }
+      const candidate = ts.isExpression(n) && !ts.isParenthesizedExpression(n) && !ts.isNonNullExpression(n) &&
+        !isDeclName(n) && !isMemberName(n);
+      const iface = candidate ? backendInterface(checker, n) : "";
+      if (iface) {
+        const use = skipParens(n);
+        const p = use.parent;
+        if (p && (ts.isPropertyAccessExpression(p) || ts.isElementAccessExpression(p)) && p.expression === use) {
+          let member;
+          if (ts.isPropertyAccessExpression(p)) member = p.name.text;
+          else if (ts.isStringLiteralLike(p.argumentExpression) || ts.isNumericLiteral(p.argumentExpression)) member = p.argumentExpression.text;
+          if (member === undefined) {
+            dyn(p, "a computed tool name");
+          } else {
+            // A member the backend does not declare is kept too (unknown):
+            // a tool the configuration denies is not in the declarations.
+            const access = skipParens(p);
+            const called = access.parent && ts.isCallExpression(access.parent) && access.parent.expression === access;
+            const call = { backend: iface, tool: member, ...pos(p), loop: called ? loopOf(access.parent, new Set()) : "unknown" };
+            if (!checker.getPropertyOfType(checker.getTypeAtLocation(n), member)) call.unknown = true;
+            calls.push(call);
+          }
+        } else if (!(p && ts.isVariableDeclaration(p) && p.initializer === use && ts.isIdentifier(p.name))) {
+          dyn(use, "a backend object used as a value");
+        }
+      }
+      ts.forEachChild(n, walk);
+    };
+    walk(sf);
+    return { calls, dynamic };
+  };
+
   // __isogate_tc_decls({id, text}) parses a set of declarations once.
   globalThis.__isogate_tc_decls = (arg) => {
     const { id, text } = JSON.parse(arg);
@@ -228,7 +371,8 @@
     const diagnostics = [];
     for (const d of syntactic) diagnostics.push(classify(checker, sf, d));
     for (const d of semantic) diagnostics.push(classify(checker, sf, d));
-    return JSON.stringify({ diagnostics });
+    const plan = syntactic.length > 0 ? null : planOf(checker, sf);
+    return JSON.stringify({ diagnostics, plan });
   };
 
   // A first check, while the isolate is built: it binds the libraries and

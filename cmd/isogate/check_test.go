@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckExitCodes runs `isogate check` as CI would, against the real
+// server-everything with echo denied: a clean program exits 0 and prints
+// its plan; a certain mistake exits 1 with the fix; a program that may
+// call a denied tool exits 1 naming it; usage errors exit 2.
+func TestCheckExitCodes(t *testing.T) {
+	cfg := writeConfig(t, "")
+	data, _ := os.ReadFile(cfg)
+	data = []byte(strings.Replace(string(data), "    tags: [demo]\n", "    tags: [demo]\n    tools:\n      deny: [echo]\n", 1))
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(args ...string) (string, string, int) {
+		t.Helper()
+		return runBinary(t, "", append([]string{"check", "--config", cfg, "--log-level", "error", "--wait", "20s"}, args...)...)
+	}
+	prog := filepath.Join(t.TempDir(), "sum.ts")
+	if err := os.WriteFile(prog, []byte("let s = 0;\nfor (const b of [1, 2]) {\n  s += (await everything.get_sum({a: s, b})).content.length;\n}\nreturn s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := check(prog)
+	if code != 0 || !strings.Contains(out, "plan: the program may call\n- everything.get-sum (line 3; in a loop: yes)") {
+		t.Fatalf("clean: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	out, errOut, code = check("--json", "-e", "await everything.get_sum({a: 1, bb: 2})")
+	var rep checkReport
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Certain != 1 ||
+		!strings.Contains(rep.Diagnostics[0].Hint(), "`bb` is not a parameter of everything.get_sum; did you mean `b`?") {
+		t.Fatalf("mistake: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	out, errOut, code = check("-e", "await everything.get_sum({a: 1, b: 2});\nawait everything.echo({message: 'x'})")
+	if code != 1 || !strings.Contains(out, "error: PLAN_DENIED: the program was not run (no tool was called): line 2 calls everything.echo, which the configuration denies") {
+		t.Fatalf("denied: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	for _, args := range [][]string{{}, {filepath.Join(t.TempDir(), "missing.ts")}} {
+		if _, errOut, code := check(args...); code != 2 {
+			t.Fatalf("usage %v: exit %d, stderr %s", args, code, errOut)
+		}
+	}
+}

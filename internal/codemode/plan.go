@@ -1,0 +1,82 @@
+package codemode
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// planOf turns the checker's plan (tool references by their backend's
+// interface in the declarations of v) into the pipeline's, by original
+// backend and tool names.
+func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
+	if p == nil {
+		return nil
+	}
+	out := &pipeline.Plan{Tools: []pipeline.PlanTool{}, Partial: p.Partial()}
+	for _, c := range p.Calls {
+		i, err := strconv.Atoi(strings.TrimPrefix(c.Backend, BackendTypePrefix))
+		if err != nil || i < 0 || i >= len(v.backends) {
+			continue
+		}
+		b := v.backends[i]
+		if t := b.tool(c.Tool); t != nil && !c.Unknown {
+			out.Add(b.Name, t.Name, c.Line, c.Loop, false)
+		} else {
+			out.Add(b.Name, c.Tool, c.Line, c.Loop, true)
+		}
+	}
+	for _, d := range p.Dynamic {
+		out.Dynamic = append(out.Dynamic, pipeline.PlanSite{Line: d.Line, Column: d.Column, Text: d.Text, Why: d.Why})
+	}
+	return out
+}
+
+// admitPlan asks Options.AdmitPlan about a checked program's plan (with
+// ask, a plan approval may be asked): nil lets it run; else the response
+// that refuses it (nothing ran).
+func (e *Engine) admitPlan(ctx context.Context, req Request, v *view, calls *callTracker, plan *pipeline.Plan, ask bool) *Response {
+	if e.opts.AdmitPlan == nil || plan == nil {
+		return nil
+	}
+	err := e.opts.AdmitPlan(ctx, plan, ask)
+	if err == nil {
+		return nil
+	}
+	code := v8sandbox.CodeOf(err)
+	if code == "" {
+		code = v8sandbox.CodeCancelled
+		if ctx.Err() == context.DeadlineExceeded {
+			code = v8sandbox.CodeTimeout
+		}
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, string(code)) {
+		msg = string(code) + ": " + msg
+	}
+	return e.failure(TierV8, code, msg, req, v, calls, nil)
+}
+
+// Check type-checks a program against the current catalogue without
+// running it (isogate check): the diagnostics, and the plan by original
+// names. It waits for the compiler to load.
+func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pipeline.Plan, error) {
+	c := e.opts.Typecheck
+	if c == nil {
+		c = typecheck.Shared()
+	}
+	if err := c.Warm(ctx); err != nil {
+		return nil, nil, err
+	}
+	code = stripFences(code)
+	v := e.view()
+	rep, err := c.Check(ctx, e.checkDeclarations(v), code, exportsMain.MatchString(code))
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, planOf(v, rep.Plan), nil
+}

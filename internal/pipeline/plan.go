@@ -1,0 +1,201 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/authn"
+)
+
+// Plan is what a type-checked program may call, known before it runs
+// (internal/typecheck finds it): policy decides on it before the first
+// call ([AdmitPlan]).
+type Plan struct {
+	// Tools are the tools the program names, by original backend and tool
+	// name, in the order first named.
+	Tools []PlanTool `json:"tools"`
+	// Partial reports that the program may also call tools the plan cannot
+	// name (Dynamic says where): those calls are decided one by one.
+	Partial bool       `json:"partial,omitempty"`
+	Dynamic []PlanSite `json:"dynamic,omitempty"`
+}
+
+// PlanTool is one tool of a [Plan]: where the program names it and
+// whether a call may repeat ("yes", "no" or "unknown", the worst of its
+// call sites).
+type PlanTool struct {
+	Backend string `json:"backend"`
+	Tool    string `json:"tool"`
+	Loop    string `json:"loop"`
+	Lines   []int  `json:"lines"`
+	// Unknown marks a tool not in the catalogue (a mistake, or a tool the
+	// configuration denies): Tool is the name as written.
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// Name is "backend.tool".
+func (t PlanTool) Name() string { return t.Backend + "." + t.Tool }
+
+// PlanSite is a place where a program reaches tools by a name no plan can
+// know (a computed tool name, a backend object passed as a value).
+type PlanSite struct {
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Text   string `json:"text"`
+	Why    string `json:"why"`
+}
+
+// Add records a reference to backend.tool at line with its loop verdict
+// (unknown: the tool is not in the catalogue).
+func (p *Plan) Add(backend, tool string, line int, loop string, unknown bool) {
+	for i := range p.Tools {
+		t := &p.Tools[i]
+		if t.Backend == backend && t.Tool == tool && t.Unknown == unknown {
+			if !slices.Contains(t.Lines, line) {
+				t.Lines = append(t.Lines, line)
+			}
+			t.Loop = worseLoop(t.Loop, loop)
+			return
+		}
+	}
+	p.Tools = append(p.Tools, PlanTool{Backend: backend, Tool: tool, Loop: loop, Lines: []int{line}, Unknown: unknown})
+}
+
+func worseLoop(a, b string) string {
+	rank := map[string]int{"no": 0, "unknown": 1, "yes": 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// Text renders the plan for a person or a terminal, one tool a line; the
+// names and the code quoted are shown escaped ([EscapeForHuman]): a
+// program cannot draw lines of its own in it.
+func (p *Plan) Text() string {
+	var b strings.Builder
+	for _, t := range p.Tools {
+		note := ""
+		if t.Unknown {
+			note = "; not in the catalogue"
+		}
+		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s%s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop, note)
+	}
+	if p.Partial {
+		b.WriteString("The program may also call tools by names known only when it runs; each such call is decided on its own:\n")
+		for _, d := range p.Dynamic {
+			fmt.Fprintf(&b, "- line %d, column %d: %s (%s)\n", d.Line, d.Column, EscapeForHuman(d.Text), d.Why)
+		}
+	}
+	return b.String()
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// PlanApprover is an [Approver] that can also ask a person once about a
+// whole plan (the same elicitation, another message).
+type PlanApprover interface {
+	ApproveParams(ctx context.Context, params *mcp.ElicitParams) (bool, error)
+}
+
+// AdmitPlan decides on a program's plan before it runs, under the run ctx
+// carries: a tool the configuration or the caller's server.auth.rules
+// deny refuses the program (PLAN_DENIED, naming the call and its line).
+// With approve (sandbox.plan_approval), the tools under approval are
+// asked about once, together: accepted, the run's calls to them ask no
+// more; declined, the program is refused (APPROVAL_DENIED). A client that
+// cannot be asked leaves the decision to each call. Tools the plan does
+// not name are decided call by call, as without a plan.
+func AdmitPlan(ctx context.Context, p *Policy, plan *Plan, approve bool) error {
+	if plan == nil {
+		return nil
+	}
+	pr := authn.FromContext(ctx)
+	var asks []PlanTool
+	for _, t := range plan.Tools {
+		c := &Call{Backend: t.Backend, Tool: t.Tool}
+		decision := p.Decide(t.Backend, t.Tool)
+		if decision == Denied {
+			return errorf(CodePlanDenied, "the program was not run (no tool was called): line %s calls %s, which the configuration denies (backends.%s.tools)",
+				joinInts(t.Lines), t.Name(), t.Backend)
+		}
+		deniedBy, needs, _ := p.principalDecision(pr, c)
+		if deniedBy != "" {
+			return errorf(CodePlanDenied, "the program was not run (no tool was called): line %s calls %s, which is not available to %s: server.auth.rules.%s denies it",
+				joinInts(t.Lines), t.Name(), pr.Name, deniedBy)
+		}
+		if (decision == NeedsApproval || needs) && !t.Unknown {
+			asks = append(asks, t)
+		}
+	}
+	if !approve || len(asks) == 0 {
+		return nil
+	}
+	a, ok := approverFrom(ctx).(PlanApprover)
+	if !ok {
+		return nil
+	}
+	accepted, err := a.ApproveParams(ctx, PlanElicitParams(plan, asks))
+	switch {
+	case errors.Is(err, ErrCannotAsk):
+		return nil
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("waiting for approval of the program's plan: %w", ctx.Err())
+	case err != nil:
+		return errorf(CodeApprovalDenied, "the program was not run (no tool was called): its plan was not approved: %v", err)
+	case !accepted:
+		return errorf(CodeApprovalDenied, "the program was not run (no tool was called): the person declined its plan")
+	}
+	if run := RunFrom(ctx); run != nil {
+		run.approve(asks)
+	}
+	return nil
+}
+
+// PlanElicitParams is the one approval request of a plan: the tools that
+// need approval, each with whether it is called in a loop, the whole plan,
+// the same as data in _meta["isogate/plan_approval"], and an empty form.
+func PlanElicitParams(plan *Plan, asks []PlanTool) *mcp.ElicitParams {
+	var b strings.Builder
+	b.WriteString("A program wants to call these tools, which need your approval; approving allows every call it makes to them in this run, with any arguments:\n")
+	for _, t := range asks {
+		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop)
+	}
+	b.WriteString("\nEverything the program may call:\n")
+	b.WriteString(strings.TrimSuffix(plan.Text(), "\n"))
+	b.WriteString("\n\nAllow these calls?")
+	meta, _ := json.Marshal(struct {
+		Approve []PlanTool `json:"approve"`
+		Plan    *Plan      `json:"plan"`
+	}{asks, plan})
+	return &mcp.ElicitParams{
+		Meta:            mcp.Meta{"isogate/plan_approval": json.RawMessage(meta)},
+		Message:         b.String(),
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+	}
+}
+
+// ApproveParams implements [PlanApprover].
+func (a ElicitApprover) ApproveParams(ctx context.Context, params *mcp.ElicitParams) (bool, error) {
+	if !CanElicit(a.Session) {
+		return false, ErrCannotAsk
+	}
+	res, err := a.Session.Elicit(ctx, params)
+	if err != nil {
+		return false, fmt.Errorf("asking for approval: %w", err)
+	}
+	return res.Action == "accept", nil
+}
