@@ -53,8 +53,11 @@ type durableContender struct {
 // memory store and to Redis after every call), and a resume by replay of
 // the whole journal, side by side on one engine.
 func durableSection(ctx context.Context, cfg ReportConfig) (string, error) {
-	rounds, perRound := 4, 40
-	if cfg.Quick {
+	rounds, perRound, warmup := 4, 40, 3
+	switch {
+	case cfg.Smoke:
+		rounds, perRound, warmup = 1, 2, 1
+	case cfg.Quick:
 		rounds, perRound = 2, 15
 	}
 	cat := catalog.New()
@@ -129,8 +132,8 @@ func durableSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		}
 		return nil
 	}
-	for _, c := range contenders { // warm-up
-		for range 3 {
+	for _, c := range contenders {
+		for range warmup {
 			if err := once(c); err != nil {
 				return "", err
 			}

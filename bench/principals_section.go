@@ -25,7 +25,10 @@ var principalCounts = []int{1, 8, 64}
 // principalsBudget is the throughput budget per cell (principal count ×
 // one-at-a-time or eight-at-once), spread over rounds.
 func principalsBudget(cfg ReportConfig) (budget time.Duration, rounds, samples int) {
-	if cfg.Quick {
+	switch {
+	case cfg.Smoke:
+		return 20 * time.Millisecond, 1, 1
+	case cfg.Quick:
 		return 300 * time.Millisecond, 2, 3
 	}
 	return 1200 * time.Millisecond, 3, 8
@@ -50,7 +53,7 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("first run with spares: %w", err)
 	}
-	firstBare, err := firstRuns(ctx, cfg.WorkerCommand, 0, max(samples/2, 2))
+	firstBare, err := firstRuns(ctx, cfg.WorkerCommand, 0, max(samples/2, 1))
 	if err != nil {
 		return "", fmt.Errorf("first run without spares: %w", err)
 	}
@@ -214,16 +217,14 @@ func principalThroughput(ctx context.Context, command []string, budget time.Dura
 		}
 	}()
 	counters := make([]atomic.Uint64, len(principalCounts))
-	for i, n := range principalCounts {
+	for i := range principalCounts {
 		p, err := newBenchProcPool(command, config.DefaultSpareWorkers)
 		if err != nil {
 			return nil, err
 		}
 		pools[i] = p
-		for j := range n { // every principal once: the steady state
-			if err := trivialRun(ctx, p, fmt.Sprint("p", j)); err != nil {
-				return nil, err
-			}
+		if err := trivialRun(ctx, p, "p0"); err != nil { // V8 warm in the workers
+			return nil, err
 		}
 	}
 	cells := map[cellKey]cell{}

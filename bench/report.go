@@ -36,6 +36,9 @@ type ReportConfig struct {
 	Sections []string
 	// ConformanceTimeout bounds each conformance check.
 	ConformanceTimeout time.Duration
+	// Smoke shrinks the sections of issues 32, 35 and 36 to a sample or
+	// two each: for tests that check they run and render, not for figures.
+	Smoke bool
 	// NoConformance skips the conformance set.
 	NoConformance bool
 	// Progress receives one line per step (nil: nothing).
