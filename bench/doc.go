@@ -37,5 +37,6 @@
 // Extension points: [RegisterWorkload] adds workloads, [RegisterVariant]
 // adds engine configurations and [RegisterSection] adds whole report
 // sections (for example gateway-level tier-1/2 dispatch or an end-to-end
-// call_tool_chain through a real MCP client).
+// call_tool_chain through a real MCP client); [ReportConfig].Sections
+// runs chosen sections alone (benchreport -sections).
 package bench

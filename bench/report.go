@@ -30,8 +30,15 @@ type ReportConfig struct {
 	WorkerCommand []string
 	// Variants and Workloads select what is measured by name (empty: all).
 	Variants, Workloads []string
+	// Sections, when not empty, runs only the extra sections it names (by
+	// [Section].Name or a part of the title, see [Section.Matches]) and
+	// nothing else: no workload grid, memory, transform or conformance.
+	Sections []string
 	// ConformanceTimeout bounds each conformance check.
 	ConformanceTimeout time.Duration
+	// Smoke shrinks the sections of issues 32, 35 and 36 to a sample or
+	// two each: for tests that check they run and render, not for figures.
+	Smoke bool
 	// NoConformance skips the conformance set.
 	NoConformance bool
 	// Progress receives one line per step (nil: nothing).
@@ -99,6 +106,9 @@ type Results struct {
 	Transform    TransformCost
 	Conformance  []ConformanceColumn
 	Sections     []RenderedSection
+	// SectionsOnly is set when only selected sections ran
+	// ([ReportConfig].Sections).
+	SectionsOnly bool
 	// Figures are the named figures recorded during the report.
 	Figures *Figures
 }
@@ -154,6 +164,13 @@ func Collect(ctx context.Context, cfg ReportConfig) (*Results, error) {
 		Started:      time.Now(),
 		Unavailable:  map[string]string{},
 		Measurements: map[string]map[string]Measurement{},
+	}
+	if len(cfg.Sections) > 0 {
+		r.SectionsOnly = true
+		runSections(ctx, cfg, r)
+		r.Elapsed = time.Since(r.Started)
+		r.LoadAfter = LoadAvg()
+		return r, ctx.Err()
 	}
 	vcfg := VariantConfig{Workers: cfg.Workers, WorkerCommand: cfg.WorkerCommand}
 	for _, s := range Variants() {
@@ -244,7 +261,19 @@ func Collect(ctx context.Context, cfg ReportConfig) (*Results, error) {
 		r.Conformance = append(r.Conformance, ConformanceColumn{Name: c.name, Transformed: !c.raw, Outcomes: out})
 	}
 
+	runSections(ctx, cfg, r)
+	r.Elapsed = time.Since(r.Started)
+	r.LoadAfter = LoadAvg()
+	return r, nil
+}
+
+// runSections runs the extra sections cfg selects (every one when
+// cfg.Sections is empty) into r.
+func runSections(ctx context.Context, cfg ReportConfig, r *Results) {
 	for _, s := range Sections() {
+		if !sectionSelected(cfg.Sections, s) {
+			continue
+		}
 		cfg.progress("section: %s", s.Title)
 		body, err := s.Run(ctx, cfg)
 		if err != nil {
@@ -252,9 +281,14 @@ func Collect(ctx context.Context, cfg ReportConfig) (*Results, error) {
 		}
 		r.Sections = append(r.Sections, RenderedSection{Title: s.Title, Body: body})
 	}
-	r.Elapsed = time.Since(r.Started)
-	r.LoadAfter = LoadAvg()
-	return r, nil
+}
+
+// sectionSelected reports whether the selectors sels pick s (none: all).
+func sectionSelected(sels []string, s Section) bool {
+	if len(sels) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(sels, s.Matches)
 }
 
 // workloadByNameOr returns the workload called name from ws, or the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -230,6 +231,10 @@ func Workloads() []*Workload {
 type Section struct {
 	// Title is the section's heading.
 	Title string
+	// Name is a short name for selecting the section alone
+	// ([ReportConfig].Sections, benchreport -sections); optional, as a
+	// section is also selected by a part of its title.
+	Name string
 	// Order sorts sections (lower first); ties keep registration order.
 	Order int
 	// Run measures and returns the section's Markdown body.
@@ -242,6 +247,13 @@ func RegisterSection(s Section) {
 	defer registryMu.Unlock()
 	sections = append(sections, s)
 	sort.SliceStable(sections, func(i, j int) bool { return sections[i].Order < sections[j].Order })
+}
+
+// Matches reports whether the selector sel names the section: its Name,
+// or a part of its Title (case-insensitive either way).
+func (s Section) Matches(sel string) bool {
+	sel = strings.ToLower(strings.TrimSpace(sel))
+	return sel != "" && (strings.ToLower(s.Name) == sel || strings.Contains(strings.ToLower(s.Title), sel))
 }
 
 // Sections returns the registered extra sections in order.

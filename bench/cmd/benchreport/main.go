@@ -36,6 +36,7 @@ func run() int {
 		memoryN       = flag.Int("memory-n", 0, "sandboxes held at once to measure memory (default 16)")
 		variants      = flag.String("variants", "", "comma-separated variants to measure (default: all)")
 		workloads     = flag.String("workloads", "", "comma-separated workloads to measure (default: all)")
+		sections      = flag.String("sections", "", "comma-separated extra sections to run alone, by name or part of the title (default: the whole report); -list names them")
 		concurrency   = flag.String("concurrency", "", "comma-separated throughput concurrency levels (default 1,2,8)")
 		latency       = flag.Duration("latency", 0, "latency sampling budget per workload and variant")
 		throughput    = flag.Duration("throughput", 0, "throughput budget per concurrency level")
@@ -53,6 +54,9 @@ func run() int {
 		for _, w := range bench.Workloads() {
 			fmt.Printf("workload %-18s %s\n", w.Name, w.Description)
 		}
+		for _, s := range bench.Sections() {
+			fmt.Printf("section  %-18s %s\n", s.Name, s.Title)
+		}
 		return 0
 	}
 
@@ -64,6 +68,9 @@ func run() int {
 	}
 	if *workloads != "" {
 		cfg.Workloads = splitList(*workloads)
+	}
+	if *sections != "" {
+		cfg.Sections = splitList(*sections)
 	}
 	if *concurrency != "" {
 		cfg.Measure.Concurrency = nil

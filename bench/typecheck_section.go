@@ -1,0 +1,237 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/codemode/output"
+	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+func init() {
+	RegisterSection(Section{Title: "Type check before the run (issue 36)", Name: "typecheck", Order: 14, Run: typecheckSection})
+}
+
+// checkedBackends × checkedTools are the tools programs are checked
+// against (100, as in issue 36's goal).
+const checkedBackends, checkedTools = 10, 10
+
+// fortyLineProgram is a 40-line program calling 13 of the tools
+// (internal/typecheck's benchmark program).
+func fortyLineProgram() string {
+	var b strings.Builder
+	b.WriteString("const out: Record<string, number> = {};\n")
+	for i := range 13 {
+		fmt.Fprintf(&b, "const r%d = await b%d.tool%d({ id: 'x%d', limit: %d });\n", i, i%10, i%10, i, i)
+		fmt.Fprintf(&b, "for (const it of r%d.items) out[it.id] = (out[it.id] ?? 0) + it.n;\n", i)
+		fmt.Fprintf(&b, "console.log('step %d', Object.keys(out).length);\n", i)
+	}
+	b.WriteString("return out;\n")
+	return b.String()
+}
+
+// hundredToolDeclarations declares the tools as the catalogue's
+// declarations would (internal/typecheck's benchmark declarations).
+func hundredToolDeclarations() typecheck.Declarations {
+	var b strings.Builder
+	for i := range checkedBackends {
+		fmt.Fprintf(&b, "interface IsogateBackend_%d {\n", i)
+		for j := range checkedTools {
+			fmt.Fprintf(&b, "  tool%d(args: { id: string; limit?: number; tags?: string[] }): Promise<{ items: { id: string; n: number }[] }>;\n", j)
+		}
+		fmt.Fprintf(&b, "}\ndeclare var b%d: IsogateBackend_%d;\n", i, i)
+	}
+	return typecheck.Declarations{ID: "bench-100", Text: b.String()}
+}
+
+// checkedCatalogue is the same 100 tools as a catalogue, with input and
+// output schemas.
+func checkedCatalogue() *catalog.Catalog {
+	cat := catalog.New()
+	in := map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{
+		"id": map[string]any{"type": "string"}, "limit": map[string]any{"type": "number"},
+		"tags": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}}
+	out := map[string]any{"type": "object", "required": []any{"items"}, "properties": map[string]any{
+		"items": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []any{"id", "n"},
+			"properties": map[string]any{"id": map[string]any{"type": "string"}, "n": map[string]any{"type": "number"}}}}}}
+	for i := range checkedBackends {
+		var tools []*mcp.Tool
+		for j := range checkedTools {
+			tools = append(tools, &mcp.Tool{Name: fmt.Sprint("tool", j), Description: "A tool.", InputSchema: in, OutputSchema: out})
+		}
+		cat.SetBackend(fmt.Sprint("b", i), nil, tools)
+	}
+	return cat
+}
+
+// itemsCaller answers every call with one item {id: "a", n: 1}.
+type itemsCaller struct{}
+
+func (itemsCaller) CallTool(context.Context, string, string, json.RawMessage) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{StructuredContent: map[string]any{"items": []any{map[string]any{"id": "a", "n": 1}}}}, nil
+}
+
+// Issue 36's speed goals.
+var (
+	goalWarmCheck = goal{bound: float64(10 * time.Millisecond)}
+	goalColdCheck = goal{bound: float64(500 * time.Millisecond)}
+	goalHeapMB    = goal{bound: 80}
+)
+
+// typecheckSection measures the checker (warm check, cold first check,
+// heap) against issue 36's goals, and the 40-line program run through
+// Engine.Execute unchecked and with sandbox.typecheck: warn, side by side.
+func typecheckSection(ctx context.Context, cfg ReportConfig) (string, error) {
+	rounds, perRound, cold, warmup := 4, 25, 3, 3
+	switch {
+	case cfg.Smoke:
+		rounds, perRound, cold, warmup = 1, 2, 1, 1
+	case cfg.Quick:
+		rounds, perRound, cold = 2, 10, 2
+	}
+	prog, decls := fortyLineProgram(), hundredToolDeclarations()
+
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 1, Logger: quietLogger})
+	defer pool.Close()
+	cat := codemode.FromCatalog(checkedCatalogue())
+	engine := func(mode string, c *typecheck.Checker) (*codemode.Engine, error) {
+		return codemode.New(codemode.Options{Runner: pool, Catalog: cat, Caller: itemsCaller{}, Output: output.DefaultOptions(),
+			Logger: quietLogger, Typecheck: c, TypecheckMode: mode, TypecheckTimeout: time.Minute})
+	}
+	off, err := engine(codemode.TypecheckOff, nil)
+	if err != nil {
+		return "", err
+	}
+	// The pool runs once before any checker exists: V8 runs on a pool
+	// whose first run comes after a checker's check fail (INTERNAL,
+	// "describing the error"), reported to the type-check work.
+	if r := off.Execute(ctx, codemode.Request{Code: prog}); r.IsError {
+		return "", fmt.Errorf("unchecked run: %s", truncate(r.Text, 200))
+	}
+
+	// Cold: a new checker's first check (compiler load, libraries, check).
+	var colds []time.Duration
+	for range cold {
+		t0 := time.Now()
+		c := typecheck.New(typecheck.Options{Timeout: time.Minute})
+		_, err := c.Check(ctx, decls, prog, false)
+		colds = append(colds, time.Since(t0))
+		c.Close()
+		if err != nil {
+			return "", fmt.Errorf("cold check: %w", err)
+		}
+	}
+
+	checker := typecheck.New(typecheck.Options{Timeout: time.Minute})
+	defer checker.Close()
+	if rep, err := checker.Check(ctx, decls, prog, false); err != nil || len(rep.Diagnostics) > 0 {
+		return "", fmt.Errorf("the program does not check clean: %v %+v", err, rep)
+	}
+
+	// The engine's checker is its own: a checker keeps the declarations
+	// of one catalogue parsed, and the engine's (generated from the
+	// catalogue) differ in text from decls.
+	engineChecker := typecheck.New(typecheck.Options{Timeout: time.Minute})
+	defer engineChecker.Close()
+	if err := engineChecker.Warm(ctx); err != nil {
+		return "", fmt.Errorf("warming the engine's checker: %w", err)
+	}
+	warn, err := engine(codemode.TypecheckWarn, engineChecker)
+	if err != nil {
+		return "", err
+	}
+	type contender struct {
+		name string
+		run  func() error
+	}
+	execute := func(name string, e *codemode.Engine) func() error {
+		return func() error {
+			r := e.Execute(ctx, codemode.Request{Code: prog})
+			if r.IsError || !strings.Contains(r.Text, `13`) {
+				return fmt.Errorf("%s: %s", name, truncate(r.Text, 200))
+			}
+			for _, n := range r.Notices {
+				if strings.HasPrefix(n, "typecheck") {
+					return fmt.Errorf("%s: %s", name, n)
+				}
+			}
+			return nil
+		}
+	}
+	contenders := []contender{
+		{"run unchecked (`sandbox.typecheck: off`)", execute("off", off)},
+		{"run checked first (`sandbox.typecheck: warn`)", execute("warn", warn)},
+		{"warm check alone (`Checker.Check`)", func() error {
+			_, err := checker.Check(ctx, decls, prog, false)
+			return err
+		}},
+	}
+	for _, c := range contenders {
+		for range warmup {
+			if err := c.run(); err != nil {
+				return "", err
+			}
+		}
+	}
+	samples := make([][]time.Duration, len(contenders))
+	for round := range rounds {
+		for k := range contenders {
+			i := (k + round) % len(contenders)
+			for range perRound {
+				if err := pause(ctx, SampleGap); err != nil {
+					return "", err
+				}
+				t0 := time.Now()
+				if err := contenders[i].run(); err != nil {
+					return "", err
+				}
+				samples[i] = append(samples[i], time.Since(t0))
+			}
+		}
+	}
+	heap, err := checker.HeapUsed(ctx)
+	if err != nil {
+		return "", fmt.Errorf("checker heap: %w", err)
+	}
+	heapMB := float64(heap) / (1 << 20)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "A 40-line program calling 13 of 100 tools (10 backends × 10 tools with input and output schemas, answered at once in this process), through `Engine.Execute` on a one-isolate thread pool, unchecked and type-checked first, and the checker's own check of it against the 100 tools' declarations; the three take turns in %d rounds of %d (%s apart). The engine's checker and the one checking alone are two (each keeps its declarations parsed).\n\n", rounds, perRound, SampleGap)
+	b.WriteString("| | p50 | p99 | ÷ unchecked run |\n|---|---:|---:|---:|\n")
+	base := Percentile(sorted(samples[0]), 50)
+	for i, c := range contenders {
+		s := sorted(samples[i])
+		p50 := Percentile(s, 50)
+		fmt.Fprintf(&b, "| %s | %s ms | %s ms | %s |\n", c.name, ms(p50), ms(Percentile(s, 99)), times(float64(p50)/float64(base)))
+	}
+	warmP50 := Percentile(sorted(samples[2]), 50)
+	coldP50 := median(colds)
+	b.WriteString("\nIssue 36's goals:\n\n")
+	b.WriteString("| figure | this run | goal | met |\n|---|---:|---:|:---:|\n")
+	for _, row := range []struct {
+		name string
+		v    float64
+		u    unit
+		g    goal
+	}{
+		{"warm check of the 40-line program against 100 tools' declarations (p50)", float64(warmP50), millis, goalWarmCheck},
+		{fmt.Sprintf("cold first check: a new checker loads the compiler and the libraries, then checks (median of %d)", len(colds)), float64(coldP50), millis, goalColdCheck},
+		{"checker heap after the warm checks (V8 used heap)", heapMB, megabytes, goalHeapMB},
+	} {
+		met := "**no**"
+		if row.g.met(row.v) {
+			met = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | **%s** | %s | %s |\n", row.name, row.u(row.v), row.g.format(row.u), met)
+	}
+	b.WriteString("\nThe checked run pays the warm check on the checker's one isolate before the program starts; the default (`sandbox.typecheck: off`) pays nothing. A cold check happens once per process (the compiler loads in the background at start); declarations are parsed once per catalogue version.\n")
+	return b.String(), nil
+}
