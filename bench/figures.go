@@ -115,3 +115,7 @@ func figRSSPeak(mode string) string  { return "rss/peak/" + mode }
 func figRSSBase(mode string) string  { return "rss/base/" + mode }
 func figRSSProcs(mode string) string { return "rss/procs/" + mode }
 func figRSSRuns(mode string) string  { return "rss/runs/" + mode }
+
+// figPSSPeak is the peak proportional set size in MB of the same probe
+// (pages shared by n processes count 1/n in each).
+func figPSSPeak(mode string) string { return "pss/peak/" + mode }

@@ -159,6 +159,35 @@ func treeRSS() (total int64, procs int) {
 	return total, 1 + len(kids)
 }
 
+// treePSS sums the proportional set size of this process and its
+// descendants in bytes: each page shared by n processes counts 1/n in
+// each, so the sum is what the tree really holds.
+func treePSS() int64 {
+	self := os.Getpid()
+	total := smapsPSS(strconv.Itoa(self))
+	for _, pid := range descendants(self) {
+		total += smapsPSS(strconv.Itoa(pid))
+	}
+	return total
+}
+
+// smapsPSS reads Pss of /proc/<pid>/smaps_rollup in bytes (0 if unknown).
+func smapsPSS(pid string) int64 {
+	data, err := os.ReadFile(filepath.Join("/proc", pid, "smaps_rollup"))
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(data) {
+		if rest, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+			if f := bytes.Fields(rest); len(f) >= 1 {
+				kb, _ := strconv.ParseInt(string(f[0]), 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
 // statusRSS reads VmRSS of /proc/<pid>/status in bytes (0 if unknown).
 func statusRSS(pid string) int64 {
 	data, err := os.ReadFile(filepath.Join("/proc", pid, "status"))

@@ -32,6 +32,12 @@ type rssProbe struct {
 	Peak, Base int64
 	// Gateway is the probe process's own share of Peak, in MB.
 	Gateway int64
+	// PeakPSS and BasePSS are the proportional set size in MB at the
+	// highest PSS sample and before the runs, summed like Peak and Base;
+	// a page shared by n processes counts 1/n in each, so this is what
+	// the host really pays. GatewayPSS is the probe process's own share
+	// of PeakPSS.
+	PeakPSS, BasePSS, GatewayPSS int64
 	// Procs is the most processes counted in one sample.
 	Procs int
 	// Runs is the number of runs completed.
@@ -46,6 +52,7 @@ func (p rssProbe) record(f *Figures, mode config.Isolation) {
 	f.Set(figRSSBase(string(mode)), float64(p.Base))
 	f.Set(figRSSProcs(string(mode)), float64(p.Procs))
 	f.Set(figRSSRuns(string(mode)), float64(p.Runs))
+	f.Set(figPSSPeak(string(mode)), float64(p.PeakPSS))
 }
 
 // probeCapable is set when this binary serves the probe (its main calls
@@ -109,6 +116,7 @@ func concurrentRSS(ctx context.Context, mode config.Isolation, d time.Duration) 
 	}
 	defer g.Close()
 	p.Base, _, p.Procs = sampleRSS(mode)
+	p.BasePSS, _ = samplePSS(mode)
 	rctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -129,11 +137,15 @@ func concurrentRSS(ctx context.Context, mode config.Isolation, d time.Duration) 
 		})
 	}
 	p.Peak, p.Gateway = p.Base, p.Base
+	p.PeakPSS, p.GatewayPSS = p.BasePSS, p.BasePSS
 	sample := func() {
 		total, own, procs := sampleRSS(mode)
 		p.Procs = max(p.Procs, procs)
 		if total > p.Peak {
 			p.Peak, p.Gateway = total, own
+		}
+		if pss, ownPSS := samplePSS(mode); pss > p.PeakPSS {
+			p.PeakPSS, p.GatewayPSS = pss, ownPSS
 		}
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -151,6 +163,16 @@ func concurrentRSS(ctx context.Context, mode config.Isolation, d time.Duration) 
 		p.Runs += c
 	}
 	return p, firstErr
+}
+
+// samplePSS is one PSS sample in MB, like [sampleRSS]: the total and
+// this process's own share.
+func samplePSS(mode config.Isolation) (total, own int64) {
+	own = smapsPSS("self") >> 20
+	if mode == config.IsolationThread {
+		return own, own
+	}
+	return treePSS() >> 20, own
 }
 
 // sampleRSS is one RSS sample in MB for a probe in the given mode: the

@@ -333,9 +333,7 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	v := e.view()
 	calls := &callTracker{}
 
-	fastCtx, cancelFast := context.WithTimeout(ctx, timeout)
-	defer cancelFast()
-	resp := e.fast(fastCtx, req, v, calls, timeout)
+	resp := e.fast(ctx, req, v, calls, timeout)
 	if resp == nil {
 		resp = e.checkedV8(ctx, req, v, calls, timeout)
 	}
@@ -413,9 +411,16 @@ func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
 		slog.String("outcome", outcome))
 }
 
-// fast serves tiers 1 and 2, or returns nil when the code needs V8.
+// fast serves tiers 1 and 2, or returns nil when the code needs V8. Only
+// what it serves gets the run's timeout (a timer per run costs a wake-up
+// of the runtime's poller; tier 3 has its own deadline).
 func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	plan := fastpath.Classify(req.Code)
+	if plan.Kind == fastpath.KindDirect || plan.Kind == fastpath.KindSimpleCall {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	switch plan.Kind {
 	case fastpath.KindInterfaces:
 		return &Response{Tier: TierSimpleCall, Value: v.interfacesJSON()}
@@ -509,15 +514,25 @@ func (e *Engine) slotFailure(ctx context.Context, err error, req Request, v *vie
 		e.opts.MaxConcurrent, timeout), req, v, calls, nil)
 }
 
+// acquireSlot takes a V8 slot for the caller's principal, waiting at most
+// timeout; a free slot is taken without arming a timer.
+func (e *Engine) acquireSlot(ctx context.Context, timeout time.Duration) (func(), error) {
+	key := principalKey(ctx)
+	if release, ok := e.slots.TryAcquire(key); ok {
+		return release, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return e.slots.Acquire(wctx, key)
+}
+
 // runV8 serves tier 3.
 func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	prog, err := compile(req.Code)
 	if err != nil {
 		return e.failure(TierV8, v8sandbox.CodeEval, err.Error(), req, v, calls, nil)
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	release, err := e.slots.Acquire(wctx, principalKey(ctx))
-	cancel()
+	release, err := e.acquireSlot(ctx, timeout)
 	if err != nil {
 		return e.slotFailure(ctx, err, req, v, calls, timeout)
 	}

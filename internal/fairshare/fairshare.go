@@ -199,6 +199,25 @@ func (s *Slots) Acquire(ctx context.Context, key string) (release func(), err er
 	return nil, s.waitError(ctx, p, held, queued)
 }
 
+// TryAcquire takes a slot for key when one is free and key is below its
+// share, without waiting: ok reports whether it did. A caller that did not
+// get one calls [Slots.Acquire] to wait in line.
+func (s *Slots) TryAcquire(key string) (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.keys[key]
+	if p == nil {
+		p = &principal{key: key}
+		s.keys[key] = p
+	}
+	if s.inUse < s.opts.Capacity && p.held < s.shareOf(key) {
+		s.grantLocked(p)
+		return s.releaser(p), true
+	}
+	s.forgetLocked(p)
+	return nil, false
+}
+
 // waitError is the error of a wait that ctx ended: a [*ShareError] when
 // the principal held its share.
 func (s *Slots) waitError(ctx context.Context, p *principal, held, queued int) error {

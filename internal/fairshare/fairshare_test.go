@@ -160,3 +160,32 @@ func isShare(err error) bool {
 	var se *ShareError
 	return errors.As(err, &se)
 }
+
+// TryAcquire grants what Acquire would grant at once and nothing else: a
+// principal at its share, or a full pool, is refused without waiting, and
+// leaves no trace.
+func TestTryAcquire(t *testing.T) {
+	s := New(Options{Capacity: 2, Share: 1})
+	relA, ok := s.TryAcquire("a")
+	if !ok {
+		t.Fatal("a free slot was refused")
+	}
+	if _, ok := s.TryAcquire("a"); ok {
+		t.Fatal("a principal at its share got a second slot")
+	}
+	relB, ok := s.TryAcquire("b")
+	if !ok {
+		t.Fatal("b's first slot was refused")
+	}
+	if _, ok := s.TryAcquire("c"); ok {
+		t.Fatal("a full pool granted a slot")
+	}
+	if held, waiting := s.InUse(); held != 2 || waiting != 0 {
+		t.Fatalf("in use %d, waiting %d; want 2, 0", held, waiting)
+	}
+	relA()
+	relB()
+	if held, _ := s.InUse(); held != 0 || len(s.keys) != 0 {
+		t.Fatalf("after release: in use %d, %d principals remembered", held, len(s.keys))
+	}
+}

@@ -68,6 +68,7 @@ func Run(t *testing.T, newRunner NewRunner, opts Options) {
 		{"ArrayBufferCap", arrayBufferCap},
 		{"ResultSizeLimit", resultSizeLimit},
 		{"HostFunctions", hostFunctions},
+		{"HostValuesArriveIntact", hostValuesIntact},
 		{"PromiseAllRunsHostCallsConcurrently", promiseAll},
 		{"PanickingHostFunction", panickingHost},
 		{"ConcurrentCallers", concurrentCallers},
@@ -394,6 +395,42 @@ func hostFunctions(t *testing.T, r v8sandbox.Runner) {
 	WantCode(t, err, v8sandbox.CodeInternal)
 	_, err = r.Run(context.Background(), v8sandbox.Job{Source: `f()`, Functions: []v8sandbox.Function{{Name: "f"}}}, nil)
 	WantCode(t, err, v8sandbox.CodeEval) // "no host serves function", thrown into the script
+}
+
+// hostValuesIntact: a host function's JSON value reaches the script as
+// V8's own JSON.parse reads the same text, whichever way the bytes travel
+// (sync or async, in process or over a worker's pipe): non-ASCII text, raw
+// U+2028, lone and paired surrogate escapes, a NUL escape, numbers beyond
+// float64 and beyond int64, deep nesting, and a value of a megabyte.
+func hostValuesIntact(t *testing.T, r v8sandbox.Runner) {
+	deep := strings.Repeat(`{"a":[`, 400) + `"bottom"` + strings.Repeat(`]}`, 400)
+	big := `[` + strings.TrimSuffix(strings.Repeat(`{"id":12345,"name":"élément ✓","ok":true},`, 20000), ",") + `]`
+	for _, text := range []string{
+		`"héllo wörld ☃ 😀 \u00e9 中文"`,
+		"\"line\u2028sep \u2029\"",
+		"\"raw sep\"",
+		`"\ud800 lone, \udc00 lone, \ud83d\ude00 pair, \u0000 nul"`,
+		`[1e400, -1e400, 12345678901234567890, 9007199254740993, 5e-324, 1.7976931348623157e308, -0, 0.1]`,
+		deep,
+		big,
+	} {
+		host := new(v8sandbox.Table).
+			Sync("syncValue", func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(text), nil }).
+			Async("asyncValue", func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(text), nil })
+		literal, err := json.Marshal(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := v8sandbox.Job{Functions: host.Functions(), Source: `(async () => {
+			const want = JSON.stringify(JSON.parse(` + string(literal) + `));
+			const sync = JSON.stringify(syncValue()), async = JSON.stringify(await asyncValue());
+			return [sync === want, async === want, want.length, sync.slice(0, 80)];
+		})()`}
+		got := Value(t, r, job, host)
+		if !strings.HasPrefix(got, `[true,true,`) {
+			t.Errorf("value %.60s… arrived changed: %.300s", text, got)
+		}
+	}
 }
 
 func promiseAll(t *testing.T, r v8sandbox.Runner) {
