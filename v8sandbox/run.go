@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	v8 "rogchap.com/v8go"
@@ -57,7 +58,7 @@ type directCall struct {
 type completion struct {
 	resolver *v8.PromiseResolver
 	promise  *v8.Value // the handle returned to the script
-	envelope []byte    // NUL-terminated (terminatedJSON)
+	envelope string
 	fatal    *Error
 }
 
@@ -304,7 +305,7 @@ func (r *run) settle(c completion) error {
 	// script drops can be collected before the run ends.
 	defer c.resolver.Release()
 	defer c.promise.Release()
-	value, err := parseTerminated(r.v8ctx, c.envelope)
+	value, err := v8.JSONParse(r.v8ctx, c.envelope)
 	if err != nil {
 		return Errorf(CodeInternal, "host result is not JSON: %v", err)
 	}
@@ -381,7 +382,7 @@ func (r *run) callSync(info *v8.FunctionCallbackInfo) *v8.Value {
 		r.w.iso.TerminateExecution()
 		return nil
 	}
-	value, err := parseTerminated(info.Context(), envelope)
+	value, err := v8.JSONParse(info.Context(), envelope)
 	if err != nil {
 		if r.ctx.Err() == nil && !r.w.heap.hit() { // else parsing was cut short by the deadline or heap cap
 			r.fatal = Errorf(CodeInternal, "host function %q returned invalid JSON: %v", name, err)
@@ -467,35 +468,33 @@ func callArgs(info *v8.FunctionCallbackInfo) (name, args string) {
 
 // invoke serves a call through [Dispatch] and wraps the reply in the
 // envelope the bootstrap unwraps: {"ok":true,"value":…} or
-// {"ok":false,"error":{name, code, message, data}}, NUL-terminated for
-// [parseTerminated]. A fatal reply ends the run instead.
-func (r *run) invoke(name, args string) (envelope []byte, fatal *Error) {
+// {"ok":false,"error":{name, code, message, data}}. A fatal reply ends the
+// run instead.
+func (r *run) invoke(name, args string) (envelope string, fatal *Error) {
 	return r.envelope(name, Dispatch(r.ctx, r.req.host, HostCall{Name: name, Args: json.RawMessage(args)}))
 }
 
 // envelope wraps a reply as [run.invoke] does.
-func (r *run) envelope(name string, reply HostReply) (envelope []byte, fatal *Error) {
+func (r *run) envelope(name string, reply HostReply) (envelope string, fatal *Error) {
 	switch {
 	case reply.Fatal != nil:
-		return nil, reply.Fatal
+		return "", reply.Fatal
 	case reply.Error != nil:
 		b, err := json.Marshal(struct {
 			OK    bool       `json:"ok"`
 			Error *HostError `json:"error"`
 		}{false, reply.Error})
 		if err != nil { // Dispatch checked the data already
-			return nil, Errorf(CodeInternal, "host function %q: encoding its error: %v", name, err)
+			return "", Errorf(CodeInternal, "host function %q: encoding its error: %v", name, err)
 		}
-		return terminatedJSON(b), nil
+		return string(b), nil
 	case len(reply.Value) == 0:
-		return terminatedJSON(okEnvelope), nil
+		return `{"ok":true}`, nil
 	}
-	return terminatedJSON(valueEnvelope, reply.Value, envelopeEnd), nil
+	var b strings.Builder
+	b.Grow(len(reply.Value) + 20)
+	b.WriteString(`{"ok":true,"value":`)
+	b.Write(reply.Value)
+	b.WriteByte('}')
+	return b.String(), nil
 }
-
-// The parts of a successful reply's envelope.
-var (
-	okEnvelope    = []byte(`{"ok":true}`)
-	valueEnvelope = []byte(`{"ok":true,"value":`)
-	envelopeEnd   = []byte(`}`)
-)
