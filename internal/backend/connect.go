@@ -154,6 +154,9 @@ func (b *backend) openSession(cctx context.Context, c *conn, p sessionProfile) e
 		return fmt.Errorf("connecting: %w", err)
 	}
 	c.sess = sess
+	if h, ok := c.tasks.(*httpTasks); ok {
+		h.serve = b.clientRequestServer(p.requests)
+	}
 	go func() {
 		c.waitErr = sess.Wait()
 		close(c.done)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -28,13 +29,17 @@ import (
 // Mcp-Session-Id and Mcp-Protocol-Version, and its answer is read here,
 // from application/json or from the text/event-stream the backend opens
 // for it. notifications/tasks/status on that stream polls at once; a
-// request the backend sends on it (elicitation inside a task) is answered
-// with an error, not relayed (the stream is not the SDK's).
+// request the backend sends on it (an elicitation inside its task, sent
+// on tasks/result) takes the path of the session's client requests
+// (serve), its answer POSTed back.
 type httpTasks struct {
 	client  *http.Client
 	url     string
 	session func() string // the SDK connection's Mcp-Session-Id
 	version func() string // the negotiated protocol version
+	// serve answers a request of the backend's; nil: refused. Set once,
+	// before the connection serves calls.
+	serve func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
 	next atomic.Uint64
 
@@ -194,11 +199,7 @@ func (h *httpTasks) event(ctx context.Context, data []byte, id string) (*jsonrpc
 		}
 	case *jsonrpc.Request:
 		if m.IsCall() {
-			refusal := &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-				Message: "isogate: " + m.Method + " inside a task of a streamable HTTP backend is not relayed"}}
-			if resp, err := h.post(ctx, refusal); err == nil {
-				resp.Body.Close()
-			}
+			h.answer(ctx, m)
 			return nil, nil
 		}
 		if m.Method == "notifications/tasks/status" {
@@ -312,4 +313,52 @@ func (c *conn) protocolVersion() string {
 		return ir.ProtocolVersion
 	}
 	return ""
+}
+
+// answer serves a request the backend sent on a task request's stream and
+// POSTs the answer back.
+func (h *httpTasks) answer(ctx context.Context, req *jsonrpc.Request) {
+	resp := &jsonrpc.Response{ID: req.ID}
+	if h.serve == nil {
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "isogate: " + req.Method + " is not routed to a client"}
+	} else if res, err := h.serve(ctx, req.Method, req.Params); err != nil {
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) {
+			werr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		resp.Error = werr
+	} else if resp.Result, err = json.Marshal(res); err != nil {
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if r, err := h.post(ctx, resp); err == nil {
+		r.Body.Close()
+	}
+}
+
+// clientRequestServer answers a backend's requests with cr, as the
+// session's own routing does (clientrequests.go).
+func (b *backend) clientRequestServer(cr ClientRequests) func(context.Context, string, json.RawMessage) (any, error) {
+	if cr == nil {
+		return nil
+	}
+	name := b.spec.Name
+	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		switch method {
+		case "elicitation/create":
+			var p mcp.ElicitParams
+			if err := json.Unmarshal(params, &p); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			return cr.Elicit(ctx, name, &p)
+		case "sampling/createMessage":
+			var p mcp.CreateMessageWithToolsParams
+			if err := json.Unmarshal(params, &p); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			return cr.CreateMessage(ctx, name, &p)
+		case "roots/list":
+			return cr.ListRoots(ctx, name, &mcp.ListRootsParams{})
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "isogate: " + method + " is not routed to a client"}
+	}
 }

@@ -5,13 +5,17 @@ package backend
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
 )
@@ -87,5 +91,62 @@ func TestTaskRequiredToolOverStreamableHTTP(t *testing.T) {
 	}
 	if got := resultText(t, res); res.IsError || !strings.Contains(got, "# Research Report: streams") {
 		t.Fatalf("result (isError %v): %.300s", res.IsError, got)
+	}
+}
+
+// clarifier answers a backend's elicitation with the first interpretation
+// it offers, and keeps what it was asked.
+type clarifier struct {
+	fakeClientRequests
+	mu    sync.Mutex
+	asked []string
+}
+
+func (c *clarifier) Elicit(_ context.Context, _ string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, p.Message)
+	c.mu.Unlock()
+	raw, _ := json.Marshal(p.RequestedSchema)
+	var s struct {
+		Properties struct {
+			Interpretation struct {
+				OneOf []struct {
+					Const string `json:"const"`
+				} `json:"oneOf"`
+			} `json:"interpretation"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	choice := "none offered"
+	if o := s.Properties.Interpretation.OneOf; len(o) > 0 {
+		choice = o[0].Const
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": choice}}, nil
+}
+
+// TestTaskInputOverStreamableHTTP: an ambiguous simulate-research-query
+// over streamable HTTP goes input_required and sends its elicitation on
+// the gateway's tasks/result stream; the gateway routes it to the
+// session's client requests and POSTs the answer back, and the report
+// uses the interpretation chosen.
+func TestTaskInputOverStreamableHTTP(t *testing.T) {
+	spec := everythingOverHTTP(t)
+	cr := &clarifier{}
+	m := startManager(t, Options{Specs: []Spec{spec}, StartWait: 30 * time.Second, ClientRequests: cr})
+	waitHealthy(t, m)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := m.CallTool(ctx, "everything", "simulate-research-query", map[string]any{"topic": "python", "ambiguous": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resultText(t, res)
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	if len(cr.asked) != 1 || !strings.Contains(cr.asked[0], "multiple interpretations") {
+		t.Fatalf("elicitations %q; result %.500s", cr.asked, got)
+	}
+	if res.IsError || !strings.Contains(got, "input_required") || strings.Contains(got, "default") {
+		t.Fatalf("result (isError %v): %.800s", res.IsError, got)
 	}
 }
