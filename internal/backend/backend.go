@@ -84,9 +84,9 @@ type conn struct {
 
 	notices notices // progress and log notifications read and handled
 
-	// tasks carries the gateway's own task requests (taskconn.go); nil on
-	// streamable HTTP connections, which cannot be wrapped.
-	tasks *taskConn
+	// tasks carries the gateway's own task requests: on the connection
+	// (taskconn.go) or, for streamable HTTP, beside it (taskhttp.go).
+	tasks taskChannel
 
 	// owner is the key of the client whose own session this is (own.go);
 	// "" for the shared, supervised session.

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/sdklog"
 )
 
@@ -155,6 +154,9 @@ func (b *backend) openSession(cctx context.Context, c *conn, p sessionProfile) e
 		return fmt.Errorf("connecting: %w", err)
 	}
 	c.sess = sess
+	if h, ok := c.tasks.(*httpTasks); ok {
+		h.serve = b.clientRequestServer(p.requests)
+	}
 	go func() {
 		c.waitErr = sess.Wait()
 		close(c.done)
@@ -176,14 +178,20 @@ type lifetimeTransport struct {
 // Connect implements mcp.Transport.
 func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 	conn, err := t.inner.Connect(t.ctx)
-	if err != nil || t.b.spec.Transport == config.TransportStreamableHTTP {
-		// The SDK's streamable client connection has an unexported hook
-		// that a wrapper would hide; its tool lists are checked after
-		// decoding only (see listTools).
+	if err != nil {
 		return conn, err
 	}
-	t.c.tasks = newTaskConn(conn)
-	return &toolListConn{Connection: t.c.tasks, b: t.b, notices: &t.c.notices, pending: map[jsonrpc.ID]bool{}}, nil
+	if st, ok := t.inner.(*mcp.StreamableClientTransport); ok {
+		// The SDK's streamable client connection has an unexported hook
+		// that a wrapper would hide; its tool lists are checked after
+		// decoding only (see listTools), and tasks go beside it.
+		c := t.c
+		t.c.tasks = newHTTPTasks(st.HTTPClient, st.Endpoint, sessionID(conn), func() string { return c.protocolVersion() })
+		return conn, nil
+	}
+	tc := newTaskConn(conn)
+	t.c.tasks = tc
+	return &toolListConn{Connection: tc, b: t.b, notices: &t.c.notices, pending: map[jsonrpc.ID]bool{}}, nil
 }
 
 // annotate appends to err the stderr line of a stdio backend that best
@@ -222,6 +230,11 @@ func (b *backend) listTools(ctx context.Context, c *conn) ([]*mcp.Tool, error) {
 			}
 			seen[t.Name] = true
 			tools = append(tools, t)
+		}
+		if h, ok := c.tasks.(*httpTasks); ok && c.protocolVersion() < modernProtocol {
+			if err := b.listTaskSupport(ctx, h); err != nil {
+				b.log.Warn("listing the tools' task support failed: task-required tools will fail", slog.Any("error", err))
+			}
 		}
 		return tools, nil
 	})

@@ -30,8 +30,8 @@ const taskRequestPrefix = "isogate-task-"
 // drops.
 //
 // The SDK's streamable HTTP connection cannot be wrapped (see
-// lifetimeTransport): on such backends conn.tasks is nil and no task is
-// driven.
+// lifetimeTransport): on such backends the requests go beside it
+// (httpTasks).
 type taskConn struct {
 	mcp.Connection
 

@@ -89,6 +89,10 @@ type runningTask struct {
 	pending  map[string]json.RawMessage
 	answers  map[string]json.RawMessage
 	answered chan struct{}
+	// A 2025-11-25 task's elicitations waiting for a tasks/result to send
+	// them (taskelicit.go), and a channel closed when one is added.
+	asks    []*taskAsk
+	askPoke chan struct{}
 }
 
 func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *gatewayTasks {
@@ -100,11 +104,16 @@ func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *
 
 // register files a task intent and returns its token.
 func (g *gatewayTasks) register(in *taskIntent) string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	token := "isogate-task-" + hex.EncodeToString(b)
+	token := newIntentToken()
 	g.intents.Store(token, in)
 	return token
+}
+
+// newIntentToken is an unguessable token for an intent of the boundary's.
+func newIntentToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "isogate-task-" + hex.EncodeToString(b)
 }
 
 // newTaskID is an unguessable task id (128 random bits).
@@ -199,6 +208,9 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	tctx, cancelTTL := context.WithTimeout(context.WithoutCancel(ctx), ttl)
 	tctx, cancel := context.WithCancelCause(tctx)
 	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), notify: in.notify, task: t}
+	if !in.modern { // its elicitations wait for tasks/result (taskelicit.go)
+		tctx = context.WithValue(tctx, taskRunKey{}, rt)
+	}
 	g.running.Store(t.ID, rt)
 	progress := "isogate-task-progress-" + t.ID
 	g.tokens.Store(progress, rt)

@@ -102,8 +102,16 @@ func (c *taskServerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok || !req.IsCall() {
 			return msg, nil
 		}
+		if req.Method == "tasks/result" {
+			// Through the go-sdk, which carries the task's elicitations
+			// on this connection (taskelicit.go).
+			if params, err := c.tasks.disguiseResult(req.Params, c.owner); err == nil {
+				req.Method, req.Params = "tools/call", params
+				return msg, nil
+			}
+		}
 		if taskMethods[req.Method] {
-			go c.answer(req) // tasks/result waits for the task
+			go c.answer(req)
 			continue
 		}
 		if req.Method == "tools/call" {
@@ -207,8 +215,14 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 			}
 		}
 		owner := sf.httpTaskOwner(r, session)
-		if req.Method == "tools/call" {
+		if req.Method == "tools/call" || (req.Method == "tasks/result" && !sf.opts.Stateless) {
 			params, augmented := sf.tasks.augment(req.Params, owner, nil)
+			if req.Method == "tasks/result" {
+				// Through the go-sdk, which carries the task's
+				// elicitations on this request's stream (taskelicit.go).
+				params, err = sf.tasks.disguiseResult(req.Params, owner)
+				req.Method, augmented = "tools/call", err == nil
+			}
 			if augmented {
 				req.Params = params
 				if body, err = jsonrpc.EncodeMessage(req); err != nil {
