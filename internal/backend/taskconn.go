@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,16 +31,13 @@ const taskRequestPrefix = "isogate-task-"
 // (httpTasks).
 type taskConn struct {
 	mcp.Connection
+	taskStatus // request ids, status watchers (its mu guards the fields below too)
 
-	next atomic.Uint64
-
-	mu       sync.Mutex
-	pending  map[string]chan *jsonrpc.Response // our requests in flight, by id
-	watchers map[string]chan struct{}          // task id → poked on notifications/tasks/status
-	initIDs  map[jsonrpc.ID]bool               // initialize (or server/discover) requests in flight (the SDK's)
-	caps     *taskCapabilities                 // from the initialize result; nil: none declared
-	dead     chan struct{}                     // closed when Read fails: the connection is over
-	deadErr  error
+	pending map[string]chan *jsonrpc.Response // our requests in flight, by id
+	initIDs map[jsonrpc.ID]bool               // initialize (or server/discover) requests in flight (the SDK's)
+	caps    *taskCapabilities                 // from the initialize result; nil: none declared
+	dead    chan struct{}                     // closed when Read fails: the connection is over
+	deadErr error
 }
 
 // taskCapabilities is what a backend's `capabilities.tasks` declares.
@@ -57,7 +51,6 @@ func newTaskConn(inner mcp.Connection) *taskConn {
 	return &taskConn{
 		Connection: inner,
 		pending:    map[string]chan *jsonrpc.Response{},
-		watchers:   map[string]chan struct{}{},
 		initIDs:    map[jsonrpc.ID]bool{},
 		dead:       make(chan struct{}),
 	}
@@ -125,16 +118,7 @@ func (t *taskConn) take(msg jsonrpc.Message) bool {
 		}
 	case *jsonrpc.Request:
 		if m.Method == "notifications/tasks/status" && !m.ID.IsValid() {
-			var p struct {
-				TaskID string `json:"taskId"`
-			}
-			if json.Unmarshal(m.Params, &p) == nil {
-				t.mu.Lock()
-				if ch := t.watchers[p.TaskID]; ch != nil {
-					poke(ch)
-				}
-				t.mu.Unlock()
-			}
+			t.notified(m.Params)
 			return true // the SDK knows no such notification
 		}
 	}
@@ -177,20 +161,6 @@ func (t *taskConn) capabilities() taskCapabilities {
 	return *t.caps
 }
 
-// watch returns a channel poked each time the backend sends
-// notifications/tasks/status for taskID, until stop.
-func (t *taskConn) watch(taskID string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	t.mu.Lock()
-	t.watchers[taskID] = ch
-	t.mu.Unlock()
-	return ch, func() {
-		t.mu.Lock()
-		delete(t.watchers, taskID)
-		t.mu.Unlock()
-	}
-}
-
 // request sends method with params to the backend and waits for its
 // answer, ctx or the end of the connection. An error response is returned
 // as a *jsonrpc.Error. When ctx ends first, the backend is sent
@@ -200,8 +170,7 @@ func (t *taskConn) request(ctx context.Context, method string, params any) (json
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the parameters: %w", method, err)
 	}
-	id := taskRequestPrefix + strconv.FormatUint(t.next.Add(1), 10)
-	jid, err := jsonrpc.MakeID(id)
+	id, jid, err := t.nextID()
 	if err != nil {
 		return nil, err
 	}

@@ -10,10 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,10 +38,7 @@ type httpTasks struct {
 	// before the connection serves calls.
 	serve func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
-	next atomic.Uint64
-
-	mu       sync.Mutex
-	watchers map[string]chan struct{}
+	taskStatus // request ids, status watchers
 }
 
 // taskChannel is how the gateway speaks tasks with a backend: taskConn
@@ -59,7 +53,7 @@ func newHTTPTasks(client *http.Client, url string, session, version func() strin
 	if client == nil {
 		client = http.DefaultClient // as the SDK's transport does
 	}
-	return &httpTasks{client: client, url: url, session: session, version: version, watchers: map[string]chan struct{}{}}
+	return &httpTasks{client: client, url: url, session: session, version: version}
 }
 
 // capabilities implements taskChannel. The tasks capability of the
@@ -70,19 +64,6 @@ func (h *httpTasks) capabilities() taskCapabilities {
 	return taskCapabilities{Call: true, Cancel: true}
 }
 
-// watch implements taskChannel.
-func (h *httpTasks) watch(taskID string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	h.mu.Lock()
-	h.watchers[taskID] = ch
-	h.mu.Unlock()
-	return ch, func() {
-		h.mu.Lock()
-		delete(h.watchers, taskID)
-		h.mu.Unlock()
-	}
-}
-
 // request implements taskChannel: one POST, its answer read from JSON or
 // SSE. When ctx ends first the POST is abandoned and the backend is sent
 // notifications/cancelled for it.
@@ -91,8 +72,7 @@ func (h *httpTasks) request(ctx context.Context, method string, params any) (jso
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the parameters: %w", method, err)
 	}
-	id := taskRequestPrefix + strconv.FormatUint(h.next.Add(1), 10)
-	jid, err := jsonrpc.MakeID(id)
+	id, jid, err := h.nextID()
 	if err != nil {
 		return nil, err
 	}
@@ -203,16 +183,7 @@ func (h *httpTasks) event(ctx context.Context, data []byte, id string) (*jsonrpc
 			return nil, nil
 		}
 		if m.Method == "notifications/tasks/status" {
-			var p struct {
-				TaskID string `json:"taskId"`
-			}
-			if json.Unmarshal(m.Params, &p) == nil {
-				h.mu.Lock()
-				if ch := h.watchers[p.TaskID]; ch != nil {
-					poke(ch)
-				}
-				h.mu.Unlock()
-			}
+			h.notified(m.Params)
 		}
 	}
 	return nil, nil
