@@ -117,6 +117,7 @@ func TestDefaults(t *testing.T) {
 	want := &Config{
 		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
 			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ToolNames: ToolNamesAuto, ShutdownGrace: 5 * time.Second,
+			Tasks: TasksConfig{MaxTTL: 15 * time.Minute, MaxPerPrincipal: 32},
 			Auth: AuthConfig{ClockSkew: 30 * time.Second, JWKSMinRefresh: 10 * time.Second, GroupsClaim: "groups",
 				IntrospectionCacheTTL: time.Minute, IntrospectionRate: 10}},
 		Backends: map[string]Backend{},
@@ -131,6 +132,7 @@ func TestDefaults(t *testing.T) {
 			},
 		},
 		RunCode: RunCodeConfig{Weather: WeatherConfig{BaseURL: "https://api.open-meteo.com"}},
+		Store:   StoreConfig{LeaseTTL: 6 * time.Second},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load with no file:\n got %+v\nwant %+v", cfg, want)
@@ -491,6 +493,7 @@ func TestFlagOverrides(t *testing.T) {
 			tt.want.SessionIdleTimeout, tt.want.MaxSessions = DefaultSessionIdleTimeout, DefaultMaxSessions
 			tt.want.Expose, tt.want.ToolNames = ExposeMeta, ToolNamesAuto
 			tt.want.ShutdownGrace = DefaultShutdownGrace
+			tt.want.Tasks = Default().Server.Tasks
 			tt.want.Auth = Default().Server.Auth
 			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
