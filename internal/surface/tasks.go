@@ -53,6 +53,13 @@ type TaskOptions struct {
 	// MaxPerPrincipal bounds a principal's live tasks
 	// (server.tasks.max_per_principal).
 	MaxPerPrincipal int
+	// Leases hold the tasks a replica runs, for another one to take them
+	// over when it dies (leases.go); nil: tasks are not leased (one
+	// replica, task state in memory).
+	Leases resultstore.Leases
+	// LeaseTTL is how long a lease lasts without a heartbeat
+	// (store.lease_ttl).
+	LeaseTTL time.Duration
 }
 
 // taskIntent is a task-augmented tools/call as the boundary saw it.
@@ -176,7 +183,10 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	now := time.Now()
 	t := resultstore.Task{ID: newTaskID(), Owner: in.owner, Status: resultstore.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, TTL: ttl}
+	durable := g.durableTask(call, &t)
+	lease := g.hold(ctx, &t, call.Params.Name, durable) // before the task exists: never unleased
 	if err := g.store.Create(ctx, &t, g.opts.MaxPerPrincipal); err != nil {
+		lease.release()
 		if errors.Is(err, resultstore.ErrTooManyTasks) {
 			data, _ := json.Marshal(map[string]string{"isogate/code": codeTooManyTasks})
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Data: data,
@@ -193,14 +203,23 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	progress := "isogate-task-progress-" + t.ID
 	g.tokens.Store(progress, rt)
 	bg := taskRequest(call, progress)
+	if durable != nil {
+		tctx = withDurable(tctx, durable.run)
+	}
 	go func() {
 		defer cancelTTL()
 		defer cancel(nil)
+		stopBeat := lease.heartbeat(tctx, cancel)
 		stop := g.watchCancel(tctx, rt)
 		res, err := run(tctx, bg)
 		stop()
+		stopBeat()
 		g.tokens.Delete(progress)
 		rt.finish(res, err, context.Cause(tctx))
+		lease.release()
+		if durable != nil {
+			_ = g.sf.journals.DeleteJournal(context.Background(), durable.id, durable.holder)
+		}
 		g.running.Delete(t.ID)
 		close(rt.done)
 	}()
@@ -302,6 +321,9 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 	log := g.sf.logger.With(slog.String("task", t.ID))
 	if errors.Is(cause, errTaskCancelled) {
 		log.Debug("task cancelled")
+		return
+	}
+	if errors.Is(cause, errLeaseLost) { // another replica continues it
 		return
 	}
 	var out taskOutcome
