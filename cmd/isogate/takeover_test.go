@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/resultstore/redistest"
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // countingBackend is an MCP backend over streamable HTTP in the test
@@ -188,5 +190,54 @@ return "steps " + out.join(",");`
 				}
 			}
 		})
+	}
+}
+
+// TestPausedReplicaIsFencedOff: replica A is not dead but frozen
+// (SIGSTOP) past its lease while its program waits in a call: B takes the
+// task over and completes it (every step made once). When A thaws and its
+// held call returns, A finds the task taken (its lease renewal or its
+// journal write is refused) and stops: it sends no call of its own (no step
+// twice) and does not overwrite the task's outcome.
+func TestPausedReplicaIsFencedOff(t *testing.T) {
+	srv := redistest.ForTest(t)
+	const alice = "alice-takeover-token"
+	env := []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),
+		"ISOGATE_STORE__HMAC_KEY=takeover-hmac-key-0123456789", "ISOGATE_STORE__LEASE_TTL=2s",
+		"ISOGATE_SANDBOX__DURABLE=all",
+		"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
+	backend := newCountingBackend(t, "wait")
+	cfg := takeoverConfig(t, backend.url)
+	urlA, procA, logsA := startHTTPLogged(t, cfg, env...)
+	urlB, _ := startHTTPProcess(t, cfg, env...)
+
+	task := createTask(t, urlA, alice, `const out = [];
+for (let i = 1; i <= 2; i++) out.push(await counter.step({n: i}));
+await counter.wait({});
+for (let i = 3; i <= 4; i++) out.push(await counter.step({n: i}));
+return "steps " + out.join(",");`)
+	<-backend.arrived
+	if err := procA.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	raw, rerr := rawRPC(t, urlB, alice, "tasks/result", map[string]any{"taskId": task.TaskID})
+	if rerr != nil || !strings.Contains(string(raw), "steps 10,20,30,40") {
+		t.Fatalf("tasks/result through B: %+v %s", rerr, raw)
+	}
+	if err := procA.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	close(backend.release) // A's held wait returns to A
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		return strings.Contains(logsA.String(), "stopped here")
+	}, "A never noticed the takeover:\n%s", logsA)
+	raw, rerr = rawRPC(t, urlA, alice, "tasks/result", map[string]any{"taskId": task.TaskID})
+	if rerr != nil || !strings.Contains(string(raw), "steps 10,20,30,40") {
+		t.Errorf("tasks/result through A after it thawed: %+v %s", rerr, raw)
+	}
+	for key, n := range map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1} {
+		if got := backend.count(key); got != n {
+			t.Errorf("the backend received %s %d times, want %d", key, got, n)
+		}
 	}
 }

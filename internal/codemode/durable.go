@@ -414,6 +414,11 @@ func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, ar
 		return replyError(reply)
 	}
 	d.start(ctx, seq, backend, tool, args)
+	if err := ctx.Err(); err != nil {
+		// The run ended while its start was journalled (its journal was
+		// taken over by another replica, for one): nothing is sent.
+		return nil, err
+	}
 	value, err := live(context.WithValue(ctx, journalCallKey{}, journalCall{d, seq}))
 	err = coded(err)
 	if ctx.Err() == nil { // a call cut short by the run's end has no outcome

@@ -73,31 +73,54 @@ type taskLease struct {
 // leasing reports whether tasks are held under leases.
 func (g *gatewayTasks) leasing() bool { return g.opts.Leases != nil && g.opts.LeaseTTL > 0 }
 
-// durableTask returns the durable run of a call_tool_chain task when runs
-// are journalled through (sandbox.durable: all) and tasks are leased: its
-// journal is the task's, under the task's id.
-func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task) *durableRun {
+// journalled reports whether a task of call is a durable run: a
+// call_tool_chain task when runs are journalled through (sandbox.durable:
+// all) and tasks are leased.
+func (g *gatewayTasks) journalled(call *mcp.CallToolRequest) bool {
 	sf := g.sf
-	if !g.leasing() || call.Params.Name != "call_tool_chain" || sf.journals == nil || sf.opts.Durable != codemode.DurableAll {
-		return nil
-	}
+	return g.leasing() && call.Params.Name == "call_tool_chain" && sf.journals != nil && sf.opts.Durable == codemode.DurableAll
+}
+
+// durableTask returns the durable run of a journalled call_tool_chain task
+// (its journal is under the task's id), nil when its arguments are not a
+// program; lost stops the run when another replica took its journal.
+func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task, lost context.CancelCauseFunc) *durableRun {
 	var in chainInput
 	if raw, err := json.Marshal(call.Params.Arguments); err != nil || json.Unmarshal(raw, &in) != nil || in.Code == "" {
 		return nil
 	}
-	deadline := time.Now().Add(sf.runTimeout(in))
-	return sf.durableOf(t.Owner, codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent), t.ID, deadline)
+	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
+	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.sf.runTimeout(in)), randomHex(16), lost)
+}
+
+// taskDurable is the durable run of a task's journal j under id, held by
+// holder and written through: a write fenced off (another replica took the
+// task over) stops the run at once, before it sends anything more.
+func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
+	lost context.CancelCauseFunc) *durableRun {
+	d := &durableRun{id: id, holder: holder}
+	sink := func(ctx context.Context, data []byte) error {
+		rec, _ := json.Marshal(pausedRecord{Journal: data})
+		err := g.sf.journals.SaveJournal(ctx, owner, id, holder, "", rec, journalTTL(deadline))
+		if errors.Is(err, resultstore.ErrFenced) {
+			g.sf.logger.Warn("task's journal taken by another replica: stopped here", slog.String("task", id))
+			lost(errLeaseLost)
+		}
+		return err
+	}
+	d.run = codemode.NewDurableRun(j, g.sf.opts.DurableLimits, sink)
+	return d
 }
 
 // hold puts task t under this replica's lease; nil when tasks are not
 // leased or the lease table refused it (the task then only lives here).
-func (g *gatewayTasks) hold(ctx context.Context, t *resultstore.Task, tool string, d *durableRun) *taskLease {
+func (g *gatewayTasks) hold(ctx context.Context, t *resultstore.Task, tool string, journalled bool) *taskLease {
 	if !g.leasing() {
 		return nil
 	}
 	rec := leaseRecord{Task: t.ID, Owner: t.Owner, Tool: tool}
-	if d != nil {
-		rec.Journal = d.id
+	if journalled {
+		rec.Journal = t.ID
 	}
 	if p := authn.FromContext(ctx); p != nil {
 		rec.Principal = &leasePrincipal{Name: p.Name, Groups: p.Groups, Scopes: p.Scopes}
@@ -260,8 +283,7 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), task: *t}
 	g.running.Store(t.ID, rt)
 	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
-	d := sf.durableOf(rec.Owner, j, rec.Journal, time.Now().Add(sf.runTimeout(in)))
-	d.holder = l.holder
+	d := g.taskDurable(rec.Owner, j, rec.Journal, time.Now().Add(sf.runTimeout(in)), l.holder, cancel)
 	args, _ := json.Marshal(in)
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "call_tool_chain", Arguments: args}}
 	go func() {
@@ -274,7 +296,9 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 		stopBeat()
 		rt.finish(res, nil, context.Cause(tctx))
 		l.release()
-		_ = sf.journals.DeleteJournal(context.Background(), d.id, d.holder)
+		// The journal is left to expire, held by this replica: the lost
+		// replica, were it only paused, finds its writes fenced off and
+		// stops (a deleted journal would take its write as a first one).
 		g.running.Delete(t.ID)
 		close(rt.done)
 	}()

@@ -183,8 +183,8 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	now := time.Now()
 	t := resultstore.Task{ID: newTaskID(), Owner: in.owner, Status: resultstore.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, TTL: ttl}
-	durable := g.durableTask(call, &t)
-	lease := g.hold(ctx, &t, call.Params.Name, durable) // before the task exists: never unleased
+	journalled := g.journalled(call)
+	lease := g.hold(ctx, &t, call.Params.Name, journalled) // before the task exists: never unleased
 	if err := g.store.Create(ctx, &t, g.opts.MaxPerPrincipal); err != nil {
 		lease.release()
 		if errors.Is(err, resultstore.ErrTooManyTasks) {
@@ -203,8 +203,11 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	progress := "isogate-task-progress-" + t.ID
 	g.tokens.Store(progress, rt)
 	bg := taskRequest(call, progress)
-	if durable != nil {
-		tctx = withDurable(tctx, durable.run)
+	var durable *durableRun
+	if journalled {
+		if durable = g.durableTask(call, &t, cancel); durable != nil {
+			tctx = withDurable(tctx, durable.run)
+		}
 	}
 	go func() {
 		defer cancelTTL()
