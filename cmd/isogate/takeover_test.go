@@ -31,7 +31,8 @@ type countingBackend struct {
 
 	mu     sync.Mutex
 	counts map[string]int
-	holdAt string // the key of the call to hold
+	holdAt string        // the key of the call to hold
+	work   time.Duration // how long each call works (the soak's backend latency)
 }
 
 type stepArgs struct {
@@ -48,7 +49,15 @@ func newCountingBackend(t *testing.T, holdAt string) *countingBackend {
 		b.mu.Lock()
 		b.counts[key]++
 		hold := key == b.holdAt && b.counts[key] == 1
+		work := b.work
 		b.mu.Unlock()
+		if work > 0 {
+			select { // simulated backend latency, not a synchronisation
+			case <-time.After(work):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
 		if hold {
 			b.arrived <- key
 			select {
