@@ -128,13 +128,20 @@ sandbox:
 //   - durable all, A dies in the middle of step 3: the task fails with
 //     CALL_INDETERMINATE naming call #3 (counter.step); step 3 is not sent
 //     again and step 4 never.
-//   - durable off: the task fails with REPLICA_LOST; nothing is sent again.
+//   - durable off: the task fails with REPLICA_LOST; nothing is sent again;
+//     so does a durable task without store.hmac_key (a journal that could
+//     have been planted in Redis is not run for the principal a lease
+//     names).
 func TestTaskSurvivesItsReplica(t *testing.T) {
 	srv := redistest.ForTest(t)
 	const alice = "alice-takeover-token"
 	env := func(durable string) []string {
+		key := "takeover-hmac-key-0123456789"
+		if durable == "all, no key" {
+			durable, key = "all", ""
+		}
 		return []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),
-			"ISOGATE_STORE__HMAC_KEY=takeover-hmac-key-0123456789", "ISOGATE_STORE__LEASE_TTL=2s",
+			"ISOGATE_STORE__HMAC_KEY=" + key, "ISOGATE_STORE__LEASE_TTL=2s",
 			"ISOGATE_SANDBOX__DURABLE=" + durable,
 			"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
 	}
@@ -156,6 +163,10 @@ return "steps " + out.join(",");`
 		{"durable mid-call", "all", "step-3", fourSteps, "failed", "CALL_INDETERMINATE",
 			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "step-4": 0}},
 		{"durability off", "off", "wait", betweenSteps, "failed", "REPLICA_LOST",
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
+		// Without store.hmac_key a journal in Redis could be planted: it is
+		// not run for the principal a lease names.
+		{"durable without store.hmac_key", "all, no key", "wait", betweenSteps, "failed", "store.hmac_key is not set",
 			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,3 +57,12 @@ if not v[1] or v[1] ~= ARGV[1] or not v[2] then return false end
 redis.call('HSET', KEYS[1], 'p', '', 'h', ARGV[2])
 return v[2]
 `))
+
+// Sealed reports whether journals are sealed with store.hmac_key: only
+// then is a journal read back from the store known to be one this
+// gateway wrote.
+func (m *MemoryJournals) Sealed() bool { return len(m.key) > 0 }
+
+// Sealed reports whether journals are sealed with store.hmac_key (see
+// [MemoryJournals.Sealed]).
+func (r *RedisJournals) Sealed() bool { return len(r.key) > 0 }

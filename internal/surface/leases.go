@@ -253,6 +253,11 @@ func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder 
 	if !ok {
 		return nil, errors.New("the journal store cannot hand journals over")
 	}
+	// Replaying runs a program read from the store, for the principal the
+	// lease names, with nobody asking: only what this gateway sealed.
+	if s, ok := g.sf.journals.(interface{ Sealed() bool }); !ok || !s.Sealed() {
+		return nil, errors.New("store.hmac_key is not set, so a journal read from the store cannot be trusted to run")
+	}
 	data, err := taker.TakeJournal(ctx, rec.Owner, rec.Journal, holder)
 	if err != nil {
 		if errors.Is(err, resultstore.ErrNotFound) {
