@@ -137,13 +137,17 @@ func TestTaskSurvivesItsReplica(t *testing.T) {
 	const alice = "alice-takeover-token"
 	env := func(durable string) []string {
 		key := "takeover-hmac-key-0123456789"
-		if durable == "all, no key" {
+		var extra []string
+		switch durable {
+		case "all, no key":
 			durable, key = "all", ""
+		case "all, bound 2 calls":
+			durable, extra = "all", []string{"ISOGATE_SANDBOX__DURABLE_MAX_CALLS=2"}
 		}
-		return []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),
-			"ISOGATE_STORE__HMAC_KEY=" + key, "ISOGATE_STORE__LEASE_TTL=2s",
-			"ISOGATE_SANDBOX__DURABLE=" + durable,
-			"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
+		return append(extra, "ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL="+srv.URL(),
+			"ISOGATE_STORE__HMAC_KEY="+key, "ISOGATE_STORE__LEASE_TTL=2s",
+			"ISOGATE_SANDBOX__DURABLE="+durable,
+			"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN="+alice)
 	}
 	const betweenSteps = `const out = [];
 for (let i = 1; i <= 2; i++) out.push(await counter.step({n: i}));
@@ -168,6 +172,15 @@ return "steps " + out.join(",");`
 		// not run for the principal a lease names.
 		{"durable without store.hmac_key", "all, no key", "wait", betweenSteps, "failed", "store.hmac_key is not set",
 			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
+		// Past sandbox.durable_max_calls the run goes on not durable: its
+		// journal (steps 1 and 2) is dropped from the store, else a taker
+		// would replay it and make step 3 again.
+		{"durable past its bound", "all, bound 2 calls", "wait", `const out = [];
+for (let i = 1; i <= 3; i++) out.push(await counter.step({n: i}));
+await counter.wait({});
+out.push(await counter.step({n: 4}));
+return "steps " + out.join(",");`, "failed", "REPLICA_LOST",
+			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "wait": 1, "step-4": 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			backend := newCountingBackend(t, tc.hold)

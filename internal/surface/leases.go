@@ -38,6 +38,17 @@ import (
 // while it ran and which could not be continued elsewhere.
 const codeReplicaLost = "REPLICA_LOST"
 
+// codeJournalUnavailable is the code of a durable task stopped because
+// its journal could neither be written nor dropped.
+const codeJournalUnavailable = "JOURNAL_UNAVAILABLE"
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
 // leaseScanBatch bounds the lapsed leases one scan takes over.
 const leaseScanBatch = 16
 
@@ -99,12 +110,27 @@ func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Tas
 func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
 	lost context.CancelCauseFunc) *durableRun {
 	d := &durableRun{id: id, holder: holder}
+	log := g.sf.logger.With(slog.String("task", id))
 	sink := func(ctx context.Context, data []byte) error {
-		rec, _ := json.Marshal(pausedRecord{Journal: data})
-		err := g.sf.journals.SaveJournal(ctx, owner, id, holder, "", rec, journalTTL(deadline))
-		if errors.Is(err, resultstore.ErrFenced) {
-			g.sf.logger.Warn("task's journal taken by another replica: stopped here", slog.String("task", id))
+		var err error
+		if data != nil {
+			rec, _ := json.Marshal(pausedRecord{Journal: data})
+			err = g.sf.journals.SaveJournal(ctx, owner, id, holder, "", rec, journalTTL(deadline))
+		}
+		switch {
+		case errors.Is(err, resultstore.ErrFenced):
+			log.Warn("task's journal taken by another replica: stopped here")
 			lost(errLeaseLost)
+		case data == nil || err != nil:
+			// The run goes on without a journal only once the store holds
+			// none: a replica taking it over would replay a stale one and
+			// make its later calls again.
+			if derr := g.sf.journals.DeleteJournal(ctx, id, holder); derr != nil {
+				log.Warn("task's journal neither written nor dropped: stopped", slog.Any("error", derr))
+				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w) nor dropped; the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, derr)))
+			} else {
+				log.Info("task not durable any more: it fails with REPLICA_LOST if its replica stops", slog.Any("error", err))
+			}
 		}
 		return err
 	}
