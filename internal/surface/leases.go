@@ -244,16 +244,25 @@ func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
 		return
 	}
 	t, err := g.store.Get(ctx, rec.Owner, rec.Task)
-	if err != nil || t.Terminal() { // over (it ended as its replica died) or expired
+	switch {
+	case errors.Is(err, resultstore.ErrNotFound) || err == nil && t.Terminal(): // expired, or it ended as its replica died
 		l.release()
+		return
+	case err != nil: // the store failed: the lease lapses again and a next scan retries
+		log.Warn("lapsed task not read", slog.Any("error", err))
 		return
 	}
 	why := "the task was not journalled (sandbox.durable: all journals call_tool_chain tasks)"
 	if rec.Journal != "" {
 		j, err := g.takeJournal(ctx, rec, l.holder)
-		if err == nil {
+		var unavailable *storeUnavailable
+		switch {
+		case err == nil:
 			log.Info("task taken over from a lost replica: resumed by replay", slog.Int("journalled_calls", len(j.Calls)))
 			g.resume(t, rec, j, l)
+			return
+		case errors.As(err, &unavailable):
+			log.Warn("lapsed task's journal not read", slog.Any("error", err))
 			return
 		}
 		why = err.Error()
@@ -261,8 +270,50 @@ func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
 	log.Info("task taken over from a lost replica: failed", slog.String("code", codeReplicaLost), slog.String("why", why))
 	rt := &runningTask{gt: g, task: *t}
 	rt.finish(replicaLost(rec.Tool, why), nil, nil)
-	l.release()
+	g.releaseSettled(l, t)
 }
+
+// endLeased ends this replica's hold on a task it ran: once its outcome is
+// kept, the lease and the journal are dropped; if it could not be kept
+// (the store failed), both stay: the lease lapses and another replica
+// replays the journal (every call answered from it) to keep the outcome,
+// or fails the task with REPLICA_LOST.
+func (g *gatewayTasks) endLeased(l *taskLease, d *durableRun, t *resultstore.Task) {
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	if l != nil {
+		now, err := g.store.Get(ctx, t.Owner, t.ID)
+		if !errors.Is(err, resultstore.ErrNotFound) && (err != nil || !now.Terminal()) {
+			return
+		}
+		l.release()
+	}
+	if d != nil {
+		_ = g.sf.journals.DeleteJournal(ctx, d.id, d.holder)
+	}
+}
+
+// releaseSettled releases l once task t is over in the store (its outcome
+// kept) or gone; otherwise the lease lapses and a next scan takes the task
+// over again, so that a task is never left working because one write of
+// its outcome failed.
+func (g *gatewayTasks) releaseSettled(l *taskLease, t *resultstore.Task) {
+	if l == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	now, err := g.store.Get(ctx, t.Owner, t.ID)
+	if errors.Is(err, resultstore.ErrNotFound) || err == nil && now.Terminal() {
+		l.release()
+	}
+}
+
+// storeUnavailable is a store failure that a later scan may not meet.
+type storeUnavailable struct{ err error }
+
+func (e *storeUnavailable) Error() string { return e.err.Error() }
+func (e *storeUnavailable) Unwrap() error { return e.err }
 
 // replicaLost is the result of a task failed with REPLICA_LOST.
 func replicaLost(tool, why string) *mcp.CallToolResult {
@@ -285,11 +336,13 @@ func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder 
 		return nil, errors.New("store.hmac_key is not set, so a journal read from the store cannot be trusted to run")
 	}
 	data, err := taker.TakeJournal(ctx, rec.Owner, rec.Journal, holder)
-	if err != nil {
-		if errors.Is(err, resultstore.ErrNotFound) {
-			return nil, errors.New("its journal is gone (it stopped being durable, or expired)")
-		}
+	switch {
+	case errors.Is(err, resultstore.ErrNotFound):
+		return nil, errors.New("it has no journal (it stopped being durable, was not journalled yet, or expired)")
+	case errors.Is(err, resultstore.ErrTampered):
 		return nil, fmt.Errorf("its journal: %w", err)
+	case err != nil:
+		return nil, &storeUnavailable{err}
 	}
 	var p pausedRecord
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -326,7 +379,7 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 		stopWatch()
 		stopBeat()
 		rt.finish(res, nil, context.Cause(tctx))
-		l.release()
+		g.releaseSettled(l, t)
 		// The journal is left to expire, held by this replica: the lost
 		// replica, were it only paused, finds its writes fenced off and
 		// stops (a deleted journal would take its write as a first one).

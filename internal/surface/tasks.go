@@ -219,10 +219,7 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 		stopBeat()
 		g.tokens.Delete(progress)
 		rt.finish(res, err, context.Cause(tctx))
-		lease.release()
-		if durable != nil {
-			_ = g.sf.journals.DeleteJournal(context.Background(), durable.id, durable.holder)
-		}
+		g.endLeased(lease, durable, &t)
 		g.running.Delete(t.ID)
 		close(rt.done)
 	}()
