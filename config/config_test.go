@@ -117,9 +117,10 @@ func TestDefaults(t *testing.T) {
 	want := &Config{
 		Server: ServerConfig{LogLevel: "info", LogFormat: "text", CacheDir: "/cache/isogate",
 			SessionIdleTimeout: 30 * time.Minute, MaxSessions: 10000, Expose: ExposeMeta, ToolNames: ToolNamesAuto, ShutdownGrace: 5 * time.Second,
+			Tasks: TasksConfig{MaxTTL: 15 * time.Minute, MaxPerPrincipal: 32},
 			Auth: AuthConfig{ClockSkew: 30 * time.Second, JWKSMinRefresh: 10 * time.Second, GroupsClaim: "groups",
 				IntrospectionCacheTTL: time.Minute, IntrospectionRate: 10},
-			Console: ConsoleConfig{SessionTTL: 8 * time.Hour}, Tasks: TasksConfig{MaxTTL: 15 * time.Minute, MaxPerPrincipal: 32}},
+			Console: ConsoleConfig{SessionTTL: 8 * time.Hour}},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
@@ -132,6 +133,7 @@ func TestDefaults(t *testing.T) {
 			},
 		},
 		RunCode: RunCodeConfig{Weather: WeatherConfig{BaseURL: "https://api.open-meteo.com"}},
+		Store:   StoreConfig{LeaseTTL: 6 * time.Second},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load with no file:\n got %+v\nwant %+v", cfg, want)
@@ -492,9 +494,9 @@ func TestFlagOverrides(t *testing.T) {
 			tt.want.SessionIdleTimeout, tt.want.MaxSessions = DefaultSessionIdleTimeout, DefaultMaxSessions
 			tt.want.Expose, tt.want.ToolNames = ExposeMeta, ToolNamesAuto
 			tt.want.ShutdownGrace = DefaultShutdownGrace
+			tt.want.Tasks = Default().Server.Tasks
 			tt.want.Auth = Default().Server.Auth
 			tt.want.Console = Default().Server.Console
-			tt.want.Tasks = Default().Server.Tasks
 			if !reflect.DeepEqual(cfg.Server, tt.want) {
 				t.Errorf("got %+v, want %+v", cfg.Server, tt.want)
 			}

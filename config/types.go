@@ -216,6 +216,11 @@ type StoreConfig struct {
 	// replica; without it each replica keeps its own token file. ${VAR}
 	// is expanded.
 	TokenKey string `koanf:"token_key"`
+	// LeaseTTL is how long a replica's lease on a running task lasts
+	// without a heartbeat (renewed every third of it): a replica that dies
+	// leaves its tasks to be taken over by another replica (or failed with
+	// REPLICA_LOST) about this long after its death.
+	LeaseTTL time.Duration `koanf:"lease_ttl"`
 }
 
 // TelemetryConfig configures OpenTelemetry tracing.
@@ -533,6 +538,8 @@ const (
 	DefaultBackendMaxSessions = 16
 	// DefaultSpareWorkers is the default of SandboxConfig.SpareWorkers.
 	DefaultSpareWorkers = 2
+	// DefaultLeaseTTL is the default of StoreConfig.LeaseTTL.
+	DefaultLeaseTTL = 6 * time.Second
 	// MaxSpareWorkers is the largest SandboxConfig.SpareWorkers.
 	MaxSpareWorkers = 64
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
@@ -582,6 +589,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 				IntrospectionCacheTTL: DefaultIntrospectionCacheTTL, IntrospectionRate: DefaultIntrospectionRate},
 			Console: ConsoleConfig{SessionTTL: DefaultConsoleSessionTTL},
 		},
+		Store:    StoreConfig{LeaseTTL: DefaultLeaseTTL},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation:     IsolationProcess,

@@ -108,6 +108,9 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 			c.add("store.redis_url", `expected a Redis URL such as "redis://127.0.0.1:6379/0" or "rediss://:password@host:6380/0"`)
 		}
 	}
+	if !skip["store.lease_ttl"] {
+		c.durationBetween("store.lease_ttl", cfg.Store.LeaseTTL, 10*time.Minute)
+	}
 	if k := cfg.Store.HMACKey; k != "" && len(k) < 16 && !skip["store.hmac_key"] {
 		c.add("store.hmac_key", fmt.Sprintf("must be at least 16 characters (got %d); use a long random secret", len(k)))
 	}

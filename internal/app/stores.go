@@ -43,6 +43,7 @@ func taskOptions(cfg *config.Config, results resultstore.Store) surface.TaskOpti
 	opts := surface.TaskOptions{MaxTTL: cfg.Server.Tasks.MaxTTL, MaxPerPrincipal: cfg.Server.Tasks.MaxPerPrincipal}
 	if r, ok := results.(*resultstore.Redis); ok {
 		opts.Store = resultstore.NewRedisTasks(r)
+		opts.Leases, opts.LeaseTTL = resultstore.NewRedisLeases(r), cfg.Store.LeaseTTL
 	}
 	return opts
 }

@@ -114,7 +114,9 @@ func ParseJournal(data []byte) (*Journal, error) {
 }
 
 // JournalSink receives a durable run's journal when it is written through
-// (DurableAll); nil: nowhere.
+// (DurableAll); nil: nowhere. It receives nil data once when the run stops
+// being durable (a bound passed): the journal it kept is stale from then
+// on.
 type JournalSink func(ctx context.Context, data []byte) error
 
 // DurableLimits bound one run's journal: past either, the run stops
@@ -138,6 +140,7 @@ type DurableRun struct {
 	limits  DurableLimits
 	off     string // why the run is not durable any more ("": it is)
 	sink    JournalSink
+	toldOff bool // the sink heard the run is not durable any more
 	replays int
 }
 
@@ -372,10 +375,22 @@ func (d *DurableRun) writeThrough(ctx context.Context) {
 	}
 	data := d.Snapshot()
 	if data == nil {
+		// Not durable any more: the sink hears it once (nil), so that the
+		// store drops a journal that no longer says what the run did.
+		d.mu.Lock()
+		told := d.toldOff
+		d.toldOff = true
+		d.mu.Unlock()
+		if !told {
+			_ = d.sink(context.WithoutCancel(ctx), nil)
+		}
 		return
 	}
 	if err := d.sink(context.WithoutCancel(ctx), data); err != nil {
 		d.Stop("its journal could not be written: " + err.Error())
+		d.mu.Lock()
+		d.toldOff = true // the sink saw the failure
+		d.mu.Unlock()
 	}
 }
 
@@ -414,6 +429,11 @@ func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, ar
 		return replyError(reply)
 	}
 	d.start(ctx, seq, backend, tool, args)
+	if err := ctx.Err(); err != nil {
+		// The run ended while its start was journalled (its journal was
+		// taken over by another replica, for one): nothing is sent.
+		return nil, err
+	}
 	value, err := live(context.WithValue(ctx, journalCallKey{}, journalCall{d, seq}))
 	err = coded(err)
 	if ctx.Err() == nil { // a call cut short by the run's end has no outcome

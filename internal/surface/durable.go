@@ -85,6 +85,9 @@ func (sf *Surface) durableOf(owner string, j *codemode.Journal, id string, deadl
 	var sink codemode.JournalSink
 	if sf.opts.Durable == codemode.DurableAll {
 		sink = func(ctx context.Context, data []byte) error {
+			if data == nil { // not durable any more: its journal is stale
+				return sf.journals.DeleteJournal(ctx, id, d.holder)
+			}
 			rec, _ := json.Marshal(pausedRecord{Journal: data})
 			return sf.journals.SaveJournal(ctx, owner, id, d.holder, "", rec, journalTTL(deadline))
 		}

@@ -123,6 +123,7 @@ func (sf *Surface) Listen(addr string) (net.Listener, error) {
 // given up to server.shutdown_grace to answer before their connections are
 // closed.
 func (sf *Surface) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	go sf.tasks.sweepLapsed(ctx) // tasks of replicas that died (leases.go)
 	return serveUntil(ctx, ln, newHTTPServer(sf.HTTPHandler()), sf.opts.ShutdownGrace)
 }
 

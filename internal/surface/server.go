@@ -231,7 +231,7 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		Timeout:       codemode.Millis(in.Timeout),
 		MaxOutputSize: in.MaxOutputSize,
 		Intent:        in.Intent,
-		Owner:         sf.ownerOf(req),
+		Owner:         sf.runOwner(ctx, req),
 		Durable:       durableFrom(ctx),
 	}
 	// While the program runs, what its backends ask and log reaches this

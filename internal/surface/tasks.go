@@ -53,6 +53,13 @@ type TaskOptions struct {
 	// MaxPerPrincipal bounds a principal's live tasks
 	// (server.tasks.max_per_principal).
 	MaxPerPrincipal int
+	// Leases hold the tasks a replica runs, for another one to take them
+	// over when it dies (leases.go); nil: tasks are not leased (one
+	// replica, task state in memory).
+	Leases resultstore.Leases
+	// LeaseTTL is how long a lease lasts without a heartbeat
+	// (store.lease_ttl).
+	LeaseTTL time.Duration
 }
 
 // taskIntent is a task-augmented tools/call as the boundary saw it.
@@ -195,7 +202,10 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	now := time.Now()
 	t := resultstore.Task{ID: newTaskID(), Owner: in.owner, Status: resultstore.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, TTL: ttl}
+	journalled := g.journalled(call)
+	lease := g.hold(ctx, &t, call.Params.Name, journalled) // before the task exists: never unleased
 	if err := g.store.Create(ctx, &t, g.opts.MaxPerPrincipal); err != nil {
+		lease.release()
 		if errors.Is(err, resultstore.ErrTooManyTasks) {
 			data, _ := json.Marshal(map[string]string{"isogate/code": codeTooManyTasks})
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Data: data,
@@ -215,17 +225,26 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	progress := "isogate-task-progress-" + t.ID
 	g.tokens.Store(progress, rt)
 	bg := taskRequest(call, progress)
+	var durable *durableRun
+	if journalled {
+		if durable = g.durableTask(call, &t, cancel); durable != nil {
+			tctx = withDurable(tctx, durable.run)
+		}
+	}
 	go func() {
 		defer cancelTTL()
 		defer cancel(nil)
+		stopBeat := lease.heartbeat(tctx, cancel)
 		stop := g.watchCancel(tctx, rt)
 		res, err := run(tctx, bg)
 		if in.modern {
 			res, err = rt.inputRounds(tctx, bg, res, err, run)
 		}
 		stop()
+		stopBeat()
 		g.tokens.Delete(progress)
 		rt.finish(res, err, context.Cause(tctx))
+		g.endLeased(lease, durable, &t)
 		g.running.Delete(t.ID)
 		close(rt.done)
 	}()
@@ -332,6 +351,9 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 	log := g.sf.logger.With(slog.String("task", t.ID))
 	if errors.Is(cause, errTaskCancelled) {
 		log.Debug("task cancelled")
+		return
+	}
+	if errors.Is(cause, errLeaseLost) { // another replica continues it
 		return
 	}
 	var out taskOutcome

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/resultstore/redistest"
+	"github.com/isogate/isogate/internal/testutil"
+)
+
+// countingBackend is an MCP backend over streamable HTTP in the test
+// process, shared by both replicas: it counts every call it receives, by
+// tool and argument, and holds one chosen call until the test lets it go
+// (or its caller goes away), telling the test when that call arrived.
+type countingBackend struct {
+	url     string
+	arrived chan string   // the held call's key, once it arrived
+	release chan struct{} // closed: the held call returns
+
+	mu     sync.Mutex
+	counts map[string]int
+	holdAt string        // the key of the call to hold
+	work   time.Duration // how long each call works (the soak's backend latency)
+}
+
+type stepArgs struct {
+	N int `json:"n"`
+}
+
+// newCountingBackend serves tools step({n}) (a side effect: not
+// idempotent) and wait() (idempotentHint: sending it again is harmless),
+// holding the first call whose key (step-<n> or wait) is holdAt.
+func newCountingBackend(t *testing.T, holdAt string) *countingBackend {
+	b := &countingBackend{arrived: make(chan string, 1), release: make(chan struct{}), counts: map[string]int{}, holdAt: holdAt}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "counter"}, nil)
+	called := func(ctx context.Context, key string, value string) (*mcp.CallToolResult, any, error) {
+		b.mu.Lock()
+		b.counts[key]++
+		hold := key == b.holdAt && b.counts[key] == 1
+		work := b.work
+		b.mu.Unlock()
+		if work > 0 {
+			select { // simulated backend latency, not a synchronisation
+			case <-time.After(work):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		if hold {
+			b.arrived <- key
+			select {
+			case <-b.release:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: value}}}, nil, nil
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "step", Description: "one step with a side effect"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in stepArgs) (*mcp.CallToolResult, any, error) {
+			return called(ctx, fmt.Sprintf("step-%d", in.N), fmt.Sprint(in.N*10))
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "wait", Description: "waits; no side effect",
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, ReadOnlyHint: true}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return called(ctx, "wait", "waited")
+		})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	b.url = "http://" + ln.Addr().String() + "/mcp"
+	return b
+}
+
+// count is how many times the backend received the call key.
+func (b *countingBackend) count(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.counts[key]
+}
+
+// takeoverConfig writes a gateway config with the counting backend only.
+func takeoverConfig(t *testing.T, backendURL string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`server:
+  cache_dir: %s
+  log_level: debug
+backends:
+  counter:
+    url: %s
+sandbox:
+  isolation: thread
+  trusted_code: true
+  timeout: 60s
+`, filepath.Join(dir, "cache"), backendURL)
+	path := filepath.Join(dir, "isogate.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestTaskSurvivesItsReplica: two real isogate replicas (stateless, one
+// real redis-server, store.lease_ttl 2s), one counting backend shared by
+// both. A program is started as a task through A; when its call held by
+// the backend arrives, A is SIGKILLed; B takes the task over once A's
+// lease lapses (no sleep: the test waits on tasks/result through B).
+//   - durable all, A dies between side effects (in an idempotent wait):
+//     B replays step 1 and 2 from the journal, sends wait again, makes
+//     steps 3 and 4 live: the task completes with every step made once.
+//   - durable all, A dies in the middle of step 3: the task fails with
+//     CALL_INDETERMINATE naming call #3 (counter.step); step 3 is not sent
+//     again and step 4 never.
+//   - durable off: the task fails with REPLICA_LOST; nothing is sent again;
+//     so does a durable task without store.hmac_key (a journal that could
+//     have been planted in Redis is not run for the principal a lease
+//     names).
+func TestTaskSurvivesItsReplica(t *testing.T) {
+	srv := redistest.ForTest(t)
+	const alice = "alice-takeover-token"
+	env := func(durable string) []string {
+		key := "takeover-hmac-key-0123456789"
+		var extra []string
+		switch durable {
+		case "all, no key":
+			durable, key = "all", ""
+		case "all, bound 2 calls":
+			durable, extra = "all", []string{"ISOGATE_SANDBOX__DURABLE_MAX_CALLS=2"}
+		}
+		return append(extra, "ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL="+srv.URL(),
+			"ISOGATE_STORE__HMAC_KEY="+key, "ISOGATE_STORE__LEASE_TTL=2s",
+			"ISOGATE_SANDBOX__DURABLE="+durable,
+			"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN="+alice)
+	}
+	const betweenSteps = `const out = [];
+for (let i = 1; i <= 2; i++) out.push(await counter.step({n: i}));
+await counter.wait({});
+for (let i = 3; i <= 4; i++) out.push(await counter.step({n: i}));
+return "steps " + out.join(",") + " clock " + (Date.now() > 0) + " random " + (Math.random() < 1);`
+	const fourSteps = `const out = [];
+for (let i = 1; i <= 4; i++) out.push(await counter.step({n: i}));
+return "steps " + out.join(",");`
+	for _, tc := range []struct {
+		name, durable, hold, code string
+		wantStatus, want          string
+		counts                    map[string]int
+	}{
+		{"durable between calls", "all", "wait", betweenSteps, "completed", "steps 10,20,30,40 clock true random true",
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1}},
+		{"durable mid-call", "all", "step-3", fourSteps, "failed", "CALL_INDETERMINATE",
+			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "step-4": 0}},
+		{"durability off", "off", "wait", betweenSteps, "failed", "REPLICA_LOST",
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
+		// Without store.hmac_key a journal in Redis could be planted: it is
+		// not run for the principal a lease names.
+		{"durable without store.hmac_key", "all, no key", "wait", betweenSteps, "failed", "store.hmac_key is not set",
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
+		// Past sandbox.durable_max_calls the run goes on not durable: its
+		// journal (steps 1 and 2) is dropped from the store, else a taker
+		// would replay it and make step 3 again.
+		{"durable past its bound", "all, bound 2 calls", "wait", `const out = [];
+for (let i = 1; i <= 3; i++) out.push(await counter.step({n: i}));
+await counter.wait({});
+out.push(await counter.step({n: 4}));
+return "steps " + out.join(",");`, "failed", "REPLICA_LOST",
+			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "wait": 1, "step-4": 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			backend := newCountingBackend(t, tc.hold)
+			cfg := takeoverConfig(t, backend.url)
+			urlA, procA := startHTTPProcess(t, cfg, env(tc.durable)...)
+			urlB, _ := startHTTPProcess(t, cfg, env(tc.durable)...)
+
+			task := createTask(t, urlA, alice, tc.code)
+			select {
+			case <-backend.arrived:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the held call never reached the backend")
+			}
+			if err := procA.Process.Kill(); err != nil { // SIGKILL: no goodbye
+				t.Fatal(err)
+			}
+			_ = procA.Wait()
+			close(backend.release)
+
+			raw, rerr := rawRPC(t, urlB, alice, "tasks/result", map[string]any{"taskId": task.TaskID})
+			raw2, _ := rawRPC(t, urlB, alice, "tasks/get", map[string]any{"taskId": task.TaskID})
+			var st taskState
+			_ = json.Unmarshal(raw2, &st)
+			t.Logf("tasks/result through B: %s %+v; status %+v", raw, rerr, st)
+			if st.Status != tc.wantStatus {
+				t.Errorf("task status %q (%s), want %q", st.Status, st.StatusMessage, tc.wantStatus)
+			}
+			if !strings.Contains(string(raw), tc.want) {
+				t.Errorf("task result %s, want %q in it", raw, tc.want)
+			}
+			if tc.wantStatus == "failed" && !strings.Contains(st.StatusMessage, tc.want) {
+				t.Errorf("status message %q does not name %s", st.StatusMessage, tc.want)
+			}
+			if tc.want == "CALL_INDETERMINATE" && !strings.Contains(string(raw), "#3, counter.step") {
+				t.Errorf("the failure does not name call #3, counter.step: %s", raw)
+			}
+			for key, n := range tc.counts {
+				if got := backend.count(key); got != n {
+					t.Errorf("the backend received %s %d times, want %d", key, got, n)
+				}
+			}
+		})
+	}
+}
+
+// TestPausedReplicaIsFencedOff: replica A is not dead but frozen
+// (SIGSTOP) past its lease while its program waits in a call: B takes the
+// task over and completes it (every step made once). When A thaws and its
+// held call returns, A finds the task taken (its lease renewal or its
+// journal write is refused) and stops: it sends no call of its own (no step
+// twice) and does not overwrite the task's outcome.
+func TestPausedReplicaIsFencedOff(t *testing.T) {
+	srv := redistest.ForTest(t)
+	const alice = "alice-takeover-token"
+	env := []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),
+		"ISOGATE_STORE__HMAC_KEY=takeover-hmac-key-0123456789", "ISOGATE_STORE__LEASE_TTL=2s",
+		"ISOGATE_SANDBOX__DURABLE=all",
+		"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
+	backend := newCountingBackend(t, "wait")
+	cfg := takeoverConfig(t, backend.url)
+	urlA, procA, logsA := startHTTPLogged(t, cfg, env...)
+	urlB, _ := startHTTPProcess(t, cfg, env...)
+
+	task := createTask(t, urlA, alice, `const out = [];
+for (let i = 1; i <= 2; i++) out.push(await counter.step({n: i}));
+await counter.wait({});
+for (let i = 3; i <= 4; i++) out.push(await counter.step({n: i}));
+return "steps " + out.join(",");`)
+	<-backend.arrived
+	if err := procA.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	raw, rerr := rawRPC(t, urlB, alice, "tasks/result", map[string]any{"taskId": task.TaskID})
+	if rerr != nil || !strings.Contains(string(raw), "steps 10,20,30,40") {
+		t.Fatalf("tasks/result through B: %+v %s", rerr, raw)
+	}
+	if err := procA.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	close(backend.release) // A's held wait returns to A
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		return strings.Contains(logsA.String(), "stopped here")
+	}, "A never noticed the takeover:\n%s", logsA)
+	raw, rerr = rawRPC(t, urlA, alice, "tasks/result", map[string]any{"taskId": task.TaskID})
+	if rerr != nil || !strings.Contains(string(raw), "steps 10,20,30,40") {
+		t.Errorf("tasks/result through A after it thawed: %+v %s", rerr, raw)
+	}
+	for key, n := range map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1} {
+		if got := backend.count(key); got != n {
+			t.Errorf("the backend received %s %d times, want %d", key, got, n)
+		}
+	}
+}

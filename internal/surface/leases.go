@@ -1,0 +1,406 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore"
+)
+
+// Tasks that outlive their replica (issue 35). With the task state in
+// Redis, a replica holds every task it runs under a lease (resultstore
+// Leases) that it renews every third of store.lease_ttl. Every replica
+// serving HTTP scans, every third of store.lease_ttl, for leases that
+// lapsed (at most leaseScanBatch per scan: bounded work), and takes each
+// over atomically (one taker):
+//   - a call_tool_chain task journalled with sandbox.durable: all is
+//     continued on the taker by replay: the journalled calls are answered
+//     from the journal (none is made again), a call that was started and
+//     has no result fails the run with CALL_INDETERMINATE unless its tool
+//     declares idempotentHint, and the program continues live;
+//   - any other task (durability off, a passthrough call, a journal that
+//     stopped being durable or is gone) is failed with REPLICA_LOST: never
+//     "working" until its TTL.
+// A replica whose lease was taken (it was alive but could not renew in
+// time) stops its run and writes nothing more: the journal's holder fence
+// refuses its writes, and its outcome is not kept.
+
+// codeReplicaLost is the isogate/code of a task whose replica stopped
+// while it ran and which could not be continued elsewhere.
+const codeReplicaLost = "REPLICA_LOST"
+
+// codeJournalUnavailable is the code of a durable task stopped because
+// its journal could neither be written nor dropped.
+const codeJournalUnavailable = "JOURNAL_UNAVAILABLE"
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// leaseScanBatch bounds the lapsed leases one scan takes over.
+const leaseScanBatch = 16
+
+// errLeaseLost is the cause of a task's context when another replica took
+// its lease over.
+var errLeaseLost = errors.New("another replica took the task over (its lease lapsed)")
+
+// leaseRecord is what a task's lease tells the replica that takes it over.
+type leaseRecord struct {
+	Task  string `json:"task"`
+	Owner string `json:"owner"`
+	Tool  string `json:"tool"`
+	// Journal is the task's durable run in the journal store ("": none).
+	Journal   string          `json:"journal,omitempty"`
+	Principal *leasePrincipal `json:"principal,omitempty"`
+}
+
+// leasePrincipal is the caller a taken-over run acts for: its name, groups
+// and scopes (policy and audit), never its credential.
+type leasePrincipal struct {
+	Name   string   `json:"name"`
+	Groups []string `json:"groups,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// taskLease is this replica's hold on a task.
+type taskLease struct {
+	g      *gatewayTasks
+	id     string
+	holder string
+}
+
+// leasing reports whether tasks are held under leases.
+func (g *gatewayTasks) leasing() bool { return g.opts.Leases != nil && g.opts.LeaseTTL > 0 }
+
+// journalled reports whether a task of call is a durable run: a
+// call_tool_chain task when runs are journalled through (sandbox.durable:
+// all) and tasks are leased.
+func (g *gatewayTasks) journalled(call *mcp.CallToolRequest) bool {
+	sf := g.sf
+	return g.leasing() && call.Params.Name == "call_tool_chain" && sf.journals != nil && sf.opts.Durable == codemode.DurableAll
+}
+
+// durableTask returns the durable run of a journalled call_tool_chain task
+// (its journal is under the task's id), nil when its arguments are not a
+// program; lost stops the run when another replica took its journal.
+func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task, lost context.CancelCauseFunc) *durableRun {
+	var in chainInput
+	if raw, err := json.Marshal(call.Params.Arguments); err != nil || json.Unmarshal(raw, &in) != nil || in.Code == "" {
+		return nil
+	}
+	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
+	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.sf.runTimeout(in)), randomHex(16), lost)
+}
+
+// taskDurable is the durable run of a task's journal j under id, held by
+// holder and written through: a write fenced off (another replica took the
+// task over) stops the run at once, before it sends anything more.
+func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
+	lost context.CancelCauseFunc) *durableRun {
+	d := &durableRun{id: id, holder: holder}
+	log := g.sf.logger.With(slog.String("task", id))
+	sink := func(ctx context.Context, data []byte) error {
+		var err error
+		if data != nil {
+			rec, _ := json.Marshal(pausedRecord{Journal: data})
+			err = g.sf.journals.SaveJournal(ctx, owner, id, holder, "", rec, journalTTL(deadline))
+		}
+		switch {
+		case errors.Is(err, resultstore.ErrFenced):
+			log.Warn("task's journal taken by another replica: stopped here")
+			lost(errLeaseLost)
+		case data == nil || err != nil:
+			// The run goes on without a journal only once the store holds
+			// none: a replica taking it over would replay a stale one and
+			// make its later calls again.
+			if derr := g.sf.journals.DeleteJournal(ctx, id, holder); derr != nil {
+				log.Warn("task's journal neither written nor dropped: stopped", slog.Any("error", derr))
+				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w) nor dropped; the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, derr)))
+			} else {
+				log.Info("task not durable any more: it fails with REPLICA_LOST if its replica stops", slog.Any("error", err))
+			}
+		}
+		return err
+	}
+	d.run = codemode.NewDurableRun(j, g.sf.opts.DurableLimits, sink)
+	return d
+}
+
+// hold puts task t under this replica's lease; nil when tasks are not
+// leased or the lease table refused it (the task then only lives here).
+func (g *gatewayTasks) hold(ctx context.Context, t *resultstore.Task, tool string, journalled bool) *taskLease {
+	if !g.leasing() {
+		return nil
+	}
+	rec := leaseRecord{Task: t.ID, Owner: t.Owner, Tool: tool}
+	if journalled {
+		rec.Journal = t.ID
+	}
+	if p := authn.FromContext(ctx); p != nil {
+		rec.Principal = &leasePrincipal{Name: p.Name, Groups: p.Groups, Scopes: p.Scopes}
+	}
+	data, _ := json.Marshal(rec)
+	l := &taskLease{g: g, id: t.ID, holder: randomHex(16)}
+	if err := g.opts.Leases.Hold(ctx, t.ID, l.holder, data, g.opts.LeaseTTL, time.Until(t.CreatedAt.Add(t.TTL))); err != nil {
+		g.sf.logger.Warn("task not leased: it is lost if this replica stops", slog.String("task", t.ID), slog.Any("error", err))
+		return nil
+	}
+	return l
+}
+
+// heartbeat renews l every third of store.lease_ttl until stop; when
+// another replica took the task over it cancels the run (lost).
+func (l *taskLease) heartbeat(ctx context.Context, lost context.CancelCauseFunc) (stop func()) {
+	if l == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		tick := time.NewTicker(l.g.opts.LeaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			err := l.g.opts.Leases.Renew(ctx, l.id, l.holder, l.g.opts.LeaseTTL)
+			if errors.Is(err, resultstore.ErrLeaseLost) {
+				l.g.sf.logger.Warn("task taken over by another replica: stopped here", slog.String("task", l.id))
+				lost(errLeaseLost)
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				l.g.sf.logger.Warn("task lease not renewed", slog.String("task", l.id), slog.Any("error", err))
+			}
+		}
+	}()
+	return cancel
+}
+
+// release drops the lease (the task is over).
+func (l *taskLease) release() {
+	if l == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	_ = l.g.opts.Leases.Release(ctx, l.id, l.holder)
+}
+
+// sweepLapsed takes over the tasks whose lease lapsed, every third of
+// store.lease_ttl, until ctx ends.
+func (g *gatewayTasks) sweepLapsed(ctx context.Context) {
+	if !g.leasing() {
+		return
+	}
+	tick := time.NewTicker(g.opts.LeaseTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ids, err := g.opts.Leases.Lapsed(ctx, leaseScanBatch)
+		if err != nil {
+			g.sf.logger.Debug("lapsed leases not scanned", slog.Any("error", err))
+			continue
+		}
+		for _, id := range ids {
+			g.takeOver(ctx, id)
+		}
+	}
+}
+
+// takeOver takes the lapsed lease of task id and continues the task by
+// replay, or fails it with REPLICA_LOST.
+func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
+	l := &taskLease{g: g, id: id, holder: randomHex(16)}
+	data, err := g.opts.Leases.Take(ctx, id, l.holder, g.opts.LeaseTTL)
+	if err != nil {
+		if !errors.Is(err, resultstore.ErrNotFound) {
+			g.sf.logger.Warn("lapsed lease not taken over", slog.String("task", id), slog.Any("error", err))
+		}
+		return
+	}
+	log := g.sf.logger.With(slog.String("task", id))
+	var rec leaseRecord
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Task != id {
+		log.Warn("lapsed lease's record unreadable", slog.Any("error", err))
+		l.release()
+		return
+	}
+	t, err := g.store.Get(ctx, rec.Owner, rec.Task)
+	switch {
+	case errors.Is(err, resultstore.ErrNotFound) || err == nil && t.Terminal(): // expired, or it ended as its replica died
+		l.release()
+		return
+	case err != nil: // the store failed: the lease lapses again and a next scan retries
+		log.Warn("lapsed task not read", slog.Any("error", err))
+		return
+	}
+	why := "the task was not journalled (sandbox.durable: all journals call_tool_chain tasks)"
+	if rec.Journal != "" {
+		j, err := g.takeJournal(ctx, rec, l.holder)
+		var unavailable *storeUnavailable
+		switch {
+		case err == nil:
+			log.Info("task taken over from a lost replica: resumed by replay", slog.Int("journalled_calls", len(j.Calls)))
+			g.resume(t, rec, j, l)
+			return
+		case errors.As(err, &unavailable):
+			log.Warn("lapsed task's journal not read", slog.Any("error", err))
+			return
+		}
+		why = err.Error()
+	}
+	log.Info("task taken over from a lost replica: failed", slog.String("code", codeReplicaLost), slog.String("why", why))
+	rt := &runningTask{gt: g, task: *t}
+	rt.finish(replicaLost(rec.Tool, why), nil, nil)
+	g.releaseSettled(l, t)
+}
+
+// endLeased ends this replica's hold on a task it ran: once its outcome is
+// kept, the lease and the journal are dropped; if it could not be kept
+// (the store failed), both stay: the lease lapses and another replica
+// replays the journal (every call answered from it) to keep the outcome,
+// or fails the task with REPLICA_LOST.
+func (g *gatewayTasks) endLeased(l *taskLease, d *durableRun, t *resultstore.Task) {
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	if l != nil {
+		now, err := g.store.Get(ctx, t.Owner, t.ID)
+		if !errors.Is(err, resultstore.ErrNotFound) && (err != nil || !now.Terminal()) {
+			return
+		}
+		l.release()
+	}
+	if d != nil {
+		_ = g.sf.journals.DeleteJournal(ctx, d.id, d.holder)
+	}
+}
+
+// releaseSettled releases l once task t is over in the store (its outcome
+// kept) or gone; otherwise the lease lapses and a next scan takes the task
+// over again, so that a task is never left working because one write of
+// its outcome failed.
+func (g *gatewayTasks) releaseSettled(l *taskLease, t *resultstore.Task) {
+	if l == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	now, err := g.store.Get(ctx, t.Owner, t.ID)
+	if errors.Is(err, resultstore.ErrNotFound) || err == nil && now.Terminal() {
+		l.release()
+	}
+}
+
+// storeUnavailable is a store failure that a later scan may not meet.
+type storeUnavailable struct{ err error }
+
+func (e *storeUnavailable) Error() string { return e.err.Error() }
+func (e *storeUnavailable) Unwrap() error { return e.err }
+
+// replicaLost is the result of a task failed with REPLICA_LOST.
+func replicaLost(tool, why string) *mcp.CallToolResult {
+	res := textResult(fmt.Sprintf("%s: the replica running this task (%s) stopped before it ended, and the task could not be continued on another replica: %s. What it did before is unknown; check before running it again.",
+		codeReplicaLost, tool, why), true)
+	res.Meta = mcp.Meta{"isogate/code": codeReplicaLost}
+	return res
+}
+
+// takeJournal takes the task's journal for holder (fencing off the lost
+// replica) and reads it.
+func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder string) (*codemode.Journal, error) {
+	taker, ok := g.sf.journals.(resultstore.JournalTaker)
+	if !ok {
+		return nil, errors.New("the journal store cannot hand journals over")
+	}
+	// Replaying runs a program read from the store, for the principal the
+	// lease names, with nobody asking: only what this gateway sealed.
+	if s, ok := g.sf.journals.(interface{ Sealed() bool }); !ok || !s.Sealed() {
+		return nil, errors.New("store.hmac_key is not set, so a journal read from the store cannot be trusted to run")
+	}
+	data, err := taker.TakeJournal(ctx, rec.Owner, rec.Journal, holder)
+	switch {
+	case errors.Is(err, resultstore.ErrNotFound):
+		return nil, errors.New("it has no journal (it stopped being durable, was not journalled yet, or expired)")
+	case errors.Is(err, resultstore.ErrTampered):
+		return nil, fmt.Errorf("its journal: %w", err)
+	case err != nil:
+		return nil, &storeUnavailable{err}
+	}
+	var p pausedRecord
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("its journal: %w", err)
+	}
+	return codemode.ParseJournal(p.Journal)
+}
+
+// resume runs a taken-over task's program again on this replica, from its
+// journal, for the principal it ran for, and keeps its outcome as the
+// task's.
+func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.Journal, l *taskLease) {
+	sf := g.sf
+	ctx := withTakenOwner(context.Background(), rec.Owner)
+	if p := rec.Principal; p != nil {
+		ctx = authn.WithPrincipal(ctx, &authn.Principal{Name: p.Name, Groups: p.Groups, Scopes: p.Scopes})
+	}
+	// Nobody to ask: an approval the program needs now is refused.
+	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{})
+	tctx, cancelTTL := context.WithDeadline(ctx, t.CreatedAt.Add(t.TTL))
+	tctx, cancel := context.WithCancelCause(tctx)
+	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), task: *t}
+	g.running.Store(t.ID, rt)
+	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
+	d := g.taskDurable(rec.Owner, j, rec.Journal, time.Now().Add(sf.runTimeout(in)), l.holder, cancel)
+	args, _ := json.Marshal(in)
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "call_tool_chain", Arguments: args}}
+	go func() {
+		defer cancelTTL()
+		defer cancel(nil)
+		stopBeat := l.heartbeat(tctx, cancel)
+		stopWatch := g.watchCancel(tctx, rt)
+		res := sf.executeChain(withDurable(tctx, d.run), req, in)
+		stopWatch()
+		stopBeat()
+		rt.finish(res, nil, context.Cause(tctx))
+		g.releaseSettled(l, t)
+		// The journal is left to expire, held by this replica: the lost
+		// replica, were it only paused, finds its writes fenced off and
+		// stops (a deleted journal would take its write as a first one).
+		g.running.Delete(t.ID)
+		close(rt.done)
+	}()
+}
+
+type takenOwnerKey struct{}
+
+// withTakenOwner makes owner the owner of a taken-over run (its request
+// came through another replica and is not here to say whose it is).
+func withTakenOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, takenOwnerKey{}, owner)
+}
+
+// runOwner is the owner of a run of req: a taken-over run's, or the
+// request's.
+func (sf *Surface) runOwner(ctx context.Context, req *mcp.CallToolRequest) string {
+	if o, ok := ctx.Value(takenOwnerKey{}).(string); ok {
+		return o
+	}
+	return sf.ownerOf(req)
+}
