@@ -375,6 +375,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if got := f.text(t, "#replay-result"); !strings.Contains(got, "finished") {
 			t.Errorf("the replayed result shows %q", got)
 		}
+		f.shot(t, "run-replayed")
 	})
 
 	t.Run("cancel a running program", func(t *testing.T) {
