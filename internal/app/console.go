@@ -1,13 +1,17 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/console"
 	"github.com/isogate/isogate/internal/desk"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/replay"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/internal/surface"
 )
@@ -41,6 +45,7 @@ func (a *App) newConsole(cfg *config.Config, d *desk.Desk) http.Handler {
 		Stats:    func() stats.Snapshot { return a.Observer.Stats().Snapshot() },
 		Sandbox:  func() surface.SandboxReport { return sandboxReport(a.Runner) },
 		Sessions: func() int { return a.Surface.SessionCount() },
+		Replay:   a.replayer(cfg),
 	}, console.Options{
 		Admins:     consoleAdmins(cfg.Server),
 		Verify:     a.Surface.Verifier(),
@@ -49,6 +54,26 @@ func (a *App) newConsole(cfg *config.Config, d *desk.Desk) http.Handler {
 		Replica:    replica,
 		Logger:     a.logger,
 	})
+}
+
+// replayGrace is how long past a replay's own timeout the console waits
+// for it before cancelling it (the engine ends it at the timeout).
+const replayGrace = 10 * time.Second
+
+// replayer replays a run record for the console as `isogate replay` does:
+// against the recorded tool responses, under the recorded limits (a record
+// without limits under sandbox.timeout), in code mode's sandbox.
+func (a *App) replayer(cfg *config.Config) console.ReplayFunc {
+	return func(ctx context.Context, rec *pipeline.RunRecord) (*replay.Outcome, error) {
+		var timeout time.Duration
+		if rec.Limits == nil || rec.Limits.TimeoutMS <= 0 {
+			timeout = cfg.Sandbox.Timeout // a record written before limits were
+		}
+		limits := replay.Limits(rec, timeout)
+		ctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond+replayGrace)
+		defer cancel()
+		return replay.Run(ctx, rec, replay.Options{Runner: a.Runner, Timeout: timeout, Logger: a.logger})
+	}
 }
 
 // lateHandler serves with the handler set once the surface exists (the

@@ -276,9 +276,10 @@ func chromiumPath() string {
 
 // TestConsoleInABrowser drives the console in headless Chromium: sign in,
 // a backend going down and coming back, an approval answered from the
-// page resuming its program, a running program cancelled, markup in a
-// tool's description and arguments staying inert, an action without the
-// CSRF token refused, a non-admin refused; a screenshot of every page.
+// page resuming its program, its run record replayed from the page
+// (reproduced), a running program cancelled, markup in a tool's
+// description and arguments staying inert, an action without the CSRF
+// token refused, a non-admin refused; a screenshot of every page.
 func TestConsoleInABrowser(t *testing.T) {
 	path := chromiumPath()
 	if path == "" {
@@ -367,6 +368,14 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("the call timeline shows %q", got)
 		}
 		f.shot(t, "run-record")
+		f.do(t, "replay the run", chromedp.Click("#replay"), chromedp.WaitVisible("#replay-verdict"))
+		if got := f.text(t, "#replay-verdict"); got != "reproduced" {
+			t.Errorf("the replay of the approved run shows %q (%s), want reproduced", got, f.text(t, "#replay-outcome"))
+		}
+		if got := f.text(t, "#replay-result"); !strings.Contains(got, "finished") {
+			t.Errorf("the replayed result shows %q", got)
+		}
+		f.shot(t, "run-replayed")
 	})
 
 	t.Run("cancel a running program", func(t *testing.T) {

@@ -40,6 +40,9 @@ type Sources struct {
 	Sandbox func() surface.SandboxReport
 	// Sessions counts the open client sessions.
 	Sessions func() int
+	// Replay replays a run record (the run record page's replay action);
+	// nil: the action is not offered.
+	Replay ReplayFunc
 }
 
 // Options configure the console.
@@ -64,6 +67,7 @@ type Console struct {
 	logger   *slog.Logger
 	sessions *sessions
 	pages    *pages
+	replays  *replays
 	mux      *http.ServeMux
 	started  time.Time
 }
@@ -77,7 +81,7 @@ func New(src Sources, opts Options) *Console {
 		opts.SessionTTL = config.Default().Server.Console.SessionTTL
 	}
 	c := &Console{src: src, opts: opts, logger: opts.Logger, sessions: newSessions(opts.SessionTTL),
-		pages: parsePages(), started: time.Now()}
+		pages: parsePages(), replays: newReplays(), started: time.Now()}
 	static, _ := fs.Sub(files, "static")
 	m := http.NewServeMux()
 	m.Handle("GET /console/static/", http.StripPrefix("/console/static/", http.FileServerFS(static)))
@@ -93,6 +97,7 @@ func New(src Sources, opts Options) *Console {
 	m.Handle("GET /console/events", c.guard(c.events))
 	m.Handle("POST /console/runs/cancel", c.guard(c.cancelRun))
 	m.Handle("POST /console/approvals/answer", c.guard(c.answerApproval))
+	m.Handle("POST /console/runs/replay", c.guard(c.replayRun))
 	c.mux = m
 	return c
 }

@@ -93,7 +93,7 @@ func (c *Console) gather(name string, r *http.Request) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("no recent run record %q", q.Get("id"))
 		}
-		return rec, nil
+		return recordData{Record: rec, CanReplay: c.src.Replay != nil, Replay: c.replays.of(rec.Run.ID)}, nil
 	case "approvals":
 		return c.src.Desk.Approvals(), nil
 	case "audit":
@@ -192,6 +192,13 @@ func (c *Console) tools(query, name string) toolsData {
 		}
 	}
 	return d
+}
+
+// recordData is a run record's page: the record, and its latest replay.
+type recordData struct {
+	desk.Record
+	CanReplay bool
+	Replay    *replayOutcome
 }
 
 type runsData struct {
