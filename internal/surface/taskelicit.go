@@ -88,7 +88,7 @@ func (sf *Surface) taskResultMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		if !found || !isResult { // not put there by the boundary
 			return nil, errTaskNotFound()
 		}
-		res, err := sf.tasks.resultAsking(ctx, in.owner, in.taskID, call.Session)
+		res, err := sf.tasks.result(ctx, in.owner, in.taskID, call.Session)
 		if err != nil {
 			return nil, err
 		}
@@ -109,39 +109,6 @@ type rawCallResult struct {
 
 // MarshalJSON implements json.Marshaler.
 func (r rawCallResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
-
-// resultAsking is result (tasks.go) that, while the task runs on this
-// replica, sends its run's elicitations to the client of ss and hands
-// their answers back.
-func (g *gatewayTasks) resultAsking(ctx context.Context, owner, id string, ss *mcp.ServerSession) (any, error) {
-	for {
-		t, err := g.store.Get(ctx, owner, id)
-		if err != nil {
-			return nil, storeError(err)
-		}
-		if t.Terminal() {
-			return g.outcome(ctx, t)
-		}
-		var done <-chan struct{}
-		var asked <-chan struct{}
-		if v, ok := g.running.Load(id); ok {
-			rt := v.(*runningTask)
-			done = rt.done
-			asked = rt.sendAsks(ctx, ss)
-		}
-		tick := time.NewTimer(taskPollInterval)
-		select {
-		case <-ctx.Done():
-			tick.Stop()
-			return nil, ctx.Err()
-		case <-done:
-			tick.Stop()
-		case <-asked:
-			tick.Stop()
-		case <-tick.C:
-		}
-	}
-}
 
 // sendAsks sends each ask nobody is asking yet to the client of ss, in the
 // background, on ctx (the tasks/result request's); it returns a channel

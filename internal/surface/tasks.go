@@ -461,7 +461,7 @@ func (g *gatewayTasks) answer(ctx context.Context, owner, method string, params 
 		}
 		return toWire(t), nil, true
 	case "tasks/result":
-		r, err := g.result(ctx, owner, p.TaskID)
+		r, err := g.result(ctx, owner, p.TaskID, nil)
 		return r, err, true
 	case "tasks/list":
 		ts, err := g.store.List(ctx, owner)
@@ -516,8 +516,10 @@ func storeError(err error) error {
 }
 
 // result waits for owner's task id to be over and returns its call's
-// result (or error), tied to the task by _meta.
-func (g *gatewayTasks) result(ctx context.Context, owner, id string) (any, error) {
+// result (or error), tied to the task by _meta. With ss, while the task
+// runs on this replica, its run's elicitations are sent to the client of
+// ss and their answers handed back (taskelicit.go); nil: it only waits.
+func (g *gatewayTasks) result(ctx context.Context, owner, id string, ss *mcp.ServerSession) (any, error) {
 	for {
 		t, err := g.store.Get(ctx, owner, id)
 		if err != nil {
@@ -526,9 +528,13 @@ func (g *gatewayTasks) result(ctx context.Context, owner, id string) (any, error
 		if t.Terminal() {
 			return g.outcome(ctx, t)
 		}
-		var done <-chan struct{}
+		var done, asked <-chan struct{}
 		if v, ok := g.running.Load(id); ok {
-			done = v.(*runningTask).done
+			rt := v.(*runningTask)
+			done = rt.done
+			if ss != nil {
+				asked = rt.sendAsks(ctx, ss)
+			}
 		}
 		tick := time.NewTimer(taskPollInterval)
 		select {
@@ -536,6 +542,8 @@ func (g *gatewayTasks) result(ctx context.Context, owner, id string) (any, error
 			tick.Stop()
 			return nil, ctx.Err()
 		case <-done:
+			tick.Stop()
+		case <-asked:
 			tick.Stop()
 		case <-tick.C:
 		}
