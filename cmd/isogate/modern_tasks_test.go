@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -55,26 +54,11 @@ func modernRPC(t *testing.T, url, token, method string, params map[string]any, w
 		t.Fatalf("%s: %v", method, err)
 	}
 	defer resp.Body.Close()
-	var msg struct {
-		Result json.RawMessage `json:"result"`
-		Error  *rpcError       `json:"error"`
+	res, rerr, err := readRPCAnswer(method, resp)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	var all strings.Builder
-	for sc.Scan() {
-		line := sc.Text()
-		all.WriteString(line + "\n")
-		data, sse := strings.CutPrefix(line, "data: ")
-		if !sse {
-			data = line
-		}
-		if json.Unmarshal([]byte(data), &msg) == nil && (msg.Result != nil || msg.Error != nil) {
-			return resp.StatusCode, msg.Result, msg.Error
-		}
-	}
-	t.Fatalf("%s: no JSON-RPC answer (HTTP %d):\n%s", method, resp.StatusCode, all.String())
-	return 0, nil, nil
+	return resp.StatusCode, res, rerr
 }
 
 // modernTask is a task on the 2026-07-28 wire, as the test reads it.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -230,20 +229,5 @@ func tryRPC(url, token, method string, params any) (json.RawMessage, *rpcError, 
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	var msg struct {
-		Result json.RawMessage `json:"result"`
-		Error  *rpcError       `json:"error"`
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		data, sse := strings.CutPrefix(sc.Text(), "data: ")
-		if !sse {
-			data = sc.Text()
-		}
-		if json.Unmarshal([]byte(data), &msg) == nil && (msg.Result != nil || msg.Error != nil) {
-			return msg.Result, msg.Error, nil
-		}
-	}
-	return nil, nil, fmt.Errorf("%s: no JSON-RPC answer (HTTP %d): %v", method, resp.StatusCode, sc.Err())
+	return readRPCAnswer(method, resp)
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/isogate/isogate/internal/resultstore/redistest"
 )
@@ -24,19 +22,17 @@ type rpcError struct {
 // answer.
 func rawRPC(t *testing.T, url, token, method string, params any) (json.RawMessage, *rpcError) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	res, rerr, err := tryRPC(url, token, method, params)
 	if err != nil {
-		t.Fatalf("%s: %v", method, err)
+		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	return res, rerr
+}
+
+// readRPCAnswer reads the JSON-RPC answer of an HTTP response, a JSON body
+// or an SSE stream: its result or error; an error when there is none,
+// with what was read.
+func readRPCAnswer(method string, resp *http.Response) (json.RawMessage, *rpcError, error) {
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  *rpcError       `json:"error"`
@@ -52,11 +48,10 @@ func rawRPC(t *testing.T, url, token, method string, params any) (json.RawMessag
 			data = line
 		}
 		if json.Unmarshal([]byte(data), &msg) == nil && (msg.Result != nil || msg.Error != nil) {
-			return msg.Result, msg.Error
+			return msg.Result, msg.Error, nil
 		}
 	}
-	t.Fatalf("%s: no JSON-RPC answer (HTTP %d):\n%s", method, resp.StatusCode, all.String())
-	return nil, nil
+	return nil, nil, fmt.Errorf("%s: no JSON-RPC answer (HTTP %d, %v):\n%s", method, resp.StatusCode, sc.Err(), all.String())
 }
 
 // taskState is the part of a task the test reads.
