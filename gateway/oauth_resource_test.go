@@ -56,9 +56,11 @@ func startEntraLike(t *testing.T, p *idp) *entraLike {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"active":false}`))
 	})
-	srv := httptest.NewServer(mux)
+	// base is set before the server's goroutines start, which read it.
+	srv := httptest.NewUnstartedServer(mux)
+	base = "http://" + srv.Listener.Addr().String()
+	srv.Start()
 	t.Cleanup(srv.Close)
-	base = srv.URL
 	e.issuer = base + "/tenant/v2.0"
 	p.issuer = e.issuer
 	return e

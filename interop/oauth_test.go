@@ -43,9 +43,11 @@ func TestTypeScriptSDKWithEntraLikeIssuer(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Use: "sig"}}})
 	})
-	idp := httptest.NewServer(mux)
+	// base is set before the server's goroutines start, which read it.
+	idp := httptest.NewUnstartedServer(mux)
+	base = "http://" + idp.Listener.Addr().String()
+	idp.Start()
 	defer idp.Close()
-	base = idp.URL
 	issuer, audience := base+"/tenant/v2.0", "http://isogate.test/mcp"
 
 	gw := startHTTPEnv("ISOGATE_SERVER__AUTH__MODE=oauth", "ISOGATE_SERVER__AUTH__ISSUER="+issuer,
