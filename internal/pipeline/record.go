@@ -103,11 +103,10 @@ func RecordStage() Stage {
 			if run == nil {
 				return next.Call(ctx, c)
 			}
-			seq, startedMS := run.begin()
+			rec := run.begin(c)
 			start := time.Now()
 			res, err := next.Call(ctx, c)
-			rec := CallRecord{Seq: seq, Backend: c.Backend, Tool: c.Tool, Args: NewBlob(argsOrEmpty(c.Args)),
-				StartedMS: startedMS, DurationMS: time.Since(start).Milliseconds(), OK: err == nil && res != nil && !res.IsError}
+			rec.DurationMS, rec.OK = time.Since(start).Milliseconds(), err == nil && res != nil && !res.IsError
 			if err != nil {
 				var refused *Error // only a refusal's code is recorded
 				if errors.As(err, &refused) {
@@ -215,9 +214,9 @@ func refuse(ctx context.Context, c *Call, err *Error) error {
 	if run := RunFrom(ctx); run != nil && err.Code == CodeToolBudget {
 		run.countRefused()
 	} else if run != nil {
-		seq, startedMS := run.begin()
-		run.add(CallRecord{Seq: seq, Backend: c.Backend, Tool: c.Tool, Args: NewBlob(argsOrEmpty(c.Args)),
-			StartedMS: startedMS, Code: err.Code, Error: err.Error()})
+		rec := run.begin(c)
+		rec.Code, rec.Error = err.Code, err.Error()
+		run.add(rec)
 	}
 	return err
 }

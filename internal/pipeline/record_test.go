@@ -139,3 +139,40 @@ func TestResultBlobMatchesTheWholeEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A record taken while a call is still in flight (its run was cancelled
+// and the record is written before the backend's answer comes back) lists
+// that call, cut short by the run's end; its outcome replaces the entry
+// once it arrives.
+func TestRecordListsCallsStillInFlight(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	slow := CallerFunc(func(_ context.Context, c *Call) (*mcp.CallToolResult, error) {
+		if c.Tool == "slow" {
+			close(entered)
+			<-release
+		}
+		return &mcp.CallToolResult{}, nil
+	})
+	p := New(Options{Backend: slow})
+	run := NewRun(0)
+	ctx := WithRun(context.Background(), run)
+	if _, err := p.Call(ctx, &Call{Backend: "b", Tool: "fast"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = p.Call(ctx, &Call{Backend: "b", Tool: "slow", Args: json.RawMessage(`{"n":1}`)})
+	}()
+	<-entered
+	calls := run.Calls()
+	if len(calls) != 2 || calls[1].Tool != "slow" || !calls[1].RunEnded || calls[1].OK || string(calls[1].Args.JSON) != `{"n":1}` {
+		t.Fatalf("calls while one is in flight: %+v", calls)
+	}
+	close(release)
+	<-done
+	calls = run.Calls()
+	if len(calls) != 2 || calls[1].RunEnded || !calls[1].OK {
+		t.Fatalf("calls after it returned: %+v", calls)
+	}
+}

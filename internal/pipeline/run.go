@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,11 @@ type Run struct {
 	mu    sync.Mutex
 	seq   int
 	calls []CallRecord
-	kept  int // bytes of arguments and results in calls
+	// inFlight are the calls started and not yet added, by sequence
+	// number: a record taken while they run (the run ended with them in
+	// flight) lists them as cut short by the run's end.
+	inFlight map[int]CallRecord
+	kept     int // bytes of arguments and results in calls
 	// omitted counts the calls past MaxRecordCalls or MaxRecordBytes,
 	// refused the calls refused past the budget (counted, never stored).
 	omitted, refused int
@@ -58,21 +63,39 @@ func (r *Run) takeCall() bool {
 	return r.MaxCalls <= 0 || n <= int64(r.MaxCalls)
 }
 
-// Calls returns the calls recorded so far, in the order they started.
+// Calls returns the calls recorded so far, in the order they started. A
+// call still in flight (its run ended first: timed out, cancelled, or
+// returned without awaiting it) is listed as cut short by the run's end
+// ([CallRecord.RunEnded]), so that a record written as its run ends has
+// every call the run started, whenever that call's own answer arrives.
 func (r *Run) Calls() []CallRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]CallRecord, len(r.calls))
+	out := make([]CallRecord, len(r.calls), len(r.calls)+len(r.inFlight))
 	copy(out, r.calls)
+	for _, c := range r.inFlight {
+		c.DurationMS = time.Since(r.Started).Milliseconds() - c.StartedMS
+		c.Error = "in flight when its run ended"
+		c.RunEnded = true
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b CallRecord) int { return a.Seq - b.Seq })
 	return out
 }
 
-// begin reserves the next sequence number.
-func (r *Run) begin() (seq int, startedMS int64) {
+// begin reserves the next sequence number for c and returns its record,
+// held as in flight until [Run.add] stores its outcome.
+func (r *Run) begin(c *Call) CallRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	return r.seq, time.Since(r.Started).Milliseconds()
+	rec := CallRecord{Seq: r.seq, Backend: c.Backend, Tool: c.Tool, Args: NewBlob(argsOrEmpty(c.Args)),
+		StartedMS: time.Since(r.Started).Milliseconds()}
+	if r.inFlight == nil {
+		r.inFlight = map[int]CallRecord{}
+	}
+	r.inFlight[rec.Seq] = rec
+	return rec
 }
 
 // Totals returns how many calls were counted but not stored: past the
@@ -95,6 +118,7 @@ func (r *Run) countRefused() {
 func (r *Run) add(c CallRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	delete(r.inFlight, c.Seq)
 	size := c.Args.size() + c.Result.size()
 	if len(r.calls) >= MaxRecordCalls || r.kept+size > MaxRecordBytes {
 		r.omitted++
