@@ -214,7 +214,9 @@ func testCancellation(t *testing.T, mode config.Isolation) {
 func TestLimitsMidChainKeepServing(t *testing.T) { isolations(t, testLimitsMidChain) }
 
 func testLimitsMidChain(t *testing.T, mode config.Isolation) {
-	h := newHarness(t, withIsolation(mode, func(c *config.Config) { c.Sandbox.MaxHeapMB = 32 }))
+	// A heap bomb ends by the heap cap, however slowly a loaded machine
+	// fills 32 MB: the deadline is far from the harness's 5 s.
+	h := newHarness(t, withIsolation(mode, func(c *config.Config) { c.Sandbox.MaxHeapMB = 32; c.Sandbox.Timeout = 5 * time.Minute }))
 	text, isErr := h.chain(t, map[string]any{"code": `await everything.echo({message: "a"}); for (;;) {}`, "timeout": 300})
 	if !isErr || !strings.Contains(text, "TIMEOUT: execution exceeded 300 ms") {
 		t.Fatalf("timeout: %s", text)
