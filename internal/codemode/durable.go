@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -116,8 +117,14 @@ func ParseJournal(data []byte) (*Journal, error) {
 // JournalSink receives a durable run's journal when it is written through
 // (DurableAll); nil: nowhere. It receives nil data once when the run stops
 // being durable (a bound passed): the journal it kept is stale from then
-// on.
+// on. An error wrapping [ErrHalt] stops the run before its next call.
 type JournalSink func(ctx context.Context, data []byte) error
+
+// ErrHalt, wrapped in a [JournalSink]'s error, means the run must not send
+// another call (another replica took it over, or its journal could
+// neither be written nor dropped): the call being journalled is not sent,
+// whatever the context of the run says.
+var ErrHalt = errors.New("durable run halted")
 
 // DurableLimits bound one run's journal: past either, the run stops
 // journalling and is not durable any more (its record says so).
@@ -140,7 +147,8 @@ type DurableRun struct {
 	limits  DurableLimits
 	off     string // why the run is not durable any more ("": it is)
 	sink    JournalSink
-	toldOff bool // the sink heard the run is not durable any more
+	toldOff bool  // the sink heard the run is not durable any more
+	halt    error // the sink's ErrHalt: no call is sent any more
 	replays int
 }
 
@@ -390,8 +398,18 @@ func (d *DurableRun) writeThrough(ctx context.Context) {
 		d.Stop("its journal could not be written: " + err.Error())
 		d.mu.Lock()
 		d.toldOff = true // the sink saw the failure
+		if errors.Is(err, ErrHalt) {
+			d.halt = err
+		}
 		d.mu.Unlock()
 	}
+}
+
+// halted is the sink's ErrHalt, nil while the run may go on.
+func (d *DurableRun) halted() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.halt
 }
 
 // journalCallKey carries the call a backend call belongs to through the
@@ -429,6 +447,9 @@ func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, ar
 		return replyError(reply)
 	}
 	d.start(ctx, seq, backend, tool, args)
+	if err := d.halted(); err != nil {
+		return nil, err // the call is not sent: another replica has the run
+	}
 	if err := ctx.Err(); err != nil {
 		// The run ended while its start was journalled (its journal was
 		// taken over by another replica, for one): nothing is sent.

@@ -194,3 +194,23 @@ func sameUntilLastClock(a, b json.RawMessage) bool {
 func replyOf(value string) *v8sandbox.HostReply {
 	return &v8sandbox.HostReply{Value: json.RawMessage(value)}
 }
+
+// A journal sink that answers ErrHalt (another replica took the run over)
+// stops the run before the call it was journalling is sent, even though
+// the run's context is not cancelled: no call reaches the backend after it.
+func TestDurableHaltSendsNothing(t *testing.T) {
+	e, caller := durableEngine(t)
+	writes := 0
+	sink := func(_ context.Context, data []byte) error {
+		writes++
+		if writes == 3 { // call #2's start: taken over
+			return fmt.Errorf("%w: journal fenced", ErrHalt)
+		}
+		return nil
+	}
+	d := NewDurableRun(NewJournal(durableProgram, 0, 0, ""), DurableLimits{}, sink)
+	resp := e.Execute(context.Background(), Request{Code: durableProgram, Durable: d})
+	if !resp.IsError || caller.total() != 1 {
+		t.Fatalf("halted run: %d calls reached the backend (want 1), answer %s", caller.total(), resp.Text)
+	}
+}

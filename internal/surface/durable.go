@@ -36,6 +36,10 @@ type durableRun struct {
 	run    *codemode.DurableRun
 	id     string // the run's key in the journal store
 	holder string // this replica's claim on it
+	// task: the run is a task's (its journal is under the task's id, named
+	// by its lease): the task's end drops the journal (endLeased), once
+	// its outcome is kept, never the run's.
+	task bool
 }
 
 // pausedRecord is what the store keeps of a paused run: its journal and the
@@ -55,13 +59,32 @@ func randomHex(n int) string {
 type durableKey struct{}
 
 // withDurable returns ctx carrying the durable run executeChain journals.
-func withDurable(ctx context.Context, d *codemode.DurableRun) context.Context {
+func withDurable(ctx context.Context, d *durableRun) context.Context {
 	return context.WithValue(ctx, durableKey{}, d)
 }
 
+// durableFrom is the journal of the durable run ctx carries, nil for none.
 func durableFrom(ctx context.Context) *codemode.DurableRun {
-	d, _ := ctx.Value(durableKey{}).(*codemode.DurableRun)
+	if d := durableRunFrom(ctx); d != nil {
+		return d.run
+	}
+	return nil
+}
+
+func durableRunFrom(ctx context.Context) *durableRun {
+	d, _ := ctx.Value(durableKey{}).(*durableRun)
 	return d
+}
+
+// runDurable is the durable run of a new run of in: the task's, when ctx
+// is a journalled task's (a 2026-07-28 client's task runs its program in
+// rounds, and its lease names the task's journal: a replica taking the task
+// over replays that one), else a new one (nil when runs are not durable).
+func (sf *Surface) runDurable(ctx context.Context, owner string, in chainInput, deadline time.Time) *durableRun {
+	if d := durableRunFrom(ctx); d != nil && d.task {
+		return d
+	}
+	return sf.newDurable(owner, in, deadline)
 }
 
 // journalTTL is how long a paused run's journal is kept: the run's own
@@ -217,9 +240,10 @@ func (r *liveRun) presetAnswer(request mcp.InputRequest) (mcp.InputResponse, boo
 	return res, ok
 }
 
-// endDurable forgets a finished run's journal.
+// endDurable forgets a finished run's journal (a task's is forgotten by
+// the task, once its outcome is kept).
 func (sf *Surface) endDurable(run *liveRun) {
-	if run.durable != nil {
+	if run.durable != nil && !run.durable.task {
 		_ = sf.journals.DeleteJournal(context.Background(), run.durable.id, run.durable.holder)
 	}
 }

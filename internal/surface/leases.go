@@ -109,7 +109,7 @@ func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Tas
 // task over) stops the run at once, before it sends anything more.
 func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
 	lost context.CancelCauseFunc) *durableRun {
-	d := &durableRun{id: id, holder: holder}
+	d := &durableRun{id: id, holder: holder, task: true}
 	log := g.sf.logger.With(slog.String("task", id))
 	sink := func(ctx context.Context, data []byte) error {
 		var err error
@@ -121,6 +121,7 @@ func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string,
 		case errors.Is(err, resultstore.ErrFenced):
 			log.Warn("task's journal taken by another replica: stopped here")
 			lost(errLeaseLost)
+			return fmt.Errorf("%w: %w", codemode.ErrHalt, err)
 		case data == nil || err != nil:
 			// The run goes on without a journal only once the store holds
 			// none: a replica taking it over would replay a stale one and
@@ -128,6 +129,7 @@ func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string,
 			if derr := g.sf.journals.DeleteJournal(ctx, id, holder); derr != nil {
 				log.Warn("task's journal neither written nor dropped: stopped", slog.Any("error", derr))
 				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w) nor dropped; the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, derr)))
+				return fmt.Errorf("%w: %w", codemode.ErrHalt, cmpErr(err, derr))
 			} else {
 				log.Info("task not durable any more: it fails with REPLICA_LOST if its replica stops", slog.Any("error", err))
 			}
@@ -375,7 +377,7 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 		defer cancel(nil)
 		stopBeat := l.heartbeat(tctx, cancel)
 		stopWatch := g.watchCancel(tctx, rt)
-		res := sf.executeChain(withDurable(tctx, d.run), req, in)
+		res := sf.executeChain(withDurable(tctx, d), req, in)
 		stopWatch()
 		stopBeat()
 		rt.finish(res, nil, context.Cause(tctx))
