@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -170,22 +171,42 @@ func TestDurableRunResumesOnAnotherReplica(t *testing.T) {
 		t.Fatalf("diverging replay: %d new calls (want 0):\n%s", counter.count()-before, text)
 	}
 
-	// A journal changed in Redis (a result rewritten) is refused.
-	paused = pause(t, a)
-	before = counter.count()
-	id, _, _ := strings.Cut(strings.TrimPrefix(paused.RequestState, "durable-"), "-")
+	// A journal changed in Redis is refused: an entry rewritten (a
+	// result), the last entry cut off, an entry removed from the middle.
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer rdb.Close()
-	key := resultstore.RedisKeyPrefix + "journals:j:" + id
-	data, err := rdb.HGet(context.Background(), key, "d").Result()
-	if err != nil || !strings.Contains(data, `{"n":`) {
-		t.Fatalf("journal %s in Redis: %v %.200q", key, err, data)
-	}
-	if err := rdb.HSet(context.Background(), key, "d", strings.Replace(data, `{"n":`, `{"n":9`, 1)).Err(); err != nil {
-		t.Fatal(err)
-	}
-	text, isErr = retry(t, b, paused.RequestState)
-	if !isErr || !strings.Contains(text, "JOURNAL_TAMPERED") || counter.count() != before {
-		t.Fatalf("tampered journal: %d new calls:\n%s", counter.count()-before, text)
+	ctx := context.Background()
+	for _, tamper := range []struct {
+		name string
+		do   func(key string, entries []string) error
+	}{
+		{"a result rewritten", func(key string, entries []string) error {
+			for i, e := range entries {
+				if strings.Contains(e, `{"n":`) {
+					return rdb.LSet(ctx, key, int64(i), strings.Replace(e, `{"n":`, `{"n":9`, 1)).Err()
+				}
+			}
+			return fmt.Errorf("no result in %q", entries)
+		}},
+		{"cut short", func(key string, _ []string) error { return rdb.RPop(ctx, key).Err() }},
+		{"an entry removed from the middle", func(key string, entries []string) error {
+			return rdb.LRem(ctx, key, 1, entries[len(entries)/2]).Err()
+		}},
+	} {
+		paused = pause(t, a)
+		before = counter.count()
+		id, _, _ := strings.Cut(strings.TrimPrefix(paused.RequestState, "durable-"), "-")
+		key := resultstore.RedisKeyPrefix + "journals:j:" + id + ":e"
+		entries, err := rdb.LRange(ctx, key, 0, -1).Result()
+		if err != nil || len(entries) < 3 {
+			t.Fatalf("journal %s in Redis: %v %.200q", key, err, entries)
+		}
+		if err := tamper.do(key, entries); err != nil {
+			t.Fatal(err)
+		}
+		text, isErr = retry(t, b, paused.RequestState)
+		if !isErr || !strings.Contains(text, "JOURNAL_TAMPERED") || counter.count() != before {
+			t.Fatalf("journal %s: %d new calls:\n%s", tamper.name, counter.count()-before, text)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -74,6 +75,8 @@ type Journal struct {
 	Answers []JournalAnswer `json:"answers,omitempty"`
 	// Replays counts how many times the run was resumed by replay.
 	Replays int `json:"replays,omitempty"`
+	// loaded: read back from the store ([ParseJournal]), not started here.
+	loaded bool
 }
 
 // JournalCall is one host call of a journal.
@@ -104,20 +107,21 @@ func NewJournal(code string, timeoutMS int64, maxOutputSize int, intent string) 
 	return j
 }
 
-// ParseJournal reads a journal written by [DurableRun.Snapshot].
-func ParseJournal(data []byte) (*Journal, error) {
-	var j Journal
-	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("durable run journal: %w", err)
-	}
-	return &j, nil
-}
-
-// JournalSink receives a durable run's journal when it is written through
-// (DurableAll); nil: nowhere. It receives nil data once when the run stops
+// JournalSink appends a durable run's new journal entries to the store, in
+// order (see [DurableRun.Flush]); with DurableAll it receives them after
+// each change (write-through). It receives nil once when the run stops
 // being durable (a bound passed): the journal it kept is stale from then
-// on.
-type JournalSink func(ctx context.Context, data []byte) error
+// on. An error wrapping [ErrHalt] stops the run before its next call.
+type JournalSink func(ctx context.Context, entries [][]byte) error
+
+// errNotDurable: the run does not journal any more.
+var errNotDurable = errors.New("the run is not durable any more")
+
+// ErrHalt, wrapped in a [JournalSink]'s error, means the run must not send
+// another call (another replica took it over, or its journal could
+// neither be written nor dropped): the call being journalled is not sent,
+// whatever the context of the run says.
+var ErrHalt = errors.New("durable run halted")
 
 // DurableLimits bound one run's journal: past either, the run stops
 // journalling and is not durable any more (its record says so).
@@ -130,8 +134,10 @@ type DurableLimits struct {
 // an earlier execution, then what the live part adds. It is safe for
 // concurrent use (the program's calls run concurrently).
 type DurableRun struct {
+	wmu     sync.Mutex // one Flush at a time: entries reach the store in order
 	mu      sync.Mutex
 	j       *Journal
+	log     [][]byte     // the entries not written to the store yet
 	replay  int          // journalled calls to answer from the journal
 	clock   int          // journalled clock values to replay
 	bySeq   map[int]int  // seq → index in j.Calls
@@ -140,7 +146,8 @@ type DurableRun struct {
 	limits  DurableLimits
 	off     string // why the run is not durable any more ("": it is)
 	sink    JournalSink
-	toldOff bool // the sink heard the run is not durable any more
+	toldOff bool  // the sink heard the run is not durable any more
+	halt    error // the sink's ErrHalt: no call is sent any more
 	replays int
 }
 
@@ -154,10 +161,54 @@ func NewDurableRun(j *Journal, limits DurableLimits, sink JournalSink) *DurableR
 		d.bySeq[c.Seq] = i
 		d.bytes += len(c.Args) + replySize(c.Reply) + 64
 	}
-	if d.replay > 0 {
-		j.Replays++
+	switch {
+	case !j.loaded:
+		d.logLocked(beginEntry(j))
+	case d.replay > 0:
+		d.addLocked(&journalEntry{K: entryReplay})
 	}
 	return d
+}
+
+// addLocked makes the change of entry e to the journal and logs it.
+func (d *DurableRun) addLocked(e *journalEntry) {
+	_ = apply(d.j, d.bySeq, e) // the kinds this file writes all apply
+	d.logLocked(e)
+}
+
+// logLocked keeps entry e for the next Flush.
+func (d *DurableRun) logLocked(e *journalEntry) {
+	b, _ := json.Marshal(e)
+	d.log = append(d.log, b)
+}
+
+// Flush hands the entries not written yet to write (possibly none), in
+// the order they were made, one Flush at a time; if write fails they are
+// kept for the next one. It fails with the write's error, or when the run
+// is not durable any more.
+func (d *DurableRun) Flush(ctx context.Context, write JournalSink) error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	d.mu.Lock()
+	if d.off != "" {
+		d.mu.Unlock()
+		return errNotDurable
+	}
+	entries := d.log
+	d.log = nil
+	d.mu.Unlock()
+	if entries == nil {
+		entries = [][]byte{}
+	}
+	if err := write(ctx, entries); err != nil {
+		d.mu.Lock()
+		if d.off == "" {
+			d.log = append(entries, d.log...)
+		}
+		d.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // Durable reports whether the run is still journalled, and why not.
@@ -169,17 +220,6 @@ func (d *DurableRun) Durable() (bool, string) {
 
 // Replayed is the number of calls answered from the journal at the start.
 func (d *DurableRun) Replayed() int { return d.replay }
-
-// Snapshot returns the journal as JSON, or nil once the run is not durable.
-func (d *DurableRun) Snapshot() []byte {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.off != "" {
-		return nil
-	}
-	b, _ := json.Marshal(d.j)
-	return b
-}
 
 // Inputs returns the source and inputs the journal was started with.
 func (d *DurableRun) Inputs() Journal {
@@ -210,7 +250,7 @@ func (d *DurableRun) noteClock(values []float64) {
 	if d.off != "" {
 		return
 	}
-	d.j.Clock = append(d.j.Clock, values...)
+	d.addLocked(&journalEntry{K: entryClock, Clock: values})
 	d.bytes += 20 * len(values)
 	d.checkLocked()
 }
@@ -228,7 +268,7 @@ func (d *DurableRun) checkLocked() {
 func (d *DurableRun) stopLocked(why string) {
 	if d.off == "" {
 		d.off = why
-		d.j.Calls, d.j.Clock, d.bySeq = nil, nil, nil
+		d.j.Calls, d.j.Clock, d.bySeq, d.log = nil, nil, nil, nil
 	}
 }
 
@@ -316,11 +356,9 @@ func (d *DurableRun) start(ctx context.Context, seq int, backend, tool string, a
 		d.mu.Unlock()
 		return
 	}
-	if i, ok := d.bySeq[seq]; ok {
-		d.j.Calls[i].State = callStarted
-	} else {
-		d.bySeq[seq] = len(d.j.Calls)
-		d.j.Calls = append(d.j.Calls, JournalCall{Seq: seq, Backend: backend, Tool: tool, Args: args, State: callStarted})
+	_, known := d.bySeq[seq]
+	d.addLocked(&journalEntry{K: entryStart, Seq: seq, Backend: backend, Tool: tool, Args: args})
+	if !known {
 		d.bytes += len(args) + 64
 		d.checkLocked()
 	}
@@ -335,9 +373,9 @@ func (d *DurableRun) finish(ctx context.Context, seq int, reply v8sandbox.HostRe
 		d.mu.Unlock()
 		return
 	}
-	if i, ok := d.bySeq[seq]; ok {
+	if _, ok := d.bySeq[seq]; ok {
 		reply.Checked = false
-		d.j.Calls[i].State, d.j.Calls[i].Reply = callDone, &reply
+		d.addLocked(&journalEntry{K: entryDone, Seq: seq, Reply: &reply})
 		d.bytes += replySize(&reply)
 		d.checkLocked()
 	}
@@ -350,8 +388,8 @@ func (d *DurableRun) finish(ctx context.Context, seq int, reply v8sandbox.HostRe
 func (d *DurableRun) asking(seq int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if i, ok := d.bySeq[seq]; ok && d.off == "" {
-		d.j.Calls[i].State = callAsking
+	if _, ok := d.bySeq[seq]; ok && d.off == "" {
+		d.addLocked(&journalEntry{K: entryAsking, Seq: seq})
 	}
 }
 
@@ -363,18 +401,20 @@ func (d *DurableRun) answered(seq int, approved bool) {
 	if d.off != "" {
 		return
 	}
-	d.j.Answers = append(d.j.Answers, JournalAnswer{Seq: seq, Approved: approved})
-	if i, ok := d.bySeq[seq]; ok {
-		d.j.Calls[i].State = callStarted
-	}
+	d.addLocked(&journalEntry{K: entryAnswer, Seq: seq, Approved: approved})
 }
 
 func (d *DurableRun) writeThrough(ctx context.Context) {
 	if d.sink == nil {
 		return
 	}
-	data := d.Snapshot()
-	if data == nil {
+	err := d.Flush(context.WithoutCancel(ctx), func(ctx context.Context, entries [][]byte) error {
+		if len(entries) == 0 {
+			return nil // another call's flush wrote them
+		}
+		return d.sink(ctx, entries)
+	})
+	if errors.Is(err, errNotDurable) {
 		// Not durable any more: the sink hears it once (nil), so that the
 		// store drops a journal that no longer says what the run did.
 		d.mu.Lock()
@@ -386,12 +426,22 @@ func (d *DurableRun) writeThrough(ctx context.Context) {
 		}
 		return
 	}
-	if err := d.sink(context.WithoutCancel(ctx), data); err != nil {
+	if err != nil {
 		d.Stop("its journal could not be written: " + err.Error())
 		d.mu.Lock()
 		d.toldOff = true // the sink saw the failure
+		if errors.Is(err, ErrHalt) {
+			d.halt = err
+		}
 		d.mu.Unlock()
 	}
+}
+
+// halted is the sink's ErrHalt, nil while the run may go on.
+func (d *DurableRun) halted() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.halt
 }
 
 // journalCallKey carries the call a backend call belongs to through the
@@ -429,6 +479,9 @@ func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, ar
 		return replyError(reply)
 	}
 	d.start(ctx, seq, backend, tool, args)
+	if err := d.halted(); err != nil {
+		return nil, err // the call is not sent: another replica has the run
+	}
 	if err := ctx.Err(); err != nil {
 		// The run ended while its start was journalled (its journal was
 		// taken over by another replica, for one): nothing is sent.

@@ -37,14 +37,21 @@ func BenchmarkDurable100Calls(b *testing.B) {
 	b.Run("paused", func(b *testing.B) {
 		run(b, func() *DurableRun { return NewDurableRun(NewJournal(hundredCalls, 0, 0, ""), limits, nil) })
 	})
-	sinkTo := func(j resultstore.Journals) JournalSink {
-		return func(ctx context.Context, data []byte) error {
-			return j.SaveJournal(ctx, "owner", "bench", "holder", "", data, time.Minute)
+	sinkTo := func(j resultstore.Journals) func() *DurableRun {
+		return func() *DurableRun {
+			_ = j.DeleteJournal(context.Background(), "bench", "holder") // each run on a fresh journal
+			var at resultstore.JournalCursor
+			sink := func(ctx context.Context, entries [][]byte) error {
+				next, err := j.AppendJournal(ctx, "owner", "bench", "holder", "", at, entries, time.Minute)
+				at = next
+				return err
+			}
+			return NewDurableRun(NewJournal(hundredCalls, 0, 0, ""), limits, sink)
 		}
 	}
 	mem := resultstore.NewMemoryJournals(64<<20, []byte("bench-key"))
 	b.Run("all-memory", func(b *testing.B) {
-		run(b, func() *DurableRun { return NewDurableRun(NewJournal(hundredCalls, 0, 0, ""), limits, sinkTo(mem)) })
+		run(b, sinkTo(mem))
 	})
 	b.Run("all-redis", func(b *testing.B) {
 		srv, err := redistest.Start()
@@ -57,13 +64,13 @@ func BenchmarkDurable100Calls(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer rj.Close()
-		run(b, func() *DurableRun { return NewDurableRun(NewJournal(hundredCalls, 0, 0, ""), limits, sinkTo(rj)) })
+		run(b, sinkTo(rj))
 	})
 	full := NewDurableRun(NewJournal(hundredCalls, 0, 0, ""), limits, nil)
 	if r := e.Execute(ctx, Request{Code: hundredCalls, Durable: full}); r.IsError {
 		b.Fatal(r.Text)
 	}
-	journal := full.Snapshot()
+	journal, _ := journalEntries(full)
 	b.Run("replay", func(b *testing.B) {
 		run(b, func() *DurableRun {
 			j, _ := ParseJournal(journal)

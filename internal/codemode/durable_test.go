@@ -71,19 +71,31 @@ for (let i = 1; i <= 3; i++) {
 return seen;`
 
 // runDurable runs code journalled in j (fresh or loaded) and returns the
-// response and the journal afterwards.
+// response and, for a fresh journal, the journal afterwards.
 func runDurable(t *testing.T, e *Engine, j *Journal, limits DurableLimits) (Response, *Journal) {
 	t.Helper()
 	d := NewDurableRun(j, limits, nil)
 	resp := e.Execute(context.Background(), Request{Code: j.Code, Durable: d})
-	if data := d.Snapshot(); data != nil {
-		after, err := ParseJournal(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, after
+	entries, err := journalEntries(d)
+	if err != nil || j.loaded {
+		return resp, nil // not durable any more, or only the entries added by this run
 	}
-	return resp, nil
+	after, err := ParseJournal(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, after
+}
+
+// journalEntries are the entries of a run that wrote none to a store:
+// its whole journal.
+func journalEntries(d *DurableRun) ([][]byte, error) {
+	var entries [][]byte
+	err := d.Flush(context.Background(), func(_ context.Context, e [][]byte) error {
+		entries = e
+		return nil
+	})
+	return entries, err
 }
 
 // A run re-executed from its whole journal repeats no call and sees the
@@ -109,9 +121,9 @@ func TestDurableReplayRepeatsNothing(t *testing.T) {
 	}
 
 	// The run paused after its second call: the third goes live.
-	cut, _ := ParseJournal(mustMarshal(j))
-	cut.Calls, cut.Clock = cut.Calls[:2], cut.Clock[:4]
-	resumed, _ := runDurable(t, e, cut, DurableLimits{})
+	cut := *j
+	cut.Calls, cut.Clock = j.Calls[:2], j.Clock[:4]
+	resumed, _ := runDurable(t, e, &cut, DurableLimits{})
 	var got, want [][]float64
 	_ = json.Unmarshal(resumed.Value, &got)
 	_ = json.Unmarshal(first.Value, &want)
@@ -193,4 +205,24 @@ func sameUntilLastClock(a, b json.RawMessage) bool {
 
 func replyOf(value string) *v8sandbox.HostReply {
 	return &v8sandbox.HostReply{Value: json.RawMessage(value)}
+}
+
+// A journal sink that answers ErrHalt (another replica took the run over)
+// stops the run before the call it was journalling is sent, even though
+// the run's context is not cancelled: no call reaches the backend after it.
+func TestDurableHaltSendsNothing(t *testing.T) {
+	e, caller := durableEngine(t)
+	writes := 0
+	sink := func(_ context.Context, _ [][]byte) error {
+		writes++
+		if writes == 3 { // call #2's start: taken over
+			return fmt.Errorf("%w: journal fenced", ErrHalt)
+		}
+		return nil
+	}
+	d := NewDurableRun(NewJournal(durableProgram, 0, 0, ""), DurableLimits{}, sink)
+	resp := e.Execute(context.Background(), Request{Code: durableProgram, Durable: d})
+	if !resp.IsError || caller.total() != 1 {
+		t.Fatalf("halted run: %d calls reached the backend (want 1), answer %s", caller.total(), resp.Text)
+	}
 }

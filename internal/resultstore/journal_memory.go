@@ -10,7 +10,7 @@ import (
 
 // MemoryJournals is the in-process [Journals]: a paused run resumes only
 // on this replica (after its in-memory run is gone, for example, never on
-// another one). It holds at most maxBytes of journals; a save past that
+// another one). It holds at most maxBytes of journals; an append past that
 // fails with ErrTooLarge (the run is then not durable).
 type MemoryJournals struct {
 	key      []byte
@@ -24,7 +24,9 @@ type MemoryJournals struct {
 
 type journalEntry struct {
 	owner, holder, pause string
-	data                 []byte
+	sealed               [][]byte // the journal's entries, sealed in a chain
+	tail                 []byte
+	size                 int
 	expires              time.Time
 }
 
@@ -34,44 +36,53 @@ func NewMemoryJournals(maxBytes int, key []byte) *MemoryJournals {
 	return &MemoryJournals{key: key, maxBytes: maxBytes, now: time.Now, entries: map[string]*journalEntry{}}
 }
 
-// SaveJournal implements [Journals].
-func (m *MemoryJournals) SaveJournal(_ context.Context, owner, id, holder, pause string, data []byte, ttl time.Duration) error {
-	sealed := Seal(m.key, journalSealName(owner, id), data)
+// AppendJournal implements [Journals].
+func (m *MemoryJournals) AppendJournal(_ context.Context, owner, id, holder, pause string, at JournalCursor, entries [][]byte, ttl time.Duration) (JournalCursor, error) {
+	sealed, next, tail := sealEntries(m.key, owner, id, at, entries)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
-	old := m.entries[id]
-	if old != nil && old.holder != holder {
-		return fmt.Errorf("journal %s: %w", id, ErrFenced)
+	e := m.entries[id]
+	switch {
+	case e != nil && e.holder != holder:
+		return at, fmt.Errorf("journal %s: %w", id, ErrFenced)
+	case e == nil && at.N > 0 || e != nil && len(e.sealed) != at.N:
+		return at, fmt.Errorf("journal %s: not at entry %d any more (expired or dropped): %w", id, at.N, ErrNotFound)
 	}
-	size := len(sealed)
-	if old != nil {
-		size -= len(old.data)
+	size := sealedSize(sealed) + len(tail)
+	if e != nil {
+		size -= len(e.tail)
 	}
 	if m.bytes+size > m.maxBytes {
-		return fmt.Errorf("%w: journals hold %d of %d bytes", ErrTooLarge, m.bytes, m.maxBytes)
+		return at, fmt.Errorf("%w: journals hold %d of %d bytes", ErrTooLarge, m.bytes, m.maxBytes)
+	}
+	if e == nil {
+		e = &journalEntry{owner: owner, holder: holder}
+		m.entries[id] = e
 	}
 	m.bytes += size
-	m.entries[id] = &journalEntry{owner: owner, holder: holder, pause: pause, data: sealed, expires: m.now().Add(ttl)}
-	return nil
+	e.size += size
+	e.sealed = append(e.sealed, sealed...)
+	e.tail, e.pause, e.expires = tail, pause, m.now().Add(ttl)
+	return next, nil
 }
 
 // ClaimJournal implements [Journals].
-func (m *MemoryJournals) ClaimJournal(_ context.Context, owner, id, pause, holder string) ([]byte, error) {
+func (m *MemoryJournals) ClaimJournal(_ context.Context, owner, id, pause, holder string) ([][]byte, JournalCursor, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
 	e := m.entries[id]
 	if e == nil || e.pause == "" || subtle.ConstantTimeCompare([]byte(e.pause), []byte(pause)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(e.owner), []byte(owner)) != 1 {
-		return nil, fmt.Errorf("journal %s: %w", id, ErrNotFound)
+		return nil, JournalCursor{}, fmt.Errorf("journal %s: %w", id, ErrNotFound)
 	}
-	data, err := Unseal(m.key, journalSealName(owner, id), e.data)
+	entries, at, err := openEntries(m.key, owner, id, e.sealed, e.tail)
 	if err != nil {
-		return nil, err
+		return nil, JournalCursor{}, err
 	}
 	e.pause, e.holder = "", holder
-	return data, nil
+	return entries, at, nil
 }
 
 // DeleteJournal implements [Journals].
@@ -79,7 +90,7 @@ func (m *MemoryJournals) DeleteJournal(_ context.Context, id, holder string) err
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e := m.entries[id]; e != nil && e.holder == holder {
-		m.bytes -= len(e.data)
+		m.bytes -= e.size
 		delete(m.entries, id)
 	}
 	return nil
@@ -89,7 +100,7 @@ func (m *MemoryJournals) sweepLocked() {
 	now := m.now()
 	for id, e := range m.entries {
 		if now.After(e.expires) {
-			m.bytes -= len(e.data)
+			m.bytes -= e.size
 			delete(m.entries, id)
 		}
 	}

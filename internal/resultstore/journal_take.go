@@ -14,48 +14,44 @@ import (
 type JournalTaker interface {
 	// TakeJournal makes holder the holder of owner's run id, whoever held
 	// it (the lease take decided who continues the run: the old holder's
-	// writes are fenced off from now on), and returns the journal. It fails
-	// with ErrNotFound for no journal of owner's, and ErrTampered when the
-	// journal fails its integrity check.
-	TakeJournal(ctx context.Context, owner, id, holder string) ([]byte, error)
+	// writes are fenced off from now on), and returns the journal's entries
+	// and the cursor to append at. It fails with ErrNotFound for no journal
+	// of owner's, and ErrTampered when the journal fails its integrity
+	// check.
+	TakeJournal(ctx context.Context, owner, id, holder string) ([][]byte, JournalCursor, error)
 }
 
 // TakeJournal implements [JournalTaker].
-func (m *MemoryJournals) TakeJournal(_ context.Context, owner, id, holder string) ([]byte, error) {
+func (m *MemoryJournals) TakeJournal(_ context.Context, owner, id, holder string) ([][]byte, JournalCursor, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
 	e := m.entries[id]
 	if e == nil || subtle.ConstantTimeCompare([]byte(e.owner), []byte(owner)) != 1 {
-		return nil, fmt.Errorf("journal %s: %w", id, ErrNotFound)
+		return nil, JournalCursor{}, fmt.Errorf("journal %s: %w", id, ErrNotFound)
 	}
-	data, err := Unseal(m.key, journalSealName(owner, id), e.data)
+	entries, at, err := openEntries(m.key, owner, id, e.sealed, e.tail)
 	if err != nil {
-		return nil, err
+		return nil, JournalCursor{}, err
 	}
 	e.pause, e.holder = "", holder
-	return data, nil
+	return entries, at, nil
 }
 
 // TakeJournal implements [JournalTaker].
-func (r *RedisJournals) TakeJournal(ctx context.Context, owner, id, holder string) ([]byte, error) {
-	res, err := takeJournalScript.Run(ctx, r.client, []string{r.JournalKey(id)}, owner, holder).Text()
-	if err == redis.Nil {
-		return nil, fmt.Errorf("journal %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, r.wrap(err)
-	}
-	return Unseal(r.key, journalSealName(owner, id), []byte(res))
+func (r *RedisJournals) TakeJournal(ctx context.Context, owner, id, holder string) ([][]byte, JournalCursor, error) {
+	return r.open(ctx, takeJournalScript, owner, id, owner, holder)
 }
 
-// takeJournalScript: ARGV owner, new holder; returns the data, or nil when
-// there is no journal of owner's.
+// takeJournalScript: ARGV owner, new holder; returns the tail seal and the
+// entries, or nil when there is no journal of owner's.
 var takeJournalScript = redis.NewScript(strings.TrimSpace(`
-local v = redis.call('HMGET', KEYS[1], 'o', 'd')
-if not v[1] or v[1] ~= ARGV[1] or not v[2] then return false end
+local v = redis.call('HMGET', KEYS[1], 'o', 't')
+if not v[1] or v[1] ~= ARGV[1] then return false end
 redis.call('HSET', KEYS[1], 'p', '', 'h', ARGV[2])
-return v[2]
+local out = redis.call('LRANGE', KEYS[2], 0, -1)
+table.insert(out, 1, v[2] or '')
+return out
 `))
 
 // Sealed reports whether journals are sealed with store.hmac_key: only

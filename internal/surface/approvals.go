@@ -281,7 +281,7 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 		}
 	} else {
 		deadline := time.Now().Add(sf.runTimeout(in))
-		run = sf.startRun(ctx, req, owner, in, deadline, sf.newDurable(owner, in, deadline), nil)
+		run = sf.startRun(ctx, req, owner, in, deadline, sf.runDurable(ctx, owner, in, deadline), nil)
 	}
 	select {
 	case res := <-run.done:
@@ -326,7 +326,7 @@ func (sf *Surface) startRun(ctx context.Context, req *mcp.CallToolRequest, owner
 		defer cancel()
 		runCtx := pipeline.WithAnswerer(pipeline.WithApprover(runCtx, run), run)
 		if durable != nil {
-			runCtx = withDurable(runCtx, durable.run)
+			runCtx = withDurable(runCtx, durable)
 			defer sf.endDurable(run)
 		}
 		run.done <- sf.executeChain(runCtx, req, in)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,14 +37,55 @@ type durableRun struct {
 	run    *codemode.DurableRun
 	id     string // the run's key in the journal store
 	holder string // this replica's claim on it
+	// task: the run is a task's (its journal is under the task's id, named
+	// by its lease): the task's end drops the journal (endLeased), once
+	// its outcome is kept, never the run's.
+	task bool
+
+	mu sync.Mutex
+	at resultstore.JournalCursor // where this replica appends to the journal next
 }
 
-// pausedRecord is what the store keeps of a paused run: its journal and the
-// approvals asked of the client, so that another replica resumes it.
+// appendEntries appends entries to the run's journal in the store for
+// owner, with pause as its pause token ("": not paused).
+func (sf *Surface) appendEntries(ctx context.Context, d *durableRun, owner, pause string, entries [][]byte, deadline time.Time) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	next, err := sf.journals.AppendJournal(ctx, owner, d.id, d.holder, pause, d.at, entries, journalTTL(deadline))
+	if err != nil {
+		return err
+	}
+	d.at = next
+	return nil
+}
+
+// pauseKind is the kind of the journal entry a pause appends after the
+// run's own entries (codemode's kinds are other words).
+const pauseKind = "pause"
+
+// pausedRecord is the journal entry of a pause: the approvals asked of the
+// client, so that another replica resumes the run with their answers.
 type pausedRecord struct {
-	Journal json.RawMessage            `json:"journal"`
-	Asks    map[string]json.RawMessage `json:"asks"` // input request id → request
-	NextID  int                        `json:"next_id"`
+	K      string                     `json:"k"`    // pauseKind
+	Asks   map[string]json.RawMessage `json:"asks"` // input request id → request
+	NextID int                        `json:"next_id"`
+}
+
+// readJournal reads a journal's entries: the run's journal and its last
+// pause (zero when it never paused).
+func readJournal(entries [][]byte) (*codemode.Journal, pausedRecord, error) {
+	var last pausedRecord
+	run := make([][]byte, 0, len(entries))
+	for _, e := range entries {
+		var p pausedRecord
+		if json.Unmarshal(e, &p) == nil && p.K == pauseKind {
+			last = p
+			continue
+		}
+		run = append(run, e)
+	}
+	j, err := codemode.ParseJournal(run)
+	return j, last, err
 }
 
 func randomHex(n int) string {
@@ -55,13 +97,32 @@ func randomHex(n int) string {
 type durableKey struct{}
 
 // withDurable returns ctx carrying the durable run executeChain journals.
-func withDurable(ctx context.Context, d *codemode.DurableRun) context.Context {
+func withDurable(ctx context.Context, d *durableRun) context.Context {
 	return context.WithValue(ctx, durableKey{}, d)
 }
 
+// durableFrom is the journal of the durable run ctx carries, nil for none.
 func durableFrom(ctx context.Context) *codemode.DurableRun {
-	d, _ := ctx.Value(durableKey{}).(*codemode.DurableRun)
+	if d := durableRunFrom(ctx); d != nil {
+		return d.run
+	}
+	return nil
+}
+
+func durableRunFrom(ctx context.Context) *durableRun {
+	d, _ := ctx.Value(durableKey{}).(*durableRun)
 	return d
+}
+
+// runDurable is the durable run of a new run of in: the task's, when ctx
+// is a journalled task's (a 2026-07-28 client's task runs its program in
+// rounds, and its lease names the task's journal: a replica taking the task
+// over replays that one), else a new one (nil when runs are not durable).
+func (sf *Surface) runDurable(ctx context.Context, owner string, in chainInput, deadline time.Time) *durableRun {
+	if d := durableRunFrom(ctx); d != nil && d.task {
+		return d
+	}
+	return sf.newDurable(owner, in, deadline)
 }
 
 // journalTTL is how long a paused run's journal is kept: the run's own
@@ -84,12 +145,11 @@ func (sf *Surface) durableOf(owner string, j *codemode.Journal, id string, deadl
 	d := &durableRun{id: id, holder: randomHex(16)}
 	var sink codemode.JournalSink
 	if sf.opts.Durable == codemode.DurableAll {
-		sink = func(ctx context.Context, data []byte) error {
-			if data == nil { // not durable any more: its journal is stale
+		sink = func(ctx context.Context, entries [][]byte) error {
+			if entries == nil { // not durable any more: its journal is stale
 				return sf.journals.DeleteJournal(ctx, id, d.holder)
 			}
-			rec, _ := json.Marshal(pausedRecord{Journal: data})
-			return sf.journals.SaveJournal(ctx, owner, id, d.holder, "", rec, journalTTL(deadline))
+			return sf.appendEntries(ctx, d, owner, "", entries, deadline)
 		}
 	}
 	d.run = codemode.NewDurableRun(j, sf.opts.DurableLimits, sink)
@@ -112,16 +172,18 @@ func (sf *Surface) pauseDurable(ctx context.Context, run *liveRun, requests mcp.
 		}
 		asks[id], _ = json.Marshal(requests[id])
 	}
-	data := d.run.Snapshot()
-	if data == nil {
+	if durable, _ := d.run.Durable(); !durable {
 		return ""
 	}
-	rec, err := json.Marshal(pausedRecord{Journal: data, Asks: asks, NextID: run.nextID})
+	rec, err := json.Marshal(pausedRecord{K: pauseKind, Asks: asks, NextID: run.nextID})
 	if err != nil {
 		return ""
 	}
 	token := randomHex(16)
-	if err := sf.journals.SaveJournal(ctx, run.owner, d.id, d.holder, token, rec, journalTTL(run.deadline)); err != nil {
+	err = d.run.Flush(ctx, func(ctx context.Context, entries [][]byte) error {
+		return sf.appendEntries(ctx, d, run.owner, token, append(entries, rec), run.deadline)
+	})
+	if err != nil {
 		sf.logger.Warn("durable run's journal not kept: it resumes on this replica only",
 			slog.String("run", d.id), slog.Any("error", err))
 		return ""
@@ -146,9 +208,15 @@ func (sf *Surface) claimLocal(ctx context.Context, run *liveRun, state string) b
 	if !ok || run.durable == nil {
 		return true
 	}
-	_, err := sf.journals.ClaimJournal(ctx, run.owner, id, token, run.durable.holder)
+	d := run.durable
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, at, err := sf.journals.ClaimJournal(ctx, run.owner, id, token, d.holder)
 	if errors.Is(err, resultstore.ErrNotFound) || errors.Is(err, resultstore.ErrTampered) {
 		return false
+	}
+	if err == nil {
+		d.at = at
 	}
 	return true // the store is down: nobody else could claim it either
 }
@@ -162,7 +230,7 @@ func (sf *Surface) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, 
 		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again", true)
 	}
 	holder := randomHex(16)
-	data, err := sf.journals.ClaimJournal(ctx, owner, id, token, holder)
+	entries, at, err := sf.journals.ClaimJournal(ctx, owner, id, token, holder)
 	switch {
 	case errors.Is(err, resultstore.ErrTampered):
 		sf.logger.Warn("durable run's journal refused", slog.String("run", id), slog.Any("error", err))
@@ -170,18 +238,14 @@ func (sf *Surface) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, 
 	case err != nil:
 		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended or was resumed already): "+err.Error(), true)
 	}
-	var rec pausedRecord
-	var j *codemode.Journal
-	if err = json.Unmarshal(data, &rec); err == nil {
-		j, err = codemode.ParseJournal(rec.Journal)
-	}
+	j, rec, err := readJournal(entries)
 	if err != nil {
 		return nil, textResult("call_tool_chain: the paused run's journal cannot be read: "+err.Error(), true)
 	}
 	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
 	deadline := time.Now().Add(sf.runTimeout(in))
 	d := sf.durableOf(owner, j, id, deadline)
-	d.holder = holder
+	d.holder, d.at = holder, at
 	preset := map[string]mcp.InputResponse{}
 	for askID, request := range rec.Asks {
 		if res, ok := req.Params.InputResponses[askID]; ok {
@@ -217,9 +281,10 @@ func (r *liveRun) presetAnswer(request mcp.InputRequest) (mcp.InputResponse, boo
 	return res, ok
 }
 
-// endDurable forgets a finished run's journal.
+// endDurable forgets a finished run's journal (a task's is forgotten by
+// the task, once its outcome is kept).
 func (sf *Surface) endDurable(run *liveRun) {
-	if run.durable != nil {
+	if run.durable != nil && !run.durable.task {
 		_ = sf.journals.DeleteJournal(context.Background(), run.durable.id, run.durable.holder)
 	}
 }

@@ -101,33 +101,34 @@ func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Tas
 		return nil
 	}
 	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
-	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.sf.runTimeout(in)), randomHex(16), lost)
+	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.sf.runTimeout(in)), randomHex(16), resultstore.JournalCursor{}, lost)
 }
 
 // taskDurable is the durable run of a task's journal j under id, held by
 // holder and written through: a write fenced off (another replica took the
 // task over) stops the run at once, before it sends anything more.
 func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
-	lost context.CancelCauseFunc) *durableRun {
-	d := &durableRun{id: id, holder: holder}
+	at resultstore.JournalCursor, lost context.CancelCauseFunc) *durableRun {
+	d := &durableRun{id: id, holder: holder, task: true, at: at}
 	log := g.sf.logger.With(slog.String("task", id))
-	sink := func(ctx context.Context, data []byte) error {
+	sink := func(ctx context.Context, entries [][]byte) error {
 		var err error
-		if data != nil {
-			rec, _ := json.Marshal(pausedRecord{Journal: data})
-			err = g.sf.journals.SaveJournal(ctx, owner, id, holder, "", rec, journalTTL(deadline))
+		if entries != nil {
+			err = g.sf.appendEntries(ctx, d, owner, "", entries, deadline)
 		}
 		switch {
 		case errors.Is(err, resultstore.ErrFenced):
 			log.Warn("task's journal taken by another replica: stopped here")
 			lost(errLeaseLost)
-		case data == nil || err != nil:
+			return fmt.Errorf("%w: %w", codemode.ErrHalt, err)
+		case entries == nil || err != nil:
 			// The run goes on without a journal only once the store holds
 			// none: a replica taking it over would replay a stale one and
 			// make its later calls again.
 			if derr := g.sf.journals.DeleteJournal(ctx, id, holder); derr != nil {
 				log.Warn("task's journal neither written nor dropped: stopped", slog.Any("error", derr))
 				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w) nor dropped; the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, derr)))
+				return fmt.Errorf("%w: %w", codemode.ErrHalt, cmpErr(err, derr))
 			} else {
 				log.Info("task not durable any more: it fails with REPLICA_LOST if its replica stops", slog.Any("error", err))
 			}
@@ -254,12 +255,12 @@ func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
 	}
 	why := "the task was not journalled (sandbox.durable: all journals call_tool_chain tasks)"
 	if rec.Journal != "" {
-		j, err := g.takeJournal(ctx, rec, l.holder)
+		j, at, err := g.takeJournal(ctx, rec, l.holder)
 		var unavailable *storeUnavailable
 		switch {
 		case err == nil:
 			log.Info("task taken over from a lost replica: resumed by replay", slog.Int("journalled_calls", len(j.Calls)))
-			g.resume(t, rec, j, l)
+			g.resume(t, rec, j, at, l)
 			return
 		case errors.As(err, &unavailable):
 			log.Warn("lapsed task's journal not read", slog.Any("error", err))
@@ -325,36 +326,37 @@ func replicaLost(tool, why string) *mcp.CallToolResult {
 
 // takeJournal takes the task's journal for holder (fencing off the lost
 // replica) and reads it.
-func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder string) (*codemode.Journal, error) {
+func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder string) (*codemode.Journal, resultstore.JournalCursor, error) {
+	var none resultstore.JournalCursor
 	taker, ok := g.sf.journals.(resultstore.JournalTaker)
 	if !ok {
-		return nil, errors.New("the journal store cannot hand journals over")
+		return nil, none, errors.New("the journal store cannot hand journals over")
 	}
 	// Replaying runs a program read from the store, for the principal the
 	// lease names, with nobody asking: only what this gateway sealed.
 	if s, ok := g.sf.journals.(interface{ Sealed() bool }); !ok || !s.Sealed() {
-		return nil, errors.New("store.hmac_key is not set, so a journal read from the store cannot be trusted to run")
+		return nil, none, errors.New("store.hmac_key is not set, so a journal read from the store cannot be trusted to run")
 	}
-	data, err := taker.TakeJournal(ctx, rec.Owner, rec.Journal, holder)
+	entries, at, err := taker.TakeJournal(ctx, rec.Owner, rec.Journal, holder)
 	switch {
 	case errors.Is(err, resultstore.ErrNotFound):
-		return nil, errors.New("it has no journal (it stopped being durable, was not journalled yet, or expired)")
+		return nil, none, errors.New("it has no journal (it stopped being durable, was not journalled yet, or expired)")
 	case errors.Is(err, resultstore.ErrTampered):
-		return nil, fmt.Errorf("its journal: %w", err)
+		return nil, none, fmt.Errorf("its journal: %w", err)
 	case err != nil:
-		return nil, &storeUnavailable{err}
+		return nil, none, &storeUnavailable{err}
 	}
-	var p pausedRecord
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("its journal: %w", err)
+	j, _, err := readJournal(entries)
+	if err != nil {
+		return nil, none, fmt.Errorf("its journal: %w", err)
 	}
-	return codemode.ParseJournal(p.Journal)
+	return j, at, nil
 }
 
 // resume runs a taken-over task's program again on this replica, from its
 // journal, for the principal it ran for, and keeps its outcome as the
 // task's.
-func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.Journal, l *taskLease) {
+func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.Journal, at resultstore.JournalCursor, l *taskLease) {
 	sf := g.sf
 	ctx := withTakenOwner(context.Background(), rec.Owner)
 	if p := rec.Principal; p != nil {
@@ -367,7 +369,7 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), task: *t}
 	g.running.Store(t.ID, rt)
 	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
-	d := g.taskDurable(rec.Owner, j, rec.Journal, time.Now().Add(sf.runTimeout(in)), l.holder, cancel)
+	d := g.taskDurable(rec.Owner, j, rec.Journal, time.Now().Add(sf.runTimeout(in)), l.holder, at, cancel)
 	args, _ := json.Marshal(in)
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "call_tool_chain", Arguments: args}}
 	go func() {
@@ -375,7 +377,7 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 		defer cancel(nil)
 		stopBeat := l.heartbeat(tctx, cancel)
 		stopWatch := g.watchCancel(tctx, rt)
-		res := sf.executeChain(withDurable(tctx, d.run), req, in)
+		res := sf.executeChain(withDurable(tctx, d), req, in)
 		stopWatch()
 		stopBeat()
 		rt.finish(res, nil, context.Cause(tctx))

@@ -228,7 +228,7 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	var durable *durableRun
 	if journalled {
 		if durable = g.durableTask(call, &t, cancel); durable != nil {
-			tctx = withDurable(tctx, durable.run)
+			tctx = withDurable(tctx, durable)
 		}
 	}
 	go func() {
