@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,6 +185,7 @@ func runSoak(ctx context.Context, cfg soakConfig, progress func(soakSample)) ([]
 		})
 	}
 	wg.Wait()
+	slices.SortFunc(samples, func(a, b soakSample) int { return cmp.Compare(a.Runs, b.Runs) })
 	if path := os.Getenv("ISOGATE_SOAK_HEAP_PROFILE"); path != "" && failure == nil {
 		failure = saveHeapProfile(hc, base, path)
 	}

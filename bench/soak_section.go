@@ -31,7 +31,8 @@ func soakSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		Runs: int64(envInt("ISOGATE_SOAK_RUNS", defaultSoakRuns))}
 	sc.Every = soakEvery(sc.Runs)
 	samples, err := runSoak(ctx, sc, func(s soakSample) {
-		cfg.progress("soak: %d runs: RSS %d MB, PSS %d MB, gateway heap in use %d MB", s.Runs, s.RSS>>20, s.PSS>>20, s.HeapInuse>>20)
+		cfg.progress("soak: %d runs: RSS %d MB, PSS %d MB, gateway RSS %d MB, heap in use %d MB, live heap %d MB",
+			s.Runs, s.RSS>>20, s.PSS>>20, s.GatewayRSS>>20, s.HeapInuse>>20, s.HeapAlloc>>20)
 	})
 	if err != nil {
 		return "", err
@@ -42,11 +43,12 @@ func soakSection(ctx context.Context, cfg ReportConfig) (string, error) {
 // soakReport renders the samples, and the end ÷ reference ratios.
 func soakReport(sc soakConfig, samples []soakSample) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d `call_tool_chain` runs over %d streamable-HTTP sessions (go-sdk clients, one program at a time each, cycling through %d programs: tiers 1–3, an error, a 12 kB result kept in the result store) against a gateway with the defaults (process isolation) in a child process. After every %d runs the clients pause, the gateway collects garbage, and the memory is sampled: RSS and PSS of the gateway and its sandbox worker processes summed, the gateway's own RSS and its Go heap in use (`runtime.MemStats.HeapInuse`). Run it with `go run ./cmd/benchreport -sections soak` (`ISOGATE_SOAK_RUNS`, `ISOGATE_SOAK_SESSIONS` change its size); it is not part of the default report.\n\n",
+	fmt.Fprintf(&b, "%d `call_tool_chain` runs over %d streamable-HTTP sessions (go-sdk clients, one program at a time each, cycling through %d programs: tiers 1–3, an error, a 12 kB result kept in the result store) against a gateway with the defaults (process isolation) in a child process. After every %d runs the clients pause, the gateway collects garbage, and the memory is sampled: RSS and PSS of the gateway and its sandbox worker processes summed, the gateway's own RSS, its Go heap in use (`runtime.MemStats.HeapInuse`, spans holding objects) and its live objects (`HeapAlloc`). Run it with `go run ./cmd/benchreport -sections soak` (`ISOGATE_SOAK_RUNS`, `ISOGATE_SOAK_SESSIONS` change its size); it is not part of the default report.\n\n",
 		sc.Runs, sc.Sessions, len(soakPrograms), sc.Every)
-	b.WriteString("| runs | RSS (all) | PSS (all) | gateway RSS | gateway heap in use | processes |\n|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| runs | RSS (all) | PSS (all) | gateway RSS | gateway heap in use | gateway live heap | processes |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range samples {
-		fmt.Fprintf(&b, "| %d | %d MB | %d MB | %d MB | %.1f MB | %d |\n", s.Runs, s.RSS>>20, s.PSS>>20, s.GatewayRSS>>20, float64(s.HeapInuse)/(1<<20), s.Procs)
+		fmt.Fprintf(&b, "| %d | %d MB | %d MB | %d MB | %.1f MB | %.1f MB | %d |\n", s.Runs, s.RSS>>20, s.PSS>>20, s.GatewayRSS>>20,
+			float64(s.HeapInuse)/(1<<20), float64(s.HeapAlloc)/(1<<20), s.Procs)
 	}
 	ref, end, ok := soakEnds(samples)
 	if !ok {
@@ -61,6 +63,7 @@ func soakReport(sc soakConfig, samples []soakSample) string {
 		{"RSS (all)", float64(ref.RSS), float64(end.RSS)},
 		{"PSS (all)", float64(ref.PSS), float64(end.PSS)},
 		{"gateway heap in use", float64(ref.HeapInuse), float64(end.HeapInuse)},
+		{"gateway live heap", float64(ref.HeapAlloc), float64(end.HeapAlloc)},
 	} {
 		ratio := r.end / r.ref
 		met := "met"
