@@ -20,10 +20,13 @@ import (
 // and each event what it holds in memory, and past its budget drops the
 // oldest streams' events first and forgets a stream once it holds none.
 //
-// A stream forgotten while still in use (its next event comes after) is
-// kept again as one whose earlier events are lost: a client asking to
-// resume it gets an error (the go-sdk answers 400, as for purged events)
-// and retries its request; no event is ever replayed at a wrong index.
+// A session's standalone stream (id "", its GET stream of server
+// notifications, which lives as long as the session) is never forgotten,
+// only its old events dropped. A request's stream forgotten while still in
+// use (its next event comes after) is kept again as one whose earlier
+// events are lost: a client asking to resume it gets an error (the go-sdk
+// answers 400, as for purged events) and retries its request; no event is
+// ever replayed at a wrong index.
 type resumeStore struct {
 	maxBytes int
 
@@ -144,7 +147,7 @@ func (s *resumeStore) stream(sessionID, streamID string, appending bool) *resume
 }
 
 // purge drops the oldest streams' events, oldest first, and forgets
-// streams left with none, until the store is within its budget. It keeps
+// request streams left with none, until the store is within its budget. It keeps
 // keep's newest event (and keep itself).
 func (s *resumeStore) purge(keep *resumeStream) {
 	for el := s.order.Front(); el != nil && s.bytes > s.maxBytes; {
@@ -158,7 +161,7 @@ func (s *resumeStore) purge(keep *resumeStream) {
 			st.charged -= cost
 			s.bytes -= cost
 		}
-		if len(st.data) == 0 && st != keep && s.bytes > s.maxBytes {
+		if len(st.data) == 0 && st != keep && st.id != "" && s.bytes > s.maxBytes {
 			s.forget(el)
 		}
 		el = next

@@ -113,6 +113,17 @@ func TestResumeStoreReplay(t *testing.T) {
 	if got, err := replay(s, "a", "2", 1); err != nil || len(got) != 1 {
 		t.Fatalf("stream 2 after event 1: %d events, %v", len(got), err)
 	}
+	// The standalone stream (id "") keeps its index when its events are
+	// dropped: it is resumed after them.
+	must(s.Open(ctx, "a", ""))
+	must(s.Append(ctx, "a", "", []byte("n0")))
+	for range 3 {
+		must(s.Append(ctx, "a", "3", big))
+	}
+	must(s.Append(ctx, "a", "", []byte("n1")))
+	if got, err := replay(s, "a", "", 0); err != nil || fmt.Sprint(got) != "[n1]" {
+		t.Fatalf("standalone stream after its dropped event: %q, %v", got, err)
+	}
 	must(s.SessionClosed(ctx, "a"))
 	if _, err := replay(s, "a", "2", 1); err == nil {
 		t.Fatal("a closed session's stream is replayed")
