@@ -132,3 +132,28 @@ func TestResumeStoreReplay(t *testing.T) {
 		t.Fatalf("after the session closed: %d bytes, %d streams, %d sessions", s.bytes, s.order.Len(), len(s.sessions))
 	}
 }
+
+// What the store charges is what it holds: with room for everything,
+// 20 000 streams of a priming event and an answer grow the Go heap by what
+// the store counts, within a fifth.
+func TestResumeStoreChargesWhatItHolds(t *testing.T) {
+	const calls = 20000
+	ctx := context.Background()
+	s := newResumeEventStore(1 << 30)
+	ids := make([]string, calls)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("stream-%d", i)
+	}
+	before := liveHeap()
+	for _, stream := range ids {
+		_ = s.Open(ctx, "session-1", stream)
+		_ = s.Append(ctx, "session-1", stream, nil)
+		_ = s.Append(ctx, "session-1", stream, make([]byte, 300)) // the go-sdk hands each event its own buffer
+	}
+	grown := liveHeap() - before
+	ratio := float64(grown) / float64(s.bytes)
+	t.Logf("%d streams: the heap grew %d bytes, the store counts %d (×%.2f)", calls, grown, s.bytes, ratio)
+	if ratio < 0.8 || ratio > 1.2 {
+		t.Fatalf("the heap grew ×%.2f what the store counts (want within 0.8–1.2)", ratio)
+	}
+}
