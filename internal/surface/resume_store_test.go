@@ -55,8 +55,9 @@ func TestResumeStoreForgetsOldStreams(t *testing.T) {
 	grown := liveHeap() - before
 	runtime.KeepAlive(s)
 	t.Logf("%d streams: the heap grew %d bytes (budget %d)", calls, grown, budget)
-	if grown > 2*budget {
-		t.Fatalf("%d streams left the heap %d bytes larger, over twice the store's budget of %d", calls, grown, budget)
+	// A megabyte of slack for whatever else the test binary holds.
+	if grown > budget+1<<20 {
+		t.Fatalf("%d streams left the heap %d bytes larger, over the store's budget of %d and a megabyte", calls, grown, budget)
 	}
 	// The newest stream is replayed in full, the oldest is gone.
 	last := fmt.Sprintf("stream-%d", calls-1)
@@ -134,10 +135,10 @@ func TestResumeStoreReplay(t *testing.T) {
 }
 
 // What the store charges is what it holds: with room for everything,
-// 20 000 streams of a priming event and an answer grow the Go heap by what
+// 50 000 streams of a priming event and an answer grow the Go heap by what
 // the store counts, within a fifth.
 func TestResumeStoreChargesWhatItHolds(t *testing.T) {
-	const calls = 20000
+	const calls = 50000
 	ctx := context.Background()
 	s := newResumeEventStore(1 << 30)
 	ids := make([]string, calls)
