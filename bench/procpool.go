@@ -44,4 +44,5 @@ func NewV8Proc(workers int, command []string) (*RunnerVariant, error) {
 func ServeWorkerIfRequested() {
 	procpool.RunWorkerIfRequested()
 	runRSSProbeIfRequested()
+	runSoakGatewayIfRequested()
 }

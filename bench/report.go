@@ -283,10 +283,11 @@ func runSections(ctx context.Context, cfg ReportConfig, r *Results) {
 	}
 }
 
-// sectionSelected reports whether the selectors sels pick s (none: all).
+// sectionSelected reports whether the selectors sels pick s (none: all
+// but the opt-in ones).
 func sectionSelected(sels []string, s Section) bool {
 	if len(sels) == 0 {
-		return true
+		return !s.OptIn
 	}
 	return slices.ContainsFunc(sels, s.Matches)
 }

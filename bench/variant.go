@@ -237,6 +237,10 @@ type Section struct {
 	Name string
 	// Order sorts sections (lower first); ties keep registration order.
 	Order int
+	// OptIn keeps the section out of a report that does not select it
+	// ([ReportConfig].Sections, benchreport -sections): for sections that
+	// take minutes, such as the soak.
+	OptIn bool
 	// Run measures and returns the section's Markdown body.
 	Run func(ctx context.Context, cfg ReportConfig) (string, error)
 }

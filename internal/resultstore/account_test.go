@@ -46,7 +46,7 @@ func principalSessions(t *testing.T, s Store) {
 }
 
 func TestMemoryShareIsPerPrincipal(t *testing.T) {
-	principalSessions(t, NewMemory(Limits{TTL: time.Minute, MaxBytes: 300, OwnerBytes: 100}))
+	principalSessions(t, NewMemory(Limits{TTL: time.Minute, MaxBytes: 300, OwnerBytes: 100}, CountDataOnly()))
 }
 
 // OwnerKey names its account unambiguously: a principal whose name holds
@@ -65,7 +65,7 @@ func TestOwnerKeyAccounts(t *testing.T) {
 				tt.account, tt.scope, key, AccountOf(key), tt.key, tt.charged)
 		}
 	}
-	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 300, OwnerBytes: 100})
+	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 300, OwnerBytes: 100}, CountDataOnly())
 	victim := put(t, s, OwnerKey("principal:alice", "s"), strings.Repeat("v", 90))
 	put(t, s, OwnerKey("principal:alice/x", ""), strings.Repeat("h", 90))
 	if !readable(s, OwnerKey("principal:alice", "s"), victim) {

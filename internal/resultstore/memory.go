@@ -20,10 +20,16 @@ import (
 // Put never evicts another account's live entries: when the whole store is
 // full of them it fails with [ErrFull], so one caller, however many
 // sessions it opens, cannot push another's results out before their TTL.
+//
+// The budgets count what an entry really holds in the Go heap: the
+// allocation of its copy of the data (rounded up to the allocator's size
+// class), its id and a fixed cost for its bookkeeping ([EntryOverhead]), so
+// that a store of many small entries (run records) stays within its budget.
 type Memory struct {
-	limits Limits
-	now    func() time.Time
-	newID  func() string
+	limits   Limits
+	now      func() time.Time
+	newID    func() string
+	overhead int // charged per entry beyond its data and id
 
 	mu        sync.Mutex
 	byID      map[string]*list.Element // of *entry
@@ -37,6 +43,26 @@ type entry struct {
 	data               []byte
 	at                 time.Time
 	accountEl          *list.Element // in accountUsage.order
+	cost               int           // what the entry is charged, see Memory
+}
+
+// EntryOverhead is what a [Memory] store charges each entry beyond its data
+// and its id: the entry itself (112 bytes with the allocator's rounding),
+// its two list elements (48 each) and its slot in the id index (a map of
+// string to pointer: 24 bytes a slot, at most 7 of 8 slots used and the
+// table doubled when full, about 48 bytes an entry on average, more just
+// after it grew). Measured by TestMemoryBudgetIsWhatItHolds.
+const EntryOverhead = 112 + 2*48 + 64
+
+// entryCost is what an entry holding held (its copy of the data) under id
+// is charged: the copy's capacity (append rounds it up to the allocator's
+// size class), the id and the bookkeeping; with CountDataOnly the data's
+// length alone.
+func (m *Memory) entryCost(held []byte, id string) int {
+	if m.overhead == 0 {
+		return len(held)
+	}
+	return cap(held) + len(id) + m.overhead
 }
 
 type accountUsage struct {
@@ -57,6 +83,12 @@ func WithClock(now func() time.Time) MemoryOption {
 	}
 }
 
+// CountDataOnly makes the store charge entries their data's length alone,
+// not what they hold in memory (tests of exact byte budgets use it).
+func CountDataOnly() MemoryOption {
+	return func(m *Memory) { m.overhead = 0 }
+}
+
 // WithIDs makes the store draw ids from newID instead of crypto/rand (tests
 // use it to force collisions).
 func WithIDs(newID func() string) MemoryOption {
@@ -73,6 +105,7 @@ func NewMemory(limits Limits, opts ...MemoryOption) *Memory {
 		limits:    limits.WithDefaults(),
 		now:       time.Now,
 		newID:     randomID,
+		overhead:  EntryOverhead,
 		byID:      map[string]*list.Element{},
 		order:     list.New(),
 		byAccount: map[string]*accountUsage{},
@@ -95,8 +128,12 @@ func (m *Memory) Limits() Limits { return m.limits }
 
 // Put implements [Store]. The data is copied.
 func (m *Memory) Put(_ context.Context, owner string, data []byte) (string, error) {
-	if len(data) > m.limits.OwnerBytes {
-		return "", fmt.Errorf("%w: %d bytes, share %d bytes", ErrTooLarge, len(data), m.limits.OwnerBytes)
+	id := m.newID()
+	held := append([]byte(nil), data...)
+	size := m.entryCost(held, id)
+	if size > m.limits.OwnerBytes {
+		return "", fmt.Errorf("%w: %d bytes (%d with the store's bookkeeping), share %d bytes",
+			ErrTooLarge, len(data), size, m.limits.OwnerBytes)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -108,24 +145,23 @@ func (m *Memory) Put(_ context.Context, owner string, data []byte) (string, erro
 	}
 	// Make room from this account's own entries only: first for its share,
 	// then for the total when others fill the rest.
-	for u.order.Len() > 0 && (u.bytes+len(data) > m.limits.OwnerBytes || m.bytes+len(data) > m.limits.MaxBytes) {
+	for u.order.Len() > 0 && (u.bytes+size > m.limits.OwnerBytes || m.bytes+size > m.limits.MaxBytes) {
 		m.removeLocked(u.order.Front().Value.(*list.Element))
 	}
-	if m.bytes+len(data) > m.limits.MaxBytes {
+	if m.bytes+size > m.limits.MaxBytes {
 		return "", fmt.Errorf("%w: %d of %d bytes held by other callers' results until they expire",
 			ErrFull, m.bytes, m.limits.MaxBytes)
 	}
 	m.byAccount[account] = u // removeLocked drops accounts left with nothing
-	id := m.newID()
 	for m.byID[id] != nil {
-		id = m.newID()
+		id = m.newID() // ids are as long as the one charged
 	}
-	e := &entry{id: id, owner: owner, account: account, data: append([]byte(nil), data...), at: m.now()}
+	e := &entry{id: id, owner: owner, account: account, data: held, at: m.now(), cost: size}
 	el := m.order.PushBack(e)
 	e.accountEl = u.order.PushBack(el)
 	m.byID[id] = el
-	m.bytes += len(data)
-	u.bytes += len(data)
+	m.bytes += size
+	u.bytes += size
 	return id, nil
 }
 
@@ -157,8 +193,8 @@ func (m *Memory) Len() int {
 	return m.order.Len()
 }
 
-// Bytes reports the total size of the unexpired entries, and of those of
-// owner's account (all its owners').
+// Bytes reports what the unexpired entries are charged (see [Memory]) in
+// all, and those of owner's account (all its owners').
 func (m *Memory) Bytes(owner string) (total, ofAccount int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -185,10 +221,10 @@ func (m *Memory) expireLocked() {
 func (m *Memory) removeLocked(el *list.Element) {
 	e := m.order.Remove(el).(*entry)
 	delete(m.byID, e.id)
-	m.bytes -= len(e.data)
+	m.bytes -= e.cost
 	u := m.byAccount[e.account]
 	u.order.Remove(e.accountEl)
-	u.bytes -= len(e.data)
+	u.bytes -= e.cost
 	if u.order.Len() == 0 {
 		delete(m.byAccount, e.account)
 	}

@@ -53,7 +53,7 @@ func readable(s Store, owner, id string) bool {
 var _ Store = (*Memory)(nil)
 
 func TestMemoryPutGet(t *testing.T) {
-	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 1000, OwnerBytes: 1000})
+	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 1000, OwnerBytes: 1000}, CountDataOnly())
 	id := put(t, s, "sess", "hello")
 	if got, err := s.Get(ctx, "sess", id); err != nil || string(got) != "hello" {
 		t.Fatalf("Get = %q, %v; want hello", got, err)
@@ -78,7 +78,7 @@ func TestLimitsDefaults(t *testing.T) {
 
 func TestMemoryTTLExpiry(t *testing.T) {
 	clk := newFakeClock()
-	s := NewMemory(Limits{TTL: 10 * time.Minute, MaxBytes: 1000}, WithClock(clk.Now))
+	s := NewMemory(Limits{TTL: 10 * time.Minute, MaxBytes: 1000}, WithClock(clk.Now), CountDataOnly())
 	a := put(t, s, "", "first")
 	clk.Advance(4 * time.Minute)
 	b := put(t, s, "", "second")
@@ -104,7 +104,7 @@ func TestMemoryTTLExpiry(t *testing.T) {
 
 func TestMemoryExpiryWithClockGoingBack(t *testing.T) {
 	clk := newFakeClock()
-	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 1000}, WithClock(clk.Now))
+	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 1000}, WithClock(clk.Now), CountDataOnly())
 	clk.Advance(time.Hour)
 	young := put(t, s, "", "young") // stored "later", then the clock goes back
 	clk.Advance(-time.Hour)
@@ -119,7 +119,7 @@ func TestMemoryExpiryWithClockGoingBack(t *testing.T) {
 }
 
 func TestMemoryOwnEviction(t *testing.T) {
-	s := NewMemory(Limits{TTL: time.Hour, MaxBytes: 100, OwnerBytes: 100})
+	s := NewMemory(Limits{TTL: time.Hour, MaxBytes: 100, OwnerBytes: 100}, CountDataOnly())
 	a := put(t, s, "", strings.Repeat("a", 40))
 	b := put(t, s, "", strings.Repeat("b", 40))
 	c := put(t, s, "", strings.Repeat("c", 40)) // 120 > 100: evict a
@@ -148,7 +148,7 @@ func TestMemoryOwnEviction(t *testing.T) {
 // refuses rather than evicting them.
 func TestMemoryOwnerShare(t *testing.T) {
 	clk := newFakeClock()
-	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 300, OwnerBytes: 100}, WithClock(clk.Now))
+	s := NewMemory(Limits{TTL: time.Minute, MaxBytes: 300, OwnerBytes: 100}, WithClock(clk.Now), CountDataOnly())
 	victim := put(t, s, "victim", strings.Repeat("v", 90))
 	for range 50 { // the hog writes far more than the whole store
 		put(t, s, "hog", strings.Repeat("h", 60))
@@ -175,7 +175,7 @@ func TestMemoryOwnerShare(t *testing.T) {
 }
 
 func TestMemoryOwnerIsolation(t *testing.T) {
-	s := NewMemory(Limits{TTL: time.Hour, MaxBytes: 1000})
+	s := NewMemory(Limits{TTL: time.Hour, MaxBytes: 1000}, CountDataOnly())
 	id := put(t, s, "alice", `{"secret":1}`)
 	for _, other := range []string{"bob", "", "alice "} {
 		if _, err := s.Get(ctx, other, id); !errors.Is(err, ErrNotFound) {
@@ -230,7 +230,7 @@ func TestMemoryIDCollisionRetries(t *testing.T) {
 }
 
 func TestMemoryConcurrent(t *testing.T) {
-	s := NewMemory(Limits{TTL: time.Hour, MaxBytes: 50_000, OwnerBytes: 10_000})
+	s := NewMemory(Limits{TTL: time.Hour, MaxBytes: 50_000, OwnerBytes: 10_000}, CountDataOnly())
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

@@ -18,8 +18,9 @@ import (
 // tells the client how long to wait before reconnecting.
 
 // resumeStoreBytes bounds the events kept for resumption, over all
-// sessions: past it the oldest are dropped (a client that reconnects for
-// them gets an error from the go-sdk and retries its request).
+// sessions, with what keeping them costs (see resumeStore): past it the
+// oldest are dropped (a client that reconnects for them gets an error from
+// the go-sdk and retries its request).
 const resumeStoreBytes = 10 << 20
 
 // reconnectAfter is the retry field of priming events: the milliseconds a
@@ -28,9 +29,7 @@ const reconnectAfter = 1000
 
 // newResumeStore returns the event store of stateful HTTP serving.
 func newResumeStore() mcp.EventStore {
-	s := mcp.NewMemoryEventStore(nil)
-	s.SetMaxBytes(resumeStoreBytes)
-	return s
+	return newResumeEventStore(resumeStoreBytes)
 }
 
 // retryFirst starts every POST response that is an event stream with the

@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,9 +41,11 @@ func newRunStore(store resultstore.Store, dir string) *runStore {
 	return &runStore{store: store, dir: dir, index: map[string]string{}}
 }
 
-// put keeps rec for owner and writes it to the record directory.
+// put keeps rec for owner and writes it to the record directory. The
+// store keeps it compact (indented, a record of small values is about twice
+// as large); get and the record directory give it indented.
 func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecord, logger *slog.Logger) {
-	data, err := json.MarshalIndent(rec, "", "  ")
+	data, err := json.Marshal(rec)
 	if err != nil {
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
 		return
@@ -64,7 +67,7 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 		s.mu.Unlock()
 	}
 	if s.dir != "" {
-		if err := writeRecord(s.dir, rec.ID, data); err != nil {
+		if err := writeRecord(s.dir, rec.ID, indented(data)); err != nil {
 			logger.Warn("run record not written", slog.String("run", rec.ID), slog.Any("error", err))
 		}
 	}
@@ -74,7 +77,7 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
 	if _, ok := s.store.(resultstore.Keyed); ok {
 		data, err := s.store.Get(ctx, owner, id)
-		return string(data), err == nil
+		return string(indented(data)), err == nil
 	}
 	s.mu.Lock()
 	sid, ok := s.index[id]
@@ -83,7 +86,18 @@ func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
 		return "", false
 	}
 	data, err := s.store.Get(ctx, owner, sid)
-	return string(data), err == nil
+	return string(indented(data)), err == nil
+}
+
+// indented returns a record as json.MarshalIndent writes it with two
+// spaces (data itself if it is not JSON, as a replica of an older version
+// may have stored it).
+func indented(data []byte) []byte {
+	var b bytes.Buffer
+	if json.Indent(&b, data, "", "  ") != nil {
+		return data
+	}
+	return b.Bytes()
 }
 
 func writeRecord(dir, id string, data []byte) error {

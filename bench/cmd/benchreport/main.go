@@ -55,7 +55,11 @@ func run() int {
 			fmt.Printf("workload %-18s %s\n", w.Name, w.Description)
 		}
 		for _, s := range bench.Sections() {
-			fmt.Printf("section  %-18s %s\n", s.Name, s.Title)
+			optIn := ""
+			if s.OptIn {
+				optIn = " (opt-in: only with -sections)"
+			}
+			fmt.Printf("section  %-18s %s%s\n", s.Name, s.Title, optIn)
 		}
 		return 0
 	}
