@@ -146,7 +146,11 @@ func (c *Checker) Check(ctx context.Context, decls typecheck.Declarations, progr
 			return nil, fmt.Errorf("%w: %v", typecheck.ErrUnchecked, err)
 		}
 		deadline, _ := ctx.Deadline()
-		res, err := p.Run(ctx, v8sandbox.Job{Source: string(src), Limits: v8sandbox.Limits{Timeout: time.Until(deadline)}}, nil)
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w: no time left for the check: %v", typecheck.ErrUnchecked, context.DeadlineExceeded)
+		}
+		res, err := p.Run(ctx, v8sandbox.Job{Source: string(src), Limits: v8sandbox.Limits{Timeout: left}}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%w: the checker worker: %v", typecheck.ErrUnchecked, err)
 		}
