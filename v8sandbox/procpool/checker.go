@@ -15,8 +15,9 @@ import (
 )
 
 // checkerStartTimeout bounds a checker worker's start, which includes
-// loading the TypeScript compiler and parsing its libraries (~0.2 s of CPU
-// on an idle machine, many times that on a loaded one).
+// loading the TypeScript compiler and parsing its libraries: ~1.3 s of CPU
+// (V8 compiles the compiler with no code cache in a fresh process), many
+// seconds of wall time on a loaded machine.
 const checkerStartTimeout = time.Minute
 
 // CheckerOptions configure a [Checker].
