@@ -42,6 +42,7 @@ import (
 	"github.com/isogate/isogate/internal/tracing"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // runCodeConcurrency is how many run_code programs run at once, in their
@@ -75,16 +76,20 @@ type App struct {
 	Metrics  *metrics.Metrics
 	Engine   *codemode.Engine
 	Runner   v8sandbox.Runner // code mode's sandbox
-	RunCode  *runcode.Service // nil: run_code off
-	Surface  *surface.Surface
+	// Typecheck checks code mode's programs (sandbox.typecheck): in a
+	// checker worker process in process isolation, else in this process.
+	Typecheck typecheck.Service
+	RunCode   *runcode.Service // nil: run_code off
+	Surface   *surface.Surface
 
 	logger   *slog.Logger
 	opts     Options
 	grace    time.Duration
 	ownsPool bool
-	rcPool   v8sandbox.Runner // run_code's own small pool
-	closers  []io.Closer      // stores and the tool cache
-	tracer   *tracing.Tracer  // nil: tracing off
+	rcPool   v8sandbox.Runner  // run_code's own small pool
+	checker  *procpool.Checker // the checker worker Typecheck is, if any
+	closers  []io.Closer       // stores and the tool cache
+	tracer   *tracing.Tracer   // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
 	cfg      atomic.Pointer[config.Config] // in force: New's, then each Reload's
 	started  *config.Config                // New's: what the keys a reload does not apply still are
@@ -211,6 +216,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls,
 		Audit: a.logger})
 
+	a.Typecheck, a.checker = checkerOf(cfg, sandboxLog)
 	shaping := OutputOptions(cfg.Sandbox)
 	if a.Engine, err = codemode.New(codemode.Options{
 		Runner:        a.Runner,
@@ -227,8 +233,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Logger:        a.logger,
 		Durable:       journals != nil,
 
-		// The compiler is loaded once per process, on the first check.
-		Typecheck:        typecheck.Shared(),
+		// The compiler is loaded at start (below), or on the first check.
+		Typecheck:        a.Typecheck,
 		TypecheckMode:    cfg.Sandbox.Typecheck,
 		TypecheckTimeout: cfg.Sandbox.TypecheckTimeout,
 		// A checked program's plan meets the policy before its first call.
@@ -247,7 +253,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	if cfg.Sandbox.Typecheck != codemode.TypecheckOff {
-		typecheck.Shared().WarmInBackground()
+		a.Typecheck.WarmInBackground()
 	}
 	if cfg.RunCode.Enabled {
 		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, sandboxLog)); err != nil {
@@ -349,6 +355,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 			}
 			if a.rcPool != nil {
 				a.rcPool.Close()
+			}
+			if a.checker != nil {
+				a.checker.Close()
 			}
 		}()
 		if a.Backends != nil {

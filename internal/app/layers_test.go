@@ -19,10 +19,13 @@ var layers = []struct {
 }{
 	{0, []string{"config"}}, // a leaf: imports nothing of the module
 	{0, []string{"v8sandbox/..."}},
+	// The TypeScript checker runs on v8sandbox and knows nothing above it:
+	// procpool hosts it in a checker worker.
+	{0, []string{"internal/typecheck"}},
 	{0, []string{"internal/textcut", "internal/jsonscan"}}, // leaves, used by v8sandbox too
 	{1, []string{"internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
-		"internal/backendauth", "internal/fairshare", "internal/typecheck"}},
+		"internal/backendauth", "internal/fairshare"}},
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
 	{3, []string{"internal/pipeline"}},

@@ -128,8 +128,10 @@ type Options struct {
 	MaxResultBytes int
 
 	// Typecheck checks tier-3 programs before they run, as TypecheckMode
-	// (sandbox.typecheck: off, warn, strict) says; nil: unchecked.
-	Typecheck        *typecheck.Checker
+	// (sandbox.typecheck: off, warn, strict) says; nil: unchecked. A
+	// *typecheck.Checker checks in this process, a procpool.Checker in a
+	// confined worker process (process isolation).
+	Typecheck        typecheck.Service
 	TypecheckMode    string
 	TypecheckTimeout time.Duration // one check; 0: the checker's own
 	// Durable makes programs run with journalled Date and Math.random, so

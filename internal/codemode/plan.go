@@ -65,9 +65,9 @@ func (e *Engine) admitPlan(ctx context.Context, req Request, v *view, calls *cal
 // running it (isogate check): the diagnostics, and the plan by original
 // names. It waits for the compiler to load.
 func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pipeline.Plan, error) {
-	c := e.opts.Typecheck
-	if c == nil {
-		c = typecheck.Shared()
+	var c typecheck.Service = typecheck.Shared()
+	if e.opts.Typecheck != nil {
+		c = e.opts.Typecheck
 	}
 	if err := c.Warm(ctx); err != nil {
 		return nil, nil, err

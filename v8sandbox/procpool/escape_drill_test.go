@@ -61,45 +61,7 @@ func TestEscapeDrill(t *testing.T) {
 		t.Skip("builds cmd/isogate with the escapedrill tag")
 	}
 	bin := buildIsogate(t, "escapedrill")
-
-	// Targets: a config file with a secret, a backend with a secret in its
-	// environment, a loopback listener, a file to create.
-	dir := t.TempDir()
-	config := filepath.Join(dir, "isogate.yaml")
-	if err := os.WriteFile(config, []byte("token: hunter2\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	exe, _ := os.Executable()
-	backend := exec.Command(exe, "secret-holder")
-	backend.Env = []string{"ISOGATE_BACKEND_SECRET=hunter2"}
-	if err := backend.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { backend.Process.Kill(); backend.Wait() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	mountDir := filepath.Join(dir, "mnt")
-	if err := os.Mkdir(mountDir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(mountDir, unix.MNT_DETACH) })
-	// /tmp is world-writable: only the confinement can stop this one.
-	created := filepath.Join(os.TempDir(), fmt.Sprintf("isogate-drill-%d", os.Getpid()))
-	t.Cleanup(func() { os.Remove(created) })
+	targets, accepted := drillTargets(t)
 
 	none := layerSet{}
 	only := func(l layerSet) *layerSet { return &l }
@@ -136,10 +98,7 @@ func TestEscapeDrill(t *testing.T) {
 	stoppedBy := map[string][]string{}
 	var order []string
 	for i, c := range configs {
-		outcomes, conf := runDrill(t, bin, c.opts, drillSpec{
-			GatewayPID: os.Getpid(), BackendPID: backend.Process.Pid, ConfigFile: config, CreateFile: created, MountDir: mountDir,
-			Port: ln.Addr().(*net.TCPAddr).Port,
-		})
+		outcomes, conf := runDrill(t, bin, c.opts, targets)
 		if outcomes == nil {
 			continue // skipped
 		}
@@ -183,6 +142,54 @@ func TestEscapeDrill(t *testing.T) {
 		fmt.Fprintf(&table, "  %-42s %s\n", a, strings.Join(by, ", "))
 	}
 	t.Logf("which layer alone stops each action:\n%s", table.String())
+}
+
+// drillTargets sets up the drill's targets: a config file with a secret,
+// a backend with a secret in its environment, a loopback listener (whose
+// accepted connections it counts), a directory to mount on, a file to
+// create.
+func drillTargets(t *testing.T) (drillSpec, *atomic.Int64) {
+	t.Helper()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "isogate.yaml")
+	if err := os.WriteFile(config, []byte("token: hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	backend := exec.Command(exe, "secret-holder")
+	backend.Env = []string{"ISOGATE_BACKEND_SECRET=hunter2"}
+	if err := backend.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backend.Process.Kill(); backend.Wait() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted := &atomic.Int64{}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	mountDir := filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mountDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(mountDir, unix.MNT_DETACH) })
+	// /tmp is world-writable: only the confinement can stop this one.
+	created := filepath.Join(os.TempDir(), fmt.Sprintf("isogate-drill-%d", os.Getpid()))
+	t.Cleanup(func() { os.Remove(created) })
+	return drillSpec{
+		GatewayPID: os.Getpid(), BackendPID: backend.Process.Pid, ConfigFile: config, CreateFile: created, MountDir: mountDir,
+		Port: ln.Addr().(*net.TCPAddr).Port,
+	}, accepted
 }
 
 // runDrill starts a pool of two drill workers under opts and runs the drill

@@ -89,6 +89,8 @@ type Options struct {
 	// spawns it without namespaces (tests only).
 	layers       *layerSet
 	noNamespaces bool
+	// checker makes every worker a type checker (checker.go).
+	checker bool
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements

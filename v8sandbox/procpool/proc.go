@@ -223,14 +223,18 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	}
 
 	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
-		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter}})
+		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.checker}})
 	if err != nil {
 		pr.kill(killStartup, err.Error())
 		<-pr.exited
 		return nil, err
 	}
 	pr.send(frame)
-	timer := time.NewTimer(workerStartTimeout)
+	startLimit := workerStartTimeout
+	if p.opts.checker {
+		startLimit = checkerStartTimeout // it loads the compiler first
+	}
+	timer := time.NewTimer(startLimit)
 	defer timer.Stop()
 	select {
 	case <-pr.readyCh:
@@ -244,9 +248,9 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	case <-pr.exited:
 		return nil, fmt.Errorf("worker exited during startup: %s", pr.deathErr.Message)
 	case <-timer.C:
-		pr.kill(killStartup, "no handshake within "+workerStartTimeout.String())
+		pr.kill(killStartup, "no handshake within "+startLimit.String())
 		<-pr.exited
-		return nil, fmt.Errorf("worker did not answer the handshake within %v", workerStartTimeout)
+		return nil, fmt.Errorf("worker did not answer the handshake within %v", startLimit)
 	case <-p.quit:
 		pr.kill(killShutdown, "pool closed during startup")
 		<-pr.exited

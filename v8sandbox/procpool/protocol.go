@@ -80,6 +80,10 @@ type message struct {
 type initConfig struct {
 	Slots        int `json:"slots"`
 	RecycleAfter int `json:"recycle_after,omitempty"`
+	// Checker makes the worker a type checker: each run is a check
+	// (checker_worker.go), served by the TypeScript compiler loaded before
+	// ready.
+	Checker bool `json:"checker,omitempty"`
 }
 
 // errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.

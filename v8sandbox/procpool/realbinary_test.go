@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/sandboxtest"
@@ -42,6 +43,11 @@ func TestRealBinary(t *testing.T) {
 	if res, err := p.Run(context.Background(), v8sandbox.Job{Source: drillPrefix + `{"config_file":"/etc/passwd"}`, AwaitResult: true}, nil); err != nil || string(res.Value) != "null" {
 		t.Errorf("escape drill reachable in a release binary: %s %v", res.Value, err)
 	}
+
+	// The same command serves as the type checker's worker.
+	checker := NewChecker(CheckerOptions{Command: []string{bin, WorkerCommand}, Logger: quietLogger(t), Timeout: time.Minute})
+	defer checker.Close()
+	wantRefusal(t, checker)
 
 	// Hidden from help, and refuses to run by hand.
 	out, _ := exec.Command(bin, "help").CombinedOutput()

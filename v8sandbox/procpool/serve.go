@@ -52,15 +52,22 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 	s := &server{
 		w:      w,
 		logger: logger,
-		pool: v8sandbox.NewPool(v8sandbox.Options{
+		runs:   map[uint64]context.CancelFunc{},
+		taken:  map[uint64]chan struct{}{},
+		calls:  map[uint64]chan *message{},
+		lanes:  &freeLanes{free: lanes},
+	}
+	if first.Init.Checker {
+		// A checker worker runs no program: its runs are checks.
+		if s.checks, err = newCheckServer(ctx); err != nil {
+			return err
+		}
+	} else {
+		s.pool = v8sandbox.NewPool(v8sandbox.Options{
 			Workers:      slots,
 			RecycleAfter: first.Init.RecycleAfter,
 			Logger:       logger,
-		}),
-		runs:  map[uint64]context.CancelFunc{},
-		taken: map[uint64]chan struct{}{},
-		calls: map[uint64]chan *message{},
-		lanes: &freeLanes{free: lanes},
+		})
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer s.shutdown(cancelAll)
@@ -98,7 +105,8 @@ type server struct {
 	wmu    sync.Mutex
 	w      io.Writer
 	logger *slog.Logger
-	pool   *v8sandbox.Pool
+	pool   *v8sandbox.Pool // nil in a checker worker
+	checks *checkServer    // a checker worker's compiler (checker_worker.go)
 
 	preludes preludeCache // held preludes, used by the read loop only
 
@@ -176,6 +184,10 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 			s.wmu.Unlock()
 			return
 		}
+	}
+	if s.checks != nil {
+		s.startCheck(ctx, id, job)
+		return
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
@@ -256,7 +268,12 @@ func (s *server) shutdown(cancelAll context.CancelFunc) {
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
-		s.pool.Close()
+		if s.pool != nil {
+			s.pool.Close()
+		}
+		if s.checks != nil {
+			s.checks.close()
+		}
 		close(done)
 	}()
 	select {

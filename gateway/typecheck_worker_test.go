@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
+	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/v8sandbox/procpool"
+)
+
+// In process isolation the TypeScript compiler parses programs in a
+// confined checker worker process of its own: a strict-mode refusal works
+// as in process (no backend call made); a checker worker SIGKILLed while
+// it checks a program lets that program run unchecked, saying so; the
+// replacement worker checks the next program.
+func TestTypecheckInCheckerWorker(t *testing.T) {
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Sandbox.Isolation = config.IsolationProcess
+	cfg.Sandbox.MaxConcurrent = 1 // one sandbox worker
+	cfg.Sandbox.Typecheck = "strict"
+	cfg.Sandbox.TypecheckTimeout = time.Minute // a loaded machine must not turn a check into "unchecked"
+	rec := &recorder{}
+	g := startHealthy(t, cfg, app.Options{ExtraSpecs: []backend.Spec{rec.spec()}})
+	checker, ok := g.app.Typecheck.(*procpool.Checker)
+	if !ok {
+		t.Fatalf("process isolation checks with %T, want *procpool.Checker", g.app.Typecheck)
+	}
+	if err := checker.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, g, nil)
+	refuses := func() {
+		t.Helper()
+		for _, p := range wrongPrograms {
+			text, isErr, _ := callText(t, cs, "call_tool_chain", map[string]any{"code": p.code})
+			if !isErr || !strings.HasPrefix(text, "TYPECHECK_FAILED") || !strings.Contains(text, p.hint) {
+				t.Errorf("%s: got (error %v):\n%s\nwant TYPECHECK_FAILED with %q", p.name, isErr, text, p.hint)
+			}
+		}
+	}
+	refuses()
+	if calls := rec.got(); len(calls) != 0 {
+		t.Fatalf("the backend received %v; want no call", calls)
+	}
+
+	// Stopped, the worker cannot answer: the check is surely in progress
+	// once it is on the worker; then it is killed.
+	pid := checker.Stats().Workers[0].PID
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
+			Arguments: map[string]any{"code": "await counter.bump({id:'k1'}); return 'ran'"}})
+		answered <- answer{res, err}
+	}()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for st := checker.Stats(); len(st.Workers) != 1 || st.Workers[0].Runs != 1; st = checker.Stats() {
+		select {
+		case <-tick.C: // no event says a check reached the worker
+		case a := <-answered:
+			t.Fatalf("answered before the check reached the checker worker: %+v %v", a.res, a.err)
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a := <-answered
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	text := a.res.Content[0].(*mcp.TextContent).Text
+	if a.res.IsError || !strings.Contains(text, "ran") ||
+		!strings.Contains(text, "[notice] typecheck: the program ran unchecked: the checker worker: SANDBOX_CRASHED") {
+		t.Fatalf("with the checker worker killed mid-check (error %v):\n%s\nwant the program run, unchecked, with the notice", a.res.IsError, text)
+	}
+	if calls := rec.got(); strings.Join(calls, ",") != "k1" {
+		t.Fatalf("calls = %v; want k1", calls)
+	}
+
+	if err := checker.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := checker.Stats(); len(st.Workers) != 1 || st.Workers[0].PID == pid {
+		t.Fatalf("checker workers %+v; want one replacing %d", st.Workers, pid)
+	}
+	refuses()
+	if calls := rec.got(); strings.Join(calls, ",") != "k1" {
+		t.Fatalf("calls = %v; want only k1", calls)
+	}
+}

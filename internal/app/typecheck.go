@@ -1,0 +1,30 @@
+package app
+
+import (
+	"log/slog"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox/procpool"
+)
+
+// checkerOf returns the type checker of code mode's programs. In process
+// isolation with sandbox.typecheck on, the TypeScript compiler parses the
+// attacker's program text in a worker process of its own, confined like
+// the sandbox workers (procpool.Checker, returned too so that the app
+// closes it); otherwise the process's in-process checker, loaded once per
+// process.
+func checkerOf(cfg *config.Config, logger *slog.Logger) (typecheck.Service, *procpool.Checker) {
+	s := cfg.Sandbox
+	if s.Typecheck == "" || s.Typecheck == codemode.TypecheckOff || s.Isolation == config.IsolationThread {
+		return typecheck.Shared(), nil
+	}
+	c := procpool.NewChecker(procpool.CheckerOptions{
+		Confinement: procpool.ConfinementMode(s.Confinement),
+		Logger:      logger,
+		// Callers bound a check with sandbox.typecheck_timeout.
+		Timeout: typecheck.SharedTimeout,
+	})
+	return c, c
+}

@@ -1,0 +1,22 @@
+package typecheck
+
+import "context"
+
+// Service checks programs for code mode. [Checker] checks them in this
+// process (thread isolation); in process isolation the compiler runs in a
+// confined worker process instead (procpool.Checker), since the program
+// text it parses is the attacker's.
+type Service interface {
+	// Check checks a program against decls, as [Checker.Check] does: an
+	// error wraps [ErrUnchecked] and the program then runs unchecked.
+	Check(ctx context.Context, decls Declarations, program string, module bool) (*Report, error)
+	// Ready reports whether a check now costs only the check (the compiler
+	// is loaded, and in a worker that is alive).
+	Ready() bool
+	// Warm loads the compiler now, waiting until it can check.
+	Warm(ctx context.Context) error
+	// WarmInBackground starts loading the compiler without waiting.
+	WarmInBackground()
+}
+
+var _ Service = (*Checker)(nil)

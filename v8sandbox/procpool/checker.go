@@ -1,0 +1,286 @@
+package procpool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// checkerStartTimeout bounds a checker worker's start, which includes
+// loading the TypeScript compiler and parsing its libraries: ~1.3 s of CPU
+// (V8 compiles the compiler with no code cache in a fresh process), many
+// seconds of wall time on a loaded machine.
+const checkerStartTimeout = time.Minute
+
+// CheckerOptions configure a [Checker].
+type CheckerOptions struct {
+	// Command starts the worker; default as [Options].Command.
+	Command []string
+	// Confinement is how hard the worker is confined, as for a [Pool]'s.
+	Confinement ConfinementMode
+	// Timeout bounds one check, waiting for the worker included;
+	// typecheck.DefaultTimeout when 0. Callers bound theirs with the
+	// context they pass.
+	Timeout time.Duration
+	// Logger receives the worker's lifecycle events and stderr; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Checker type-checks programs (internal/typecheck) in a confined worker
+// process of its own: the program text the TypeScript compiler parses is
+// the attacker's, so in process isolation the compiler lives behind the
+// same walls as the programs. It is a [Pool] of one checker worker (the
+// same binary's sandbox-worker, told so in its init frame) serving one
+// check at a time: supervised, restarted when it dies, killed when a check
+// overruns its deadline by the pool's grace. A check the worker does not
+// answer (death, deadline) fails with typecheck.ErrUnchecked, and the
+// program runs unchecked, as past the deadline in process.
+//
+// A catalogue version's declarations are sent to the worker once (by ID),
+// not with every check; a restarted worker asks for them again.
+//
+// The worker is started on [Checker.Warm], [Checker.WarmInBackground] or
+// the first check. Checker implements typecheck.Service and is safe for
+// concurrent use.
+type Checker struct {
+	opts    Options
+	timeout time.Duration
+
+	startOnce sync.Once
+	started   chan struct{} // closed once pool or err is set
+	pool      *Pool
+	err       error
+
+	mu   sync.Mutex
+	held []string // declaration IDs the worker was sent, oldest first
+
+	declsSent atomic.Uint64 // checks that carried declarations' text
+}
+
+var _ typecheck.Service = (*Checker)(nil)
+
+// NewChecker returns a checker whose worker starts when first needed.
+func NewChecker(opts CheckerOptions) *Checker {
+	if opts.Timeout <= 0 {
+		opts.Timeout = typecheck.DefaultTimeout
+	}
+	return &Checker{
+		opts: Options{Workers: 1, SlotsPerWorker: 1, Command: opts.Command, Confinement: opts.Confinement,
+			Logger: opts.Logger, checker: true},
+		timeout: opts.Timeout,
+		started: make(chan struct{}),
+	}
+}
+
+// launch starts the worker once, in the background.
+func (c *Checker) launch() {
+	c.startOnce.Do(func() {
+		go func() {
+			c.pool, c.err = New(c.opts)
+			if c.err != nil {
+				c.err = fmt.Errorf("the checker worker could not start: %w", c.err)
+			}
+			close(c.started)
+		}()
+	})
+}
+
+// WarmInBackground starts the worker (once) without waiting.
+func (c *Checker) WarmInBackground() { c.launch() }
+
+// Warm starts the worker if need be and waits until one is serving, with
+// the compiler loaded (after a death, until the replacement is).
+func (c *Checker) Warm(ctx context.Context) error {
+	p, err := c.startedPool(ctx)
+	if err != nil {
+		return err
+	}
+	if !awaitServing(ctx, p) {
+		return fmt.Errorf("waiting for the checker worker: %w", ctx.Err())
+	}
+	return nil
+}
+
+// Ready reports whether a worker is serving; a checker whose worker could
+// not start is ready too, so that its checks say why.
+func (c *Checker) Ready() bool {
+	select {
+	case <-c.started:
+	default:
+		return false
+	}
+	if c.pool == nil {
+		return c.err != nil
+	}
+	return c.pool.serving()
+}
+
+// Check checks program against decls in the worker, within the checker's
+// timeout and ctx (waiting for the worker included). The error, when not
+// nil, wraps typecheck.ErrUnchecked.
+func (c *Checker) Check(ctx context.Context, decls typecheck.Declarations, program string, module bool) (*typecheck.Report, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	p, err := c.startedPool(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", typecheck.ErrUnchecked, err)
+	}
+	withText := !c.holds(decls.ID)
+	for {
+		req := checkRequest{Decls: decls.ID, Program: program, Module: module}
+		if withText {
+			req.Text = decls.Text
+			c.declsSent.Add(1)
+		}
+		src, err := json.Marshal(req)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", typecheck.ErrUnchecked, err)
+		}
+		deadline, _ := ctx.Deadline()
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w: no time left for the check: %v", typecheck.ErrUnchecked, context.DeadlineExceeded)
+		}
+		res, err := p.Run(ctx, v8sandbox.Job{Source: string(src), Limits: v8sandbox.Limits{Timeout: left}}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the checker worker: %v", typecheck.ErrUnchecked, err)
+		}
+		var rep checkReply
+		if err := json.Unmarshal(res.Value, &rep); err != nil {
+			return nil, fmt.Errorf("%w: the checker worker's reply: %v", typecheck.ErrUnchecked, err)
+		}
+		if rep.NeedDecls {
+			if withText {
+				return nil, fmt.Errorf("%w: the checker worker lost the declarations", typecheck.ErrUnchecked)
+			}
+			withText = true // a worker started since they were sent
+			continue
+		}
+		if withText {
+			c.hold(decls.ID)
+		}
+		if rep.Error != "" {
+			return nil, fmt.Errorf("%w: %s", typecheck.ErrUnchecked, rep.Error)
+		}
+		if rep.Report == nil {
+			return nil, fmt.Errorf("%w: the checker worker sent no report", typecheck.ErrUnchecked)
+		}
+		rep.Report.Duration = time.Since(start)
+		return rep.Report, nil
+	}
+}
+
+// Confinement is the confinement the checker worker obtained (zero until
+// it has started).
+func (c *Checker) Confinement() Confinement {
+	select {
+	case <-c.started:
+		if c.pool != nil {
+			return c.pool.Confinement()
+		}
+	default:
+	}
+	return Confinement{}
+}
+
+// Stats describes the checker's worker process (zero until it has
+// started).
+func (c *Checker) Stats() Stats {
+	select {
+	case <-c.started:
+		if c.pool != nil {
+			return c.pool.Stats()
+		}
+	default:
+	}
+	return Stats{}
+}
+
+// Close stops the worker (after its check in progress), waiting for a
+// start in progress first.
+func (c *Checker) Close() {
+	c.startOnce.Do(func() { close(c.started) }) // never started: nothing to stop
+	<-c.started
+	if c.pool != nil {
+		c.pool.Close()
+	}
+}
+
+// startedPool starts the worker if need be and waits, while ctx allows,
+// until its pool exists.
+func (c *Checker) startedPool(ctx context.Context) (*Pool, error) {
+	c.launch()
+	select {
+	case <-c.started:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("the checker worker is starting: %w", ctx.Err())
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	if c.pool == nil {
+		return nil, fmt.Errorf("the checker is closed")
+	}
+	return c.pool, nil
+}
+
+// holds reports whether the worker was sent the declarations of id.
+func (c *Checker) holds(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.held, id)
+}
+
+// hold records that the worker was sent the declarations of id; it keeps
+// as many IDs as the worker keeps texts.
+func (c *Checker) hold(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Contains(c.held, id) {
+		return
+	}
+	c.held = append(c.held, id)
+	if len(c.held) > maxHeldDecls {
+		c.held = c.held[1:]
+	}
+}
+
+// serving reports whether one of p's slots has a live process taking runs
+// (not one being killed, drained or stopped).
+func (p *Pool) serving() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots {
+		if pr := s.cur; pr != nil && !pr.dead && !pr.draining && !pr.stopping && pr.reason == killNone {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitServing waits, while ctx allows, until p is serving.
+func awaitServing(ctx context.Context, p *Pool) bool {
+	for {
+		p.mu.Lock()
+		changed := p.changed
+		p.mu.Unlock()
+		if p.serving() {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package procpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/isogate/isogate/internal/typecheck"
+)
+
+var checkerDecls = typecheck.Declarations{ID: "counter-1", Text: `
+interface CounterBumpInput { id: string; by?: number }
+interface IsogateBackend_counter { bump(args: CounterBumpInput): Promise<any>; }
+declare var counter: IsogateBackend_counter;
+`}
+
+// wrongProgram has a certain mistake on its second line.
+const wrongProgram = "await counter.bump({id:'p1'});\nawait counter.bump({ident:'p3'});"
+
+// newTestChecker starts a checker whose worker is this test binary and
+// waits until it serves.
+func newTestChecker(t *testing.T) *Checker {
+	t.Helper()
+	c := NewChecker(CheckerOptions{Command: workerCommand(t), Logger: quietLogger(t), Timeout: time.Minute})
+	t.Cleanup(c.Close)
+	if c.Ready() {
+		t.Fatal("ready before it was started")
+	}
+	if err := c.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Ready() {
+		t.Fatal("not ready after Warm")
+	}
+	return c
+}
+
+// wantRefusal checks wrongProgram and wants its one certain mistake, with
+// the fix, at its place in the program as written.
+func wantRefusal(t *testing.T, c *Checker) {
+	t.Helper()
+	rep, err := c.Check(t.Context(), checkerDecls, wrongProgram, false)
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	certain := rep.Certain()
+	if len(certain) != 1 || certain[0].Line != 2 || certain[0].Column != 21 ||
+		!strings.Contains(certain[0].Hint(), "`ident` is not a parameter of counter.bump; did you mean `id`?") {
+		t.Fatalf("certain = %+v (all %+v)", certain, rep.Diagnostics)
+	}
+}
+
+// The checker worker checks as the in-process checker does, is sent a
+// catalogue version's declarations once, not with every check, and is
+// confined like a sandbox worker: the same layers at the same levels.
+func TestCheckerWorker(t *testing.T) {
+	c := newTestChecker(t)
+	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 1})
+	got, want := c.Confinement(), p.Confinement()
+	if got.String() != want.String() || len(got.Layers) == 0 {
+		t.Fatalf("checker worker: %s\nsandbox worker: %s", got, want)
+	}
+	t.Logf("checker worker: %s", got)
+	wantRefusal(t, c)
+	rep, err := c.Check(t.Context(), checkerDecls, "return await counter.bump({id: 'a', by: 2})", false)
+	if err != nil || len(rep.Diagnostics) != 0 || rep.Plan == nil || len(rep.Plan.Calls) != 1 {
+		t.Fatalf("a valid program: %+v %v", rep, err)
+	}
+	wantRefusal(t, c)
+	if n := c.declsSent.Load(); n != 1 {
+		t.Errorf("the declarations' text went with %d checks; want 1", n)
+	}
+	// Another catalogue version is sent once more.
+	other := typecheck.Declarations{ID: "counter-2", Text: checkerDecls.Text + "declare var extra: any;\n"}
+	if _, err := c.Check(t.Context(), other, "return extra.x", false); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.declsSent.Load(); n != 2 {
+		t.Errorf("the declarations' text went with %d checks; want 2", n)
+	}
+}
+
+// A checker worker SIGKILLed while it has a check fails that check as
+// unchecked (the program then runs unchecked); its replacement is
+// started, asks for the declarations again and checks. A check that the
+// worker does not answer by its deadline (a hung checker) fails as
+// unchecked too, and the worker is replaced.
+func TestCheckerWorkerDeaths(t *testing.T) {
+	c := newTestChecker(t)
+	wantRefusal(t, c)
+	pid := c.Stats().Workers[0].PID
+	// Stopped, the worker cannot answer: the check is surely in progress
+	// once the pool has it on the worker.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Check(context.Background(), checkerDecls, wrongProgram, false)
+		errc <- err
+	}()
+	waitFor(t, "the check on the worker", func() bool {
+		st := c.Stats()
+		return len(st.Workers) == 1 && st.Workers[0].Runs == 1
+	})
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-errc
+	if !errors.Is(err, typecheck.ErrUnchecked) || !strings.Contains(err.Error(), "SANDBOX_CRASHED") {
+		t.Fatalf("check on a killed worker: %v; want ErrUnchecked, SANDBOX_CRASHED", err)
+	}
+	if err := c.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if np := c.Stats().Workers[0].PID; np == pid {
+		t.Fatalf("still worker %d", pid)
+	}
+	wantRefusal(t, c)
+	if n := c.declsSent.Load(); n != 2 {
+		t.Errorf("the declarations' text went %d times; want 2 (once to each worker)", n)
+	}
+
+	pid = c.Stats().Workers[0].PID
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Check(ctx, checkerDecls, wrongProgram, false); !errors.Is(err, typecheck.ErrUnchecked) {
+		t.Fatalf("check on a hung worker: %v; want ErrUnchecked", err)
+	}
+	if err := c.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if np := c.Stats().Workers[0].PID; np == pid {
+		t.Fatalf("the hung worker %d still serves", pid)
+	}
+	wantRefusal(t, c)
+}
+
+// waitFor polls cond (for a state no event announces) until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(workerStartTimeout)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-limit:
+			t.Fatal(fmt.Sprintf("gave up waiting for %s", what))
+		}
+	}
+}

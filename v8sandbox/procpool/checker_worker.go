@@ -1,0 +1,138 @@
+package procpool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// The worker side of a checker worker (Options.checker, checker.go): each
+// run's source is a checkRequest, answered with a checkReply by the
+// TypeScript compiler of internal/typecheck, loaded once before the worker
+// reports ready, under the worker's confinement.
+
+// checkRequest is the source of a checker worker's run.
+type checkRequest struct {
+	// Decls names the declarations (a catalogue version); Text is their
+	// text, sent only when the worker may not hold it.
+	Decls   string `json:"decls"`
+	Text    string `json:"text,omitempty"`
+	Program string `json:"program"`
+	Module  bool   `json:"module,omitempty"`
+}
+
+// checkReply is the value of a checker worker's run.
+type checkReply struct {
+	// NeedDecls asks for the request again with the declarations' text.
+	NeedDecls bool              `json:"need_decls,omitempty"`
+	Report    *typecheck.Report `json:"report,omitempty"`
+	// Error says why the check could not finish (the program then runs
+	// unchecked).
+	Error string `json:"error,omitempty"`
+}
+
+// maxHeldDecls bounds the declaration texts a checker worker holds (and
+// the parent believes it holds): catalogue versions are few at a time.
+const maxHeldDecls = 8
+
+// checkServer is a checker worker's compiler and the declarations it holds.
+type checkServer struct {
+	checker *typecheck.Checker
+
+	mu    sync.Mutex
+	decls map[string]string // ID → text
+	order []string          // IDs, oldest first
+}
+
+// newCheckServer loads the compiler and parses its libraries, so that the
+// worker's first check costs only the check.
+func newCheckServer(ctx context.Context) (*checkServer, error) {
+	c := typecheck.New(typecheck.Options{Timeout: typecheck.SharedTimeout})
+	if err := c.Warm(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("loading the type checker: %w", err)
+	}
+	return &checkServer{checker: c, decls: map[string]string{}}, nil
+}
+
+func (cs *checkServer) close() { cs.checker.Close() }
+
+// check answers one request within ctx.
+func (cs *checkServer) check(ctx context.Context, source string) checkReply {
+	var req checkRequest
+	if err := json.Unmarshal([]byte(source), &req); err != nil {
+		return checkReply{Error: fmt.Sprintf("malformed check request: %v", err)}
+	}
+	cs.mu.Lock()
+	if req.Text != "" {
+		if _, ok := cs.decls[req.Decls]; !ok {
+			cs.order = append(cs.order, req.Decls)
+			if len(cs.order) > maxHeldDecls {
+				delete(cs.decls, cs.order[0])
+				cs.order = cs.order[1:]
+			}
+		}
+		cs.decls[req.Decls] = req.Text
+	}
+	text, ok := cs.decls[req.Decls]
+	cs.mu.Unlock()
+	if !ok {
+		return checkReply{NeedDecls: true}
+	}
+	rep, err := cs.checker.Check(ctx, typecheck.Declarations{ID: req.Decls, Text: text}, req.Program, req.Module)
+	if err != nil {
+		return checkReply{Error: strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": ")}
+	}
+	return checkReply{Report: rep}
+}
+
+// startCheck serves run id of a checker worker: a check within the run's
+// timeout, cancelled by the parent's cancel frame.
+func (s *server) startCheck(ctx context.Context, id uint64, job v8sandbox.Job) {
+	timeout := job.Limits.Timeout
+	if timeout <= 0 {
+		timeout = typecheck.DefaultTimeout
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	s.mu.Lock()
+	if _, dup := s.runs[id]; dup {
+		s.mu.Unlock()
+		cancel()
+		s.logger.Warn("duplicate run id ignored", "id", id)
+		return
+	}
+	s.runs[id] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.runs, id)
+			s.mu.Unlock()
+			cancel()
+		}()
+		start := time.Now()
+		value, err := json.Marshal(s.checks.check(runCtx, job.Source))
+		if err == nil {
+			var frame []byte
+			if frame, err = encodeResult(id, &v8sandbox.Result{Value: value, Duration: time.Since(start)}); err == nil {
+				err = s.write(frame)
+			}
+		}
+		if errors.Is(err, errFrameTooLarge) {
+			err = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
+				"check report of %d bytes exceeds the sandbox protocol's frame limit", len(value))})
+		}
+		if err != nil {
+			s.logger.Warn("check report not sent", "id", id, "err", err)
+		}
+	}()
+}
