@@ -117,10 +117,14 @@ func BenchmarkParseRecords(b *testing.B) {
 }
 
 // Objects in a row share their key list only when the keys are the same,
-// in the same order; the tree reads back exactly.
+// in the same order; the tree reads back exactly, with its sizes.
 func TestJSONTreeSharedKeyLists(t *testing.T) {
-	in := `[{"a":1,"b":2},{"a":3,"b":4},{"a":3,"c":4},{"b":5,"a":6},{"a":7},{"a":8,"b":9,"c":[{"a":0,"b":0},{}]},{"a":1,"b":2}]`
-	if got := parseOrFail(t, in).compact(0); got != in {
+	in := `[{"a":1,"b":2},{"a":3,"b":4},{"a":3,"c":4},{"b":5,"a":6},{"a":"plain é"},{"a":8,"b":9,"c":[{"a":0,"b":0},{}]},{"a":1,"b":2}]`
+	v := parseOrFail(t, in)
+	if got := v.compact(0); got != in {
 		t.Fatalf("compact = %s, want %s", got, in)
+	}
+	if v.size != len(in) {
+		t.Fatalf("size %d, compact length %d", v.size, len(in))
 	}
 }
