@@ -97,7 +97,7 @@ func figBigDirect(mode string) string { return "1mb/direct/" + mode }
 
 // figEcho is the p50 of one `echo` end to end over stdio, from the
 // end-to-end section (nanoseconds): path is "direct" or
-// "<isolation>/tier 2" or "<isolation>/tier 3".
+// "<isolation>/tier 2", "<isolation>/tier 3" or "<isolation>/passthrough".
 func figEcho(path string) string { return "e2e-echo/" + path }
 
 // figUTCP is the p50 of one of the UTCP comparison's programs (named as in

@@ -124,7 +124,10 @@ func tiersSection(ctx context.Context, cfg ReportConfig) (string, error) {
 
 // endToEndSection measures call_tool_chain through a real MCP client over
 // stdio against `isogate serve` with the real server-everything, next to
-// a direct client connection to server-everything.
+// a direct client connection to server-everything and to the same echo
+// through isogate's passthrough tool. Every path is sampled once per
+// round, in turn, so that the ratios compare samples taken under the same
+// load.
 func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -132,7 +135,7 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	}
 	everything, err := serverEverything(root)
 	if err != nil {
-		for _, path := range []string{"direct", "thread/tier 2", "thread/tier 3", "process/tier 2", "process/tier 3"} {
+		for _, path := range []string{"direct", "thread/tier 2", "thread/tier 3", "process/tier 2", "process/tier 3", "thread/passthrough", "process/passthrough"} {
 			cfg.Figures.NotMeasured(figEcho(path), "server-everything not installed")
 		}
 		return err.Error() + "; skipped.\n", nil
@@ -146,50 +149,93 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	call := func(cs *mcp.ClientSession, tool string, args map[string]any) error {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-		if err == nil && res.IsError {
-			err = fmt.Errorf("%s failed: %v", tool, res.Content)
+	call := func(cs *mcp.ClientSession, tool string, args map[string]any) func() error {
+		return func() error {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s failed: %v", tool, res.Content)
+			}
+			return err
 		}
-		return err
 	}
-	n := iterations(cfg)
-	var b strings.Builder
-	b.WriteString("A go-sdk MCP client over stdio. Direct: the client talks to server-everything itself. Through isogate: the client talks to `isogate serve`, which calls server-everything over stdio.\n\n")
-	b.WriteString("| path | p50 | p99 | p50 ÷ direct |\n|---|---:|---:|---:|\n")
-
+	type path struct {
+		figure, name string
+		f            func() error
+	}
 	direct, err := connectStdio(ctx, exec.Command("node", everything, "stdio"))
 	if err != nil {
 		return "", err
 	}
-	d50, d99, err := latency(ctx, n, func() error { return call(direct, "echo", map[string]any{"message": "x"}) })
-	direct.Close()
-	if err != nil {
-		return "", err
-	}
-	cfg.Figures.SetDuration(figEcho("direct"), d50)
-	fmt.Fprintf(&b, "| direct `echo` | %s | %s | ×1.00 |\n", fmtDur(d50), fmtDur(d99))
-
+	defer direct.Close()
+	paths := []path{{"direct", "direct `echo`", call(direct, "echo", map[string]any{"message": "x"})}}
 	for _, mode := range []string{"thread", "process"} {
 		cs, err := startIsogate(ctx, bin, dir, everything, mode)
 		if err != nil {
 			return "", fmt.Errorf("isogate (%s): %w", mode, err)
 		}
-		for _, path := range []struct{ tier, name, code string }{
-			{"tier 2", "tier 2 `return await everything.echo(...)`", `return await everything.echo({message: "x"})`},
-			{"tier 3", "tier 3 (V8) `const r = await everything.echo(...); return r.length`", `const r = await everything.echo({message: "x"}); return r.length`},
-		} {
-			p50, p99, err := latency(ctx, n, func() error { return call(cs, "call_tool_chain", map[string]any{"code": path.code}) })
-			if err != nil {
-				cs.Close()
+		defer cs.Close()
+		echo, err := passthroughEcho(ctx, cs)
+		if err != nil {
+			return "", fmt.Errorf("isogate (%s): %w", mode, err)
+		}
+		paths = append(paths,
+			path{mode + "/passthrough", fmt.Sprintf("isogate (%s): passthrough `%s`", mode, echo), call(cs, echo, map[string]any{"message": "x"})},
+			path{mode + "/tier 2", fmt.Sprintf("isogate (%s): tier 2 `return await everything.echo(...)`", mode),
+				call(cs, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "x"})`})},
+			path{mode + "/tier 3", fmt.Sprintf("isogate (%s): tier 3 (V8) `const r = await everything.echo(...); return r.length`", mode),
+				call(cs, "call_tool_chain", map[string]any{"code": `const r = await everything.echo({message: "x"}); return r.length`})})
+	}
+	for range 10 { // warm: transform cache, worker contexts, each backend connection
+		for _, p := range paths {
+			if err := p.f(); err != nil {
+				return "", fmt.Errorf("%s: %w", p.name, err)
+			}
+		}
+	}
+	n := iterations(cfg)
+	samples := make([][]time.Duration, len(paths))
+	for range n {
+		for i, p := range paths {
+			if err := pause(ctx, SampleGap); err != nil {
 				return "", err
 			}
-			cfg.Figures.SetDuration(figEcho(mode+"/"+path.tier), p50)
-			fmt.Fprintf(&b, "| isogate (%s): %s | %s | %s | ×%.2f |\n", mode, path.name, fmtDur(p50), fmtDur(p99), float64(p50)/float64(d50))
+			start := time.Now()
+			if err := p.f(); err != nil {
+				return "", fmt.Errorf("%s: %w", p.name, err)
+			}
+			samples[i] = append(samples[i], time.Since(start))
 		}
-		cs.Close()
+	}
+	var b strings.Builder
+	b.WriteString("A go-sdk MCP client over stdio. Direct: the client talks to server-everything itself. Through isogate: the client talks to `isogate serve` (`server.expose: both`), which calls server-everything over stdio: its passthrough tool, and `call_tool_chain` in tier 2 and tier 3. " +
+		"Every path is sampled once per round, in turn, " + fmt.Sprint(n) + " rounds: the ratios compare samples taken under the same load.\n\n")
+	b.WriteString("| path | p50 | p99 | p50 ÷ direct | p50 − direct |\n|---|---:|---:|---:|---:|\n")
+	var d50 time.Duration
+	for i, p := range paths {
+		s := samples[i]
+		slices.Sort(s)
+		p50, p99 := s[len(s)/2], s[len(s)*99/100]
+		if i == 0 {
+			d50 = p50
+		}
+		cfg.Figures.SetDuration(figEcho(p.figure), p50)
+		fmt.Fprintf(&b, "| %s | %s | %s | ×%.2f | %s |\n", p.name, fmtDur(p50), fmtDur(p99), float64(p50)/float64(d50), fmtDur(p50-d50))
 	}
 	return b.String(), nil
+}
+
+// passthroughEcho is the name under which isogate lists server-everything's
+// echo as a passthrough tool.
+func passthroughEcho(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return "", err
+		}
+		if strings.HasSuffix(tool.Name, "echo") {
+			return tool.Name, nil
+		}
+	}
+	return "", errors.New("no passthrough echo tool listed (server.expose: both)")
 }
 
 // serverEverything is the path of the installed server-everything, or an
@@ -218,7 +264,7 @@ func buildIsogate(ctx context.Context, root, dir string) (string, error) {
 // program reaches it.
 func startIsogate(ctx context.Context, bin, dir, everything, mode string) (*mcp.ClientSession, error) {
 	cfgPath := filepath.Join(dir, "isogate-"+mode+".yaml")
-	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %s\n",
+	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\n  expose: both\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %s\n",
 		filepath.Join(dir, "cache-"+mode), everything, mode)
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		return nil, err

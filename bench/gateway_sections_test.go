@@ -26,9 +26,9 @@ func TestGatewaySections(t *testing.T) {
 		}
 		t.Logf("%s:\n%s", name, body)
 	}
-	// The end-to-end figures the issue-26 table divides are recorded (or
-	// why they are missing).
-	for _, path := range []string{"direct", "process/tier 3"} {
+	// The end-to-end figures the issue-26 and issue-38 goals divide are
+	// recorded (or why they are missing): passthrough's too.
+	for _, path := range []string{"direct", "process/tier 3", "process/passthrough", "thread/passthrough"} {
 		if _, ok := cfg.Figures.Get(figEcho(path)); !ok && cfg.Figures.Why(figEcho(path)) == "" {
 			t.Errorf("end-to-end %s: no figure recorded", path)
 		}

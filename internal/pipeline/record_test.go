@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -174,5 +175,47 @@ func TestRecordListsCallsStillInFlight(t *testing.T) {
 	calls = run.Calls()
 	if len(calls) != 2 || calls[1].RunEnded || !calls[1].OK {
 		t.Fatalf("calls after it returned: %+v", calls)
+	}
+}
+
+// jsonStringBodyLen agrees with encoding/json for every byte alone, every
+// byte between ASCII neighbours, and the runes it escapes or replaces.
+func TestJSONStringBodyLenMatchesEncodingJSON(t *testing.T) {
+	var texts []string
+	for b := range 256 {
+		texts = append(texts, string([]byte{byte(b)}), "a"+string([]byte{byte(b)})+"z")
+	}
+	texts = append(texts, "", "é€😀", "\u2028\u2029", "\xc3", "\xe2\x82", "a\xffb", "\xed\xa0\x80", bigRecords(1<<12))
+	for _, s := range texts {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := jsonStringBodyLen(s), len(raw)-2; got != want {
+			t.Errorf("jsonStringBodyLen(%q) = %d, encoding/json writes %d bytes", s, got, want)
+		}
+	}
+}
+
+// bigRecords is about n bytes of JSON records, as a large tool result is.
+func bigRecords(n int) string {
+	var doc strings.Builder
+	doc.WriteString(`{"items":[`)
+	for i := 0; doc.Len() < n; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `{"id":%d,"name":"item <%d> & co","price":%d.5,"tags":["a","b"],"ok":true}`, i, i, i)
+	}
+	doc.WriteString(`]}`)
+	return doc.String()
+}
+
+// BenchmarkJSONStringBodyLen: the record stage's scan of a 1 MB text.
+func BenchmarkJSONStringBodyLen(b *testing.B) {
+	s := bigRecords(1 << 20)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		jsonStringBodyLen(s)
 	}
 }

@@ -2,6 +2,7 @@ package output
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -88,6 +89,13 @@ type parser struct {
 	slab []jval
 	keys []string
 	vals []*jval
+	// valSlab and keySlab hand out the member slices of finished
+	// containers the same way (capped, so an append to one copies it);
+	// lastKeys is the key list of the last object finished, which the
+	// next object with the same keys shares (records repeat one key list).
+	valSlab  []*jval
+	keySlab  []string
+	lastKeys []string
 }
 
 // node returns a new value of kind k.
@@ -109,11 +117,28 @@ func (p *parser) mark() mark { return mark{len(p.keys), len(p.vals)} }
 
 // members moves the members read since m into v.
 func (p *parser) members(v *jval, m mark) {
-	v.vals = append([]*jval(nil), p.vals[m.vals:]...)
-	clear(p.vals[m.vals:])
+	vals := p.vals[m.vals:]
+	if len(vals) > len(p.valSlab) {
+		p.valSlab = make([]*jval, max(len(vals), 1024))
+	}
+	v.vals = p.valSlab[:len(vals):len(vals)]
+	p.valSlab = p.valSlab[len(vals):]
+	copy(v.vals, vals)
+	clear(vals)
 	p.vals = p.vals[:m.vals]
 	if v.kind == kObject {
-		v.keys = append([]string(nil), p.keys[m.keys:]...)
+		keys := p.keys[m.keys:]
+		if slices.Equal(keys, p.lastKeys) {
+			v.keys = p.lastKeys
+		} else {
+			if len(keys) > len(p.keySlab) {
+				p.keySlab = make([]string, max(len(keys), 1024))
+			}
+			v.keys = p.keySlab[:len(keys):len(keys)]
+			p.keySlab = p.keySlab[len(keys):]
+			copy(v.keys, keys)
+			p.lastKeys = v.keys
+		}
 		p.keys = p.keys[:m.keys]
 	}
 }
@@ -179,8 +204,13 @@ func (p *parser) value() *jval {
 		return v
 	case '"':
 		v := p.node(kString)
-		v.s = p.str()
-		v.size = jsonStringLen(v.s)
+		var plain bool
+		v.s, plain = p.lit()
+		if plain { // no escapes, valid UTF-8, so no control bytes: quoted as it is
+			v.size = len(v.s) + 2
+		} else {
+			v.size = jsonStringLen(v.s)
+		}
 		return v
 	case 't':
 		p.i += len("true")
@@ -208,10 +238,17 @@ func (p *parser) value() *jval {
 	}
 }
 
-// str reads the string literal at p.i and returns its value. Literals
-// without escapes are sliced from the input; others (and invalid UTF-8,
-// which encoding/json replaces with U+FFFD) go through encoding/json.
+// str reads the string literal at p.i and returns its value.
 func (p *parser) str() string {
+	s, _ := p.lit()
+	return s
+}
+
+// lit reads the string literal at p.i and returns its value, and whether
+// it was plain: without escapes and valid UTF-8. Plain literals are sliced
+// from the input; others (and invalid UTF-8, which encoding/json replaces
+// with U+FFFD) go through encoding/json.
+func (p *parser) lit() (string, bool) {
 	start := p.i + 1
 	j, escaped := start, false
 	for p.s[j] != '"' {
@@ -224,11 +261,11 @@ func (p *parser) str() string {
 	p.i = j + 1
 	lit := p.s[start:j]
 	if !escaped && utf8.ValidString(lit) {
-		return lit
+		return lit, true
 	}
 	var out string
 	json.Unmarshal([]byte(p.s[start-1:j+1]), &out) // valid by json.Valid
-	return out
+	return out, false
 }
 
 // resize recomputes v.size from its children's sizes (containers only).

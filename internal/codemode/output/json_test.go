@@ -3,6 +3,7 @@ package output
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -37,7 +38,7 @@ func TestJSONStringClip(t *testing.T) {
 	}
 }
 
-func parseOrFail(t *testing.T, s string) *jval {
+func parseOrFail(t testing.TB, s string) *jval {
 	t.Helper()
 	v, ok := parseJSON(s, false)
 	if !ok {
@@ -92,5 +93,38 @@ func BenchmarkParseJSON(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
 		parseJSON(raw, false)
+	}
+}
+
+// BenchmarkParseRecords: the tree of a ~1 MB array of small uniform
+// records (the shape of the 1 MB tool result of bench's tier-3 rows),
+// pretty-printed as the engine renders a program's value.
+func BenchmarkParseRecords(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString(`{"items":[`)
+	for i := 0; doc.Len() < 1<<20; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		doc.WriteString(`{"id":` + strconv.Itoa(i) + `,"name":"item ` + strconv.Itoa(i) + `","price":` + strconv.Itoa(i) + `.5,"tags":["a","b"],"ok":true}`)
+	}
+	doc.WriteString(`]}`)
+	raw := parseOrFail(b, doc.String()).pretty()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		parseJSON(raw, true)
+	}
+}
+
+// Objects in a row share their key list only when the keys are the same,
+// in the same order; the tree reads back exactly, with its sizes.
+func TestJSONTreeSharedKeyLists(t *testing.T) {
+	in := `[{"a":1,"b":2},{"a":3,"b":4},{"a":3,"c":4},{"b":5,"a":6},{"a":"plain é"},{"a":8,"b":9,"c":[{"a":0,"b":0},{}]},{"a":1,"b":2}]`
+	v := parseOrFail(t, in)
+	if got := v.compact(0); got != in {
+		t.Fatalf("compact = %s, want %s", got, in)
+	}
+	if v.size != len(in) {
+		t.Fatalf("size %d, compact length %d", v.size, len(in))
 	}
 }

@@ -1,0 +1,101 @@
+package bench
+
+// A reproduction for upstream (go-sdk v1.8.0, internal/json.Unmarshal): every
+// Unmarshal builds a segmentio json.Decoder over a bytes.Reader, which
+// allocates (and zeroes) a 32 KB buffer, copies the input into it, growing
+// it by doubling and parsing the partial value again after every read
+// (readValue), then decodes. segmentio's json.Parse with the same flag
+// decodes the bytes in place. The SDK decodes every JSON-RPC message
+// (jsonrpc2.DecodeMessage), every request's params and _meta, and every
+// result this way: for a 1 MB tool result, twice. design/mcp.md has the
+// figures.
+//
+//	go test -run GoSDKUnmarshal -bench GoSDKUnmarshal ./
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/segmentio/encoding/json"
+)
+
+// sdkUnmarshal is go-sdk v1.8.0 internal/json.Unmarshal (checkMaxDepth omitted: the same in both).
+func sdkUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DontMatchCaseInsensitiveStructFields()
+	return dec.Decode(v)
+}
+
+// leanUnmarshal decodes in place with the same flag, refusing trailing data.
+func leanUnmarshal(data []byte, v any) error {
+	rest, err := json.Parse(data, v, json.DontMatchCaseInsensitiveStructFields)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(rest)) != 0 {
+		return fmt.Errorf("invalid character after top-level value")
+	}
+	return nil
+}
+
+type sdkMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+}
+
+func sdkJSONInputs() map[string][]byte {
+	var doc strings.Builder
+	doc.WriteString(`{"items":[`)
+	for i := 0; doc.Len() < 1<<20; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `{"id":%d,"name":"item %d","price":%d.5,"tags":["a","b"],"ok":true}`, i, i, i)
+	}
+	doc.WriteString(`]}`)
+	text, _ := json.Marshal(doc.String())
+	return map[string][]byte{
+		"call-request": []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"_meta":{"progressToken":3}}}`),
+		"1MB-result":   []byte(`{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":` + string(text) + `}]}}`),
+	}
+}
+
+func BenchmarkGoSDKUnmarshal(b *testing.B) {
+	for name, data := range sdkJSONInputs() {
+		for _, f := range []struct {
+			name string
+			fn   func([]byte, any) error
+		}{{"sdk", sdkUnmarshal}, {"lean", leanUnmarshal}} {
+			b.Run(name+"/"+f.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					var m sdkMsg
+					if err := f.fn(data, &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestGoSDKUnmarshalAlternativeDecodesTheSame(t *testing.T) {
+	for name, data := range sdkJSONInputs() {
+		var a, b sdkMsg
+		if err := sdkUnmarshal(data, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := leanUnmarshal(data, &b); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("%s: decoded differently", name)
+		}
+	}
+}
