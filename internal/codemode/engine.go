@@ -600,7 +600,7 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
 		Principal:   authn.NameFromContext(ctx), // a worker process never serves two principals
 	}
-	res, err = e.opts.Runner.Run(ctx, job, host.table())
+	res, err = e.opts.Runner.Run(ctx, job, host)
 	if err == nil && req.Durable != nil {
 		if call := req.Durable.unused(); call != "" {
 			err = v8sandbox.Errorf(CodeReplayDiverged, "replay diverged: the program ended without making journalled call %s; nothing was repeated", call)

@@ -347,3 +347,24 @@ func TestOneLogLinePerRun(t *testing.T) {
 		}
 	}
 }
+
+// TestTrivialRunWrapperAllocations bounds what the engine's Go side
+// allocates around a trivial tier-3 run (on a runner that answers at once):
+// the bridge's host functions are one table for every run, not a table and
+// closures built per run.
+func TestTrivialRunWrapperAllocations(t *testing.T) {
+	e, err := New(Options{Runner: instantRunner{}, Catalog: FromCatalog(benchCatalog(10)), Caller: sessionCaller{},
+		Output: output.DefaultOptions(), Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Code: "const x = 1;\nreturn x"}
+	allocs := testing.AllocsPerRun(50, func() {
+		if r := e.Execute(context.Background(), req); r.IsError || r.Text != "1" {
+			t.Fatalf("%s %s", r.Tier, r.Text)
+		}
+	})
+	if allocs > 40 {
+		t.Errorf("a trivial run's wrapper allocates %.0f times; want at most 40", allocs)
+	}
+}
