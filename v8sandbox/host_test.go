@@ -88,3 +88,28 @@ func TestDispatchSkipsTheScanOfCheckedValues(t *testing.T) {
 		t.Fatalf("Functions() = %v", got)
 	}
 }
+
+// TestAsyncRepliesSettledUnderTheIsolateLock: a reply brought back by a
+// goroutine (the host is no Starter: one call alone, then calls in flight
+// together) is settled once the run holds its isolate's lock again, never
+// by v8go calls that each take the Locker on whichever thread the run woke
+// on (settle refuses to run without it: the run would fail INTERNAL).
+func TestAsyncRepliesSettledUnderTheIsolateLock(t *testing.T) {
+	pool := NewPool(Options{Workers: 1})
+	defer pool.Close()
+	host := new(Table).Async("f", func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	})
+	job := Job{Source: `(async () => {
+  const one = await f(1);
+  const both = await Promise.all([f(2), f(3)]);
+  return [one, both];
+})()`, Functions: host.Functions(), AwaitResult: true}
+	res, err := pool.Run(context.Background(), job, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Value) != `[[1],[[2],[3]]]` {
+		t.Fatalf("value %s", res.Value)
+	}
+}

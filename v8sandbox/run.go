@@ -280,23 +280,33 @@ func (r *run) waitCompletion() error {
 	}
 	r.lock.release()
 	runtime.UnlockOSThread()
-	defer func() {
-		runtime.LockOSThread()
-		r.w.budget.bind()
-		r.lock = lockIsolate(r.w.iso)
-	}()
+	var c completion
+	replied := false
 	select {
-	case c := <-r.completions:
-		r.inflight--
-		return r.settle(c)
+	case c = <-r.completions:
+		replied = true
 	case <-r.ctx.Done():
+	}
+	// Locked again before the reply touches V8: settled without the lock,
+	// each v8go call would take the isolate's Locker on its own, on
+	// whichever thread the goroutine woke on (V8 then archives and restores
+	// the isolate's thread state: tens of µs per call).
+	runtime.LockOSThread()
+	r.w.budget.bind()
+	r.lock = lockIsolate(r.w.iso)
+	if !replied {
 		return r.stopError()
 	}
+	r.inflight--
+	return r.settle(c)
 }
 
 // settle resolves a finished call's promise, or ends the run on a fatal
 // reply.
 func (r *run) settle(c completion) error {
+	if r.lock.l == nil {
+		return Errorf(CodeInternal, "a host call's reply settled without the isolate's lock")
+	}
 	if c.fatal != nil {
 		r.fatal = c.fatal
 		return r.stopError()

@@ -35,10 +35,6 @@ const (
 	fnDeterminism = "__isogate_determinism"
 )
 
-// bridgeFunctions declares the bridge's host functions: those of every
-// run's table, so a context prepared for one run fits the next.
-var bridgeFunctions = (&bridgeHost{}).table().Functions()
-
 // prelude generates the bridge for a backend list. It does not depend on
 // the tools, which the host looks up by name.
 func prelude(backends []*backendView, durable bool) string {
@@ -83,39 +79,86 @@ type bridgeHost struct {
 // trigger through __getToolInterface (each compares the name with every tool).
 const maxSuggestionsPerRun = 8
 
-// table is the run's function table: every bridge host function and its
-// handler. A handler's context ends with the run, whichever isolation mode
-// delivers the call.
-func (h *bridgeHost) table() *v8sandbox.Table {
-	t := new(v8sandbox.Table)
-	t.AsyncChecked(fnCall, h.endsWithRun(h.callHandler)) // tool values are canonical JSON (ToolValue)
-	t.Sync(fnLookup, h.endsWithRun(h.lookupHandler))
-	t.Sync(fnKeys, h.endsWithRun(h.keysHandler))
-	t.Sync(fnConsole, h.consoleHandler)
-	t.Sync(fnInterfaces, func(context.Context, json.RawMessage) (json.RawMessage, error) {
-		return h.view.interfacesJSON(), nil
-	})
-	t.Sync(fnInterface, h.interfaceHandler)
-	t.Sync(fnSettled, h.settledHandler)
-	t.Async(fnGrace, h.endsWithRun(h.graceHandler))
-	t.Async(fnTick, func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
-	t.Sync(fnDeterminism, func(context.Context, json.RawMessage) (json.RawMessage, error) {
-		if h.durable == nil {
-			return nil, nil
-		}
-		return h.durable.determinism(), nil
-	})
-	return t
+// bridgeFunc is one bridge host function: its declaration and its
+// handler, a method of the run's bridgeHost.
+type bridgeFunc struct {
+	v8sandbox.Function
+	// checked: the handler returns only valid JSON (tool values are
+	// canonical JSON, ToolValue), which Dispatch does not scan again.
+	checked bool
+	// endsWithRun: the handler's context ends when the run does.
+	endsWithRun bool
+	serve       func(h *bridgeHost, ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 }
 
-// endsWithRun makes a handler's context end when the run does.
-func (h *bridgeHost) endsWithRun(f v8sandbox.Handler) v8sandbox.Handler {
-	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		ctx, stop := context.WithCancel(ctx)
+// bridgeTable is every bridge host function, in the order they are
+// declared to the sandbox: the same for every run, so a context prepared
+// for one run fits the next, and built once, not per run.
+var bridgeTable = []bridgeFunc{
+	{Function: v8sandbox.Function{Name: fnCall, Async: true}, checked: true, endsWithRun: true, serve: (*bridgeHost).callHandler},
+	{Function: v8sandbox.Function{Name: fnLookup}, endsWithRun: true, serve: (*bridgeHost).lookupHandler},
+	{Function: v8sandbox.Function{Name: fnKeys}, endsWithRun: true, serve: (*bridgeHost).keysHandler},
+	{Function: v8sandbox.Function{Name: fnConsole}, serve: (*bridgeHost).consoleHandler},
+	{Function: v8sandbox.Function{Name: fnInterfaces}, serve: (*bridgeHost).interfacesHandler},
+	{Function: v8sandbox.Function{Name: fnInterface}, serve: (*bridgeHost).interfaceHandler},
+	{Function: v8sandbox.Function{Name: fnSettled}, serve: (*bridgeHost).settledHandler},
+	{Function: v8sandbox.Function{Name: fnGrace, Async: true}, endsWithRun: true, serve: (*bridgeHost).graceHandler},
+	{Function: v8sandbox.Function{Name: fnTick, Async: true}, serve: (*bridgeHost).tickHandler},
+	{Function: v8sandbox.Function{Name: fnDeterminism}, serve: (*bridgeHost).determinismHandler},
+}
+
+// bridgeFunctions declares the bridge's host functions (Job.Functions).
+var bridgeFunctions = func() []v8sandbox.Function {
+	fs := make([]v8sandbox.Function, len(bridgeTable))
+	for i, f := range bridgeTable {
+		fs[i] = f.Function
+	}
+	return fs
+}()
+
+// bridgeByName finds a bridge host function by name.
+var bridgeByName = func() map[string]*bridgeFunc {
+	m := make(map[string]*bridgeFunc, len(bridgeTable))
+	for i := range bridgeTable {
+		if m[bridgeTable[i].Name] != nil {
+			panic("codemode: bridge host function " + bridgeTable[i].Name + " declared twice")
+		}
+		m[bridgeTable[i].Name] = &bridgeTable[i]
+	}
+	return m
+}()
+
+// Call implements v8sandbox.Host: it serves one bridge host function for
+// this run, as a v8sandbox.Table would, without a table built per run.
+func (h *bridgeHost) Call(ctx context.Context, call v8sandbox.HostCall) v8sandbox.HostReply {
+	f := bridgeByName[call.Name]
+	if f == nil {
+		return v8sandbox.HostReply{Error: &v8sandbox.HostError{Message: fmt.Sprintf("unknown host function %q", call.Name)}}
+	}
+	if f.endsWithRun {
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
 		defer stop()
 		defer context.AfterFunc(h.runCtx, stop)()
-		return f(ctx, args)
 	}
+	r := v8sandbox.Reply(f.serve(h, ctx, call.Args))
+	r.Checked = f.checked && r.Error == nil && r.Fatal == nil
+	return r
+}
+
+func (h *bridgeHost) interfacesHandler(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return h.view.interfacesJSON(), nil
+}
+
+func (h *bridgeHost) tickHandler(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return nil, nil
+}
+
+func (h *bridgeHost) determinismHandler(context.Context, json.RawMessage) (json.RawMessage, error) {
+	if h.durable == nil {
+		return nil, nil
+	}
+	return h.durable.determinism(), nil
 }
 
 // callHandler makes one tool call. A refusal or backend failure reaches the

@@ -1,12 +1,14 @@
 // bridge.js is the trusted prelude of every code-mode run. It installs one
 // Proxy per configured backend, mirrored on globalThis under the backend's
 // sanitized and original names, plus console, require, __interfaces and
-// __getToolInterface. It knows no tool names: the host resolves a property
-// name to a tool of the catalogue (lookup) the first time a run touches it,
-// and decides again, from the backend and tool passed as separate values,
-// what each call reaches (call). Backend names arrive as JSON data (SPEC),
-// never spliced into code; the prelude depends only on the backend list, so
-// it is the same for every run of a catalogue version.
+// __getToolInterface. A property name is resolved to a tool of the
+// catalogue the first time a run touches it: from the backend's name table
+// when the prelude carries one (a small catalogue: SPEC's tools,
+// [property, tool, identifier] triples), else by asking the host (lookup),
+// which also waits for a backend that is still starting. The host decides
+// again, from the backend and tool passed as separate values, what each
+// call reaches (call). Names arrive as JSON data (SPEC), never spliced into
+// code; the prelude is the same for every run of a catalogue version.
 //
 // It runs in the strict function scope of internal/jsvalue's kit (see
 // prelude in bridge.go) and uses the kit's captured built-ins: first it
@@ -239,10 +241,18 @@ const makeBackend = (backend) => {
   // one function per tool, whichever name reached it.
   const cache = objectCreate(null);
   const byTool = objectCreate(null);
+  // The backend's tools by property name when SPEC lists them: a name not
+  // in it is no tool of the backend's, as the host would answer.
+  let known = null;
+  if (backend.tools !== undefined) {
+    known = objectCreate(null);
+    for (const t of backend.tools) known[t[0]] = tuple(t[1], t[2]);
+  }
   const resolve = (prop) => {
     if (typeof prop !== "string") return undefined;
     if (!hasOwn(cache, prop)) {
-      const found = lookup(backend.name, prop); // [original, ident], or undefined
+      const found = known !== null ? (hasOwn(known, prop) ? known[prop] : undefined) :
+        lookup(backend.name, prop); // [original, ident], or undefined
       let fn = null;
       if (found !== undefined && found !== null) {
         const tool = found[0];

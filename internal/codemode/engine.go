@@ -398,13 +398,18 @@ func (e *Engine) waitBackend(ctx context.Context, name string) error {
 	return e.opts.Backends.WaitReady(ctx, name)
 }
 
-// logRun writes the one INFO line of a call_tool_chain run.
+// logRun writes the one INFO line of a call_tool_chain run; nothing of
+// it is built when INFO is not logged.
 func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
+	ctx := context.Background()
+	if !e.logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
 	outcome := "ok"
 	if resp.IsError {
 		outcome = string(resp.Code)
 	}
-	e.logger.Info("call_tool_chain",
+	e.logger.LogAttrs(ctx, slog.LevelInfo, "call_tool_chain",
 		slog.String("tier", string(resp.Tier)),
 		slog.Duration("duration", d),
 		slog.Int("tool_calls", resp.ToolCalls),
@@ -602,7 +607,7 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 		Limits:      v8sandbox.Limits{Timeout: remaining, HeapMB: e.opts.HeapMB, MaxResultBytes: e.opts.MaxResultBytes},
 		Principal:   authn.NameFromContext(ctx), // a worker process never serves two principals
 	}
-	res, err = e.opts.Runner.Run(ctx, job, host.table())
+	res, err = e.opts.Runner.Run(ctx, job, host)
 	if err == nil && req.Durable != nil {
 		if call := req.Durable.unused(); call != "" {
 			err = v8sandbox.Errorf(CodeReplayDiverged, "replay diverged: the program ended without making journalled call %s; nothing was repeated", call)

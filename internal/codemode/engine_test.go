@@ -3,11 +3,15 @@ package codemode
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/resultstore"
@@ -344,6 +348,108 @@ func TestOneLogLinePerRun(t *testing.T) {
 			if !strings.Contains(lines[i], w) {
 				t.Fatalf("line %d lacks %q: %s", i, w, lines[i])
 			}
+		}
+	}
+}
+
+// TestTrivialRunWrapperAllocations bounds what the engine's Go side
+// allocates around a trivial tier-3 run (on a runner that answers at once):
+// the bridge's host functions are one table for every run, not a table and
+// closures built per run, and the run's log line is not built when INFO is
+// not logged.
+func TestTrivialRunWrapperAllocations(t *testing.T) {
+	e, err := New(Options{Runner: instantRunner{}, Catalog: FromCatalog(benchCatalog(10)), Caller: sessionCaller{},
+		Output: output.DefaultOptions(), Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Code: "const x = 1;\nreturn x"}
+	allocs := testing.AllocsPerRun(50, func() {
+		if r := e.Execute(context.Background(), req); r.IsError || r.Text != "1" {
+			t.Fatalf("%s %s", r.Tier, r.Text)
+		}
+	})
+	if allocs > 30 {
+		t.Errorf("a trivial run's wrapper allocates %.0f times; want at most 30", allocs)
+	}
+}
+
+// hostCallCounter is a runner that counts the host calls of its runs by
+// function name.
+type hostCallCounter struct {
+	v8sandbox.Runner
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *hostCallCounter) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) (v8sandbox.Result, error) {
+	return c.Runner.Run(ctx, job, v8sandbox.HostFunc(func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		c.mu.Lock()
+		c.calls[name]++
+		c.mu.Unlock()
+		r := host.Call(ctx, v8sandbox.HostCall{Name: name, Args: args})
+		switch {
+		case r.Fatal != nil:
+			return nil, r.Fatal
+		case r.Error != nil:
+			return nil, r.Error
+		}
+		return r.Value, nil
+	}))
+}
+
+func (c *hostCallCounter) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[name]
+}
+
+// TestToolNamesResolvedInThePrelude: with a small catalogue the bridge
+// prelude carries each backend's tool names, so a program resolves tools
+// (by either name, `in`, unknown names) without a lookup host call (in
+// process isolation a round trip to the parent); a catalogue past
+// maxPreludeTools is looked up on the host, with the same answers.
+func TestToolNamesResolvedInThePrelude(t *testing.T) {
+	const code = `const a = await everything.get_sum({a: 2, b: 3});
+const b = await everything["get-sum"]({a: 1, b: 1});
+return [typeof everything.nope, "add" in everything, "nope" in everything, everything.get_sum === everything["get-sum"], everything.get_sum.name, a, b]`
+	const want = `[
+  "undefined",
+  true,
+  false,
+  true,
+  "get_sum",
+  "The sum of 2 and 3 is 5.",
+  "The sum of 1 and 1 is 2."
+]`
+	for _, large := range []bool{false, true} {
+		f := newFixture(t, Options{})
+		counter := &hostCallCounter{Runner: f.runner, calls: map[string]int{}}
+		f.engine.opts.Runner = counter
+		if large {
+			var tools []*mcp.Tool
+			for i := range maxPreludeTools {
+				tools = append(tools, &mcp.Tool{Name: fmt.Sprintf("t%d", i), InputSchema: map[string]any{"type": "object"}})
+			}
+			f.catalog.SetBackend("large", nil, tools)
+		}
+		// Names that mean something to JavaScript objects are tools like any
+		// other, and missing ones stay missing, whoever resolves them.
+		f.catalog.SetBackend("hostile", nil, []*mcp.Tool{{Name: "__proto__", InputSchema: map[string]any{"type": "object"}},
+			{Name: "constructor", InputSchema: map[string]any{"type": "object"}}})
+		r := f.ok(t, code)
+		if r.Tier != TierV8 || r.Text != want {
+			t.Fatalf("large %v: tier %s, result:\n%s", large, r.Tier, r.Text)
+		}
+		r = f.ok(t, `return [typeof hostile["__proto__"], typeof hostile.constructor, typeof hostile.toString, typeof hostile.hasOwnProperty, Object.keys(hostile).length]`)
+		if r.Text != "[\n  \"function\",\n  \"function\",\n  \"undefined\",\n  \"undefined\",\n  2\n]" {
+			t.Fatalf("large %v: hostile names resolve to\n%s", large, r.Text)
+		}
+		if n := counter.count(fnLookup); (n == 0) == large {
+			t.Errorf("large catalogue %v: %d lookup host calls", large, n)
+		}
+		if n := counter.count(fnCall); n != 2 { // the hostile backend's tools were never called
+			t.Errorf("large catalogue %v: %d tool calls, want 2", large, n)
 		}
 	}
 }

@@ -74,7 +74,7 @@ func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pi
 	}
 	code = stripFences(code)
 	v := e.view()
-	rep, err := c.Check(ctx, e.checkDeclarations(v), code, exportsMain.MatchString(code))
+	rep, err := c.Check(ctx, e.checkDeclarations(v), code, exportsMain(code))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -65,6 +65,7 @@ func scanTop(code string) (toks []tok, ok bool) {
 	var sc jssyntax.Scanner
 	sc.Init(code)
 	var stack []byte // open brackets; '`' marks a template's ${
+	toks = make([]tok, 0, len(code)/4+8)
 	for {
 		t := tok{Token: sc.Next(), depth: len(stack)}
 		switch t.Kind {

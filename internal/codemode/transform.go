@@ -42,8 +42,15 @@ type program struct {
 	plain bool
 }
 
-// exportsMain matches code that exports its entry point itself.
-var exportsMain = regexp.MustCompile(`(?m)^\s*export\s+(default\b|(async\s+)?function\s*\*?\s*main\b|(const|let|var)\s+main\b)`)
+// reExportsMain matches code that exports its entry point itself.
+var reExportsMain = regexp.MustCompile(`(?m)^\s*export\s+(default\b|(async\s+)?function\s*\*?\s*main\b|(const|let|var)\s+main\b)`)
+
+// exportsMain reports whether code exports its entry point itself: most
+// programs never say "export", and are known not to without running the
+// expression.
+func exportsMain(code string) bool {
+	return strings.Contains(code, "export") && reExportsMain.MatchString(code)
+}
 
 // compile prepares code for a first V8 attempt. Plain JavaScript is only
 // wrapped (top-level await and return work inside an async function), with
@@ -52,7 +59,7 @@ var exportsMain = regexp.MustCompile(`(?m)^\s*export\s+(default\b|(async\s+)?fun
 // module: it goes through esbuild at once.
 func compile(code string) (*program, error) {
 	code = stripFences(code)
-	if exportsMain.MatchString(code) {
+	if exportsMain(code) {
 		return transform(code, api.FormatCommonJS)
 	}
 	body, rewritten := withResult(code)

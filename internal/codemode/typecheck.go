@@ -57,7 +57,7 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	if e.opts.TypecheckTimeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, e.opts.TypecheckTimeout)
 	}
-	rep, err := e.opts.Typecheck.Check(cctx, e.checkDeclarations(v), code, exportsMain.MatchString(code))
+	rep, err := e.opts.Typecheck.Check(cctx, e.checkDeclarations(v), code, exportsMain(code))
 	cancel()
 	var notices []string
 	switch {

@@ -35,6 +35,11 @@ type view struct {
 type backendView struct {
 	Name  string `json:"name"`
 	Ident string `json:"ident"`
+	// Tools is the bridge's name table of the backend, [property, tool,
+	// identifier] for each property that names a tool (as tool resolves
+	// it), when the catalogue is small enough to carry it in the prelude
+	// (maxPreludeTools); nil: the bridge asks the host.
+	Tools [][3]string `json:"tools,omitempty"`
 	tools []*Tool
 	byKey map[string]*Tool // original and sanitized tool name → tool
 	keys  []byte           // JSON array of the property names, built on first use
@@ -111,8 +116,38 @@ func buildView(tools []Tool, names []string, version uint64, versioned bool) *vi
 			v.byName[b.Ident] = b
 		}
 	}
+	if len(tools) <= maxPreludeTools {
+		for _, b := range v.backends {
+			b.Tools = b.nameTable()
+		}
+	}
 	v.prelude = prelude(v.backends, false)
 	return v
+}
+
+// maxPreludeTools is the largest catalogue whose tool names the bridge
+// prelude carries, so that a program resolves a tool without a host call
+// (in process isolation a round trip to the parent, each run): the table is
+// built with every context prepared, off the run's path, but that work
+// grows with the catalogue; larger ones are looked up on the host.
+const maxPreludeTools = 256
+
+// nameTable is b's Tools: every property tool resolves, in the order of
+// the tools (sanitized name first), or nil when b has no tools yet (the
+// host then waits for a backend that is still starting).
+func (b *backendView) nameTable() [][3]string {
+	if len(b.tools) == 0 {
+		return nil
+	}
+	table := make([][3]string, 0, 2*len(b.tools))
+	for _, t := range b.tools {
+		for _, k := range []string{t.NameIdent, t.Name} {
+			if b.byKey[k] == t && (len(table) == 0 || table[len(table)-1][0] != k) {
+				table = append(table, [3]string{k, t.Name, t.NameIdent})
+			}
+		}
+	}
+	return table
 }
 
 // preludeFor returns the bridge prelude of a run: durable runs' replaces

@@ -143,3 +143,31 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
 	return ds[len(ds)/2]
 }
+
+// BenchmarkEngineWrapperGo is the Go side of a trivial tier-3 run alone:
+// Engine.Execute on a runner that answers at once (1), so that every
+// nanosecond and allocation measured is the engine's own wrapper
+// (classification, compile, slot, host table, shaping, record, log line).
+//
+//	go test -run '^$' -bench EngineWrapperGo -benchmem ./internal/codemode/
+func BenchmarkEngineWrapperGo(b *testing.B) {
+	e, err := New(Options{Runner: instantRunner{}, Catalog: FromCatalog(benchCatalog(10)), Caller: sessionCaller{},
+		Output: output.DefaultOptions(), Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := Request{Code: "const x = 1;\nreturn x"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := e.Execute(context.Background(), req); r.IsError || r.Text != "1" {
+			b.Fatalf("%s %s", r.Tier, r.Text)
+		}
+	}
+}
+
+// instantRunner answers every job with the value 1 without running it.
+type instantRunner struct{ v8sandbox.Runner }
+
+func (instantRunner) Run(context.Context, v8sandbox.Job, v8sandbox.Host) (v8sandbox.Result, error) {
+	return v8sandbox.Result{Value: []byte("1")}, nil
+}
