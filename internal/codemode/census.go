@@ -1,0 +1,115 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/isogate/isogate/internal/typecheck"
+)
+
+// CensusEnv names the environment variable of the type-check census: a
+// directory. When it is set, every tier-3 program a process runs with
+// sandbox.typecheck off is also checked, as strict mode would check it,
+// and one JSON line ([CensusEntry]) per program is appended to
+// DIR/census-PID.jsonl: the program, what the checker found and how the
+// run ended. A program is checked once per process and catalogue version
+// (its first run is recorded; benchmarks repeat theirs). The output of the
+// run is unchanged. It is a measurement
+// tool (`go run ./internal/typecheck/cmd/tccensus` runs the test suites
+// with it and counts the would-be refusals of valid programs), never set
+// in production: each run then waits for a check.
+const CensusEnv = "ISOGATE_TYPECHECK_CENSUS"
+
+// censusTimeout bounds a census check: generous, so that a loaded machine
+// does not turn a check into "unchecked".
+const censusTimeout = time.Minute
+
+// CensusEntry is one program seen by the census.
+type CensusEntry struct {
+	Code        string                 `json:"code"`
+	Diagnostics []typecheck.Diagnostic `json:"diagnostics"`
+	Unchecked   string                 `json:"unchecked,omitempty"` // why the check did not finish
+	// The run as it went unchecked: IsError and ErrorCode, the first
+	// bytes of its text, the backend calls it made.
+	IsError   bool   `json:"is_error"`
+	ErrorCode string `json:"error_code,omitempty"`
+	Text      string `json:"text,omitempty"`
+	ToolCalls int    `json:"tool_calls"`
+}
+
+var census = struct {
+	once sync.Once
+	mu   sync.Mutex
+	file *os.File
+	seen map[string]bool // declarations id + program, checked already
+}{seen: map[string]bool{}}
+
+// censusFile is the census's file of this process, nil when the census is
+// off (or its file cannot be opened, which is logged once).
+func (e *Engine) censusFile() *os.File {
+	census.once.Do(func() {
+		dir := os.Getenv(CensusEnv)
+		if dir == "" {
+			return
+		}
+		path := filepath.Join(dir, fmt.Sprintf("census-%d.jsonl", os.Getpid()))
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			e.logger.Error("type-check census: opening its file", "path", path, "err", err)
+			return
+		}
+		census.file = f
+	})
+	return census.file
+}
+
+// censusCheck checks a program the census sees, before it runs unchecked;
+// the returned function records it with the run's response.
+func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Response) {
+	f := e.censusFile()
+	if f == nil {
+		return nil
+	}
+	checker := e.opts.Typecheck
+	if checker == nil {
+		checker = typecheck.Shared()
+	}
+	decls := e.checkDeclarations(v)
+	census.mu.Lock()
+	seen := census.seen[decls.ID+"\x00"+code]
+	census.seen[decls.ID+"\x00"+code] = true
+	census.mu.Unlock()
+	if seen {
+		return nil
+	}
+	entry := CensusEntry{Code: code}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), censusTimeout)
+	defer cancel()
+	program := stripFences(code)
+	if err := checker.Warm(cctx); err != nil {
+		entry.Unchecked = err.Error()
+	} else if rep, err := checker.Check(cctx, decls, program, exportsMain.MatchString(program)); err != nil {
+		entry.Unchecked = err.Error()
+	} else {
+		entry.Diagnostics = rep.Diagnostics
+	}
+	return func(resp *Response) {
+		entry.IsError, entry.ErrorCode, entry.ToolCalls = resp.IsError, string(resp.Code), resp.ToolCalls
+		entry.Text = resp.Text
+		if len(entry.Text) > 400 {
+			entry.Text = entry.Text[:400]
+		}
+		line, err := json.Marshal(entry)
+		if err != nil {
+			return
+		}
+		census.mu.Lock()
+		defer census.mu.Unlock()
+		f.Write(append(line, '\n')) //nolint:errcheck // a measurement: a lost line shows as a missing program
+	}
+}
