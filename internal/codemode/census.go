@@ -34,6 +34,10 @@ type CensusEntry struct {
 	Code        string                 `json:"code"`
 	Diagnostics []typecheck.Diagnostic `json:"diagnostics"`
 	Unchecked   string                 `json:"unchecked,omitempty"` // why the check did not finish
+	// PlanDenied is the refusal of the program's plan by the policy
+	// (PLAN_DENIED: a denied tool), which warn and strict modes give
+	// before any call.
+	PlanDenied string `json:"plan_denied,omitempty"`
 	// The run as it went unchecked: IsError and ErrorCode, the first
 	// bytes of its text, the backend calls it made.
 	IsError   bool   `json:"is_error"`
@@ -97,6 +101,12 @@ func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Re
 		entry.Unchecked = err.Error()
 	} else {
 		entry.Diagnostics = rep.Diagnostics
+		if plan := planOf(v, rep.Plan); plan != nil && e.opts.AdmitPlan != nil {
+			// Without asking anyone (no plan approval): the policy alone.
+			if err := e.opts.AdmitPlan(cctx, plan, false); err != nil {
+				entry.PlanDenied = err.Error()
+			}
+		}
 	}
 	return func(resp *Response) {
 		entry.IsError, entry.ErrorCode, entry.ToolCalls = resp.IsError, string(resp.Code), resp.ToolCalls

@@ -4,15 +4,21 @@
 // program run with typecheck off is also checked, and recorded with how
 // its run ended) and summarises the census.
 //
-//	go run ./internal/typecheck/cmd/tccensus            # run the default suites, then summarise
-//	go run ./internal/typecheck/cmd/tccensus -dir DIR   # summarise an existing census
-//	go run ./internal/typecheck/cmd/tccensus -run 'gateway interop'  # some suites only
+//	go run ./internal/typecheck/cmd/tccensus                    # run every suite, then summarise
+//	go run ./internal/typecheck/cmd/tccensus -run 'gateway interop' -dir DIR  # some suites, into DIR
+//	go run ./internal/typecheck/cmd/tccensus -summary -dir DIR  # summarise an existing census
+//
+// The suites: gateway, interop, codemode (internal/codemode and
+// cmd/isogate), bench (the bench module's tests) and bench-sections (the
+// benchmark sections that send programs to code mode, -quick).
 //
 // Each distinct program is counted once. A program with a certain
 // diagnostic would be refused in strict mode: listed with how its run
 // ended unchecked, for review (a valid program among them is a false
-// positive of the checker). Exit status 1 when a program with a certain
-// diagnostic ran without error (the likeliest false positives).
+// positive of the checker). A program whose plan the policy refuses (a
+// denied tool: PLAN_DENIED in warn and strict) is listed apart. Exit
+// status 1 when a program refused with TYPECHECK_FAILED ran without error
+// unchecked (the likeliest false positives).
 package main
 
 import (
@@ -42,20 +48,24 @@ var suites = []suite{
 	{"interop", ".", []string{"test", "-count=1", "-p=1", "-timeout=30m", "./interop/"}},
 	{"codemode", ".", []string{"test", "-count=1", "-p=1", "-timeout=30m", "./internal/codemode/", "./cmd/isogate/"}},
 	{"bench", "bench", []string{"test", "-count=1", "-p=1", "-timeout=30m", "-run", "Test", "./..."}},
-	{"bench-sections", "bench", []string{"run", "./cmd/benchreport", "-smoke", "-sections", "context,End-to-end call_tool_chain over stdio,End to end against UTCP code-mode (issue 13)", "-out", os.DevNull}},
+	{"bench-sections", "bench", []string{"run", "./cmd/benchreport", "-quick", "-sections",
+		"Code-mode dispatch tiers,End-to-end,UTCP,Context efficiency,Code-mode targets,durable,principals", "-out", os.DevNull}},
 }
 
 func main() {
-	dir := flag.String("dir", "", "summarise this census directory instead of running the suites")
+	dir := flag.String("dir", "", "the census directory (default: a new temporary one)")
+	summary := flag.Bool("summary", false, "summarise the census in -dir without running anything")
 	only := flag.String("run", "", "run only these suites (space-separated names)")
 	verbose := flag.Bool("v", false, "list every program with a diagnostic, hints included")
 	flag.Parse()
-	if *dir == "" {
-		d, err := os.MkdirTemp("", "tccensus-")
-		if err != nil {
-			fatal(err)
+	if !*summary {
+		if *dir == "" {
+			d, err := os.MkdirTemp("", "tccensus-")
+			if err != nil {
+				fatal(err)
+			}
+			*dir = d
 		}
-		*dir = d
 		root, err := repoRoot()
 		if err != nil {
 			fatal(err)
@@ -133,13 +143,15 @@ func summarise(dir string, verbose bool) int {
 		}
 		f.Close()
 	}
-	var certain, hinted, unchecked []*program
+	var certain, denied, hinted, unchecked []*program
 	diags := 0
 	for _, p := range programs {
 		diags += len(p.entry.Diagnostics)
 		switch {
 		case p.entry.Unchecked != "":
 			unchecked = append(unchecked, p)
+		case p.entry.PlanDenied != "":
+			denied = append(denied, p)
 		case hasCertain(p.entry):
 			certain = append(certain, p)
 		case len(p.entry.Diagnostics) > 0:
@@ -150,11 +162,22 @@ func summarise(dir string, verbose bool) int {
 		sort.Slice(ps, func(i, j int) bool { return ps[i].entry.Code < ps[j].entry.Code })
 	}
 	byCode(certain)
+	byCode(denied)
 	byCode(hinted)
 	byCode(unchecked)
 	okCertain := 0
 	fmt.Printf("census: %d runs, %d distinct programs, %d diagnostics\n", lines, len(programs), diags)
-	fmt.Printf("programs with a certain diagnostic (refused in strict): %d\n", len(certain))
+	deniedOK := 0
+	fmt.Printf("programs refused by the policy on their plan (PLAN_DENIED in warn and strict: a denied tool): %d\n", len(denied))
+	for _, p := range denied {
+		if p.ok > 0 {
+			deniedOK++
+		}
+		describe(p, true)
+		fmt.Printf("    %s\n", p.entry.PlanDenied)
+	}
+	fmt.Printf("  of which ran without error unchecked: %d\n", deniedOK)
+	fmt.Printf("programs with a certain diagnostic (TYPECHECK_FAILED in strict): %d\n", len(certain))
 	for _, p := range certain {
 		if p.ok > 0 {
 			okCertain++
@@ -171,7 +194,7 @@ func summarise(dir string, verbose bool) int {
 	for _, p := range unchecked {
 		fmt.Printf("  %s: %s\n", oneLine(p.entry.Code), p.entry.Unchecked)
 	}
-	fmt.Printf("refused in strict but ran without error unchecked: %d\n", okCertain)
+	fmt.Printf("TYPECHECK_FAILED in strict but ran without error unchecked (false positives unless the program catches its own mistake): %d\n", okCertain)
 	if okCertain > 0 {
 		return 1
 	}
