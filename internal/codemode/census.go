@@ -72,8 +72,9 @@ func (e *Engine) censusFile() *os.File {
 	return census.file
 }
 
-// censusCheck checks a program the census sees, before it runs unchecked;
-// the returned function records it with the run's response.
+// censusCheck returns, for a program the census has not seen, the function
+// that checks it once it has run unchecked (so that the check takes nothing
+// from the run's own deadline) and records it with the run's response.
 func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Response) {
 	f := e.censusFile()
 	if f == nil {
@@ -91,24 +92,24 @@ func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Re
 	if seen {
 		return nil
 	}
-	entry := CensusEntry{Code: code}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), censusTimeout)
-	defer cancel()
-	program := stripFences(code)
-	if err := checker.Warm(cctx); err != nil {
-		entry.Unchecked = err.Error()
-	} else if rep, err := checker.Check(cctx, decls, program, exportsMain.MatchString(program)); err != nil {
-		entry.Unchecked = err.Error()
-	} else {
-		entry.Diagnostics = rep.Diagnostics
-		if plan := planOf(v, rep.Plan); plan != nil && e.opts.AdmitPlan != nil {
-			// Without asking anyone (no plan approval): the policy alone.
-			if err := e.opts.AdmitPlan(cctx, plan, false); err != nil {
-				entry.PlanDenied = err.Error()
+	return func(resp *Response) {
+		entry := CensusEntry{Code: code}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), censusTimeout)
+		defer cancel()
+		program := stripFences(code)
+		if err := checker.Warm(cctx); err != nil {
+			entry.Unchecked = err.Error()
+		} else if rep, err := checker.Check(cctx, decls, program, exportsMain.MatchString(program)); err != nil {
+			entry.Unchecked = err.Error()
+		} else {
+			entry.Diagnostics = rep.Diagnostics
+			if plan := planOf(v, rep.Plan); plan != nil && e.opts.AdmitPlan != nil {
+				// Without asking anyone (no plan approval): the policy alone.
+				if err := e.opts.AdmitPlan(cctx, plan, false); err != nil {
+					entry.PlanDenied = err.Error()
+				}
 			}
 		}
-	}
-	return func(resp *Response) {
 		entry.IsError, entry.ErrorCode, entry.ToolCalls = resp.IsError, string(resp.Code), resp.ToolCalls
 		entry.Text = resp.Text
 		if len(entry.Text) > 400 {
