@@ -2,6 +2,8 @@ package codemode
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -31,7 +33,14 @@ const censusTimeout = time.Minute
 
 // CensusEntry is one program seen by the census.
 type CensusEntry struct {
-	Code        string                 `json:"code"`
+	Code string `json:"code"` // as sent
+	// Program is the code as checked (fences removed), Module whether it
+	// was checked as a module, Decls the file (DIR/Decls) holding the
+	// declarations it was checked against: tccensus -recheck checks it
+	// again with the checker of the day.
+	Program     string                 `json:"program"`
+	Module      bool                   `json:"module,omitempty"`
+	Decls       string                 `json:"decls"`
 	Diagnostics []typecheck.Diagnostic `json:"diagnostics"`
 	Unchecked   string                 `json:"unchecked,omitempty"` // why the check did not finish
 	// PlanDenied is the refusal of the program's plan by the policy
@@ -51,6 +60,7 @@ var census = struct {
 	mu   sync.Mutex
 	file *os.File
 	seen map[string]bool // declarations id + program, checked already
+	dir  string
 }{seen: map[string]bool{}}
 
 // censusFile is the census's file of this process, nil when the census is
@@ -67,7 +77,7 @@ func (e *Engine) censusFile() *os.File {
 			e.logger.Error("type-check census: opening its file", "path", path, "err", err)
 			return
 		}
-		census.file = f
+		census.file, census.dir = f, dir
 	})
 	return census.file
 }
@@ -93,13 +103,13 @@ func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Re
 		return nil
 	}
 	return func(resp *Response) {
-		entry := CensusEntry{Code: code}
+		program := stripFences(code)
+		entry := CensusEntry{Code: code, Program: program, Module: exportsMain.MatchString(program), Decls: censusDecls(decls.Text)}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), censusTimeout)
 		defer cancel()
-		program := stripFences(code)
 		if err := checker.Warm(cctx); err != nil {
 			entry.Unchecked = err.Error()
-		} else if rep, err := checker.Check(cctx, decls, program, exportsMain.MatchString(program)); err != nil {
+		} else if rep, err := checker.Check(cctx, decls, program, entry.Module); err != nil {
 			entry.Unchecked = err.Error()
 		} else {
 			entry.Diagnostics = rep.Diagnostics
@@ -123,4 +133,19 @@ func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Re
 		defer census.mu.Unlock()
 		f.Write(append(line, '\n')) //nolint:errcheck // a measurement: a lost line shows as a missing program
 	}
+}
+
+// censusDecls keeps the text of a set of declarations in the census's
+// directory, once, and returns its file name.
+func censusDecls(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	name := "decls-" + hex.EncodeToString(sum[:8]) + ".d.ts"
+	path := filepath.Join(census.dir, name)
+	if _, err := os.Stat(path); err != nil {
+		tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+		if os.WriteFile(tmp, []byte(text), 0o644) == nil {
+			os.Rename(tmp, path) //nolint:errcheck // a measurement: a lost file shows when rechecking
+		}
+	}
+	return name
 }

@@ -7,6 +7,7 @@
 //	go run ./internal/typecheck/cmd/tccensus                    # run every suite, then summarise
 //	go run ./internal/typecheck/cmd/tccensus -run 'gateway interop' -dir DIR  # some suites, into DIR
 //	go run ./internal/typecheck/cmd/tccensus -summary -dir DIR  # summarise an existing census
+//	go run ./internal/typecheck/cmd/tccensus -recheck -dir DIR  # check its programs again (a changed checker), then summarise
 //
 // The suites: gateway, interop, codemode (internal/codemode and
 // cmd/isogate), bench (the bench module's tests) and bench-sections (the
@@ -23,6 +24,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,8 +33,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/typecheck"
 )
 
 // suite is one set of tests run under the census.
@@ -55,9 +59,14 @@ var suites = []suite{
 func main() {
 	dir := flag.String("dir", "", "the census directory (default: a new temporary one)")
 	summary := flag.Bool("summary", false, "summarise the census in -dir without running anything")
+	recheck := flag.Bool("recheck", false, "check the programs of the census in -dir again with this checker, then summarise")
 	only := flag.String("run", "", "run only these suites (space-separated names)")
 	verbose := flag.Bool("v", false, "list every program with a diagnostic, hints included")
 	flag.Parse()
+	if *recheck {
+		*summary = true
+		rechecking = true
+	}
 	if !*summary {
 		if *dir == "" {
 			d, err := os.MkdirTemp("", "tccensus-")
@@ -88,6 +97,25 @@ func main() {
 	os.Exit(summarise(*dir, *verbose))
 }
 
+// rechecking: summarise checks each program again (-recheck).
+var rechecking bool
+
+// checkAgain checks e's program against its recorded declarations with
+// this build's checker, replacing what the census recorded.
+func checkAgain(dir string, e *codemode.CensusEntry, checker *typecheck.Checker) {
+	text, err := os.ReadFile(filepath.Join(dir, e.Decls))
+	if err != nil || e.Decls == "" {
+		e.Unchecked = fmt.Sprintf("no declarations to check it again against (%s): %v", e.Decls, err)
+		return
+	}
+	rep, err := checker.Check(context.Background(), typecheck.Declarations{ID: e.Decls, Text: string(text)}, e.Program, e.Module)
+	if err != nil {
+		e.Unchecked = err.Error()
+		return
+	}
+	e.Diagnostics, e.Unchecked = rep.Diagnostics, ""
+}
+
 func repoRoot() (string, error) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
@@ -116,6 +144,14 @@ func summarise(dir string, verbose bool) int {
 	}
 	programs := map[string]*program{}
 	lines := 0
+	var checker *typecheck.Checker
+	if rechecking {
+		checker = typecheck.New(typecheck.Options{Timeout: time.Minute})
+		defer checker.Close()
+		if err := checker.Warm(context.Background()); err != nil {
+			fatal(err)
+		}
+	}
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
@@ -129,10 +165,14 @@ func summarise(dir string, verbose bool) int {
 				continue
 			}
 			lines++
-			p := programs[e.Code]
+			key := e.Decls + "\x00" + e.Code
+			p := programs[key]
 			if p == nil {
+				if checker != nil {
+					checkAgain(dir, &e, checker)
+				}
 				p = &program{entry: e, codes: map[string]int{}}
-				programs[e.Code] = p
+				programs[key] = p
 			}
 			p.runs++
 			if e.IsError {
@@ -166,7 +206,11 @@ func summarise(dir string, verbose bool) int {
 	byCode(hinted)
 	byCode(unchecked)
 	okCertain := 0
-	fmt.Printf("census: %d runs, %d distinct programs, %d diagnostics\n", lines, len(programs), diags)
+	texts := map[string]bool{}
+	for _, p := range programs {
+		texts[p.entry.Code] = true
+	}
+	fmt.Printf("census: %d runs, %d distinct programs (%d distinct pairs of program and declarations), %d diagnostics\n", lines, len(texts), len(programs), diags)
 	deniedOK := 0
 	fmt.Printf("programs refused by the policy on their plan (PLAN_DENIED in warn and strict: a denied tool): %d\n", len(denied))
 	for _, p := range denied {
