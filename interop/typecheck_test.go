@@ -136,9 +136,9 @@ func TestTypeScriptSDKTypecheckAndPlan(t *testing.T) {
 			}
 			// Each failed at its mistake, as it does unchecked.
 			for name, failure := range map[string]string{
-				"ident":   "counter.bump failed: MCP error -32602",
+				"ident":   "Error: counter.bump failed: MCP error -32602",
 				"bumpp":   "TypeError: counter.bumpp is not a function",
-				"literal": "counter.bump failed: MCP error -32602",
+				"literal": "Error: counter.bump failed: MCP error -32602",
 			} {
 				if !strings.HasPrefix(r.Runs[name].Text, failure) {
 					t.Errorf("%s: the run's own failure %q, want it to start with %q", name, r.Runs[name].Text, failure)
