@@ -47,12 +47,11 @@ type CensusEntry struct {
 	// (PLAN_DENIED: a denied tool), which warn and strict modes give
 	// before any call.
 	PlanDenied string `json:"plan_denied,omitempty"`
-	// The run as it went unchecked: IsError and ErrorCode, the first
-	// bytes of its text, the backend calls it made.
+	// The run as it went unchecked: IsError and ErrorCode, and the first
+	// bytes of the error's text.
 	IsError   bool   `json:"is_error"`
 	ErrorCode string `json:"error_code,omitempty"`
 	Text      string `json:"text,omitempty"`
-	ToolCalls int    `json:"tool_calls"`
 }
 
 var census = struct {
@@ -120,8 +119,10 @@ func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Re
 				}
 			}
 		}
-		entry.IsError, entry.ErrorCode, entry.ToolCalls = resp.IsError, string(resp.Code), resp.ToolCalls
-		entry.Text = resp.Text
+		entry.IsError, entry.ErrorCode = resp.IsError, string(resp.Code)
+		if resp.IsError {
+			entry.Text = resp.Text
+		}
 		if len(entry.Text) > 400 {
 			entry.Text = entry.Text[:400]
 		}
