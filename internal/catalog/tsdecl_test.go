@@ -264,3 +264,21 @@ func BenchmarkTypeScript1000Tools(b *testing.B) {
 		}
 	}
 }
+
+// A schema that admits any further property (additionalProperties: true)
+// declares an index signature, so that the type checker does not call a
+// property it does not name unknown (a false positive of strict mode);
+// one that says nothing, or false, stays closed.
+func TestDeclarationsOpenObjects(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":true}`:  "interface PInput {\n  id: string;\n  [key: string]: unknown;\n}\n",
+		`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`:                              "interface PInput {\n  id: string;\n}\n",
+		`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`: "interface PInput {\n  id: string;\n}\n",
+		`{"type":"object","additionalProperties":true}`:                                                          "type PInput = Record<string, unknown>;\n",
+		`{"type":"object"}`: "type PInput = Record<string, never>;\n",
+	} {
+		if d := declTool(t, in, "").Declarations("P", nil); strings.TrimSpace(d.Input) != strings.TrimSpace(want) {
+			t.Errorf("%s:\n%s\nwant\n%s", in, d.Input, want)
+		}
+	}
+}

@@ -142,9 +142,13 @@ func (g *tsGen) rootType(hint string, input bool) (t string, declared bool) {
 		}
 		return g.object(r, hint, 0, refs...), !g.inline
 	case input && interfaceLike(r):
-		// No parameters: an empty argument object.
+		// No parameters: an empty argument object, unless the schema
+		// admits any (additionalProperties: true).
 		if ap := subSchema(r.AdditionalProperties); ap != nil {
 			return "Record<string, " + g.typeExpr(ap, g.subHint(hint, "Value", 0), 1) + ">", false
+		}
+		if openObject(r) {
+			return "Record<string, unknown>", false
 		}
 		if g.inline {
 			return "{}", false // what signatures have always shown
@@ -153,6 +157,11 @@ func (g *tsGen) rootType(hint string, input bool) (t string, declared bool) {
 	}
 	return g.typeExpr(r, hint, 0), false
 }
+
+// openObject reports whether s says outright that it admits properties
+// beyond its own (additionalProperties: true): its type then has an index
+// signature, so that the type checker does not call them unknown.
+func openObject(s *schema) bool { return string(bytes.TrimSpace(s.AdditionalProperties)) == "true" }
 
 // interfaceLike reports whether s is exactly an object (its properties, if
 // any, aside): not a boolean schema, $ref, combinator, enum, const, another
@@ -288,7 +297,7 @@ func (g *tsGen) object(s *schema, hint string, depth int, refs ...string) string
 		}
 		member(p.Schema.docText(), tsKey(p.Name), !req[p.Name], t)
 	}
-	if ap := bytes.TrimSpace(s.AdditionalProperties); open || (len(ap) > 0 && ap[0] == '{') {
+	if ap := bytes.TrimSpace(s.AdditionalProperties); open || openObject(s) || (len(ap) > 0 && ap[0] == '{') {
 		member("", "[key: string]", false, "unknown")
 	}
 	if g.inline {

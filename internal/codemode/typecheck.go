@@ -39,7 +39,12 @@ const maxTypecheckNotices = 8
 // checkedV8 serves tier 3 with the program checked first (Options.Typecheck).
 func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
 	if e.opts.Typecheck == nil || e.opts.TypecheckMode == "" || e.opts.TypecheckMode == TypecheckOff {
-		return e.runV8(ctx, req, v, calls, timeout)
+		record := e.censusCheck(ctx, req.Code, v)
+		resp := e.runV8(ctx, req, v, calls, timeout)
+		if record != nil {
+			record(resp)
+		}
+		return resp
 	}
 	strict := e.opts.TypecheckMode == TypecheckStrict
 	if !e.opts.Typecheck.Ready() {

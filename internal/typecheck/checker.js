@@ -108,6 +108,22 @@
     (ts.isPrefixUnaryExpression(node) && ts.isNumericLiteral(node.operand)) ||
     ts.isObjectLiteralExpression(node) || ts.isArrayLiteralExpression(node);
 
+  // plainLiteral reports whether v is written out in full: a literal, or
+  // an object or array literal without spread (whose parts TypeScript
+  // cannot follow when they were built up at run time).
+  const plainLiteral = (v) => {
+    while (ts.isParenthesizedExpression(v)) v = v.expression;
+    if (ts.isObjectLiteralExpression(v)) return v.properties.every((p) => !ts.isSpreadAssignment(p));
+    if (ts.isArrayLiteralExpression(v)) return v.elements.every((e) => !ts.isSpreadElement(e));
+    return isLiteral(v);
+  };
+  // valueAt is the value a diagnostic at node concerns: an object
+  // literal's property is reported at its name.
+  const valueAt = (node) => {
+    const p = node.parent;
+    return p && ts.isPropertyAssignment(p) && p.name === node ? p.initializer : node;
+  };
+
   const propsOf = (checker, type) => (type ? checker.getPropertiesOfType(type).map((p) => p.name) : []);
   // suggest finds the valid name an agent most likely meant: the
   // compiler's own spelling suggestion, else the one name that starts the
@@ -172,8 +188,13 @@
       if (s) out.suggestion = s;
       return out;
     }
+    // A missing parameter is certain in an object literal written out in
+    // full only: a value built up at run time (`const a = {}; a.id = 1`)
+    // has properties TypeScript does not see (measured false positives).
     const missing = /Property '([^']+)' is missing in type/.exec(text);
-    if (missing && (d.code === 2741 || d.code === 2345 || d.code === 2322)) {
+    const value = valueAt(node);
+    if (missing && (d.code === 2741 || d.code === 2345 || d.code === 2322) &&
+      ts.isObjectLiteralExpression(value) && plainLiteral(value)) {
       out.kind = "missing_parameter";
       out.certain = true;
       out.name = missing[1];
@@ -189,10 +210,9 @@
       // must be a literal for the mistake to be certain.
       const p = node.parent;
       const named = p && ts.isPropertyAssignment(p) && p.name === node;
-      const value = named ? p.initializer : node;
       // `never` comes from a schema that admits no property, which
       // backends enforce loosely (a measured false positive): not certain.
-      if (isLiteral(value) && !/type 'never'/.test(text)) {
+      if (plainLiteral(value) && !/type 'never'/.test(text)) {
         out.kind = "wrong_type";
         out.certain = true;
         if (named) out.name = node.getText();
