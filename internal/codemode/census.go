@@ -103,7 +103,7 @@ func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Re
 	}
 	return func(resp *Response) {
 		program := stripFences(code)
-		entry := CensusEntry{Code: code, Program: program, Module: exportsMain.MatchString(program), Decls: censusDecls(decls.Text)}
+		entry := CensusEntry{Code: code, Program: program, Module: exportsMain(program), Decls: censusDecls(decls.Text)}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), censusTimeout)
 		defer cancel()
 		if err := checker.Warm(cctx); err != nil {
