@@ -186,7 +186,7 @@ func (r *run) evaluate() (json.RawMessage, error) {
 	// Compiled apart from running, so a syntax error is known to have run
 	// nothing of the script (Error.Compile): a caller may then rewrite the
 	// source (for example strip TypeScript) and run it again.
-	script, err := r.w.iso.CompileUnboundScript(r.job.Source, r.job.Origin, v8.CompileOptions{})
+	script, err := r.w.compile(r.job.Source, r.job.Origin)
 	if err != nil {
 		err := r.check(err, "script")
 		if e, ok := err.(*Error); ok && e.Code == CodeEval {
