@@ -2,7 +2,7 @@ package v8sandbox
 
 import v8 "rogchap.com/v8go"
 
-// A worker keeps the scripts it compiled last, so that a source it runs
+// A worker keeps the scripts it compiled lately, so that a source it runs
 // again (a retried or scheduled program, a replay, a benchmark) is not
 // compiled again: V8's own compilation cache finds its code, but v8go
 // copies the source across cgo, wraps it and keeps a new handle every time
@@ -19,7 +19,7 @@ const (
 type scriptKey struct{ origin, source string }
 
 // scriptCache is one isolate's compiled scripts. It is emptied with the
-// isolate; when full, further scripts are compiled each time they run.
+// isolate, and when full (it then starts over with the next script).
 type scriptCache struct {
 	scripts map[scriptKey]*v8.UnboundScript
 	bytes   int
@@ -36,13 +36,17 @@ func (w *worker) compile(source, origin string) (*v8.UnboundScript, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &w.scripts
-	if len(c.scripts) < cachedScripts && c.bytes+len(source) <= cachedScriptBytes {
-		if c.scripts == nil {
-			c.scripts = map[scriptKey]*v8.UnboundScript{}
-		}
-		c.scripts[key] = s
-		c.bytes += len(source)
+	if len(source) > cachedScriptBytes {
+		return s, nil
 	}
+	c := &w.scripts
+	if len(c.scripts) == cachedScripts || c.bytes+len(source) > cachedScriptBytes {
+		*c = scriptCache{} // full: start over with the scripts run lately
+	}
+	if c.scripts == nil {
+		c.scripts = map[scriptKey]*v8.UnboundScript{}
+	}
+	c.scripts[key] = s
+	c.bytes += len(source)
 	return s, nil
 }
