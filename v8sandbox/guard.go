@@ -91,6 +91,10 @@ func (g heapGuard) watch() (stop func()) {
 	}
 }
 
+// used returns the isolate's used heap in bytes, as the hard limit counts
+// it (the used size of V8's heap statistics).
+func (g heapGuard) used() uint64 { return uint64(C.isogate_heap_used(g.h)) }
+
 // free releases the guard; call only after the isolate is disposed.
 func (g heapGuard) free() { C.isogate_heap_free(g.h) }
 

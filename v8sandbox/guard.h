@@ -39,6 +39,10 @@ void isogate_heap_poll(isogate_heap* h);
 // (no script may be running on iso); it returns 1, and marks the hit, when
 // the limit is passed.
 int isogate_heap_check_now(isogate_heap* h);
+
+// isogate_heap_used returns the bytes of used heap (all spaces), the figure
+// the hard limit is compared with.
+size_t isogate_heap_used(isogate_heap* h);
 void isogate_heap_free(isogate_heap* h);
 
 // isogate_disallow_atomics_wait makes Atomics.wait throw instead of blocking.

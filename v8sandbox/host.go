@@ -61,7 +61,9 @@ func (e *HostError) ErrorCode() Code { return e.Code }
 
 // Host serves the host functions of a job. Sync functions are called on
 // the thread running the script and should be quick; async ones run on a
-// goroutine of their own and must honour ctx, which ends with the run.
+// goroutine of their own, or on the one running the script when the script
+// waits for that call alone, and must honour ctx, which ends with the run
+// (a call that outlives ctx holds its run past the deadline).
 // [Table] builds a Host from one handler per function; [HostFunc] adapts a
 // single function.
 type Host interface {

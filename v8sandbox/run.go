@@ -36,7 +36,7 @@ type run struct {
 	describe  *v8.Function
 
 	completions chan completion
-	direct      *directCall // an async call started on this thread ([Starter]), or nil
+	direct      *directCall // an async call the worker's thread may wait for itself, or nil
 	callers     chan func() // idle host-call goroutines take calls here (spawn)
 	inflight    int
 	hostCalls   int
@@ -44,12 +44,23 @@ type run struct {
 	stopped     bool   // the run ended by termination of any kind
 }
 
-// directCall is an async host call started on the worker's thread through
-// [Starter]: that thread waits for its reply itself when it is the only
-// call in flight, else hands the wait to a goroutine of the run's.
+// directCall is an async host call the worker's thread makes, or waits
+// for, itself when it is the only call in flight once the script waits:
+// either started through [Starter] (wait then waits for its reply), or
+// held, not started yet (wait then makes it through [Dispatch]). Should
+// another call come first, it goes to a goroutine of the run's instead.
+//
+// A held call is what spares an awaited call to an ordinary [Host] two
+// hand-offs between goroutines (the call to a goroutine, its reply back to
+// the thread): the thread makes it when the script next waits, at once for
+// `await f()`. It starts no later than before for `Promise.all([f(),
+// g()])` either (the second call starts the first). Only a call the script
+// does not await at once starts when the script next waits rather than when
+// it was made.
 type directCall struct {
 	name     string
-	wait     func() HostReply
+	wait     func() HostReply // the call's checked reply
+	held     bool             // not started yet: wait makes the call
 	resolver *v8.PromiseResolver
 	promise  *v8.Value
 }
@@ -93,8 +104,9 @@ func (r *run) execute() (Result, error) {
 		stopHeapWatch()
 		r.w.current = nil
 		if d := r.direct; d != nil {
-			// Started and never awaited: its reply still comes (the host's
-			// work ends with the run), and frees what carried the call.
+			// Never awaited: a started call's reply still comes (the host's
+			// work ends with the run) and frees what carried the call; a
+			// held one is made, as a call on a goroutine would have been.
 			r.direct = nil
 			go d.wait()
 		}
@@ -174,7 +186,7 @@ func (r *run) evaluate() (json.RawMessage, error) {
 	// Compiled apart from running, so a syntax error is known to have run
 	// nothing of the script (Error.Compile): a caller may then rewrite the
 	// source (for example strip TypeScript) and run it again.
-	script, err := r.w.iso.CompileUnboundScript(r.job.Source, r.job.Origin, v8.CompileOptions{})
+	script, err := r.w.compile(r.job.Source, r.job.Origin)
 	if err != nil {
 		err := r.check(err, "script")
 		if e, ok := err.(*Error); ok && e.Code == CodeEval {
@@ -259,8 +271,8 @@ func (r *run) drain() error {
 
 // waitCompletion settles the next finished async host call.
 //
-// A call started on this thread ([Starter]) that is the only one in
-// flight is waited for here, holding the isolate. Otherwise the goroutine
+// A direct call ([directCall]) that is the only one in flight is made or
+// waited for here, holding the isolate. Otherwise the goroutine
 // lets go of the isolate's lock and of its thread while it waits: waking a
 // locked goroutine means waking that very thread, which costs far more
 // than resuming on whichever thread is free; the lock is taken again on
@@ -269,36 +281,50 @@ func (r *run) drain() error {
 func (r *run) waitCompletion() error {
 	if d := r.direct; d != nil {
 		r.direct = nil
-		if r.inflight == 1 { // the only call in flight: wait on this thread
-			reply := DispatchWait(d.name, d.wait)
+		if r.inflight == 1 { // the only call in flight: make or wait for it here
+			var reply HostReply
+			if d.held {
+				reply = r.unlocked(d.wait)
+			} else {
+				reply = d.wait()
+			}
 			r.inflight--
 			envelope, fatal := r.envelope(d.name, reply)
 			return r.settle(completion{resolver: d.resolver, promise: d.promise, envelope: envelope, fatal: fatal})
 		}
 		r.inflight--
-		r.startCall(d.name, d.resolver, d.promise, func() HostReply { return DispatchWait(d.name, d.wait) })
+		r.startCall(d.name, d.resolver, d.promise, d.wait)
 	}
-	r.lock.release()
-	runtime.UnlockOSThread()
 	var c completion
-	replied := false
-	select {
-	case c = <-r.completions:
-		replied = true
-	case <-r.ctx.Done():
-	}
-	// Locked again before the reply touches V8: settled without the lock,
-	// each v8go call would take the isolate's Locker on its own, on
-	// whichever thread the goroutine woke on (V8 then archives and restores
-	// the isolate's thread state: tens of µs per call).
-	runtime.LockOSThread()
-	r.w.budget.bind()
-	r.lock = lockIsolate(r.w.iso)
-	if !replied {
+	done := false
+	r.unlocked(func() HostReply {
+		select {
+		case c = <-r.completions:
+			done = true
+		case <-r.ctx.Done():
+		}
+		return HostReply{}
+	})
+	if !done {
 		return r.stopError()
 	}
 	r.inflight--
 	return r.settle(c)
+}
+
+// unlocked calls f with the isolate's lock and the goroutine's thread let
+// go: f may wait, and a goroutine waiting unlocked resumes on whichever
+// thread is free (see waitCompletion). The lock is taken again, and the
+// ArrayBuffer budget bound again, on the thread it resumes on.
+func (r *run) unlocked(f func() HostReply) HostReply {
+	r.lock.release()
+	runtime.UnlockOSThread()
+	defer func() {
+		runtime.LockOSThread()
+		r.w.budget.bind()
+		r.lock = lockIsolate(r.w.iso)
+	}()
+	return f()
 }
 
 // settle resolves a finished call's promise, or ends the run on a fatal
@@ -415,14 +441,29 @@ func (r *run) callAsync(info *v8.FunctionCallbackInfo) *v8.Value {
 	}
 	promise := resolver.GetPromise().Value
 	call := HostCall{Name: name, Args: json.RawMessage(args)}
-	if s, ok := r.req.host.(Starter); ok && r.inflight == 0 {
-		if wait := s.Start(r.ctx, call); wait != nil {
+	dispatch := func() HostReply { return Dispatch(r.ctx, r.req.host, call) }
+	if d := r.direct; d != nil && d.held {
+		// A second call before the script waited: the held one starts
+		// first, on a goroutine, as this one will.
+		r.direct = nil
+		r.inflight--
+		r.startCall(d.name, d.resolver, d.promise, d.wait)
+	}
+	if r.inflight == 0 {
+		if s, ok := r.req.host.(Starter); ok {
+			if wait := s.Start(r.ctx, call); wait != nil {
+				r.inflight++
+				r.direct = &directCall{name: name, resolver: resolver, promise: promise,
+					wait: func() HostReply { return DispatchWait(name, wait) }}
+				return promise
+			}
+		} else {
 			r.inflight++
-			r.direct = &directCall{name: name, wait: wait, resolver: resolver, promise: promise}
+			r.direct = &directCall{name: name, wait: dispatch, held: true, resolver: resolver, promise: promise}
 			return promise
 		}
 	}
-	r.startCall(name, resolver, promise, func() HostReply { return Dispatch(r.ctx, r.req.host, call) })
+	r.startCall(name, resolver, promise, dispatch)
 	return promise
 }
 

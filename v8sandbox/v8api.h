@@ -73,6 +73,20 @@ class HeapStatistics {
   size_t used_global_handles_size_;
 };
 
+// Same layout as V8 10.9's v8::HeapSpaceStatistics (v8-statistics.h).
+class HeapSpaceStatistics {
+ public:
+  HeapSpaceStatistics();
+  size_t space_used_size() { return space_used_size_; }
+
+ private:
+  const char* space_name_;
+  size_t space_size_;
+  size_t space_used_size_;
+  size_t space_available_size_;
+  size_t physical_space_size_;
+};
+
 class Isolate {
  public:
   // Same layout as V8 10.9's v8::Isolate::CreateParams (v8-isolate.h):
@@ -115,6 +129,9 @@ class Isolate {
   }
   void RequestInterrupt(InterruptCallback callback, void* data);
   void GetHeapStatistics(HeapStatistics* heap_statistics);
+  size_t NumberOfHeapSpaces();
+  bool GetHeapSpaceStatistics(HeapSpaceStatistics* space_statistics,
+                              size_t index);
   void AddNearHeapLimitCallback(NearHeapLimitCallback callback, void* data);
   void RemoveNearHeapLimitCallback(NearHeapLimitCallback callback,
                                    size_t heap_limit);

@@ -25,8 +25,9 @@ type worker struct {
 	runs         int
 	syncFn       *v8.FunctionTemplate
 	asyncFn      *v8.FunctionTemplate
-	current      *run // the run in progress, read by host function callbacks
-	isolates     int  // isolates created so far, for logs
+	current      *run        // the run in progress, read by host function callbacks
+	scripts      scriptCache // compiled on iso, emptied with it
+	isolates     int         // isolates created so far, for logs
 
 	// warm is a context prepared between runs for a job shaped like last
 	// (same functions and prelude); nil when none is ready.
@@ -147,6 +148,7 @@ func (w *worker) disposeIsolate() {
 	w.iso.Dispose()
 	w.heap.free()
 	w.iso, w.syncFn, w.asyncFn = nil, nil, nil
+	w.scripts = scriptCache{}
 }
 
 func (w *worker) callSync(info *v8.FunctionCallbackInfo) *v8.Value {
