@@ -28,7 +28,11 @@
   };
 
   const files = new Map(); // file name → SourceFile parsed once (libraries, runtime globals)
-  const parse = (name, text) => ts.createSourceFile(name, text, ts.ScriptTarget.ES2022, true);
+  // Files are parsed as tsc parses them: without the JSDoc comments of
+  // TypeScript files (which no type error depends on; the libraries are
+  // mostly comments), a third less work for the libraries.
+  const parseOptions = { languageVersion: ts.ScriptTarget.ES2022, jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeErrors };
+  const parse = (name, text) => ts.createSourceFile(name, text, parseOptions, true, ts.ScriptKind.TS);
   for (const name of Object.keys(libTexts)) files.set(name, parse(name, libTexts[name]));
 
   // What code mode's runtime adds to ES2022 (bridge.js).
@@ -427,7 +431,7 @@
   const inBase = (req) => {
     if (req.fresh) return null;
     const name = "program-" + (++fileSeq) + ".ts";
-    const sf = ts.createSourceFile(name, req.source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+    const sf = parse(name, req.source);
     if (sf.parseDiagnostics.length > 0 || !sharable(sf)) return null;
     const b = baseFor(req.decls);
     if (!b) return null;
@@ -480,7 +484,7 @@
     currentDecls = req.decls;
     const out = inBase(req);
     if (out !== null) return out;
-    return alone(ts.createSourceFile(PROGRAM, req.source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS));
+    return alone(parse(PROGRAM, req.source));
   };
 
   // A first check, while the isolate is built: it binds the libraries and
