@@ -341,6 +341,11 @@
     const dynamic = [];
     const dyn = (n, why) => dynamic.push({ ...pos(n), text: n.getText(sf).slice(0, 80), why });
     const isDeclName = (n) => n.parent && ts.isDeclaration(n.parent) && n.parent.name === n;
+    const isAccessed = (n) => {
+      const use = skipParens(n);
+      const p = use.parent;
+      return !!p && (ts.isPropertyAccessExpression(p) || ts.isElementAccessExpression(p)) && p.expression === use;
+    };
     const isMemberName = (n) => n.parent && ts.isPropertyAccessExpression(n.parent) && n.parent.name === n;
     const walk = (n) => {
       if (ts.isIdentifier(n) && !isDeclName(n) && !isMemberName(n)) {
@@ -351,8 +356,14 @@
         else if (file && file.fileName === DECLS && ts.isVariableDeclaration(decl) &&
           (checker.getTypeAtLocation(n).flags & ts.TypeFlags.Any)) dyn(n, "a backend whose tools are not known yet");
       }
+      // The types asked for are those of the places a backend object comes
+      // from (a name, `this`) and of the objects whose members are taken:
+      // any other expression of a backend's type (`await b`, `c ? b : d`,
+      // a call returning one) is made of one of those, already seen where
+      // it was used as a value, and asking for the types of all of them
+      // checked each again, most of a plan's cost.
       const candidate = ts.isExpression(n) && !ts.isParenthesizedExpression(n) && !ts.isNonNullExpression(n) &&
-        !isDeclName(n) && !isMemberName(n);
+        !isDeclName(n) && !isMemberName(n) && (ts.isIdentifier(n) || n.kind === ts.SyntaxKind.ThisKeyword || isAccessed(n));
       const iface = candidate ? ifaceOf(n) : "";
       if (iface) {
         const use = skipParens(n);

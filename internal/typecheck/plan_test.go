@@ -46,6 +46,8 @@ var planCases = []struct{ name, program, want string }{
 	{"computed name on the backend", "const name = 'bump' as 'bump' | 'get';\nawait counter[name]({id:'a'})", "dynamic:a computed tool name@2"},
 	{"globalThis", "await (globalThis as any)['counter']['bump']({id:'a'})", "dynamic:reaches globals by name@1"},
 	{"backend passed around", "const go = async (b: any) => b.bump({id:'a'});\nawait go(counter)", "dynamic:a backend object used as a value@2"},
+	{"backend awaited as a value", "console.log(await counter)", "dynamic:a backend object used as a value@1"},
+	{"member of an awaited backend", "await (await Promise.resolve(counter)).bump({id:'a'})", "bump@1:no dynamic:a backend object used as a value@1"},
 	{"no calls", "return 1 + 1", ""},
 	{"undeclared tool", "await counter.wipe({id:'a'})", "wipe?@1:no"},
 }
