@@ -411,18 +411,23 @@
   // modules or declares global or ambient ones (a program merges those
   // before any check). A base is rebuilt after BASE_USES checks: each
   // leaves its nodes and types in the checker, and the rebuild bounds
-  // them.
+  // them. The bases of the MAX_BASES declarations used last are kept (the
+  // gateways of a process share the checker, each with its catalogue).
   const BASE_USES = 100;
-  let base = null; // { decls: id, program, checker, uses }
+  const MAX_BASES = 2;
+  const bases = new Map(); // declarations id → { program, checker, uses }, the last used last
   let fileSeq = 0;
 
   const baseFor = (id) => {
-    if (base && base.decls === id && base.uses < BASE_USES) return base;
-    base = null;
-    const program = ts.createProgram({ rootNames: [DECLS, "isogate-runtime.d.ts"], options, host: host(undefined) });
-    const b = { decls: id, program, checker: program.getTypeChecker(), uses: 0 };
-    if (b.checker.getGlobalDiagnostics().length > 0) return null;
-    base = b;
+    let b = bases.get(id);
+    bases.delete(id);
+    if (!b || b.uses >= BASE_USES) {
+      const program = ts.createProgram({ rootNames: [DECLS, "isogate-runtime.d.ts"], options, host: host(undefined) });
+      b = { program, checker: program.getTypeChecker(), uses: 0 };
+      if (b.checker.getGlobalDiagnostics().length > 0) return null;
+    }
+    bases.set(id, b);
+    while (bases.size > MAX_BASES) bases.delete(bases.keys().next().value);
     return b;
   };
 
@@ -456,7 +461,7 @@
     ts.bindSourceFile(sf, options);
     b.uses++;
     const clean = b.program.getSyntacticDiagnostics(sf).length === 0 && b.program.getSemanticDiagnostics(sf).length === 0;
-    if (b.checker.getGlobalDiagnostics().length > 0 && base === b) base = null;
+    if (b.checker.getGlobalDiagnostics().length > 0 && bases.get(req.decls) === b) bases.delete(req.decls);
     if (!clean) return null;
     return JSON.stringify({ diagnostics: [], plan: planOf(b.checker, sf), shared: true });
   };
@@ -504,5 +509,5 @@
   globalThis.__isogate_tc_decls(JSON.stringify({ id: "", text: "declare var __isogate_warm: { f(a: { x: string }): Promise<any> };" }));
   globalThis.__isogate_tc_check(JSON.stringify({ decls: "", source: "async function f() { await __isogate_warm.f({ x: 'a', y: 1 }); }\nexport {};\n" }));
   decls.delete("");
-  base = null;
+  bases.delete("");
 })();
