@@ -2,7 +2,10 @@
 // (globalThis.ts) and the libraries (globalThis.__isogate_tc_libs, a map
 // file name → text). It checks one program at a time against one set of
 // declarations; the library and declaration SourceFiles are parsed once and
-// reused by every check, so a check parses only the program.
+// reused by every check, so a check parses only the program, and a clean
+// program is checked in a program shared with the other checks against the
+// same declarations (see "A base" below), whose checker keeps the
+// libraries' types.
 //
 // Trusted code over hostile text: the program is never run, only parsed and
 // type-checked; the isolate's heap cap and the call's deadline bound that.
