@@ -117,13 +117,21 @@ func typecheckSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", fmt.Errorf("unchecked run: %s", truncate(r.Text, 200))
 	}
 
-	// Cold: a new checker's first check (compiler load, libraries, check).
-	var colds []time.Duration
+	// Cold: a new checker's first check (compiler load, libraries, check),
+	// and of it the check after the load (what the first check after start
+	// costs once the compiler has loaded in the background): the
+	// declarations parsed, their shared program made, the check.
+	var colds, firsts []time.Duration
 	for range cold {
 		t0 := time.Now()
 		c := typecheck.New(typecheck.Options{Timeout: time.Minute})
-		_, err := c.Check(ctx, decls, prog, false)
+		err := c.Warm(ctx)
+		t1 := time.Now()
+		if err == nil {
+			_, err = c.Check(ctx, decls, prog, false)
+		}
 		colds = append(colds, time.Since(t0))
+		firsts = append(firsts, time.Since(t1))
 		c.Close()
 		if err != nil {
 			return "", fmt.Errorf("cold check: %w", err)
@@ -232,6 +240,7 @@ func typecheckSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		}
 		fmt.Fprintf(&b, "| %s | **%s** | %s | %s |\n", row.name, row.u(row.v), row.g.format(row.u), met)
 	}
-	b.WriteString("\nThe checked run pays the warm check on the checker's one isolate before the program starts; the default (`sandbox.typecheck: off`) pays nothing. A cold check happens once per process (the compiler loads in the background at start); declarations are parsed once per catalogue version.\n")
+	fmt.Fprintf(&b, "| of the cold check, the check once the compiler has loaded (the 100 tools' declarations parsed, their shared program made, the check; median of %d) | %s | | |\n", len(firsts), millis(float64(median(firsts))))
+	b.WriteString("\nThe checked run pays the warm check on the checker's one isolate before the program starts; the default (`sandbox.typecheck: off`) pays nothing. A cold check happens once per process (the compiler loads in the background at start); declarations are parsed once per catalogue version, and a clean program is checked in the shared program of its declarations, whose checker keeps the libraries' types (a program the compiler finds anything in is checked again in a program of its own: its diagnostics are a fresh checker's).\n")
 	return b.String(), nil
 }

@@ -183,6 +183,7 @@ type Report struct {
 	// Plan is what the program may call; nil when it does not parse.
 	Plan     *Plan `json:"plan,omitempty"`
 	Duration time.Duration
+	shared   bool // checked in the shared program of its declarations
 }
 
 // Plan is what a program may call, found from its types before it runs:
@@ -249,6 +250,12 @@ var ErrUnchecked = errors.New("program not type-checked")
 // (waiting for the checker included; loading the compiler, on the first
 // check, excluded).
 func (c *Checker) Check(ctx context.Context, decls Declarations, program string, module bool) (*Report, error) {
+	return c.check(ctx, decls, program, module, false)
+}
+
+// check is Check; fresh checks the program in a program of its own
+// instead of the shared one of its declarations (the tests compare).
+func (c *Checker) check(ctx context.Context, decls Declarations, program string, module, fresh bool) (*Report, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -256,7 +263,8 @@ func (c *Checker) Check(ctx context.Context, decls Declarations, program string,
 	req, err := json.Marshal(struct {
 		Decls  string `json:"decls"`
 		Source string `json:"source"`
-	}{decls.ID, source})
+		Fresh  bool   `json:"fresh,omitempty"`
+	}{decls.ID, source, fresh})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnchecked, err)
 	}
@@ -269,6 +277,7 @@ func (c *Checker) Check(ctx context.Context, decls Declarations, program string,
 			NeedDecls   bool         `json:"needDecls"`
 			Diagnostics []Diagnostic `json:"diagnostics"`
 			Plan        *Plan        `json:"plan"`
+			Shared      bool         `json:"shared"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			return nil, fmt.Errorf("%w: the checker's reply: %v", ErrUnchecked, err)
@@ -291,7 +300,7 @@ func (c *Checker) Check(ctx context.Context, decls Declarations, program string,
 					p.Dynamic[i].Line = max(p.Dynamic[i].Line+1-shift, 1)
 				}
 			}
-			return &Report{Diagnostics: rep.Diagnostics, Plan: rep.Plan, Duration: time.Since(start)}, nil
+			return &Report{Diagnostics: rep.Diagnostics, Plan: rep.Plan, Duration: time.Since(start), shared: rep.Shared}, nil
 		}
 		if attempt > 0 {
 			return nil, fmt.Errorf("%w: the checker lost the declarations", ErrUnchecked)

@@ -2,7 +2,10 @@
 // (globalThis.ts) and the libraries (globalThis.__isogate_tc_libs, a map
 // file name → text). It checks one program at a time against one set of
 // declarations; the library and declaration SourceFiles are parsed once and
-// reused by every check, so a check parses only the program.
+// reused by every check, so a check parses only the program, and a clean
+// program is checked in a program shared with the other checks against the
+// same declarations (see "A base" below), whose checker keeps the
+// libraries' types.
 //
 // Trusted code over hostile text: the program is never run, only parsed and
 // type-checked; the isolate's heap cap and the call's deadline bound that.
@@ -28,7 +31,11 @@
   };
 
   const files = new Map(); // file name → SourceFile parsed once (libraries, runtime globals)
-  const parse = (name, text) => ts.createSourceFile(name, text, ts.ScriptTarget.ES2022, true);
+  // Files are parsed as tsc parses them: without the JSDoc comments of
+  // TypeScript files (which no type error depends on; the libraries are
+  // mostly comments), a third less work for the libraries.
+  const parseOptions = { languageVersion: ts.ScriptTarget.ES2022, jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeErrors };
+  const parse = (name, text) => ts.createSourceFile(name, text, parseOptions, true, ts.ScriptKind.TS);
   for (const name of Object.keys(libTexts)) files.set(name, parse(name, libTexts[name]));
 
   // What code mode's runtime adds to ES2022 (bridge.js).
@@ -241,6 +248,23 @@
     const s = t && (t.aliasSymbol || t.symbol);
     return s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX) ? s.name : "";
   };
+  // The binary operators whose result is never an object: arithmetic,
+  // bitwise, comparison, equality, `in`, `instanceof`, and the compound
+  // assignments made of them.
+  const LOGICAL = new Set([ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.BarBarToken,
+    ts.SyntaxKind.QuestionQuestionToken, ts.SyntaxKind.AmpersandAmpersandEqualsToken,
+    ts.SyntaxKind.BarBarEqualsToken, ts.SyntaxKind.QuestionQuestionEqualsToken]);
+  const RIGHT = new Set([ts.SyntaxKind.EqualsToken, ts.SyntaxKind.CommaToken]);
+  // neverBackend reports whether an expression's kind alone says its type
+  // is not a backend's: a literal, an object or array literal (their types'
+  // symbols are "__object" and Array), an arrow function ("__function"),
+  // a unary or a non-logical binary expression (a primitive).
+  const neverBackend = (n) => ts.isLiteralExpression(n) || ts.isTemplateExpression(n) ||
+    n.kind === ts.SyntaxKind.TrueKeyword || n.kind === ts.SyntaxKind.FalseKeyword || n.kind === ts.SyntaxKind.NullKeyword ||
+    ts.isObjectLiteralExpression(n) || ts.isArrayLiteralExpression(n) || ts.isArrowFunction(n) ||
+    ts.isPrefixUnaryExpression(n) || ts.isPostfixUnaryExpression(n) || ts.isTypeOfExpression(n) ||
+    ts.isVoidExpression(n) || ts.isDeleteExpression(n) ||
+    (ts.isBinaryExpression(n) && !LOGICAL.has(n.operatorToken.kind) && !RIGHT.has(n.operatorToken.kind));
   const skipParens = (n) => {
     while (n.parent && (ts.isParenthesizedExpression(n.parent) || ts.isNonNullExpression(n.parent))) n = n.parent;
     return n;
@@ -251,6 +275,21 @@
     (fn.parent && ts.isExportAssignment(fn.parent));
 
   const planOf = (checker, sf) => {
+    // ifaceOf is backendInterface without asking the checker (which checks
+    // the expression again: most of a plan's cost) when the expression's
+    // kind gives the answer; an assignment or a comma expression has the
+    // type of its right operand.
+    const ifaces = new Map();
+    const ifaceOf = (n) => {
+      let iface = ifaces.get(n);
+      if (iface === undefined) {
+        if (neverBackend(n)) iface = "";
+        else if (ts.isBinaryExpression(n) && RIGHT.has(n.operatorToken.kind)) iface = ifaceOf(n.right);
+        else iface = backendInterface(checker, n);
+        ifaces.set(n, iface);
+      }
+      return iface;
+    };
     const refs = new Map(); // symbol → identifiers that refer to it
     const idents = [];
     const visit = (n) => { if (ts.isIdentifier(n)) idents.push(n); ts.forEachChild(n, visit); };
@@ -325,6 +364,11 @@
     const dynamic = [];
     const dyn = (n, why) => dynamic.push({ ...pos(n), text: n.getText(sf).slice(0, 80), why });
     const isDeclName = (n) => n.parent && ts.isDeclaration(n.parent) && n.parent.name === n;
+    const isAccessed = (n) => {
+      const use = skipParens(n);
+      const p = use.parent;
+      return !!p && (ts.isPropertyAccessExpression(p) || ts.isElementAccessExpression(p)) && p.expression === use;
+    };
     const isMemberName = (n) => n.parent && ts.isPropertyAccessExpression(n.parent) && n.parent.name === n;
     const walk = (n) => {
       if (ts.isIdentifier(n) && !isDeclName(n) && !isMemberName(n)) {
@@ -335,9 +379,15 @@
         else if (file && file.fileName === DECLS && ts.isVariableDeclaration(decl) &&
           (checker.getTypeAtLocation(n).flags & ts.TypeFlags.Any)) dyn(n, "a backend whose tools are not known yet");
       }
+      // The types asked for are those of the places a backend object comes
+      // from (a name, `this`) and of the objects whose members are taken:
+      // any other expression of a backend's type (`await b`, `c ? b : d`,
+      // a call returning one) is made of one of those, already seen where
+      // it was used as a value, and asking for the types of all of them
+      // checked each again, most of a plan's cost.
       const candidate = ts.isExpression(n) && !ts.isParenthesizedExpression(n) && !ts.isNonNullExpression(n) &&
-        !isDeclName(n) && !isMemberName(n);
-      const iface = candidate ? backendInterface(checker, n) : "";
+        !isDeclName(n) && !isMemberName(n) && (ts.isIdentifier(n) || n.kind === ts.SyntaxKind.ThisKeyword || isAccessed(n));
+      const iface = candidate ? ifaceOf(n) : "";
       if (iface) {
         const use = skipParens(n);
         const p = use.parent;
@@ -366,6 +416,93 @@
     return { calls, dynamic };
   };
 
+  // A base is one program over the libraries, the runtime globals and one
+  // set of declarations, with its type checker, in which programs are
+  // checked one after another, each as a file of its own: the libraries'
+  // types are then resolved once per base instead of once per check, which
+  // was most of a check's cost. What a shared checker says of a program is
+  // what a fresh one says, with two exceptions: the order in which a
+  // message lists a union's members (and so which member it elaborates on)
+  // follows the order the checker made their types in, and a missing
+  // global type is reported once per checker. So a program the base finds
+  // anything in is checked again in a fresh program of its own, whose
+  // report is the one returned (a mistake costs both checks; a clean
+  // program, the common case, one cheap one); a base that reported a
+  // global diagnostic is not used again. A program is checked in a fresh
+  // program from the start when sharing could change more: when it is not
+  // a module (a script's declarations are globals), when it names other
+  // modules or declares global or ambient ones (a program merges those
+  // before any check). A base is rebuilt after BASE_USES checks: each
+  // leaves its nodes and types in the checker, and the rebuild bounds
+  // them (with 100, the heap grew to about 55 MB and its collection took
+  // back more than the rebuilds save: 25 keeps it near 35 MB). The bases of the MAX_BASES declarations used last are kept (the
+  // gateways of a process share the checker, each with its catalogue).
+  const BASE_USES = 25;
+  const MAX_BASES = 2;
+  const bases = new Map(); // declarations id → { program, checker, uses }, the last used last
+  let fileSeq = 0;
+
+  const baseFor = (id) => {
+    let b = bases.get(id);
+    bases.delete(id);
+    if (!b || b.uses >= BASE_USES) {
+      const program = ts.createProgram({ rootNames: [DECLS, "isogate-runtime.d.ts"], options, host: host(undefined) });
+      b = { program, checker: program.getTypeChecker(), uses: 0 };
+      if (b.checker.getGlobalDiagnostics().length > 0) return null;
+    }
+    bases.set(id, b);
+    while (bases.size > MAX_BASES) bases.delete(bases.keys().next().value);
+    return b;
+  };
+
+  // sharable reports whether sf may be checked in a base: a module that
+  // names no other module and declares no global or ambient one.
+  const sharable = (sf) => {
+    if (!ts.isExternalModule(sf) || (sf.flags & ts.NodeFlags.PossiblyContainsDynamicImport)) return false;
+    for (const st of sf.statements) {
+      if (ts.isImportDeclaration(st) || ts.isImportEqualsDeclaration(st) || ts.isModuleDeclaration(st) ||
+        ts.isNamespaceExportDeclaration(st) || (ts.isExportDeclaration(st) && st.moduleSpecifier)) return false;
+    }
+    return true;
+  };
+
+  // inBase checks source in the base of its declarations: the report of a
+  // clean program, null when the program must be checked on its own.
+  const inBase = (req) => {
+    if (req.fresh) return null;
+    const name = "program-" + (++fileSeq) + ".ts";
+    const sf = parse(name, req.source);
+    if (sf.parseDiagnostics.length > 0 || !sharable(sf)) return null;
+    const b = baseFor(req.decls);
+    if (!b) return null;
+    // What createProgram sets on the files it finds, for a module that
+    // names no other module.
+    sf.path = sf.resolvedPath = "/" + name;
+    sf.originalFileName = name;
+    sf.imports = [];
+    sf.moduleAugmentations = [];
+    sf.ambientModuleNames = [];
+    ts.bindSourceFile(sf, options);
+    b.uses++;
+    const clean = b.program.getSyntacticDiagnostics(sf).length === 0 && b.program.getSemanticDiagnostics(sf).length === 0;
+    if (b.checker.getGlobalDiagnostics().length > 0 && bases.get(req.decls) === b) bases.delete(req.decls);
+    if (!clean) return null;
+    return JSON.stringify({ diagnostics: [], plan: planOf(b.checker, sf), shared: true });
+  };
+
+  // alone checks sf in a program of its own.
+  const alone = (sf) => {
+    const program = ts.createProgram({ rootNames: [PROGRAM, DECLS, "isogate-runtime.d.ts"], options, host: host(sf) });
+    const checker = program.getTypeChecker();
+    const syntactic = program.getSyntacticDiagnostics(sf);
+    const semantic = syntactic.length > 0 ? [] : program.getSemanticDiagnostics(sf);
+    const diagnostics = [];
+    for (const d of syntactic) diagnostics.push(classify(checker, sf, d));
+    for (const d of semantic) diagnostics.push(classify(checker, sf, d));
+    const plan = syntactic.length > 0 ? null : planOf(checker, sf);
+    return JSON.stringify({ diagnostics, plan, shared: false });
+  };
+
   // __isogate_tc_decls({id, text}) parses a set of declarations once.
   globalThis.__isogate_tc_decls = (arg) => {
     const { id, text } = JSON.parse(arg);
@@ -376,23 +513,18 @@
     return "ok";
   };
 
-  // __isogate_tc_check({decls, source}) checks source (already wrapped by
-  // the host) against the declarations of that id.
+  // __isogate_tc_check({decls, source, fresh}) checks source (already
+  // wrapped by the host) against the declarations of that id: in the
+  // base of those declarations when it can, else (or when fresh is set:
+  // the tests compare the two) in a program of its own. shared in the
+  // reply says which.
   globalThis.__isogate_tc_check = (arg) => {
     const req = JSON.parse(arg);
     if (!decls.has(req.decls)) return JSON.stringify({ needDecls: true });
     currentDecls = req.decls;
-    const sf = ts.createSourceFile(PROGRAM, req.source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
-    const roots = [PROGRAM, DECLS, "isogate-runtime.d.ts"];
-    const program = ts.createProgram({ rootNames: roots, options, host: host(sf) });
-    const checker = program.getTypeChecker();
-    const syntactic = program.getSyntacticDiagnostics(sf);
-    const semantic = syntactic.length > 0 ? [] : program.getSemanticDiagnostics(sf);
-    const diagnostics = [];
-    for (const d of syntactic) diagnostics.push(classify(checker, sf, d));
-    for (const d of semantic) diagnostics.push(classify(checker, sf, d));
-    const plan = syntactic.length > 0 ? null : planOf(checker, sf);
-    return JSON.stringify({ diagnostics, plan });
+    const out = inBase(req);
+    if (out !== null) return out;
+    return alone(parse(PROGRAM, req.source));
   };
 
   // A first check, while the isolate is built: it binds the libraries and
@@ -401,4 +533,5 @@
   globalThis.__isogate_tc_decls(JSON.stringify({ id: "", text: "declare var __isogate_warm: { f(a: { x: string }): Promise<any> };" }));
   globalThis.__isogate_tc_check(JSON.stringify({ decls: "", source: "async function f() { await __isogate_warm.f({ x: 'a', y: 1 }); }\nexport {};\n" }));
   decls.delete("");
+  bases.delete("");
 })();

@@ -36,20 +36,22 @@ func check(t *testing.T, program string) *Report {
 	return rep
 }
 
+// certainCases are programs with one certain mistake each.
+var certainCases = []struct {
+	name, program, kind, hint string
+	line, column              int
+}{
+	{"unknown parameter", "await counter.bump({id:'p1'});\nawait counter.bump({ident:'p3'});", "unknown_parameter",
+		"`ident` is not a parameter of counter.bump; did you mean `id`?", 2, 21},
+	{"unknown tool", "await counter.bump({id:'r1'}); await counter.bumpp({id:'r2'})", "unknown_tool",
+		"`bumpp` is not a tool of counter; did you mean `counter.bump`?", 1, 46},
+	{"missing parameter", "await counter.bump({by: 2})", "missing_parameter", "counter.bump requires the parameter `id`", 1, 20},
+	{"wrong literal type", "await counter.bump({id: 'a', by: '2'})", "wrong_type", "the value of `by` has the wrong type for counter.bump", 1, 30},
+	{"no arguments", "await counter.bump()", "missing_arguments", "counter.bump requires arguments", 1, 15},
+}
+
 func TestCertainMistakes(t *testing.T) {
-	cases := []struct {
-		name, program, kind, hint string
-		line, column              int
-	}{
-		{"unknown parameter", "await counter.bump({id:'p1'});\nawait counter.bump({ident:'p3'});", "unknown_parameter",
-			"`ident` is not a parameter of counter.bump; did you mean `id`?", 2, 21},
-		{"unknown tool", "await counter.bump({id:'r1'}); await counter.bumpp({id:'r2'})", "unknown_tool",
-			"`bumpp` is not a tool of counter; did you mean `counter.bump`?", 1, 46},
-		{"missing parameter", "await counter.bump({by: 2})", "missing_parameter", "counter.bump requires the parameter `id`", 1, 20},
-		{"wrong literal type", "await counter.bump({id: 'a', by: '2'})", "wrong_type", "the value of `by` has the wrong type for counter.bump", 1, 30},
-		{"no arguments", "await counter.bump()", "missing_arguments", "counter.bump requires arguments", 1, 15},
-	}
-	for _, tc := range cases {
+	for _, tc := range certainCases {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := check(t, tc.program)
 			certain := rep.Certain()
@@ -64,17 +66,19 @@ func TestCertainMistakes(t *testing.T) {
 	}
 }
 
+// validPrograms are valid dynamic code the checker must not flag.
+var validPrograms = []string{
+	"const r = await counter.bump({id: 'a'}); return r.content[0].text.length",
+	"const name = 'bump'; return await (counter as any)[name]({id: 'x'})",
+	"const ids = ['a','b']; for (const id of ids) await counter.bump({id, by: 1}); return ids.length",
+	"const v = await counter.get({id: 'a'}); console.log(v.value + 1); return v",
+	"let x: any = JSON.parse('{}'); await counter.bump(x); return [1,2].at(-1)",
+	"const o = {id: 'a'}; await counter.bump(o)",
+	"return await Promise.all([counter.bump({id:'a'}), counter.bump({id:'b'})])",
+}
+
 func TestValidDynamicCodeIsClean(t *testing.T) {
-	programs := []string{
-		"const r = await counter.bump({id: 'a'}); return r.content[0].text.length",
-		"const name = 'bump'; return await (counter as any)[name]({id: 'x'})",
-		"const ids = ['a','b']; for (const id of ids) await counter.bump({id, by: 1}); return ids.length",
-		"const v = await counter.get({id: 'a'}); console.log(v.value + 1); return v",
-		"let x: any = JSON.parse('{}'); await counter.bump(x); return [1,2].at(-1)",
-		"const o = {id: 'a'}; await counter.bump(o)",
-		"return await Promise.all([counter.bump({id:'a'}), counter.bump({id:'b'})])",
-	}
-	for _, p := range programs {
+	for _, p := range validPrograms {
 		rep := check(t, p)
 		if len(rep.Diagnostics) != 0 {
 			t.Errorf("%q: %+v", p, rep.Diagnostics)

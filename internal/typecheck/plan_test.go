@@ -24,35 +24,39 @@ func planText(p *Plan) string {
 	return strings.Join(out, " ")
 }
 
+// planCases are programs and the plans the checker finds in them.
+var planCases = []struct{ name, program, want string }{
+	{"straight line", "await counter.bump({id:'a'});\nreturn await counter.get({id:'a'})", "bump@1:no get@2:no"},
+	{"for of", "for (const id of ['a','b']) {\n  await counter.bump({id});\n}", "bump@2:yes"},
+	{"for of head runs once", "for (const x of [await counter.get({id:'a'})]) console.log(x)", "get@1:no"},
+	{"while", "let i = 0;\nwhile (i++ < 3) await counter.bump({id:'a'})", "bump@2:yes"},
+	{"for", "for (let i = 0; i < 3; i++) await counter.bump({id: String(i)})", "bump@1:yes"},
+	{"Promise.all over map", "await Promise.all(['a','b'].map((id) => counter.bump({id})))", "bump@1:yes"},
+	{"Promise.all over a list", "await Promise.all([counter.bump({id:'a'}), counter.bump({id:'b'})])", "bump@1:no bump@1:no"},
+	{"forEach", "['a'].forEach(async (id) => { await counter.bump({id}) })", "bump@1:yes"},
+	{"function called once", "async function go(id: string) { return counter.bump({id}) }\nawait go('a')", "bump@1:no"},
+	{"function called in a loop", "const go = async (id: string) => counter.bump({id});\nfor (const id of ['a']) await go(id)", "bump@1:yes"},
+	{"recursion", "async function go(n: number): Promise<any> { await counter.bump({id:'a'}); if (n > 0) await go(n - 1) }\nawait go(3)", "bump@1:unknown"},
+	{"unknown callback", "await new Promise((r) => setTimeout(async () => { await counter.bump({id:'a'}); r(1) }, 1))", "bump@1:unknown"},
+	{"then", "await counter.get({id:'a'}).then(() => counter.bump({id:'b'}))", "bump@1:no get@1:no"},
+	{"alias", "const c = counter;\nawait c.bump({id:'a'})", "bump@2:no"},
+	{"quoted name", "await counter['bump']({id:'a'})", "bump@1:no"},
+	{"tool as a value", "const f = counter.bump;\nawait f({id:'a'})", "bump@1:unknown"},
+	{"computed name", "const name: string = 'bump';\nawait (counter as any)[name]({id:'a'})", "dynamic:a backend object used as a value@2"},
+	{"computed name on the backend", "const name = 'bump' as 'bump' | 'get';\nawait counter[name]({id:'a'})", "dynamic:a computed tool name@2"},
+	{"globalThis", "await (globalThis as any)['counter']['bump']({id:'a'})", "dynamic:reaches globals by name@1"},
+	{"backend passed around", "const go = async (b: any) => b.bump({id:'a'});\nawait go(counter)", "dynamic:a backend object used as a value@2"},
+	{"backend awaited as a value", "console.log(await counter)", "dynamic:a backend object used as a value@1"},
+	{"member of an awaited backend", "await (await Promise.resolve(counter)).bump({id:'a'})", "bump@1:no dynamic:a backend object used as a value@1"},
+	{"no calls", "return 1 + 1", ""},
+	{"undeclared tool", "await counter.wipe({id:'a'})", "wipe?@1:no"},
+}
+
 // The plan names every tool a program may call, where, and whether the
 // call may repeat; computed names and backends used as values make it
 // partial, said where.
 func TestPlan(t *testing.T) {
-	cases := []struct{ name, program, want string }{
-		{"straight line", "await counter.bump({id:'a'});\nreturn await counter.get({id:'a'})", "bump@1:no get@2:no"},
-		{"for of", "for (const id of ['a','b']) {\n  await counter.bump({id});\n}", "bump@2:yes"},
-		{"for of head runs once", "for (const x of [await counter.get({id:'a'})]) console.log(x)", "get@1:no"},
-		{"while", "let i = 0;\nwhile (i++ < 3) await counter.bump({id:'a'})", "bump@2:yes"},
-		{"for", "for (let i = 0; i < 3; i++) await counter.bump({id: String(i)})", "bump@1:yes"},
-		{"Promise.all over map", "await Promise.all(['a','b'].map((id) => counter.bump({id})))", "bump@1:yes"},
-		{"Promise.all over a list", "await Promise.all([counter.bump({id:'a'}), counter.bump({id:'b'})])", "bump@1:no bump@1:no"},
-		{"forEach", "['a'].forEach(async (id) => { await counter.bump({id}) })", "bump@1:yes"},
-		{"function called once", "async function go(id: string) { return counter.bump({id}) }\nawait go('a')", "bump@1:no"},
-		{"function called in a loop", "const go = async (id: string) => counter.bump({id});\nfor (const id of ['a']) await go(id)", "bump@1:yes"},
-		{"recursion", "async function go(n: number): Promise<any> { await counter.bump({id:'a'}); if (n > 0) await go(n - 1) }\nawait go(3)", "bump@1:unknown"},
-		{"unknown callback", "await new Promise((r) => setTimeout(async () => { await counter.bump({id:'a'}); r(1) }, 1))", "bump@1:unknown"},
-		{"then", "await counter.get({id:'a'}).then(() => counter.bump({id:'b'}))", "bump@1:no get@1:no"},
-		{"alias", "const c = counter;\nawait c.bump({id:'a'})", "bump@2:no"},
-		{"quoted name", "await counter['bump']({id:'a'})", "bump@1:no"},
-		{"tool as a value", "const f = counter.bump;\nawait f({id:'a'})", "bump@1:unknown"},
-		{"computed name", "const name: string = 'bump';\nawait (counter as any)[name]({id:'a'})", "dynamic:a backend object used as a value@2"},
-		{"computed name on the backend", "const name = 'bump' as 'bump' | 'get';\nawait counter[name]({id:'a'})", "dynamic:a computed tool name@2"},
-		{"globalThis", "await (globalThis as any)['counter']['bump']({id:'a'})", "dynamic:reaches globals by name@1"},
-		{"backend passed around", "const go = async (b: any) => b.bump({id:'a'});\nawait go(counter)", "dynamic:a backend object used as a value@2"},
-		{"no calls", "return 1 + 1", ""},
-		{"undeclared tool", "await counter.wipe({id:'a'})", "wipe?@1:no"},
-	}
-	for _, tc := range cases {
+	for _, tc := range planCases {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := check(t, tc.program)
 			if rep.Plan == nil {
