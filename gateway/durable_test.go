@@ -18,6 +18,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/resultstore/redistest"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // countingBackend counts every call its tools receive.
@@ -61,7 +62,13 @@ func durableReplica(t *testing.T, redisURL string, counter *countingBackend, ext
 		t.Fatal(err)
 	}
 	specs := append([]backend.Spec{backend.InMemory("counter", counter.server)}, extra...)
-	g := startHealthy(t, cfg, app.Options{Runner: testPool(), ExtraSpecs: specs})
+	// A pool of its own: a run paused for an approval whose retry went to
+	// the other replica keeps its V8 thread until its deadline, which on
+	// the package's shared pool would starve the tests that follow. Closed
+	// in the background: Close waits for those runs.
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 2})
+	t.Cleanup(func() { go pool.Close() })
+	g := startHealthy(t, cfg, app.Options{Runner: pool, ExtraSpecs: specs})
 	g.app.Policy.Replace(pipeline.NewPolicy(map[string]config.Backend{"counter": {Tools: config.ToolPolicy{Approve: []string{"pay"}}}}))
 	srv := httptest.NewServer(g.HTTPHandler())
 	t.Cleanup(srv.Close)
