@@ -24,34 +24,6 @@ func init() {
 // against (100, as in issue 36's goal).
 const checkedBackends, checkedTools = 10, 10
 
-// fortyLineProgram is a 40-line program calling 13 of the tools
-// (internal/typecheck's benchmark program).
-func fortyLineProgram() string {
-	var b strings.Builder
-	b.WriteString("const out: Record<string, number> = {};\n")
-	for i := range 13 {
-		fmt.Fprintf(&b, "const r%d = await b%d.tool%d({ id: 'x%d', limit: %d });\n", i, i%10, i%10, i, i)
-		fmt.Fprintf(&b, "for (const it of r%d.items) out[it.id] = (out[it.id] ?? 0) + it.n;\n", i)
-		fmt.Fprintf(&b, "console.log('step %d', Object.keys(out).length);\n", i)
-	}
-	b.WriteString("return out;\n")
-	return b.String()
-}
-
-// hundredToolDeclarations declares the tools as the catalogue's
-// declarations would (internal/typecheck's benchmark declarations).
-func hundredToolDeclarations() typecheck.Declarations {
-	var b strings.Builder
-	for i := range checkedBackends {
-		fmt.Fprintf(&b, "interface IsogateBackend_%d {\n", i)
-		for j := range checkedTools {
-			fmt.Fprintf(&b, "  tool%d(args: { id: string; limit?: number; tags?: string[] }): Promise<{ items: { id: string; n: number }[] }>;\n", j)
-		}
-		fmt.Fprintf(&b, "}\ndeclare var b%d: IsogateBackend_%d;\n", i, i)
-	}
-	return typecheck.Declarations{ID: "bench-100", Text: b.String()}
-}
-
 // checkedCatalogue is the same 100 tools as a catalogue, with input and
 // output schemas.
 func checkedCatalogue() *catalog.Catalog {
@@ -97,7 +69,7 @@ func typecheckSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	case cfg.Quick:
 		rounds, perRound, cold = 2, 10, 2
 	}
-	prog, decls := fortyLineProgram(), hundredToolDeclarations()
+	prog, decls := typecheck.BenchProgram(), typecheck.BenchDeclarations()
 
 	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 1, Logger: quietLogger})
 	defer pool.Close()

@@ -3,42 +3,13 @@ package procpool
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
-
-// benchDecls declares 100 tools over 10 backends (as internal/typecheck's
-// BenchmarkWarmCheck does).
-func benchDecls() typecheck.Declarations {
-	var b strings.Builder
-	for i := range 10 {
-		fmt.Fprintf(&b, "interface IsogateBackend_%d {\n", i)
-		for j := range 10 {
-			fmt.Fprintf(&b, "  tool%d(args: { id: string; limit?: number; tags?: string[] }): Promise<{ items: { id: string; n: number }[] }>;\n", j)
-		}
-		fmt.Fprintf(&b, "}\ndeclare var b%d: IsogateBackend_%d;\n", i, i)
-	}
-	return typecheck.Declarations{ID: "bench-100", Text: b.String()}
-}
-
-// benchProgram is a 40-line program calling a dozen tools.
-func benchProgram() string {
-	var b strings.Builder
-	b.WriteString("const out: Record<string, number> = {};\n")
-	for i := range 13 {
-		fmt.Fprintf(&b, "const r%d = await b%d.tool%d({ id: 'x%d', limit: %d });\n", i, i%10, i%10, i, i)
-		fmt.Fprintf(&b, "for (const it of r%d.items) out[it.id] = (out[it.id] ?? 0) + it.n;\n", i)
-		fmt.Fprintf(&b, "console.log('step %d', Object.keys(out).length);\n", i)
-	}
-	b.WriteString("return out;\n")
-	return b.String()
-}
 
 // BenchmarkCheckerWorker compares a warm check of a 40-line program
 // against 100 tools' declarations in this process (thread isolation) and
@@ -47,7 +18,7 @@ func benchProgram() string {
 // each one's median and the worker's extra cost; the start of each (the
 // worker's: process, confinement, compiler) is logged once.
 func BenchmarkCheckerWorker(b *testing.B) {
-	decls, prog := benchDecls(), benchProgram()
+	decls, prog := typecheck.BenchDeclarations(), typecheck.BenchProgram()
 	ctx := context.Background()
 	b.StopTimer()
 	t0 := time.Now()
