@@ -101,15 +101,9 @@ func (s *server) startCheck(ctx context.Context, id uint64, job v8sandbox.Job) {
 		timeout = typecheck.DefaultTimeout
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	s.mu.Lock()
-	if _, dup := s.runs[id]; dup {
-		s.mu.Unlock()
-		cancel()
-		s.logger.Warn("duplicate run id ignored", "id", id)
+	if !s.register(id, cancel, nil) {
 		return
 	}
-	s.runs[id] = cancel
-	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -190,17 +190,10 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 		return
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	s.mu.Lock()
-	if _, dup := s.runs[id]; dup {
-		s.mu.Unlock()
-		cancel()
-		s.logger.Warn("duplicate run id ignored", "id", id)
+	taken := make(chan struct{})
+	if !s.register(id, cancel, taken) {
 		return
 	}
-	s.runs[id] = cancel
-	taken := make(chan struct{})
-	s.taken[id] = taken
-	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -244,6 +237,23 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 
 // send writes one message. Writes are serialized; a write error means the
 // parent is gone, which the read loop notices too.
+// register files run id with its cancel function (and taken, closed when
+// the parent has its result; nil for a check), refusing a duplicate id.
+func (s *server) register(id uint64, cancel context.CancelFunc, taken chan struct{}) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.runs[id]; dup {
+		cancel()
+		s.logger.Warn("duplicate run id ignored", "id", id)
+		return false
+	}
+	s.runs[id] = cancel
+	if taken != nil {
+		s.taken[id] = taken
+	}
+	return true
+}
+
 func (s *server) send(m *message) error {
 	frame, err := encodeFrame(m)
 	if err != nil {
