@@ -235,8 +235,6 @@ func (s *server) startRun(ctx context.Context, id uint64, job v8sandbox.Job) {
 	}()
 }
 
-// send writes one message. Writes are serialized; a write error means the
-// parent is gone, which the read loop notices too.
 // register files run id with its cancel function (and taken, closed when
 // the parent has its result; nil for a check), refusing a duplicate id.
 func (s *server) register(id uint64, cancel context.CancelFunc, taken chan struct{}) bool {
@@ -254,6 +252,8 @@ func (s *server) register(id uint64, cancel context.CancelFunc, taken chan struc
 	return true
 }
 
+// send writes one message. Writes are serialized; a write error means the
+// parent is gone, which the read loop notices too.
 func (s *server) send(m *message) error {
 	frame, err := encodeFrame(m)
 	if err != nil {
