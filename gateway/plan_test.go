@@ -21,29 +21,10 @@ import (
 
 // storeBackend records every call it receives ("tool:id"): read is
 // allowed, write under approval, wipe denied.
-type storeBackend struct {
-	mu    sync.Mutex
-	calls []string
-}
-
-func (s *storeBackend) got() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.calls...)
-}
+type storeBackend struct{ callLog }
 
 func (s *storeBackend) spec() backend.Spec {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "store"}, nil)
-	for _, name := range []string{"read", "write", "wipe"} {
-		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: name + "s a record."},
-			func(ctx context.Context, _ *mcp.CallToolRequest, in bumpArgs) (*mcp.CallToolResult, any, error) {
-				s.mu.Lock()
-				s.calls = append(s.calls, name+":"+in.ID)
-				s.mu.Unlock()
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok": true}`}}}, nil, nil
-			})
-	}
-	spec := backend.InMemory("store", srv)
+	spec := s.serve("store", func(tool, id string) string { return tool + ":" + id }, "read", "write", "wipe")
 	spec.Tools = config.ToolPolicy{Deny: []string{"wipe"}, Approve: []string{"write"}}
 	return spec
 }

@@ -20,28 +20,41 @@ type bumpArgs struct {
 	By int    `json:"by,omitempty"`
 }
 
-// recorder is a backend that records every call it receives.
-type recorder struct {
+// callLog is an in-memory backend's record of every call it receives, as
+// its entry function writes each one.
+type callLog struct {
 	mu    sync.Mutex
 	calls []string
 }
 
-func (r *recorder) got() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.calls...)
+func (l *callLog) got() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.calls...)
 }
 
+// serve is backend name offering tools (each taking bumpArgs), whose
+// every call is logged as entry(tool, id).
+func (l *callLog) serve(name string, entry func(tool, id string) string, tools ...string) backend.Spec {
+	srv := mcp.NewServer(&mcp.Implementation{Name: name}, nil)
+	for _, tool := range tools {
+		mcp.AddTool(srv, &mcp.Tool{Name: tool, Description: tool + "s a record."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in bumpArgs) (*mcp.CallToolResult, any, error) {
+				l.mu.Lock()
+				l.calls = append(l.calls, entry(tool, in.ID))
+				l.mu.Unlock()
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok": true}`}}}, nil, nil
+			})
+	}
+	return backend.InMemory(name, srv)
+}
+
+// recorder is the backend counter with one tool, bump, recording the id
+// of every call it receives.
+type recorder struct{ callLog }
+
 func (r *recorder) spec() backend.Spec {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "counter"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "bump", Description: "Bumps a counter."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in bumpArgs) (*mcp.CallToolResult, any, error) {
-			r.mu.Lock()
-			r.calls = append(r.calls, in.ID)
-			r.mu.Unlock()
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok": true}`}}}, nil, nil
-		})
-	return backend.InMemory("counter", srv)
+	return r.serve("counter", func(_, id string) string { return id }, "bump")
 }
 
 // The issue's programs, each wrong from the start, whose first calls used
