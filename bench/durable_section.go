@@ -143,28 +143,13 @@ func durableSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		}
 		return nil
 	}
-	for _, c := range contenders {
-		for range warmup {
-			if err := once(c); err != nil {
-				return "", err
-			}
-		}
+	runs := make([]func() error, len(contenders))
+	for i, c := range contenders {
+		runs[i] = func() error { return once(c) }
 	}
-	samples := make([][]time.Duration, len(contenders))
-	for round := range rounds {
-		for k := range contenders {
-			i := (k + round) % len(contenders)
-			for range perRound {
-				if err := pause(ctx, SampleGap); err != nil {
-					return "", err
-				}
-				t0 := time.Now()
-				if err := once(contenders[i]); err != nil {
-					return "", err
-				}
-				samples[i] = append(samples[i], time.Since(t0))
-			}
-		}
+	samples, err := sampleInTurns(ctx, runs, warmup, rounds, perRound)
+	if err != nil {
+		return "", err
 	}
 
 	var b strings.Builder

@@ -265,3 +265,34 @@ func pause(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// sampleInTurns times runs that take turns: each is warmed up warmup
+// times, then in each of rounds rounds (the order rotating, so that a
+// burst of load from elsewhere hits them all) each runs perRound times,
+// SampleGap apart. It returns each run's samples, in the order of runs.
+func sampleInTurns(ctx context.Context, runs []func() error, warmup, rounds, perRound int) ([][]time.Duration, error) {
+	for _, run := range runs {
+		for range warmup {
+			if err := run(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	samples := make([][]time.Duration, len(runs))
+	for round := range rounds {
+		for k := range runs {
+			i := (k + round) % len(runs)
+			for range perRound {
+				if err := pause(ctx, SampleGap); err != nil {
+					return nil, err
+				}
+				t0 := time.Now()
+				if err := runs[i](); err != nil {
+					return nil, err
+				}
+				samples[i] = append(samples[i], time.Since(t0))
+			}
+		}
+	}
+	return samples, nil
+}

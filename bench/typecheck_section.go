@@ -154,28 +154,13 @@ func typecheckSection(ctx context.Context, cfg ReportConfig) (string, error) {
 			return err
 		}},
 	}
-	for _, c := range contenders {
-		for range warmup {
-			if err := c.run(); err != nil {
-				return "", err
-			}
-		}
+	runs := make([]func() error, len(contenders))
+	for i, c := range contenders {
+		runs[i] = c.run
 	}
-	samples := make([][]time.Duration, len(contenders))
-	for round := range rounds {
-		for k := range contenders {
-			i := (k + round) % len(contenders)
-			for range perRound {
-				if err := pause(ctx, SampleGap); err != nil {
-					return "", err
-				}
-				t0 := time.Now()
-				if err := contenders[i].run(); err != nil {
-					return "", err
-				}
-				samples[i] = append(samples[i], time.Since(t0))
-			}
-		}
+	samples, err := sampleInTurns(ctx, runs, warmup, rounds, perRound)
+	if err != nil {
+		return "", err
 	}
 	heap, err := checker.HeapUsed(ctx)
 	if err != nil {
