@@ -177,12 +177,18 @@ func issue26Rows() []targetRow {
 func issue26Table(f *Figures) string {
 	var b strings.Builder
 	b.WriteString("Issue 26's goals (process isolation, bytes, UTCP), each computed from figures measured in this run by the sections named below, with those figures beside it. The \"today\" column is the issue's own reference (its `make bench` of 2026-11-24), **not** side by side with this run.\n\n")
-	b.WriteString("| figure | this run | from (this run) | goal | met | today (issue 26) |\n|---|---:|---|---:|:---:|---:|\n")
-	for _, r := range issue26Rows() {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.name, r.figure(f), r.besideCell(f), r.goal.format(r.unit), r.metCell(f), r.today)
-	}
+	writeTargetRows(&b, "issue 26", issue26Rows(), f)
 	b.WriteString("\nSources: host call round trip from \"Host-call bridge cost\"; `sequential-1000` and trivial from the workload tables (p50 at concurrency 1, runs 5 ms apart); 1 MB from \"Code-mode targets (issue 13)\"; UTCP from \"End to end against UTCP code-mode\"; `echo` from \"End-to-end call_tool_chain over stdio\"; RSS from \"RSS under process isolation (issue 26)\" (a fresh probe process and its worker processes, RSS summed, sampled every 50 ms; the thread figure is the issue-13 row's).\n")
 	return b.String()
+}
+
+// writeTargetRows writes a targets table's header and rows; issue names
+// the "today" column's reference.
+func writeTargetRows(b *strings.Builder, issue string, rows []targetRow, f *Figures) {
+	b.WriteString("| figure | this run | from (this run) | goal | met | today (" + issue + ") |\n|---|---:|---|---:|:---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", r.name, r.figure(f), r.besideCell(f), r.goal.format(r.unit), r.metCell(f), r.today)
+	}
 }
 
 // value computes the row's figure from f; ok is false when an input is

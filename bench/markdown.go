@@ -84,6 +84,10 @@ func (r *Results) Markdown(cfg ReportConfig) string {
 	b.WriteString(issue26Table(r.Figures))
 	p("\n")
 
+	p("## Targets of issue 38: V8 ahead of goja on every row\n\n")
+	b.WriteString(issue38Table(r.Figures))
+	p("\n")
+
 	p("## Latency at concurrency 1\n\n")
 	p("p50 / p99 in milliseconds (runs sampled), one run at a time with %s between runs: an agent's requests arrive far apart, and the V8 pools prepare the next context in that pause. Back-to-back cost is in the throughput tables.\n\n", cfg.Measure.Gap)
 	r.gridHeader(&b, r.measuredVariants())

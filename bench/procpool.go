@@ -44,5 +44,6 @@ func NewV8Proc(workers int, command []string) (*RunnerVariant, error) {
 func ServeWorkerIfRequested() {
 	procpool.RunWorkerIfRequested()
 	runRSSProbeIfRequested()
+	runSnapshotProbeIfRequested()
 	runSoakGatewayIfRequested()
 }

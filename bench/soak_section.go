@@ -37,6 +37,10 @@ func soakSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if ref, end, ok := soakEnds(samples); ok {
+		cfg.Figures.Set(figSoakRatio("rss"), float64(end.RSS)/float64(ref.RSS))
+		cfg.Figures.Set(figSoakRatio("pss"), float64(end.PSS)/float64(ref.PSS))
+	}
 	return soakReport(sc, samples), nil
 }
 

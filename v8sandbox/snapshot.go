@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -32,9 +33,19 @@ var (
 	startupSnap    *snapshot // nil when disabled or when making it failed
 
 	// snapshotOff makes new isolates without the snapshot (benchmarks and
-	// tests compare; set it only while no isolate is being made).
-	snapshotOff bool
+	// tests compare; set it only while no isolate is being made). The
+	// process starts with it set when SnapshotEnv is "off".
+	snapshotOff = os.Getenv(SnapshotEnv) == "off"
 )
+
+// SnapshotEnv is the environment variable that, set to "off" when a process
+// starts, makes every isolate of that process start without the startup
+// snapshot: each context then runs the bootstrap and the startup scripts
+// itself. It is a diagnostic switch (and the benchmark's way of measuring
+// the snapshot's gain); it applies to the whole process, because every
+// isolate of a process must start from the same blob (V8 shares their
+// read-only heap).
+const SnapshotEnv = "ISOGATE_V8_SNAPSHOT"
 
 // AddStartupScript adds a trusted script to the startup snapshot every
 // isolate starts from, after bootstrap.js, and a warm-up script: it runs
