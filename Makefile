@@ -117,7 +117,7 @@ run: $(NPM_OK) build
 # The report includes the context-efficiency section: agent tasks on the
 # real example servers, direct vs code mode vs passthrough.
 bench: deps $(UTCP_OK)
-	cd bench && $(GO) run ./cmd/benchreport -out RESULTS.md
+	cd bench && $(GO) run ./cmd/benchreport -with soak -out RESULTS.md
 
 # Regenerates the embedded TypeScript compiler (internal/typecheck/assets,
 # committed; the build never needs npm): see its README.md.

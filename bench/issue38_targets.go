@@ -25,8 +25,8 @@ func overheadInputs(variant, base string) []string {
 }
 
 // figSoakRatio is the soak's memory at its end ÷ after soakReference runs,
-// for "rss" or "pss" (gateway and workers summed), from the opt-in soak
-// section.
+// for "rss" or "pss" (gateway and workers summed), from the soak section
+// (opt-in: `make bench` adds it).
 func figSoakRatio(what string) string { return "soak/" + what }
 
 // issue38Rows are the rows of the issue's goals, in its order.
@@ -129,6 +129,6 @@ func issue38Table(f *Figures) string {
 	var b strings.Builder
 	b.WriteString("Issue 38's goals, each computed from figures measured in this run by the sections named below, with those figures beside it. The \"today\" column is the issue's own reference (its `make bench` of 2026-11-26 22:21), **not** side by side with this run.\n\n")
 	writeTargetRows(&b, "issue 38", issue38Rows(), f)
-	b.WriteString("\nSources: the \"overhead\" kind from the workload tables (p50 at concurrency 1); the engine rows from \"Engine wrapper and the startup snapshot (issue 38)\" (contenders taking turns); 1 MB from \"Code-mode targets (issue 13)\"; `echo` and passthrough from \"End-to-end call_tool_chain over stdio\"; UTCP from \"End to end against UTCP code-mode\"; PSS from \"RSS under process isolation (issue 26)\"; the soak from the opt-in section `soak` (minutes long: `go run ./cmd/benchreport -sections soak`), not measured when it did not run. Where a row is not met, the closing notes and the sections say where the time goes.\n")
+	b.WriteString("\nSources: the \"overhead\" kind from the workload tables (p50 at concurrency 1); the engine rows from \"Engine wrapper and the startup snapshot (issue 38)\" (contenders taking turns); 1 MB from \"Code-mode targets (issue 13)\"; `echo` and passthrough from \"End-to-end call_tool_chain over stdio\"; UTCP from \"End to end against UTCP code-mode\"; PSS from \"RSS under process isolation (issue 26)\"; the soak from \"Soak memory (issue 38)\" (opt-in, minutes long: `make bench` adds it with `-with soak`), not measured when it did not run. Where a row is not met, the closing notes and the sections say where the time goes.\n")
 	return b.String()
 }

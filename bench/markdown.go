@@ -22,6 +22,8 @@ func (r *Results) Markdown(cfg ReportConfig) string {
 	}
 	if len(cfg.Sections) > 0 {
 		cmd += " -sections " + strings.Join(cfg.Sections, ",")
+	} else if len(cfg.With) > 0 {
+		cmd += " -with " + strings.Join(cfg.With, ",")
 	}
 
 	p("# isogate benchmark results\n\n")

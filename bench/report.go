@@ -34,6 +34,9 @@ type ReportConfig struct {
 	// [Section].Name or a part of the title, see [Section.Matches]) and
 	// nothing else: no workload grid, memory, transform or conformance.
 	Sections []string
+	// With adds opt-in sections ([Section].OptIn), by the same selectors,
+	// to a whole report (one without Sections).
+	With []string
 	// ConformanceTimeout bounds each conformance check.
 	ConformanceTimeout time.Duration
 	// Smoke shrinks the sections of issues 32, 35 and 36 to a sample or
@@ -271,7 +274,7 @@ func Collect(ctx context.Context, cfg ReportConfig) (*Results, error) {
 // cfg.Sections is empty) into r.
 func runSections(ctx context.Context, cfg ReportConfig, r *Results) {
 	for _, s := range Sections() {
-		if !sectionSelected(cfg.Sections, s) {
+		if !sectionSelected(cfg.Sections, cfg.With, s) {
 			continue
 		}
 		cfg.progress("section: %s", s.Title)
@@ -284,10 +287,10 @@ func runSections(ctx context.Context, cfg ReportConfig, r *Results) {
 }
 
 // sectionSelected reports whether the selectors sels pick s (none: all
-// but the opt-in ones).
-func sectionSelected(sels []string, s Section) bool {
+// but the opt-in ones, and those with picks).
+func sectionSelected(sels, with []string, s Section) bool {
 	if len(sels) == 0 {
-		return !s.OptIn
+		return !s.OptIn || slices.ContainsFunc(with, s.Matches)
 	}
 	return slices.ContainsFunc(sels, s.Matches)
 }

@@ -20,14 +20,17 @@ func TestSoakSectionIsOptIn(t *testing.T) {
 	if !soak.OptIn {
 		t.Fatal("the soak section is not registered as opt-in")
 	}
-	if sectionSelected(nil, soak) {
+	if sectionSelected(nil, nil, soak) {
 		t.Fatal("a report without -sections runs the soak")
 	}
-	if !sectionSelected([]string{"soak"}, soak) {
+	if !sectionSelected([]string{"soak"}, nil, soak) {
 		t.Fatal("-sections soak does not run it")
 	}
+	if !sectionSelected(nil, []string{"soak"}, soak) {
+		t.Fatal("a whole report -with soak does not run it")
+	}
 	for _, s := range Sections() {
-		if !s.OptIn && !sectionSelected(nil, s) {
+		if !s.OptIn && !sectionSelected(nil, []string{"soak"}, s) {
 			t.Fatalf("section %q left out of the default report", s.Title)
 		}
 	}

@@ -44,6 +44,7 @@ func run() int {
 		variants      = flag.String("variants", "", "comma-separated variants to measure (default: all)")
 		workloads     = flag.String("workloads", "", "comma-separated workloads to measure (default: all)")
 		sections      = flag.String("sections", "", "comma-separated extra sections to run alone, by name or part of the title (default: the whole report); -list names them")
+		with          = flag.String("with", "", "comma-separated opt-in sections to add to the whole report (make bench: soak)")
 		concurrency   = flag.String("concurrency", "", "comma-separated throughput concurrency levels (default 1,2,8)")
 		latency       = flag.Duration("latency", 0, "latency sampling budget per workload and variant")
 		throughput    = flag.Duration("throughput", 0, "throughput budget per concurrency level")
@@ -64,7 +65,7 @@ func run() int {
 		for _, s := range bench.Sections() {
 			optIn := ""
 			if s.OptIn {
-				optIn = " (opt-in: only with -sections)"
+				optIn = " (opt-in: only with -sections or -with)"
 			}
 			fmt.Printf("section  %-18s %s%s\n", s.Name, s.Title, optIn)
 		}
@@ -82,6 +83,9 @@ func run() int {
 	}
 	if *sections != "" {
 		cfg.Sections = splitList(*sections)
+	}
+	if *with != "" {
+		cfg.With = splitList(*with)
 	}
 	if *concurrency != "" {
 		cfg.Measure.Concurrency = nil
