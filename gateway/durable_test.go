@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
@@ -53,7 +54,17 @@ func (b *countingBackend) count() int {
 // differ from the other replica's.
 func durableReplica(t *testing.T, redisURL string, counter *countingBackend, extra ...backend.Spec) (string, *Gateway) {
 	t.Helper()
+	return durableReplicaOf(t, redisURL, counter, 2, 0, extra...)
+}
+
+// durableReplicaOf is durableReplica with a pool of workers V8 threads and
+// sandbox.timeout timeout (0: the default).
+func durableReplicaOf(t *testing.T, redisURL string, counter *countingBackend, workers int, timeout time.Duration, extra ...backend.Spec) (string, *Gateway) {
+	t.Helper()
 	cfg := config.Default()
+	if timeout > 0 {
+		cfg.Sandbox.Timeout = timeout
+	}
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Server.Stateless = true
 	cfg.Store.RedisURL = redisURL
@@ -63,10 +74,12 @@ func durableReplica(t *testing.T, redisURL string, counter *countingBackend, ext
 	}
 	specs := append([]backend.Spec{backend.InMemory("counter", counter.server)}, extra...)
 	// A pool of its own: a run paused for an approval whose retry went to
-	// the other replica keeps its V8 thread until its deadline, which on
-	// the package's shared pool would starve the tests that follow. Closed
-	// in the background: Close waits for those runs.
-	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 2})
+	// the other replica keeps its V8 thread until this replica sees the
+	// claim (TestPausedCopyEndsWhenAnotherReplicaResumes), or until its
+	// deadline when the retry never comes; on the package's shared pool
+	// that would hold up the tests that follow. Closed in the background:
+	// Close waits for those runs.
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: workers})
 	t.Cleanup(func() { go pool.Close() })
 	g := startHealthy(t, cfg, app.Options{Runner: pool, ExtraSpecs: specs})
 	g.app.Policy.Replace(pipeline.NewPolicy(map[string]config.Backend{"counter": {Tools: config.ToolPolicy{Approve: []string{"pay"}}}}))
@@ -215,5 +228,38 @@ func TestDurableRunResumesOnAnotherReplica(t *testing.T) {
 		if !isErr || !strings.Contains(text, "JOURNAL_TAMPERED") || counter.count() != before {
 			t.Fatalf("journal %s: %d new calls:\n%s", tamper.name, counter.count()-before, text)
 		}
+	}
+}
+
+// TestPausedCopyEndsWhenAnotherReplicaResumes: a run paused on replica A
+// (one V8 thread, runs of up to 10 minutes) whose retry reaches replica B
+// is resumed and completed by B; A's paused copy of it, which waited for
+// a retry that went elsewhere, ends once B has claimed the journal, and
+// gives back A's only V8 thread: a program sent to A then runs. Before,
+// the copy held that thread until its 10-minute deadline.
+func TestPausedCopyEndsWhenAnotherReplicaResumes(t *testing.T) {
+	srv := redistest.ForTest(t)
+	counter := newCountingBackend()
+	urlA, _ := durableReplicaOf(t, srv.URL(), counter, 1, 10*time.Minute)
+	urlB, _ := durableReplica(t, srv.URL(), counter)
+	a, b := roundTripClient(t, urlA), roundTripClient(t, urlB)
+
+	paused := pause(t, a)
+	if text, isErr := retry(t, b, paused.RequestState); isErr || counter.count() != 5 {
+		t.Fatalf("resumed through B: %d backend calls (want 5):\n%s", counter.count(), text)
+	}
+	// Not a fast-path form: it needs A's V8 thread.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{
+		"code": "let s = 0;\nfor (const x of [1, 2, 3]) s += x;\nreturn s"}})
+	if err != nil {
+		t.Fatalf("a program on A after B resumed A's paused run: %v (the paused copy still holds A's V8 thread)", err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || text != "6" {
+		t.Fatalf("a program on A: %s", text)
+	}
+	if counter.count() != 5 {
+		t.Errorf("backend calls: %d, want 5 (A's copy made none)", counter.count())
 	}
 }

@@ -37,6 +37,10 @@ type Journals interface {
 	// DeleteJournal forgets run id's journal if holder holds it (the run
 	// ended).
 	DeleteJournal(ctx context.Context, id, holder string) error
+	// HoldsJournal reports whether holder still holds run id's journal:
+	// false once another holder claimed it, or when it is gone (expired,
+	// dropped, never stored). It changes nothing.
+	HoldsJournal(ctx context.Context, id, holder string) (bool, error)
 }
 
 // ErrFenced means a journal was claimed by another replica's resume: the

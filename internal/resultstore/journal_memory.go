@@ -96,6 +96,15 @@ func (m *MemoryJournals) DeleteJournal(_ context.Context, id, holder string) err
 	return nil
 }
 
+// HoldsJournal implements [Journals].
+func (m *MemoryJournals) HoldsJournal(_ context.Context, id, holder string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepLocked()
+	e := m.entries[id]
+	return e != nil && subtle.ConstantTimeCompare([]byte(e.holder), []byte(holder)) == 1, nil
+}
+
 func (m *MemoryJournals) sweepLocked() {
 	now := m.now()
 	for id, e := range m.entries {

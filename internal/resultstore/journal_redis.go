@@ -107,6 +107,18 @@ func (r *RedisJournals) DeleteJournal(ctx context.Context, id, holder string) er
 	return nil
 }
 
+// HoldsJournal implements [Journals].
+func (r *RedisJournals) HoldsJournal(ctx context.Context, id, holder string) (bool, error) {
+	h, err := r.client.HGet(ctx, r.JournalKey(id), "h").Result()
+	switch {
+	case err == redis.Nil:
+		return false, nil
+	case err != nil:
+		return false, r.wrap(err)
+	}
+	return h == holder, nil
+}
+
 func (r *RedisJournals) wrap(err error) error {
 	return fmt.Errorf("journal store (redis %s) unavailable: %w", r.client.Options().Addr, err)
 }

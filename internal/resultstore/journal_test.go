@@ -165,3 +165,41 @@ func TestJournalAppendBounds(t *testing.T) {
 		})
 	}
 }
+
+// HoldsJournal follows the journal's holder: its writer holds it until
+// another claims it (a resume elsewhere), and nobody holds a journal that
+// is gone.
+func TestHoldsJournal(t *testing.T) {
+	ctx := context.Background()
+	for name, j := range map[string]resultstore.Journals{
+		"memory": resultstore.NewMemoryJournals(1<<20, []byte("k")),
+		"redis":  newRedisJournals(t, []byte("k"), 1<<20),
+	} {
+		t.Run(name, func(t *testing.T) {
+			holds := func(id, holder string) bool {
+				t.Helper()
+				held, err := j.HoldsJournal(ctx, id, holder)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return held
+			}
+			writeJournal(t, j, "run", 4)
+			if !holds("run", "h1") || holds("run", "h2") || holds("never", "h1") {
+				t.Fatal("before a claim: only its writer h1 holds it")
+			}
+			if _, _, err := j.ClaimJournal(ctx, "alice", "run", "tok", "h2"); err != nil {
+				t.Fatal(err)
+			}
+			if holds("run", "h1") || !holds("run", "h2") {
+				t.Fatal("after h2's claim: h2 holds it, h1 does not")
+			}
+			if err := j.DeleteJournal(ctx, "run", "h2"); err != nil {
+				t.Fatal(err)
+			}
+			if holds("run", "h2") {
+				t.Fatal("a deleted journal is held")
+			}
+		})
+	}
+}

@@ -54,6 +54,7 @@ type liveRun struct {
 	asks     chan *ask
 	done     chan *mcp.CallToolResult // buffered: the run never blocks on it
 	cancel   context.CancelFunc
+	ended    <-chan struct{} // closed when the run has ended or was cancelled
 
 	// pending are the inputs asked in the last round, by input request
 	// id. Only the request currently serving the run touches it.
@@ -229,6 +230,25 @@ func (t *roundTrips) park(r *liveRun, state string) string {
 	return state
 }
 
+// drop forgets r, parked under state, and reports whether it was still
+// parked there (a retry did not take it first).
+func (t *roundTrips) drop(state string, r *liveRun) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.parked[state] != r {
+		return false
+	}
+	delete(t.parked, state)
+	return true
+}
+
+// parkedAs reports whether r is parked under state.
+func (t *roundTrips) parkedAs(state string, r *liveRun) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.parked[state] == r
+}
+
 // take returns and forgets the run parked under state, if owner parked it.
 func (t *roundTrips) take(state, owner string) *liveRun {
 	t.mu.Lock()
@@ -301,10 +321,14 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 				k = nil
 			}
 		}
-		state := sf.trips.park(run, sf.pauseDurable(ctx, run, requests))
+		durableState := sf.pauseDurable(ctx, run, requests)
+		state := sf.trips.park(run, durableState)
 		if state == "" {
 			run.cancel()
 			return textResult(errTooManyParkedRuns, true), nil, nil
+		}
+		if durableState != "" {
+			go sf.watchTakeover(run, state)
 		}
 		return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil, nil
 	case <-ctx.Done():
@@ -320,7 +344,7 @@ func (sf *Surface) startRun(ctx context.Context, req *mcp.CallToolRequest, owner
 	durable *durableRun, preset map[string]mcp.InputResponse) *liveRun {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &liveRun{owner: owner, deadline: deadline, asks: make(chan *ask),
-		done: make(chan *mcp.CallToolResult, 1), cancel: cancel, pending: map[string]*ask{},
+		done: make(chan *mcp.CallToolResult, 1), cancel: cancel, ended: runCtx.Done(), pending: map[string]*ask{},
 		canElicit: pipeline.CanElicit(req.Session), durable: durable, preset: preset}
 	go func() {
 		defer cancel()

@@ -191,6 +191,42 @@ func (sf *Surface) pauseDurable(ctx context.Context, run *liveRun, requests mcp.
 	return durablePrefix + d.id + "-" + token
 }
 
+// takeoverCheckEvery is how often a replica checks that it still holds
+// the journal of a durable run parked in its memory.
+const takeoverCheckEvery = time.Second
+
+// watchTakeover ends run, paused durably and parked under state, once
+// another replica claimed its journal (the client's retry went there, and
+// that replica resumed the run by replay) or the journal is gone: until
+// then this replica's copy waits, holding its sandbox slot, for a retry
+// that will not come. It stops when the run ends or a retry here takes it
+// (whose claim then decides, see claimLocal). A store it cannot reach
+// changes nothing: nobody else could claim the journal either.
+func (sf *Surface) watchTakeover(run *liveRun, state string) {
+	d := run.durable
+	tick := time.NewTicker(takeoverCheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-run.ended:
+			return
+		case <-tick.C:
+		}
+		if !sf.trips.parkedAs(state, run) {
+			return
+		}
+		held, err := sf.journals.HoldsJournal(context.Background(), d.id, d.holder)
+		if err != nil || held {
+			continue
+		}
+		if sf.trips.drop(state, run) {
+			sf.logger.Info("durable run resumed by another replica: its paused copy here ends", slog.String("run", d.id))
+			run.cancel()
+		}
+		return
+	}
+}
+
 // parseDurableState splits a durable requestState.
 func parseDurableState(state string) (id, token string, ok bool) {
 	rest, ok := strings.CutPrefix(state, durablePrefix)
