@@ -42,6 +42,9 @@ type Options struct {
 	// that a checker of a later process loads the compiler faster; ""
 	// keeps none.
 	CacheDir string
+	// CodeCache, when set, keeps the code cache instead of CacheDir's
+	// file (a checker worker's: its parent keeps the file).
+	CodeCache v8sandbox.ResidentCodeCache
 }
 
 // Checker checks programs. It is safe for concurrent use; checks are served
@@ -49,7 +52,7 @@ type Options struct {
 type Checker struct {
 	opts      Options
 	res       *v8sandbox.Resident
-	codeCache *codeCacheFile
+	codeCache *CodeCacheFile
 	ready     atomic.Bool // the compiler is loaded
 	warmStart sync.Once
 }
@@ -69,11 +72,15 @@ func newChecker(opts Options, cacheDir func() string) *Checker {
 	if opts.HeapMB <= 0 {
 		opts.HeapMB = DefaultHeapMB
 	}
-	cache := &codeCacheFile{dir: cacheDir, logger: slog.Default()}
+	cache := &CodeCacheFile{dir: cacheDir, logger: slog.Default()}
+	var store v8sandbox.ResidentCodeCache = cache
+	if opts.CodeCache != nil {
+		store = opts.CodeCache
+	}
 	res := v8sandbox.NewResident(v8sandbox.ResidentOptions{
 		HeapMB: opts.HeapMB,
 		Setup: []v8sandbox.ResidentScript{
-			{Origin: "typescript.js", Source: compilerScript, CodeCache: cache},
+			{Origin: "typescript.js", Source: compilerScript, CodeCache: store},
 			{Origin: "isogate:typecheck-libs.js", Source: libsScript},
 			{Origin: "isogate:checker.js", Source: func() (string, error) { return checkerJS, nil }},
 		},
@@ -81,8 +88,9 @@ func newChecker(opts Options, cacheDir func() string) *Checker {
 	return &Checker{opts: opts, res: res, codeCache: cache}
 }
 
-// CodeCacheStats reports what the checker did with its code cache file.
-func (c *Checker) CodeCacheStats() CodeCacheStats { return c.codeCache.stats() }
+// CodeCacheStats reports what the checker did with its code cache file
+// (zero with Options.CodeCache).
+func (c *Checker) CodeCacheStats() CodeCacheStats { return c.codeCache.Stats() }
 
 var (
 	sharedOnce     sync.Once

@@ -52,16 +52,25 @@ type CodeCacheStats struct {
 	Stored int64
 }
 
-// codeCacheFile keeps the code cache of the compiler's script in a file
-// of a directory; it implements v8sandbox.ResidentCodeCache.
-type codeCacheFile struct {
+// CodeCacheFile keeps the code cache of the compiler's script in a file
+// of a directory (a checker's Options.CacheDir). It implements
+// v8sandbox.ResidentCodeCache; a process that keeps the file for a checker
+// elsewhere (procpool's checker worker, which may read no file) calls its
+// methods as the checker would. Safe for concurrent use.
+type CodeCacheFile struct {
 	dir    func() string // "" when there is no directory: no cache kept
 	logger *slog.Logger
 
 	loaded, rejected, invalid, stored atomic.Int64
 }
 
-func (f *codeCacheFile) stats() CodeCacheStats {
+// NewCodeCacheFile returns the code cache file of dir ("": none kept).
+func NewCodeCacheFile(dir string) *CodeCacheFile {
+	return &CodeCacheFile{dir: func() string { return dir }, logger: slog.Default()}
+}
+
+// Stats reports what was done with the file.
+func (f *CodeCacheFile) Stats() CodeCacheStats {
 	return CodeCacheStats{Loaded: f.loaded.Load(), Rejected: f.rejected.Load(), Invalid: f.invalid.Load(), Stored: f.stored.Load()}
 }
 
@@ -84,7 +93,7 @@ func codeCacheFileName() string {
 }
 
 // Load returns the cached data when the file is there, private and intact.
-func (f *codeCacheFile) Load() []byte {
+func (f *CodeCacheFile) Load() []byte {
 	dir := f.dir()
 	if dir == "" {
 		return nil
@@ -102,7 +111,7 @@ func (f *codeCacheFile) Load() []byte {
 }
 
 // Loaded counts V8's verdict on what Load returned.
-func (f *codeCacheFile) Loaded(accepted bool) {
+func (f *CodeCacheFile) Loaded(accepted bool) {
 	if accepted {
 		f.loaded.Add(1)
 		return
@@ -113,7 +122,7 @@ func (f *codeCacheFile) Loaded(accepted bool) {
 
 // Store writes data to the file (a new file renamed over the old one) and
 // removes the caches of other compiler or V8 versions.
-func (f *codeCacheFile) Store(data []byte) {
+func (f *CodeCacheFile) Store(data []byte) {
 	dir := f.dir()
 	if dir == "" {
 		return
