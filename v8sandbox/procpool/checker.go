@@ -85,9 +85,13 @@ func NewChecker(opts CheckerOptions) *Checker {
 		opts.Timeout = typecheck.DefaultTimeout
 	}
 	cache := typecheck.NewCodeCacheFile(opts.CacheDir)
+	var kept *typecheck.CodeCacheFile // nil: the workers send no cache
+	if opts.CacheDir != "" {
+		kept = cache
+	}
 	return &Checker{
 		opts: Options{Workers: 1, SlotsPerWorker: 1, Command: opts.Command, Confinement: opts.Confinement,
-			Logger: opts.Logger, checker: true, checkerCache: cache},
+			Logger: opts.Logger, checker: true, checkerCache: kept},
 		codeCache: cache,
 		timeout:   opts.Timeout,
 		started:   make(chan struct{}),

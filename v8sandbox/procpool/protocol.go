@@ -92,7 +92,9 @@ type initConfig struct {
 	Checker bool `json:"checker,omitempty"`
 	// CodeCache is V8's code cache of the compiler for a checker worker,
 	// which reads no file: the parent keeps it (typecheck.CodeCacheFile).
-	CodeCache []byte `json:"code_cache,omitempty"`
+	// KeepCodeCache asks for the one the worker makes (ready).
+	CodeCache     []byte `json:"code_cache,omitempty"`
+	KeepCodeCache bool   `json:"keep_code_cache,omitempty"`
 }
 
 // errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.

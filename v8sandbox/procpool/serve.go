@@ -74,7 +74,11 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 
 	ready := &message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}
 	if s.checks != nil {
-		ready.CodeCache, ready.CodeCacheLoaded = s.checks.codeCache.report()
+		made, loaded := s.checks.codeCache.report()
+		ready.CodeCacheLoaded = loaded
+		if first.Init.KeepCodeCache {
+			ready.CodeCache = made
+		}
 	}
 	if err := s.send(ready); err != nil {
 		return fmt.Errorf("sending ready: %w", err)
