@@ -22,8 +22,8 @@ import (
 // (TerminateExecution) and the isolate under a heap cap (the same guard a
 // pool's workers have). A call cut short by either leaves an isolate that
 // is not worth reasoning about: it is disposed, and the next call builds a
-// new one (its setup runs again, with V8's code cache of the first
-// compilation). The isolate lives on one OS thread of its own. Safe for
+// new one (its setup runs again, with V8's code cache made after the
+// first setup). The isolate lives on one OS thread of its own. Safe for
 // concurrent use: calls are served one at a time.
 type Resident struct {
 	opts  ResidentOptions
@@ -53,7 +53,7 @@ type ResidentScript struct {
 // bytes a Store of this program received, intact.
 type ResidentCodeCache interface {
 	// Load returns the data of an earlier Store, nil when there is none;
-	// it is called when the process's first isolate is built.
+	// it is called when the Resident's first isolate is built.
 	Load() []byte
 	// Loaded reports whether V8 took the data Load returned (false: V8
 	// rejected it, another V8 version or flags, another script).
