@@ -22,8 +22,8 @@ import (
 // (TerminateExecution) and the isolate under a heap cap (the same guard a
 // pool's workers have). A call cut short by either leaves an isolate that
 // is not worth reasoning about: it is disposed, and the next call builds a
-// new one (its setup runs again, with V8's code cache of the first
-// compilation). The isolate lives on one OS thread of its own. Safe for
+// new one (its setup runs again, with V8's code cache made after the
+// first setup). The isolate lives on one OS thread of its own. Safe for
 // concurrent use: calls are served one at a time.
 type Resident struct {
 	opts  ResidentOptions
@@ -39,6 +39,29 @@ type ResidentScript struct {
 	// Source returns the script's text; it is called each time an isolate
 	// is built (a caller may keep the text compressed in between).
 	Source func() (string, error)
+	// CodeCache, when set, keeps V8's code cache of the script beyond the
+	// process, so that a new process's first isolate compiles the script
+	// from it instead of from source.
+	CodeCache ResidentCodeCache
+}
+
+// ResidentCodeCache keeps V8's code cache of one setup script of a
+// [Resident] beyond the process (on disk, say). V8 checks what it is
+// given only for its version, its flags and the script's length (the
+// checksum of the data is not verified in release builds: bytes altered
+// after V8 made them can crash the process), so Load must return only
+// bytes a Store of this program received, intact.
+type ResidentCodeCache interface {
+	// Load returns the data of an earlier Store, nil when there is none;
+	// it is called when the Resident's first isolate is built.
+	Load() []byte
+	// Loaded reports whether V8 took the data Load returned (false: V8
+	// rejected it, another V8 version or flags, another script).
+	Loaded(accepted bool)
+	// Store receives a code cache made once the whole setup has run (so it
+	// holds the functions the setup compiled, not only the eager ones),
+	// when Load returned nothing or V8 rejected it.
+	Store(data []byte)
 }
 
 // ResidentOptions configure a [Resident].
@@ -119,7 +142,7 @@ type residentIsolate struct {
 	iso    *v8.Isolate
 	heap   heapGuard
 	ctx    *v8.Context
-	caches map[string]*v8.CompilerCachedData // origin → code cache, kept across isolates
+	caches map[string]*v8.CompilerCachedData // origin → code cache V8 took or made, kept across isolates
 }
 
 func (r *Resident) serve() {
@@ -183,36 +206,77 @@ func (r *Resident) build(s *residentIsolate) error {
 	s.ctx = v8.NewContext(s.iso)
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.SetupTimeout)
 	defer cancel()
+	uncached := map[string]*v8.UnboundScript{} // origin → a script compiled without a code cache
 	for _, script := range r.opts.Setup {
 		src, err := script.Source()
 		if err != nil {
 			return Errorf(CodeInternal, "resident setup %s: %v", script.Origin, err)
 		}
-		_, stopped, err := s.guarded(ctx, r.opts.SetupTimeout, func() (string, error) { return "", s.runCached(src, script.Origin) })
+		_, stopped, err := s.guarded(ctx, r.opts.SetupTimeout, func() (string, error) {
+			us, cached, err := s.compile(src, script)
+			if err != nil {
+				return "", err
+			}
+			if !cached {
+				uncached[script.Origin] = us
+			}
+			_, err = us.Run(s.ctx)
+			return "", err
+		})
 		if stopped || err != nil {
 			return Errorf(CodeInternal, "resident setup %s: %v", script.Origin, err)
+		}
+	}
+	// The code caches are made now that the setup has run: V8 then puts
+	// in them the functions the setup compiled lazily, most of what a
+	// check runs, where a cache made at compilation holds the eager ones.
+	for _, script := range r.opts.Setup {
+		us := uncached[script.Origin]
+		if us == nil {
+			continue
+		}
+		var cache *v8.CompilerCachedData
+		s.guarded(ctx, r.opts.SetupTimeout, func() (string, error) { //nolint:errcheck // nothing runs: it cannot fail
+			cache = us.CreateCodeCache()
+			return "", nil
+		})
+		if cache == nil || len(cache.Bytes) == 0 {
+			continue
+		}
+		s.caches[script.Origin] = cache
+		if script.CodeCache != nil {
+			script.CodeCache.Store(cache.Bytes)
 		}
 	}
 	return nil
 }
 
-// runCached compiles source with the code cache of an earlier compilation
-// when there is one (and makes one otherwise), then runs it.
-func (s *residentIsolate) runCached(source, origin string) error {
+// compile compiles a setup script with the code cache of an earlier
+// isolate of this process, else with the one script.CodeCache keeps (the
+// process's first isolate); cached reports that V8 took a cache.
+func (s *residentIsolate) compile(source string, script ResidentScript) (us *v8.UnboundScript, cached bool, err error) {
 	opts := v8.CompileOptions{}
-	cached := s.caches[origin]
-	if cached != nil {
-		opts.CachedData = cached
+	fromStore := false
+	if c := s.caches[script.Origin]; c != nil {
+		opts.CachedData = c
+	} else if script.CodeCache != nil {
+		if data := script.CodeCache.Load(); len(data) > 0 {
+			opts.CachedData = &v8.CompilerCachedData{Bytes: data}
+			fromStore = true
+		}
 	}
-	script, err := s.iso.CompileUnboundScript(source, origin, opts)
+	us, err = s.iso.CompileUnboundScript(source, script.Origin, opts)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	if cached == nil || cached.Rejected {
-		s.caches[origin] = script.CreateCodeCache()
+	cached = opts.CachedData != nil && !opts.CachedData.Rejected
+	if fromStore {
+		script.CodeCache.Loaded(cached)
+		if cached {
+			s.caches[script.Origin] = opts.CachedData
+		}
 	}
-	_, err = script.Run(s.ctx)
-	return err
+	return us, cached, nil
 }
 
 func (s *residentIsolate) callGlobal(fn, arg string) (string, error) {

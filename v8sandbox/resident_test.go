@@ -63,3 +63,54 @@ func TestResidentKeepsStateAndSurvivesAttacks(t *testing.T) {
 		t.Fatalf("cancelled: %v, want CANCELLED", err)
 	}
 }
+
+// memCodeCache is a ResidentCodeCache in memory that records what the
+// resident did with it.
+type memCodeCache struct {
+	data             []byte
+	loaded, rejected int
+	stored           [][]byte
+}
+
+func (m *memCodeCache) Load() []byte { return m.data }
+func (m *memCodeCache) Loaded(ok bool) {
+	if ok {
+		m.loaded++
+	} else {
+		m.rejected++
+	}
+}
+func (m *memCodeCache) Store(data []byte) { m.stored = append(m.stored, data) }
+
+// A setup script's code cache is stored once the setup has run (with the
+// functions the setup called, compiled lazily), given to V8 by the next
+// process, and made again when V8 rejects what it was given.
+func TestResidentCodeCache(t *testing.T) {
+	const setup = `function lazy(n) { let s = 0; for (let i = 0; i < n; i++) s += i; return s; }
+globalThis.sum = (n) => String(lazy(Number(n)));
+sum(10);`
+	run := func(cache *memCodeCache) {
+		t.Helper()
+		r := NewResident(ResidentOptions{HeapMB: 32, Setup: []ResidentScript{{Origin: "setup.js",
+			Source: func() (string, error) { return setup, nil }, CodeCache: cache}}})
+		defer r.Close()
+		if got, err := r.Call(context.Background(), "sum", "4", 0); err != nil || got != "6" {
+			t.Fatalf("sum = %q, %v", got, err)
+		}
+	}
+	first := &memCodeCache{}
+	run(first)
+	if len(first.stored) != 1 || first.loaded+first.rejected != 0 {
+		t.Fatalf("no cache to load: %+v, want one stored", first)
+	}
+	second := &memCodeCache{data: first.stored[0]}
+	run(second)
+	if second.loaded != 1 || len(second.stored) != 0 {
+		t.Fatalf("a good cache: %+v, want it loaded and none stored", second)
+	}
+	third := &memCodeCache{data: []byte("not a code cache")}
+	run(third)
+	if third.rejected != 1 || len(third.stored) != 1 {
+		t.Fatalf("a bad cache: %+v, want it rejected and a new one stored", third)
+	}
+}

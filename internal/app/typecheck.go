@@ -2,6 +2,7 @@ package app
 
 import (
 	"log/slog"
+	"path/filepath"
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/codemode"
@@ -15,16 +16,26 @@ import (
 // the sandbox workers (procpool.Checker, returned too so that the app
 // closes it); otherwise the process's in-process checker, loaded once per
 // process.
+//
+// Either keeps V8's code cache of the compiler in server.cache_dir's
+// typecheck directory, so that a start after the first loads the compiler
+// from it.
 func checkerOf(cfg *config.Config, logger *slog.Logger) (typecheck.Service, *procpool.Checker) {
 	s := cfg.Sandbox
+	cacheDir := ""
+	if cfg.Server.CacheDir != "" {
+		cacheDir = filepath.Join(cfg.Server.CacheDir, "typecheck")
+	}
 	if s.Typecheck == "" || s.Typecheck == codemode.TypecheckOff || s.Isolation == config.IsolationThread {
+		typecheck.SetSharedCacheDir(cacheDir)
 		return typecheck.Shared(), nil
 	}
 	c := procpool.NewChecker(procpool.CheckerOptions{
 		Confinement: procpool.ConfinementMode(s.Confinement),
 		Logger:      logger,
 		// Callers bound a check with sandbox.typecheck_timeout.
-		Timeout: typecheck.SharedTimeout,
+		Timeout:  typecheck.SharedTimeout,
+		CacheDir: cacheDir,
 	})
 	return c, c
 }

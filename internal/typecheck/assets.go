@@ -38,12 +38,18 @@ func compilerScript() (string, error) {
 		return "", fmt.Errorf("typecheck: reading the compiler: %w", err)
 	}
 	var b strings.Builder
-	b.Grow(len(src) + 200)
-	b.WriteString("(function(){var module={exports:{}};var exports=module.exports;\n")
+	b.Grow(len(src) + len(compilerWrapStart) + len(compilerWrapEnd))
+	b.WriteString(compilerWrapStart)
 	b.Write(src)
-	b.WriteString("\n;globalThis.ts=module.exports;})();")
+	b.WriteString(compilerWrapEnd)
 	return b.String(), nil
 }
+
+// What compilerScript puts around typescript.js.
+const (
+	compilerWrapStart = "(function(){var module={exports:{}};var exports=module.exports;\n"
+	compilerWrapEnd   = "\n;globalThis.ts=module.exports;})();"
+)
 
 // libsScript defines globalThis.__isogate_tc_libs, the library files by
 // name, for checker.js.

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,13 @@ const (
 type Options struct {
 	Timeout time.Duration // one check; DefaultTimeout when 0
 	HeapMB  int           // the checker isolate's heap cap; DefaultHeapMB when 0
+	// CacheDir keeps V8's code cache of the compiler (codecache.go), so
+	// that a checker of a later process loads the compiler faster; ""
+	// keeps none.
+	CacheDir string
+	// CodeCache, when set, keeps the code cache instead of CacheDir's
+	// file (a checker worker's: its parent keeps the file).
+	CodeCache v8sandbox.ResidentCodeCache
 }
 
 // Checker checks programs. It is safe for concurrent use; checks are served
@@ -44,6 +52,7 @@ type Options struct {
 type Checker struct {
 	opts      Options
 	res       *v8sandbox.Resident
+	codeCache *CodeCacheFile
 	ready     atomic.Bool // the compiler is loaded
 	warmStart sync.Once
 }
@@ -51,27 +60,48 @@ type Checker struct {
 // New returns a checker; the compiler is loaded on the first check or on
 // [Checker.Warm].
 func New(opts Options) *Checker {
+	return newChecker(opts, func() string { return opts.CacheDir })
+}
+
+// newChecker is New with the code cache's directory read when the
+// compiler loads.
+func newChecker(opts Options, cacheDir func() string) *Checker {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.HeapMB <= 0 {
 		opts.HeapMB = DefaultHeapMB
 	}
+	cache := &CodeCacheFile{dir: cacheDir, logger: slog.Default()}
+	var store v8sandbox.ResidentCodeCache = cache
+	if opts.CodeCache != nil {
+		store = opts.CodeCache
+	}
 	res := v8sandbox.NewResident(v8sandbox.ResidentOptions{
 		HeapMB: opts.HeapMB,
 		Setup: []v8sandbox.ResidentScript{
-			{Origin: "typescript.js", Source: compilerScript},
+			{Origin: "typescript.js", Source: compilerScript, CodeCache: store},
 			{Origin: "isogate:typecheck-libs.js", Source: libsScript},
 			{Origin: "isogate:checker.js", Source: func() (string, error) { return checkerJS, nil }},
 		},
 	})
-	return &Checker{opts: opts, res: res}
+	return &Checker{opts: opts, res: res, codeCache: cache}
 }
 
+// CodeCacheStats reports what the checker did with its code cache file
+// (zero with Options.CodeCache).
+func (c *Checker) CodeCacheStats() CodeCacheStats { return c.codeCache.Stats() }
+
 var (
-	sharedOnce sync.Once
-	shared     *Checker
+	sharedOnce     sync.Once
+	shared         *Checker
+	sharedCacheDir atomic.Pointer[string]
 )
+
+// SetSharedCacheDir sets the [Shared] checker's Options.CacheDir (the
+// gateway's server.cache_dir/typecheck); it applies when the compiler
+// loads, so set it before the first check or warm-up.
+func SetSharedCacheDir(dir string) { sharedCacheDir.Store(&dir) }
 
 // SharedTimeout bounds a check of the [Shared] checker; callers bound
 // theirs (sandbox.typecheck_timeout) with the context they pass.
@@ -81,7 +111,14 @@ const SharedTimeout = time.Minute
 // is the same for every gateway of a process, so it is loaded (lazily, on
 // the first check) once. It is never closed.
 func Shared() *Checker {
-	sharedOnce.Do(func() { shared = New(Options{Timeout: SharedTimeout}) })
+	sharedOnce.Do(func() {
+		shared = newChecker(Options{Timeout: SharedTimeout}, func() string {
+			if dir := sharedCacheDir.Load(); dir != nil {
+				return *dir
+			}
+			return ""
+		})
+	})
 	return shared
 }
 

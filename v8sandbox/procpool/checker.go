@@ -33,6 +33,11 @@ type CheckerOptions struct {
 	// Logger receives the worker's lifecycle events and stderr; default
 	// slog.Default().
 	Logger *slog.Logger
+	// CacheDir keeps V8's code cache of the compiler, as
+	// typecheck.Options.CacheDir: this process reads and writes the file
+	// (the worker may not), sends it in the worker's init frame and keeps
+	// the one a worker made before it parsed any program; "" keeps none.
+	CacheDir string
 }
 
 // Checker type-checks programs (internal/typecheck) in a confined worker
@@ -64,7 +69,13 @@ type Checker struct {
 	held []string // declaration IDs the worker was sent, oldest first
 
 	declsSent atomic.Uint64 // checks that carried declarations' text
+
+	codeCache *typecheck.CodeCacheFile
 }
+
+// CodeCacheStats reports what was done with the compiler's code cache
+// file for the checker's workers.
+func (c *Checker) CodeCacheStats() typecheck.CodeCacheStats { return c.codeCache.Stats() }
 
 var _ typecheck.Service = (*Checker)(nil)
 
@@ -73,11 +84,17 @@ func NewChecker(opts CheckerOptions) *Checker {
 	if opts.Timeout <= 0 {
 		opts.Timeout = typecheck.DefaultTimeout
 	}
+	cache := typecheck.NewCodeCacheFile(opts.CacheDir)
+	var kept *typecheck.CodeCacheFile // nil: the workers send no cache
+	if opts.CacheDir != "" {
+		kept = cache
+	}
 	return &Checker{
 		opts: Options{Workers: 1, SlotsPerWorker: 1, Command: opts.Command, Confinement: opts.Confinement,
-			Logger: opts.Logger, checker: true},
-		timeout: opts.Timeout,
-		started: make(chan struct{}),
+			Logger: opts.Logger, checker: true, checkerCache: kept},
+		codeCache: cache,
+		timeout:   opts.Timeout,
+		started:   make(chan struct{}),
 	}
 }
 

@@ -44,22 +44,66 @@ const maxHeldDecls = 8
 
 // checkServer is a checker worker's compiler and the declarations it holds.
 type checkServer struct {
-	checker *typecheck.Checker
+	checker   *typecheck.Checker
+	codeCache *workerCodeCache
 
 	mu    sync.Mutex
 	decls map[string]string // ID → text
 	order []string          // IDs, oldest first
 }
 
-// newCheckServer loads the compiler and parses its libraries, so that the
-// worker's first check costs only the check.
-func newCheckServer(ctx context.Context) (*checkServer, error) {
-	c := typecheck.New(typecheck.Options{Timeout: typecheck.SharedTimeout})
+// newCheckServer loads the compiler (with codeCache, its code cache from
+// the parent, when not nil) and parses its libraries, so that the worker's
+// first check costs only the check.
+func newCheckServer(ctx context.Context, codeCache []byte) (*checkServer, error) {
+	cache := &workerCodeCache{given: codeCache}
+	c := typecheck.New(typecheck.Options{Timeout: typecheck.SharedTimeout, CodeCache: cache})
 	if err := c.Warm(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("loading the type checker: %w", err)
 	}
-	return &checkServer{checker: c, decls: map[string]string{}}, nil
+	cache.given = nil
+	return &checkServer{checker: c, codeCache: cache, decls: map[string]string{}}, nil
+}
+
+// workerCodeCache is a checker worker's code cache of the compiler: the
+// one the parent sent, and the one made when there was none or V8
+// rejected it, for the parent to keep (the ready frame).
+type workerCodeCache struct {
+	mu       sync.Mutex
+	given    []byte
+	loaded   bool
+	made     []byte
+	reported bool
+}
+
+func (w *workerCodeCache) Load() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.given
+}
+
+func (w *workerCodeCache) Loaded(accepted bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.loaded = accepted
+}
+
+func (w *workerCodeCache) Store(data []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.reported { // a rebuilt isolate's cache stays in the worker
+		w.made = data
+	}
+}
+
+// report returns what goes in the ready frame, once.
+func (w *workerCodeCache) report() (made []byte, loaded bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	made, loaded = w.made, w.loaded
+	w.made, w.reported = nil, true
+	return made, loaded
 }
 
 func (cs *checkServer) close() { cs.checker.Close() }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -89,8 +90,10 @@ type Options struct {
 	// spawns it without namespaces (tests only).
 	layers       *layerSet
 	noNamespaces bool
-	// checker makes every worker a type checker (checker.go).
-	checker bool
+	// checker makes every worker a type checker (checker.go);
+	// checkerCache keeps their compiler's code cache (nil: none).
+	checker      bool
+	checkerCache *typecheck.CodeCacheFile
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements

@@ -66,6 +66,7 @@ type proc struct {
 	lanes          []*parentLane // call lanes (lanes.go)
 	ns             nsLevel       // the namespaces it was spawned with
 	confine        *workerFacts  // what it reported in its ready frame
+	codeCacheGiven bool          // a checker worker's init carried a code cache
 	cgroup         string        // its pids cgroup, "" if none (pidscgroup_linux.go)
 	cgroupWhy      string        // why it has none
 	stdout, stderr io.ReadCloser
@@ -209,6 +210,11 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	stdout, stderr, slot := pr.stdout, pr.stderr, pr.slot
 	pr.ns = ns
+	var codeCache []byte
+	if p.opts.checker && p.opts.checkerCache != nil {
+		codeCache = p.opts.checkerCache.Load()
+		pr.codeCacheGiven = len(codeCache) > 0
+	}
 	pr.pid = cmd.Process.Pid
 	pr.started = time.Now()
 	p.spawned.Add(1)
@@ -223,7 +229,8 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	}
 
 	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
-		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.checker}})
+		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.checker,
+			CodeCache: codeCache, KeepCodeCache: p.opts.checker && p.opts.checkerCache != nil}})
 	if err != nil {
 		pr.kill(killStartup, err.Error())
 		<-pr.exited
@@ -353,6 +360,16 @@ func (pr *proc) dispatch(m *message) error {
 			return fmt.Errorf("%w: worker speaks protocol %d, parent %d", errProtocol, m.Version, protocolVersion)
 		}
 		pr.confine = m.Confine
+		if c := p.opts.checkerCache; c != nil && p.opts.checker {
+			// Made before the worker parsed any program: as trusted as
+			// its start.
+			if pr.codeCacheGiven {
+				c.Loaded(m.CodeCacheLoaded)
+			}
+			if data := m.CodeCache; len(data) > 0 {
+				c.Store(data) // once per first start: a few milliseconds
+			}
+		}
 		close(pr.readyCh)
 	case !ready:
 		return fmt.Errorf("%w: %q frame before ready", errProtocol, m.Type)

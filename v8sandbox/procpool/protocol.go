@@ -54,6 +54,12 @@ type message struct {
 	PID     int         `json:"pid,omitempty"`
 	// Confine is what confinement the worker obtained (ready).
 	Confine *workerFacts `json:"confine,omitempty"`
+	// CodeCache (ready, a checker worker's) is the code cache of the
+	// compiler the worker made, before it parsed any program, when its
+	// init carried none or V8 rejected it; CodeCacheLoaded reports that
+	// V8 took the one its init carried.
+	CodeCache       []byte `json:"code_cache,omitempty"`
+	CodeCacheLoaded bool   `json:"code_cache_loaded,omitempty"`
 
 	// run: PreludeRef names the job's prelude; the job carries its text
 	// only when the worker does not hold it yet (prelude.go).
@@ -84,6 +90,11 @@ type initConfig struct {
 	// (checker_worker.go), served by the TypeScript compiler loaded before
 	// ready.
 	Checker bool `json:"checker,omitempty"`
+	// CodeCache is V8's code cache of the compiler for a checker worker,
+	// which reads no file: the parent keeps it (typecheck.CodeCacheFile).
+	// KeepCodeCache asks for the one the worker makes (ready).
+	CodeCache     []byte `json:"code_cache,omitempty"`
+	KeepCodeCache bool   `json:"keep_code_cache,omitempty"`
 }
 
 // errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.

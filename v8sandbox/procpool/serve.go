@@ -59,7 +59,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 	}
 	if first.Init.Checker {
 		// A checker worker runs no program: its runs are checks.
-		if s.checks, err = newCheckServer(ctx); err != nil {
+		if s.checks, err = newCheckServer(ctx, first.Init.CodeCache); err != nil {
 			return err
 		}
 	} else {
@@ -72,7 +72,15 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer s.shutdown(cancelAll)
 
-	if err := s.send(&message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}); err != nil {
+	ready := &message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}
+	if s.checks != nil {
+		made, loaded := s.checks.codeCache.report()
+		ready.CodeCacheLoaded = loaded
+		if first.Init.KeepCodeCache {
+			ready.CodeCache = made
+		}
+	}
+	if err := s.send(ready); err != nil {
 		return fmt.Errorf("sending ready: %w", err)
 	}
 
