@@ -11,7 +11,8 @@ import (
 	"github.com/isogate/isogate/v8sandbox"
 )
 
-// A worker decodes the run frames the parent writes without encoding/json
+// The parent writes run frames by hand (encodeRun), byte for byte as
+// encodeFrame, and a worker decodes them without encoding/json
 // (decodeRun), into exactly what encoding/json makes of them: sources with
 // escapes, invalid UTF-8, HTML characters, preludes, functions and every
 // combination of limits.
@@ -33,11 +34,16 @@ func TestRunFramesDecodeLikeEncodingJSON(t *testing.T) {
 		{v8sandbox.Job{Source: strings.Repeat("x", 100000), Prelude: strings.Repeat("é", 50000),
 			Limits: v8sandbox.Limits{ArrayBufferMB: 1}}, "p"},
 		{v8sandbox.Job{Source: "s", Limits: v8sandbox.Limits{Timeout: 1<<63 - 1, HeapMB: 1 << 40}}, ""},
+		{v8sandbox.Job{Source: `"quoted"`, Origin: `C:\dir\main.js`, Prelude: "tab\there", Functions: []v8sandbox.Function{{Name: "del\x7f"}}}, `r\`},
+		{v8sandbox.Job{Source: "principal is never sent", Principal: "alice", Functions: []v8sandbox.Function{}}, ""},
 	}
 	for i, c := range jobs {
 		frame, err := encodeFrame(&message{Type: msgRun, ID: uint64(i + 1), Job: &c.job, PreludeRef: c.ref})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if hand, err := encodeRun(uint64(i+1), &c.job, c.ref); err != nil || string(hand) != string(frame) {
+			t.Errorf("job %d: encodeRun wrote %s (%v), encodeFrame %s", i, clip(hand[4:]), err, clip(frame[4:]))
 		}
 		body := frame[4:]
 		want := new(message)
@@ -103,6 +109,28 @@ func TestTakenFrame(t *testing.T) {
 			t.Errorf("decodeTaken(%s) = %+v, want nil", body, m)
 		}
 	}
+}
+
+// BenchmarkRunFrameEncode encodes a trivial job's run frame as the parent
+// does, and through encoding/json as before.
+func BenchmarkRunFrameEncode(b *testing.B) {
+	job := v8sandbox.Job{Source: "return 1;", Origin: "main.js", AwaitResult: true,
+		Functions: []v8sandbox.Function{{Name: "echo", Async: true}},
+		Limits:    v8sandbox.Limits{Timeout: 30 * time.Second, HeapMB: 50, ArrayBufferMB: 64, MaxResultBytes: 16 << 20}}
+	b.Run("hand", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := encodeRun(12, &job, "0123456789abcdef"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := encodeFrame(&message{Type: msgRun, ID: 12, Job: &job, PreludeRef: "0123456789abcdef"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkRunFrameDecode decodes a trivial job's run frame as a worker
