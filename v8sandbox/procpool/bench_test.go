@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,3 +194,33 @@ func TestSoak(t *testing.T) {
 }
 
 const corpusOK v8sandbox.Code = "OK"
+
+// BenchmarkTrivialSpaced{Thread,Process}: trivial runs 2 ms apart, as
+// benchreport samples latency (every thread asleep when a run starts);
+// p50-µs is the median run.
+func BenchmarkTrivialSpacedThread(b *testing.B) {
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 1, Logger: quietLogger(b)})
+	defer pool.Close()
+	benchSpaced(b, pool)
+}
+
+func BenchmarkTrivialSpacedProcess(b *testing.B) {
+	benchSpaced(b, newTestPool(b, Options{Workers: 1, SlotsPerWorker: 1}))
+}
+
+func benchSpaced(b *testing.B, r v8sandbox.Runner) {
+	job := v8sandbox.Job{Source: `1 + 1`, AwaitResult: true}
+	var took []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		time.Sleep(2 * time.Millisecond) // pacing, as benchreport's latency sampling
+		b.StartTimer()
+		start := time.Now()
+		if res, err := r.Run(context.Background(), job, nil); err != nil || string(res.Value) != "2" {
+			b.Fatal(res.Value, err)
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
+}

@@ -224,7 +224,7 @@ func (l *lane) readAtLeast(buf []byte, min int, asked time.Time) (int, error) {
 	}
 	n := 0
 	for n < min {
-		k, err := syscall.Read(l.in, buf[n:])
+		k, err := l.read(buf[n:])
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -249,6 +249,15 @@ func (l *lane) readAtLeast(buf []byte, min int, asked time.Time) (int, error) {
 	return n, nil
 }
 
+// read makes one read of the reply pipe: one that cannot block when the
+// pipe is watched (non-blocking), see readNow.
+func (l *lane) read(b []byte) (int, error) {
+	if l.ep < 0 {
+		return syscall.Read(l.in, b)
+	}
+	return readNow(l.in, b)
+}
+
 func writeAll(fd int, b []byte) error {
 	for len(b) > 0 {
 		k, err := syscall.Write(fd, b)
@@ -263,20 +272,18 @@ func writeAll(fd int, b []byte) error {
 	return nil
 }
 
-// parentLane is the parent's end of one lane: calls is the call pipe's read
-// end, replies the reply pipe's write end.
+// parentLane is the parent's end of one lane: calls reads the call pipe,
+// replies is the reply pipe's write end.
 type parentLane struct {
-	calls, replies *os.File
+	calls   *callReader
+	replies *os.File
 }
 
 // newLanes creates n lanes and returns the parent's ends and the
 // descriptors to pass to the worker, in fd order (ExtraFiles).
 func newLanes(n int) (lanes []*parentLane, child []*os.File, err error) {
 	closeAll := func() {
-		for _, l := range lanes {
-			l.calls.Close()
-			l.replies.Close()
-		}
+		closeParentLanes(lanes)
 		for _, f := range child {
 			f.Close()
 		}
@@ -287,32 +294,46 @@ func newLanes(n int) (lanes []*parentLane, child []*os.File, err error) {
 			closeAll()
 			return nil, nil, err
 		}
-		callR, callW, err := os.Pipe()
+		calls, callW, err := newCallPipe()
 		if err != nil {
 			replyR.Close()
 			replyW.Close()
 			closeAll()
 			return nil, nil, err
 		}
-		lanes = append(lanes, &parentLane{calls: callR, replies: replyW})
+		lanes = append(lanes, &parentLane{calls: calls, replies: replyW})
 		child = append(child, replyR, callW)
 	}
 	return lanes, child, nil
+}
+
+// newCallPipe makes a lane's call pipe: the parent's read end, outside
+// Go's poller, and the worker's write end (blocking, as a worker expects).
+//
+// The read end stays out of Go's poller because the parent polls it after
+// each reply (see callReader): Go's poller watches every descriptor it
+// holds edge-triggered, and a call landing on the pipe would wake the
+// thread that sleeps in the poller for nothing, once per call, taking the
+// CPU from the worker on a 2-core machine (profiles showed about one
+// context switch per call in the parent for that alone).
+func newCallPipe() (*callReader, *os.File, error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, fmt.Errorf("call lane pipe: %w", err)
+	}
+	r := &callReader{fd: fds[0], ep: -1}
+	if ep, ok := watchLane(fds[0]); ok {
+		r.ep = ep
+	}
+	return r, os.NewFile(uintptr(fds[1]), "lane-call"), nil
 }
 
 // laneLoop serves the calls of one lane until the worker closes it (or
 // dies): each call is read, served inline (the worker's thread is blocked
 // waiting anyway) and answered on the lane.
 func (pr *proc) laneLoop(l *parentLane) {
-	defer l.calls.Close()
-	// Go's poller: a thread blocked in read(2) per lane would cost as
-	// much (measured) and keep a thread per lane for good.
-	calls, err := newPollingReader(l.calls)
-	if err != nil {
-		pr.kill(killProtocol, err.Error())
-		return
-	}
-	fr := newFrameReader(calls)
+	defer l.calls.close()
+	fr := newFrameReader(l.calls)
 	for {
 		m, err := fr.read()
 		if err == nil && (m.Type != msgCall || !isClosed(pr.readyCh)) {
@@ -341,19 +362,25 @@ func (pr *proc) laneLoop(l *parentLane) {
 			}
 			return
 		}
-		calls.answered = time.Now()
+		l.calls.answered = time.Now()
 	}
 }
 
-// pollingReader reads a parent lane's call pipe. A program that makes one
+// callReader reads a parent lane's call pipe. A program that makes one
 // call after another sends its next call a few µs after the reply: less
-// than it costs the poller to wake a sleeping thread. So after a reply the
-// reader polls the pipe for the next call (a non-blocking read, yielding
-// to other goroutines between tries) for up to laneSpin, as long as calls
-// have been following replies within that time, and waits in Go's poller
-// otherwise.
-type pollingReader struct {
-	raw syscall.RawConn
+// than it costs to wake a sleeping thread. So after a reply the reader
+// polls the pipe for the next call (a non-blocking read, yielding to other
+// goroutines between tries) for up to laneSpin, as long as calls have
+// been following replies within that time, and otherwise sleeps in
+// epoll_pwait on an epoll instance of the lane's own (a thread per
+// sleeping lane, the price of keeping the pipe out of Go's poller: see
+// newCallPipe). Where there is no epoll, the pipe stays blocking and the
+// reader sleeps in read(2).
+type callReader struct {
+	fd int
+	// ep is an epoll instance watching fd (then non-blocking), -1 when fd
+	// is blocking.
+	ep int
 	// answered is when the last reply was written (zero once the next
 	// call has begun to arrive).
 	answered time.Time
@@ -362,54 +389,56 @@ type pollingReader struct {
 	slow bool
 }
 
-func newPollingReader(f *os.File) (*pollingReader, error) {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("call lane: %w", err)
-	}
-	return &pollingReader{raw: raw}, nil
-}
-
-func (r *pollingReader) Read(p []byte) (int, error) {
+func (r *callReader) Read(p []byte) (int, error) {
 	var pollUntil time.Time
 	if !r.answered.IsZero() && !r.slow {
 		pollUntil = r.answered.Add(laneSpin)
 	}
-	n, rerr := 0, error(nil)
-	err := r.raw.Read(func(fd uintptr) bool {
-		for {
-			n, rerr = syscall.Read(int(fd), p)
-			switch {
-			case rerr == syscall.EINTR:
-				continue
-			case rerr != syscall.EAGAIN:
-				return true
-			case !time.Now().Before(pollUntil):
-				return false // wait in the poller
-			}
-			runtime.Gosched()
+	for {
+		var n int
+		var err error
+		if r.ep < 0 {
+			n, err = syscall.Read(r.fd, p)
+		} else {
+			n, err = readNow(r.fd, p)
 		}
-	})
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("reading a call lane: %w", err)
-	case rerr != nil:
-		return 0, fmt.Errorf("reading a call lane: %w", rerr)
-	case n == 0 && len(p) > 0:
-		return 0, io.EOF
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN && time.Now().Before(pollUntil):
+			runtime.Gosched()
+			continue
+		case err == syscall.EAGAIN:
+			if err := sleepUntilReadable(r.ep); err != nil {
+				return 0, fmt.Errorf("waiting on a call lane: %w", err)
+			}
+			continue
+		case err != nil:
+			return 0, fmt.Errorf("reading a call lane: %w", err)
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		if !r.answered.IsZero() {
+			r.slow = time.Since(r.answered) > laneSpin
+			r.answered = time.Time{}
+		}
+		return n, nil
 	}
-	if !r.answered.IsZero() {
-		r.slow = time.Since(r.answered) > laneSpin
-		r.answered = time.Time{}
+}
+
+// close closes the pipe and its epoll instance.
+func (r *callReader) close() {
+	syscall.Close(r.fd)
+	if r.ep >= 0 {
+		syscall.Close(r.ep)
 	}
-	return n, nil
 }
 
 // closeParentLanes closes the parent's ends of lanes never handed to a
 // lane loop.
 func closeParentLanes(lanes []*parentLane) {
 	for _, l := range lanes {
-		l.calls.Close()
+		l.calls.close()
 		l.replies.Close()
 	}
 }

@@ -176,19 +176,20 @@ func TestLaneReplyOutlivesTheLane(t *testing.T) {
 // buffer arrives in pieces), against a parent end that polls its call pipe
 // after each reply.
 func TestLaneWaitsByPollingAndAsleep(t *testing.T) {
-	replyR, replyW, callR, callW := lanePipes(t)
+	replyR, replyW, _, _ := lanePipes(t)
+	calls, callW, err := newCallPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer callW.Close()
 	pace := new(replyPace)
 	l := openLane(int(replyR.Fd()), int(callW.Fd()), pace)
-	if runtime.GOOS == "linux" && l.ep < 0 {
-		t.Fatal("the lane's reply pipe is not watched for polling")
+	if runtime.GOOS == "linux" && (l.ep < 0 || calls.ep < 0) {
+		t.Fatal("the lane's pipes are not watched for polling")
 	}
 	release := make(chan struct{}) // the parent answers a call once released
 	go func() {
-		calls, err := newPollingReader(callR)
-		if err != nil {
-			t.Error(err)
-			return
-		}
+		defer calls.close()
 		fr := newFrameReader(calls)
 		for {
 			m, err := fr.read()

@@ -46,3 +46,19 @@ func sleepUntilReadable(ep int) error {
 // yieldCPU lets another runnable thread use this CPU (sched_yield) while
 // a lane is polled.
 func yieldCPU() { _, _, _ = syscall.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+
+// readNow reads from fd, a non-blocking descriptor, without telling Go's
+// scheduler about a system call that cannot block: polling a lane makes
+// many, and each would otherwise enter and leave the scheduler's syscall
+// state (and let sysmon hand the P to another thread).
+func readNow(fd int, p []byte) (int, error) {
+	var ptr unsafe.Pointer
+	if len(p) > 0 {
+		ptr = unsafe.Pointer(&p[0])
+	}
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(ptr), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}

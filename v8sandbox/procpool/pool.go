@@ -274,7 +274,7 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 	r := &pending{id: p.nextRun.Add(1), host: host, timeout: job.Limits.Timeout, done: make(chan outcome, 1)}
 	ref, lean := preludeRef(job.Prelude), job
 	lean.Prelude = ""
-	frame, err := encodeFrame(&message{Type: msgRun, ID: r.id, Job: &lean, PreludeRef: ref})
+	frame, err := encodeRun(r.id, &lean, ref)
 	if err != nil {
 		return v8sandbox.Result{}, v8sandbox.Errorf(v8sandbox.CodeInternal, "job cannot be sent to a sandbox worker: %v", err)
 	}
@@ -289,7 +289,7 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 		return v8sandbox.Result{}, err
 	}
 	withPrelude := func() ([]byte, error) {
-		return encodeFrame(&message{Type: msgRun, ID: r.id, Job: &job, PreludeRef: ref})
+		return encodeRun(r.id, &job, ref)
 	}
 	if err := pr.sendRun(frame, ref, withPrelude); err != nil {
 		p.detach(r)

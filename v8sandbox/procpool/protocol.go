@@ -190,8 +190,9 @@ func finishFrame(b []byte) ([]byte, error) {
 type frameReader struct {
 	r   *bufio.Reader
 	max int
-	// fromParent is set on a worker's reader: value replies skip
-	// encoding/json (decodeValueReply).
+	// fromParent is set on a worker's reader: run, taken and value reply
+	// frames skip encoding/json (decodeRun, decodeTaken,
+	// decodeValueReply).
 	fromParent bool
 }
 
@@ -222,7 +223,11 @@ func (fr *frameReader) read() (*message, error) {
 		return nil, fmt.Errorf("truncated frame body: %w", err)
 	}
 	if fr.fromParent {
-		if m := decodeValueReply(body); m != nil {
+		if m := decodeRun(body); m != nil {
+			return m, nil
+		} else if m := decodeTaken(body); m != nil {
+			return m, nil
+		} else if m := decodeValueReply(body); m != nil {
 			return m, nil
 		}
 	} else if m := decodeCall(body); m != nil {
@@ -389,10 +394,4 @@ func cutUint(b []byte) (uint64, []byte, bool) {
 		return 0, b, false
 	}
 	return n, b[i:], true
-}
-
-// takenFrame tells a worker that run id's result reached its caller.
-func takenFrame(id uint64) []byte {
-	f, _ := encodeFrame(&message{Type: msgTaken, ID: id}) // cannot fail: no free-form field
-	return f
 }
