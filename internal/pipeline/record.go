@@ -141,6 +141,11 @@ func resultBlob(res *mcp.CallToolResult) Blob {
 		if err != nil {
 			return Blob{}
 		}
+		if len(raw) <= MaxRecordedBytes {
+			// What NewBlob keeps, without checking and copying again the
+			// fresh, valid JSON json.Marshal has just made.
+			return Blob{JSON: raw}
+		}
 		return NewBlob(raw)
 	}
 	clipped := *res

@@ -141,6 +141,26 @@ func TestResultBlobMatchesTheWholeEncoding(t *testing.T) {
 	}
 }
 
+// A small result is recorded as the JSON encoding made for it, not
+// checked and copied again: recording it costs no allocation beyond the
+// encoding's own.
+func TestResultBlobKeepsTheEncodingOfASmallResult(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true,"items":[1,2,3]}`}}}
+	encode := testing.AllocsPerRun(50, func() {
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+	})
+	record := testing.AllocsPerRun(50, func() {
+		if b := resultBlob(res); b.JSON == nil {
+			t.Fatal("not kept whole")
+		}
+	})
+	if record > encode {
+		t.Errorf("recording a small result took %v allocations; its encoding alone takes %v", record, encode)
+	}
+}
+
 // A record taken while a call is still in flight (its run was cancelled
 // and the record is written before the backend's answer comes back) lists
 // that call, cut short by the run's end; its outcome replaces the entry
