@@ -127,6 +127,8 @@ func TestResultBlobMatchesTheWholeEncoding(t *testing.T) {
 			&mcp.TextContent{Text: big("z")[:MaxRecordedBytes/2+10]}}},
 		"structured": {Content: []mcp.Content{&mcp.TextContent{Text: big(tricky)}},
 			StructuredContent: map[string]any{"k": "v"}, IsError: true},
+		"small tricky": {Content: []mcp.Content{&mcp.TextContent{Text: tricky}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("<&>")}},
+			StructuredContent: json.RawMessage("{ \"a\" : [ \"<b>&\" , 1 ] }"), Meta: mcp.Meta{"k": "<v>"}, IsError: true},
 	}
 	for name, res := range cases {
 		raw, err := json.Marshal(res)
@@ -135,8 +137,8 @@ func TestResultBlobMatchesTheWholeEncoding(t *testing.T) {
 		}
 		want, got := NewBlob(raw), resultBlob(res)
 		if got.Bytes != want.Bytes || got.Truncated != want.Truncated || string(got.JSON) != string(want.JSON) {
-			t.Errorf("%s: got bytes %d, kept %d; want bytes %d, kept %d (same prefix: %v)", name,
-				got.Bytes, len(got.Truncated), want.Bytes, len(want.Truncated), got.Truncated == want.Truncated)
+			t.Errorf("%s: got bytes %d, kept %d, JSON %.200q; want bytes %d, kept %d, JSON %.200q (same prefix: %v)", name,
+				got.Bytes, len(got.Truncated), got.JSON, want.Bytes, len(want.Truncated), want.JSON, got.Truncated == want.Truncated)
 		}
 	}
 }
