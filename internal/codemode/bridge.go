@@ -256,25 +256,6 @@ func (h *bridgeHost) interfaceHandler(_ context.Context, args json.RawMessage) (
 	return h.engine.toolInterface(h.view, a[0], h.suggestions.Add(1) <= maxSuggestionsPerRun)
 }
 
-// callArguments splits a bridge call's arguments: backend and tool are
-// separate string values, args the tool's argument object, then the
-// program's call number and the Date.now() values it observed since its
-// previous call (durable runs only; null otherwise).
-func callArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, seq int, clock []float64, err error) {
-	var a []json.RawMessage
-	if json.Unmarshal(raw, &a) != nil || len(a) < 3 || len(a) > 5 ||
-		json.Unmarshal(a[0], &backend) != nil || json.Unmarshal(a[1], &tool) != nil {
-		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
-	}
-	if len(a) > 3 && json.Unmarshal(a[3], &seq) != nil {
-		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
-	}
-	if len(a) > 4 && json.Unmarshal(a[4], &clock) != nil {
-		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
-	}
-	return backend, tool, a[2], seq, clock, nil
-}
-
 // backend returns the named backend of the run's view. A configured backend
 // whose tools are not known yet (still starting) is waited for, and the
 // view refreshed; one that is down fails with its error.

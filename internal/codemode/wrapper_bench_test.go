@@ -171,3 +171,96 @@ type instantRunner struct{ v8sandbox.Runner }
 func (instantRunner) Run(context.Context, v8sandbox.Job, v8sandbox.Host) (v8sandbox.Result, error) {
 	return v8sandbox.Result{Value: []byte("1")}, nil
 }
+
+// BenchmarkRunParts splits a tier-3 run on the sandbox side, each part on
+// a pool of its own (so that every pool keeps a context prepared for its
+// job) and the parts taking turns after a rest, measured as the calling
+// thread's median CPU time:
+//   - pool: `1` without prelude (the report's v8-pool);
+//   - prelude: `1` with code mode's prelude and host functions: the
+//     result goes through the prelude's serializer (jsvalue's kit);
+//   - async: the program's async wrapper without the bridge's completion;
+//   - trivial: the job Engine.Execute runs for `const x = 1; return x`
+//     (the completion __isogate_finish included);
+//   - host-call: the sandbox alone making one awaited async host call
+//     (__isogate_call without the prelude), answered at once;
+//   - call: one awaited tool call through the bridge, answered at once by
+//     the host: the sandbox's and the bridge's share of a call through
+//     tier 3 (call minus trivial; host-call minus pool is the sandbox's).
+//
+// Run it with:
+//
+//	go test -run '^$' -bench RunParts -benchtime 400x ./internal/codemode/
+func BenchmarkRunParts(b *testing.B) {
+	backends := make([]*backendView, 10)
+	for i := range backends {
+		backends[i] = &backendView{Name: fmt.Sprintf("backend-%d", i), Ident: fmt.Sprintf("backend_%d", i)}
+	}
+	backends[0].Tools = [][3]string{{"tool_0", "tool-0", "tool_0"}} // the prelude's name table
+	p := prelude(backends, false)
+	wrap := func(body string) string { return "(async function main() {\n" + body + "\n})()" }
+	job := func(src string) v8sandbox.Job {
+		return v8sandbox.Job{Source: src, Origin: origin, Prelude: p, Functions: bridgeFunctions, AwaitResult: true}
+	}
+	parts := []struct {
+		name string
+		job  v8sandbox.Job
+		want string
+	}{
+		{"pool", v8sandbox.Job{Source: "1", AwaitResult: true}, "1"},
+		{"prelude", job("1"), "1"},
+		{"async", job(wrap("const x = 1;\nreturn x")), "1"},
+		{"trivial", job(finishName + "(" + wrap("const x = 1;\nreturn x") + ")"), "1"},
+		{"host-call", v8sandbox.Job{Source: wrap("const r = await " + fnCall + "(\"backend-0\", \"tool-0\", {}, 1, null);\nreturn r.ok"),
+			Origin: origin, Functions: bridgeFunctions, AwaitResult: true}, "true"},
+		{"call", job(finishName + "(" + wrap("const r = await backend_0.tool_0({});\nreturn r.ok") + ")"), "true"},
+	}
+	pools := make([]*v8sandbox.Pool, len(parts))
+	for i := range pools {
+		pools[i] = v8sandbox.NewPool(v8sandbox.Options{Workers: 1})
+		defer pools[i].Close()
+	}
+	run := func(i int) error {
+		r, err := pools[i].Run(context.Background(), parts[i].job, answerAtOnce{})
+		if err == nil && string(r.Value) != parts[i].want {
+			err = fmt.Errorf("%s: got %s", parts[i].name, r.Value)
+		}
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for range 4 {
+		for i := range parts {
+			if err := run(i); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cpu := make([][]time.Duration, len(parts))
+	for b.Loop() {
+		for i := range parts {
+			b.StopTimer()
+			time.Sleep(2 * time.Millisecond)
+			b.StartTimer()
+			c0 := threadCPU()
+			if err := run(i); err != nil {
+				b.Fatal(err)
+			}
+			cpu[i] = append(cpu[i], threadCPU()-c0)
+		}
+	}
+	for i, part := range parts {
+		b.ReportMetric(float64(median(cpu[i]).Nanoseconds())/1e3, part.name+"-cpu-µs")
+	}
+}
+
+// answerAtOnce answers a tool call with {"ok":true} and every other host
+// function with nothing.
+type answerAtOnce struct{}
+
+func (answerAtOnce) Call(_ context.Context, c v8sandbox.HostCall) v8sandbox.HostReply {
+	if c.Name == fnCall {
+		return v8sandbox.HostReply{Value: []byte(`{"ok":true}`), Checked: true}
+	}
+	return v8sandbox.HostReply{}
+}

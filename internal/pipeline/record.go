@@ -137,9 +137,16 @@ func resultBlob(res *mcp.CallToolResult) Blob {
 		}
 	}
 	if texts <= MaxRecordedBytes {
-		raw, err := json.Marshal(res)
+		// The SDK's own encoding, which json.Marshal would only compact
+		// again (TestResultBlobMatchesTheWholeEncoding holds them equal).
+		raw, err := res.MarshalJSON()
 		if err != nil {
 			return Blob{}
+		}
+		if len(raw) <= MaxRecordedBytes {
+			// What NewBlob keeps, without checking and copying again the
+			// fresh, valid JSON just made.
+			return Blob{JSON: raw}
 		}
 		return NewBlob(raw)
 	}

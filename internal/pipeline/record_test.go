@@ -127,6 +127,8 @@ func TestResultBlobMatchesTheWholeEncoding(t *testing.T) {
 			&mcp.TextContent{Text: big("z")[:MaxRecordedBytes/2+10]}}},
 		"structured": {Content: []mcp.Content{&mcp.TextContent{Text: big(tricky)}},
 			StructuredContent: map[string]any{"k": "v"}, IsError: true},
+		"small tricky": {Content: []mcp.Content{&mcp.TextContent{Text: tricky}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("<&>")}},
+			StructuredContent: json.RawMessage("{ \"a\" : [ \"<b>&\" , 1 ] }"), Meta: mcp.Meta{"k": "<v>"}, IsError: true},
 	}
 	for name, res := range cases {
 		raw, err := json.Marshal(res)
@@ -135,9 +137,29 @@ func TestResultBlobMatchesTheWholeEncoding(t *testing.T) {
 		}
 		want, got := NewBlob(raw), resultBlob(res)
 		if got.Bytes != want.Bytes || got.Truncated != want.Truncated || string(got.JSON) != string(want.JSON) {
-			t.Errorf("%s: got bytes %d, kept %d; want bytes %d, kept %d (same prefix: %v)", name,
-				got.Bytes, len(got.Truncated), want.Bytes, len(want.Truncated), got.Truncated == want.Truncated)
+			t.Errorf("%s: got bytes %d, kept %d, JSON %.200q; want bytes %d, kept %d, JSON %.200q (same prefix: %v)", name,
+				got.Bytes, len(got.Truncated), got.JSON, want.Bytes, len(want.Truncated), want.JSON, got.Truncated == want.Truncated)
 		}
+	}
+}
+
+// A small result is recorded as the JSON encoding made for it, not
+// checked and copied again: recording it costs no allocation beyond the
+// encoding's own.
+func TestResultBlobKeepsTheEncodingOfASmallResult(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true,"items":[1,2,3]}`}}}
+	encode := testing.AllocsPerRun(50, func() {
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+	})
+	record := testing.AllocsPerRun(50, func() {
+		if b := resultBlob(res); b.JSON == nil {
+			t.Fatal("not kept whole")
+		}
+	})
+	if record > encode {
+		t.Errorf("recording a small result took %v allocations; its encoding alone takes %v", record, encode)
 	}
 }
 
