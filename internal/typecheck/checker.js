@@ -332,9 +332,13 @@
     const noBackend = new Set();
     if (sf.text.includes(BACKEND_PREFIX)) return { noBackend };
     const memo = checkerMemo(checker, declsFile);
+    // The members of classes, object literals and types are not
+    // referred to by a bare name.
+    const member = (n) => ts.isClassElement(n) || ts.isTypeElement(n) ||
+      (ts.isObjectLiteralElementLike(n) && ts.isObjectLiteralExpression(n.parent));
     const byName = new Map(); // name → the program's symbols of that name
     const collect = (n) => {
-      if (n.name && ts.isIdentifier(n.name)) {
+      if (n.name && ts.isIdentifier(n.name) && !member(n)) {
         for (const sym of [n.symbol, n.localSymbol]) {
           if (!sym) continue;
           let l = byName.get(n.name.text);
