@@ -245,11 +245,8 @@
 
   const isBackendSymbol = (s) => !!s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX);
   let typeQueries = 0; // the types the last plan asked for (the tests count them)
-  const backendInterface = (checker, expr, types) => {
-    typeQueries++;
-    const t = checker.getTypeAtLocation(expr);
+  const backendInterface = (t) => {
     const s = t && (t.aliasSymbol || t.symbol);
-    if (types) types.set(expr, t);
     return isBackendSymbol(s) ? s.name : "";
   };
   // The binary operators whose result is never an object: arithmetic,
@@ -392,7 +389,17 @@
     // backend (knownNames); an assignment or a comma expression has the
     // type of its right operand.
     const ifaces = new Map();
-    const ifaceTypes = new Map(); // expression → its type, when asked
+    // typeOf asks the checker for an expression's type once.
+    const types = new Map();
+    const typeOf = (n) => {
+      let t = types.get(n);
+      if (t === undefined) {
+        typeQueries++;
+        t = checker.getTypeAtLocation(n);
+        types.set(n, t);
+      }
+      return t;
+    };
     const ifaceOf = (n) => {
       let iface = ifaces.get(n);
       if (iface === undefined) {
@@ -400,7 +407,7 @@
         else if (ts.isBinaryExpression(n) && RIGHT.has(n.operatorToken.kind)) iface = ifaceOf(n.right);
         else if (known && ts.isIdentifier(n) && ts.isExpressionNode(n) && !ts.isMetaProperty(n.parent) &&
           known.noBackend.has(n.text)) iface = "";
-        else iface = backendInterface(checker, n, ifaceTypes);
+        else iface = backendInterface(typeOf(n));
         ifaces.set(n, iface);
       }
       return iface;
@@ -496,7 +503,7 @@
         const file = decl && decl.getSourceFile();
         if (DYNAMIC_GLOBALS.has(n.text) && file !== sf) dyn(n, "reaches globals by name");
         else if (file && file.fileName === DECLS && ts.isVariableDeclaration(decl) &&
-          (checker.getTypeAtLocation(n).flags & ts.TypeFlags.Any)) dyn(n, "a backend whose tools are not known yet");
+          (typeOf(n).flags & ts.TypeFlags.Any)) dyn(n, "a backend whose tools are not known yet");
       }
       // The types asked for are those of the places a backend object comes
       // from (a name, `this`) and of the objects whose members are taken:
@@ -522,7 +529,7 @@
             const access = skipParens(p);
             const called = access.parent && ts.isCallExpression(access.parent) && access.parent.expression === access;
             const call = { backend: iface, tool: member, ...pos(p), loop: called ? loopOf(access.parent, new Set()) : "unknown" };
-            if (!checker.getPropertyOfType(ifaceTypes.get(n) || checker.getTypeAtLocation(n), member)) call.unknown = true;
+            if (!checker.getPropertyOfType(typeOf(n), member)) call.unknown = true;
             calls.push(call);
           }
         } else if (!(p && ts.isVariableDeclaration(p) && p.initializer === use && ts.isIdentifier(p.name))) {
