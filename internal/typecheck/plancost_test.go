@@ -34,6 +34,11 @@ var narrowingPrograms = []string{
 	"const o: Record<string, any> = {c: counter};\nawait o.c.bump({id: 'a'})",
 	"const r: { x?: typeof counter } = {x: counter};\nif (r.x) await r.x.bump({id: 'a'})",
 	"const o = {} as object;\nif ('bump' in o) console.log(o);\nif (o instanceof Object) console.log(o)",
+	// Names of globals that cannot hold a backend, declared again by the
+	// program as ones that do.
+	"const console = counter;\nawait console.bump({id: 'a'})",
+	"const go = async (JSON: typeof counter) => JSON.get({id: 'a'});\nawait go(counter)",
+	"function Math() { return counter }\nawait Math().bump({id: 'a'})",
 }
 
 // The plan asks the checker for the type of a name only when the name may
