@@ -61,6 +61,13 @@ func TestPlanSkipsOnlyNamesThatCannotHoldABackend(t *testing.T) {
 		corpus = append(corpus, entry{counterDecls, p, false})
 	}
 	corpus = append(corpus, entry{BenchDeclarations(), BenchProgram(), false})
+	late := Declarations{ID: "late-plan-1", Text: counterDecls.Text + "declare var late: any;\n"}
+	for _, p := range []string{
+		"await counter.bump({id:'a'});\nawait late.write({x: 1})",
+		"const l = late;\nawait l.write({x: 1});\nconst { late: again } = globalThis as any;\nawait again.write({})",
+	} {
+		corpus = append(corpus, entry{late, p, false})
+	}
 	for _, e := range corpus {
 		for _, fresh := range []bool{false, true} {
 			got, err := testChecker.checkWith(ctx, e.decls, e.program, e.module, checkMode{Fresh: fresh})
