@@ -229,6 +229,9 @@ type Report struct {
 type Plan struct {
 	Calls   []PlannedCall `json:"calls"`
 	Dynamic []DynamicSite `json:"dynamic,omitempty"`
+	// typeQueries is how many expressions' types the checker was asked
+	// for while finding the plan (the tests count them).
+	typeQueries int
 }
 
 // Partial reports whether the program may call tools the plan does not
@@ -293,6 +296,21 @@ func (c *Checker) Check(ctx context.Context, decls Declarations, program string,
 // check is Check; fresh checks the program in a program of its own
 // instead of the shared one of its declarations (the tests compare).
 func (c *Checker) check(ctx context.Context, decls Declarations, program string, module, fresh bool) (*Report, error) {
+	return c.checkWith(ctx, decls, program, module, checkMode{Fresh: fresh})
+}
+
+// checkMode is how the checker goes about a check, for the tests that
+// compare its shortcuts with the long way: Fresh checks the program in a
+// program of its own instead of the shared one of its declarations;
+// ExhaustivePlan asks for the type of every name the plan meets instead
+// of only those that may hold a backend.
+type checkMode struct {
+	Fresh          bool `json:"fresh,omitempty"`
+	ExhaustivePlan bool `json:"exhaustivePlan,omitempty"`
+}
+
+// checkWith is Check, done as mode says.
+func (c *Checker) checkWith(ctx context.Context, decls Declarations, program string, module bool, mode checkMode) (*Report, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -300,8 +318,8 @@ func (c *Checker) check(ctx context.Context, decls Declarations, program string,
 	req, err := json.Marshal(struct {
 		Decls  string `json:"decls"`
 		Source string `json:"source"`
-		Fresh  bool   `json:"fresh,omitempty"`
-	}{decls.ID, source, fresh})
+		checkMode
+	}{decls.ID, source, mode})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnchecked, err)
 	}
@@ -315,6 +333,7 @@ func (c *Checker) check(ctx context.Context, decls Declarations, program string,
 			Diagnostics []Diagnostic `json:"diagnostics"`
 			Plan        *Plan        `json:"plan"`
 			Shared      bool         `json:"shared"`
+			TypeQueries int          `json:"typeQueries"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			return nil, fmt.Errorf("%w: the checker's reply: %v", ErrUnchecked, err)
@@ -330,6 +349,7 @@ func (c *Checker) check(ctx context.Context, decls Declarations, program string,
 				}
 			}
 			if p := rep.Plan; p != nil {
+				p.typeQueries = rep.TypeQueries
 				for i := range p.Calls {
 					p.Calls[i].Line = max(p.Calls[i].Line+1-shift, 1)
 				}

@@ -243,10 +243,11 @@
   const LOOP_RANK = { no: 0, unknown: 1, yes: 2 };
   const worse = (a, b) => (LOOP_RANK[b] > LOOP_RANK[a] ? b : a);
 
-  const backendInterface = (checker, expr) => {
-    const t = checker.getTypeAtLocation(expr);
+  const isBackendSymbol = (s) => !!s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX);
+  let typeQueries = 0; // the types the last plan asked for (the tests count them)
+  const backendInterface = (t) => {
     const s = t && (t.aliasSymbol || t.symbol);
-    return s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX) ? s.name : "";
+    return isBackendSymbol(s) ? s.name : "";
   };
   // The binary operators whose result is never an object: arithmetic,
   // bitwise, comparison, equality, `in`, `instanceof`, and the compound
@@ -274,18 +275,139 @@
   const isExported = (fn) => !!(ts.getCombinedModifierFlags(fn) & ts.ModifierFlags.Export) ||
     (fn.parent && ts.isExportAssignment(fn.parent));
 
-  const planOf = (checker, sf) => {
+  // knownNames finds the names of sf that cannot hold a backend, whose
+  // types the plan need not ask for (asking checks each reference again:
+  // most of a plan's cost). A name refers to a declaration of the program
+  // that bears it, or else to a global; its type at a reference is its
+  // declared type T narrowed by the program's control flow, and narrowing
+  // yields T, members of T (a union's), never, an intersection (a type of
+  // no symbol), or a type a guard names (`x is C`, instanceof, an inferred
+  // predicate) that is assignable to T. So a name none of whose
+  // declarations has a type that is a backend's, has a member that is, or
+  // is one a backend's type is assignable to, cannot hold a backend. A
+  // program that names a backend's interface itself is asked about in
+  // full.
+  const ANY_LIKE = ts.TypeFlags.AnyOrUnknown | ts.TypeFlags.Instantiable | ts.TypeFlags.Intersection;
+  const PRIMITIVE = ts.TypeFlags.StringLike | ts.TypeFlags.NumberLike | ts.TypeFlags.BigIntLike |
+    ts.TypeFlags.BooleanLike | ts.TypeFlags.ESSymbolLike | ts.TypeFlags.VoidLike | ts.TypeFlags.Null |
+    ts.TypeFlags.Never | ts.TypeFlags.EnumLike;
+  const perChecker = new WeakMap(); // checker → { backends, closed }, for the base's later checks
+  const checkerMemo = (checker, declsFile) => {
+    let m = perChecker.get(checker);
+    if (!m) {
+      // Every type a backend's symbol can be the symbol of: the
+      // declarations' interfaces (and anything else they name so).
+      const backends = [];
+      const visit = (n) => {
+        const sym = n.symbol;
+        if (n !== declsFile && sym && isBackendSymbol(sym)) {
+          if (sym.flags & ts.SymbolFlags.Type) backends.push(checker.getDeclaredTypeOfSymbol(sym));
+          if (sym.flags & ts.SymbolFlags.Value) backends.push(checker.getTypeOfSymbol(sym));
+        }
+        ts.forEachChild(n, visit);
+      };
+      if (declsFile) visit(declsFile);
+      m = { backends, closed: new Map() };
+      perChecker.set(checker, m);
+    }
+    return m;
+  };
+  const closedType = (checker, memo, t) => {
+    let c = memo.closed.get(t);
+    if (c === undefined) {
+      if (t.flags & ANY_LIKE || isBackendSymbol(t.aliasSymbol) || isBackendSymbol(t.symbol)) c = false;
+      else if (t.flags & ts.TypeFlags.Union) c = t.types.every((m) => closedType(checker, memo, m));
+      else if (t.flags & PRIMITIVE) c = true;
+      else if (t.flags & (ts.TypeFlags.Object | ts.TypeFlags.NonPrimitive)) c = true;
+      else c = false;
+      if (c && !(t.flags & PRIMITIVE)) c = !memo.backends.some((b) => checker.isTypeAssignableTo(b, t));
+      memo.closed.set(t, c);
+    }
+    return c;
+  };
+  const knownNames = (checker, sf, declsFile) => {
+    const noBackend = new Set();
+    if (sf.text.includes(BACKEND_PREFIX)) return { noBackend };
+    const memo = checkerMemo(checker, declsFile);
+    // The members of classes, object literals and types are not
+    // referred to by a bare name.
+    const member = (n) => ts.isClassElement(n) || ts.isTypeElement(n) ||
+      (ts.isObjectLiteralElementLike(n) && ts.isObjectLiteralExpression(n.parent));
+    const byName = new Map(); // name → the program's symbols of that name
+    const collect = (n) => {
+      if (n.name && ts.isIdentifier(n.name) && !member(n)) {
+        for (const sym of [n.symbol, n.localSymbol]) {
+          if (!sym) continue;
+          let l = byName.get(n.name.text);
+          if (!l) byName.set(n.name.text, (l = []));
+          l.push(sym);
+        }
+      }
+      ts.forEachChild(n, collect);
+    };
+    collect(sf);
+    const seen = new Set();
+    const visit = (n) => {
+      if (ts.isIdentifier(n) && !seen.has(n.text)) {
+        seen.add(n.text);
+        const syms = (byName.get(n.text) || []).slice();
+        const global = checker.resolveName(n.text, undefined, ts.SymbolFlags.Value, false);
+        if (global) syms.push(global);
+        if (syms.length > 0 && syms.every((sym) => closedType(checker, memo, checker.getTypeOfSymbol(sym)))) noBackend.add(n.text);
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+    return { noBackend };
+  };
+
+  // declVars is the names of the variables declarations declare.
+  const declVarNames = new WeakMap();
+  const declVars = (declsFile) => {
+    if (!declsFile) return new Set();
+    let names = declVarNames.get(declsFile);
+    if (!names) {
+      names = new Set();
+      const visit = (n) => {
+        if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name)) names.add(n.name.text);
+        ts.forEachChild(n, visit);
+      };
+      visit(declsFile);
+      declVarNames.set(declsFile, names);
+    }
+    return names;
+  };
+
+  // exhaustive (the tests compare) asks the checker for the type of every
+  // name, as if no name were known not to hold a backend.
+  const planOf = (checker, sf, declsFile, exhaustive) => {
+    const known = exhaustive ? null : knownNames(checker, sf, declsFile);
+    typeQueries = 0;
     // ifaceOf is backendInterface without asking the checker (which checks
     // the expression again: most of a plan's cost) when the expression's
-    // kind gives the answer; an assignment or a comma expression has the
+    // kind gives the answer, or when it is a name that cannot hold a
+    // backend (knownNames); an assignment or a comma expression has the
     // type of its right operand.
     const ifaces = new Map();
+    // typeOf asks the checker for an expression's type once.
+    const types = new Map();
+    const typeOf = (n) => {
+      let t = types.get(n);
+      if (t === undefined) {
+        typeQueries++;
+        t = checker.getTypeAtLocation(n);
+        types.set(n, t);
+      }
+      return t;
+    };
     const ifaceOf = (n) => {
       let iface = ifaces.get(n);
       if (iface === undefined) {
         if (neverBackend(n)) iface = "";
         else if (ts.isBinaryExpression(n) && RIGHT.has(n.operatorToken.kind)) iface = ifaceOf(n.right);
-        else iface = backendInterface(checker, n);
+        else if (known && ts.isIdentifier(n) && ts.isExpressionNode(n) && !ts.isMetaProperty(n.parent) &&
+          known.noBackend.has(n.text)) iface = "";
+        else iface = backendInterface(typeOf(n));
         ifaces.set(n, iface);
       }
       return iface;
@@ -371,13 +493,17 @@
     };
     const isMemberName = (n) => n.parent && ts.isPropertyAccessExpression(n.parent) && n.parent.name === n;
     const walk = (n) => {
-      if (ts.isIdentifier(n) && !isDeclName(n) && !isMemberName(n)) {
+      // Only a name a global of these or the declarations' variables
+      // bear can resolve to one (resolving a name is not cached: asking
+      // for every name was a sixth of a plan's cost).
+      if (ts.isIdentifier(n) && !isDeclName(n) && !isMemberName(n) &&
+        (exhaustive || DYNAMIC_GLOBALS.has(n.text) || declVars(declsFile).has(n.text))) {
         const sym = checker.getSymbolAtLocation(n);
         const decl = sym && sym.declarations && sym.declarations[0];
         const file = decl && decl.getSourceFile();
         if (DYNAMIC_GLOBALS.has(n.text) && file !== sf) dyn(n, "reaches globals by name");
         else if (file && file.fileName === DECLS && ts.isVariableDeclaration(decl) &&
-          (checker.getTypeAtLocation(n).flags & ts.TypeFlags.Any)) dyn(n, "a backend whose tools are not known yet");
+          (typeOf(n).flags & ts.TypeFlags.Any)) dyn(n, "a backend whose tools are not known yet");
       }
       // The types asked for are those of the places a backend object comes
       // from (a name, `this`) and of the objects whose members are taken:
@@ -403,7 +529,7 @@
             const access = skipParens(p);
             const called = access.parent && ts.isCallExpression(access.parent) && access.parent.expression === access;
             const call = { backend: iface, tool: member, ...pos(p), loop: called ? loopOf(access.parent, new Set()) : "unknown" };
-            if (!checker.getPropertyOfType(checker.getTypeAtLocation(n), member)) call.unknown = true;
+            if (!checker.getPropertyOfType(typeOf(n), member)) call.unknown = true;
             calls.push(call);
           }
         } else if (!(p && ts.isVariableDeclaration(p) && p.initializer === use && ts.isIdentifier(p.name))) {
@@ -487,11 +613,11 @@
     const clean = b.program.getSyntacticDiagnostics(sf).length === 0 && b.program.getSemanticDiagnostics(sf).length === 0;
     if (b.checker.getGlobalDiagnostics().length > 0 && bases.get(req.decls) === b) bases.delete(req.decls);
     if (!clean) return null;
-    return JSON.stringify({ diagnostics: [], plan: planOf(b.checker, sf), shared: true });
+    return JSON.stringify({ diagnostics: [], plan: planOf(b.checker, sf, decls.get(req.decls), req.exhaustivePlan), shared: true, typeQueries });
   };
 
   // alone checks sf in a program of its own.
-  const alone = (sf) => {
+  const alone = (sf, req) => {
     const program = ts.createProgram({ rootNames: [PROGRAM, DECLS, "isogate-runtime.d.ts"], options, host: host(sf) });
     const checker = program.getTypeChecker();
     const syntactic = program.getSyntacticDiagnostics(sf);
@@ -499,8 +625,8 @@
     const diagnostics = [];
     for (const d of syntactic) diagnostics.push(classify(checker, sf, d));
     for (const d of semantic) diagnostics.push(classify(checker, sf, d));
-    const plan = syntactic.length > 0 ? null : planOf(checker, sf);
-    return JSON.stringify({ diagnostics, plan, shared: false });
+    const plan = syntactic.length > 0 ? null : planOf(checker, sf, decls.get(req.decls), req.exhaustivePlan);
+    return JSON.stringify({ diagnostics, plan, shared: false, typeQueries });
   };
 
   // __isogate_tc_decls({id, text}) parses a set of declarations once.
@@ -524,7 +650,7 @@
     currentDecls = req.decls;
     const out = inBase(req);
     if (out !== null) return out;
-    return alone(parse(PROGRAM, req.source));
+    return alone(parse(PROGRAM, req.source), req);
   };
 
   // A first check, while the isolate is built: it binds the libraries and
