@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -664,6 +665,9 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSum
 		}
 		opts := e.opts.Output
 		opts.ValidJSON = isJSON
+		if isJSON {
+			opts.Compact = string(resp.Value) // raw is its rendering: shaping parses the shorter form
+		}
 		opts.MaxOutputSize = limit
 		opts.Owner = req.Owner
 		store := e.opts.Store
@@ -721,7 +725,7 @@ func renderValue(v json.RawMessage) (text string, isJSON bool) {
 	if err != nil {
 		return string(v), false
 	}
-	return string(b), true
+	return unsafe.String(unsafe.SliceData(b), len(b)), true // b is never written again: no copy
 }
 
 // isNull reports whether a program's value is null or undefined.
