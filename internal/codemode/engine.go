@@ -666,7 +666,9 @@ func (e *Engine) finish(ctx context.Context, req Request, resp *Response) RunSum
 		opts := e.opts.Output
 		opts.ValidJSON = isJSON
 		if isJSON {
-			opts.Compact = string(resp.Value) // raw is its rendering: shaping parses the shorter form
+			// raw is its rendering: shaping parses the shorter form, in
+			// place (resp.Value is not written to while Shape reads it).
+			opts.Compact = unsafe.String(unsafe.SliceData(resp.Value), len(resp.Value))
 		}
 		opts.MaxOutputSize = limit
 		opts.Owner = req.Owner
