@@ -723,7 +723,9 @@ func renderValue(v json.RawMessage) (text string, isJSON bool) {
 			return s, false
 		}
 	}
-	b, err := jsonscan.AppendIndent(nil, v, "  ")
+	// Records indented grow to about twice their size, often a little
+	// more: room for 2.5 times spares copying the whole text once more.
+	b, err := jsonscan.AppendIndent(make([]byte, 0, len(v)*5/2+64), v, "  ")
 	if err != nil {
 		return string(v), false
 	}
