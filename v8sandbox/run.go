@@ -355,7 +355,11 @@ func (r *run) serializeResult(value *v8.Value) (json.RawMessage, error) {
 	if err := r.check(err, "serializing the result"); err != nil {
 		return nil, err
 	}
-	s := out.String()
+	defer out.Release()
+	if !out.IsString() {
+		return nil, Errorf(CodeInternal, "serializing the result gave no string")
+	}
+	s := stringBytes(r.w.iso, out)
 	if len(s) > r.job.Limits.MaxResultBytes {
 		return nil, Errorf(CodeOutputLimit, "result of %d bytes exceeds the limit of %d bytes",
 			len(s), r.job.Limits.MaxResultBytes)

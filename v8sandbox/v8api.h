@@ -169,6 +169,33 @@ class ArrayBuffer {
   };
 };
 
+// Same layout as V8 10.9's v8::HandleScope (v8-local-handle.h).
+class HandleScope {
+ public:
+  explicit HandleScope(Isolate* isolate);
+  ~HandleScope();
+  HandleScope(const HandleScope&) = delete;
+  void operator=(const HandleScope&) = delete;
+
+ private:
+  void* i_isolate_;
+  void* prev_next_;
+  void* prev_limit_;
+};
+
+// The v8::String members isogate calls (v8-primitive.h). As for every API
+// type, `this` is a handle's location: the address a Local or Persistent
+// holds.
+class String {
+ public:
+  enum WriteOptions { NO_OPTIONS = 0, NO_NULL_TERMINATION = 2 };
+  int Length() const;
+  bool IsOneByte() const;
+  int WriteOneByte(Isolate* isolate, unsigned char* buffer, int start = 0,
+                   int length = -1, int options = NO_OPTIONS) const;
+};
+
+static_assert(sizeof(HandleScope) == 24, "HandleScope layout");
 static_assert(sizeof(Isolate::CreateParams) == 152, "CreateParams layout");
 static_assert(offsetof(Isolate::CreateParams, snapshot_blob) == 56,
               "CreateParams layout");

@@ -195,6 +195,7 @@ func (c *canonicalizer) number() error {
 	}
 	intDigits := i - intStart
 	integer := true
+	fracStart, fracEnd := i, i // the fraction's digits, if any
 	if i < len(c.in) && c.in[i] == '.' {
 		integer = false
 		i++
@@ -205,9 +206,12 @@ func (c *canonicalizer) number() error {
 		if i == d {
 			return c.errorf("bad number")
 		}
+		fracStart, fracEnd = d, i
 	}
+	exponent := false
 	if i < len(c.in) && (c.in[i] == 'e' || c.in[i] == 'E') {
 		integer = false
+		exponent = true
 		i++
 		if i < len(c.in) && (c.in[i] == '+' || c.in[i] == '-') {
 			i++
@@ -227,12 +231,41 @@ func (c *canonicalizer) number() error {
 		c.out = append(c.out, lit...)
 		return nil
 	}
+	if !exponent && plainDecimal(c.in[intStart:intStart+intDigits], c.in[fracStart:fracEnd]) {
+		c.out = append(c.out, lit...)
+		return nil
+	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
 		return c.errorf("bad number %s: %v", lit, err)
 	}
 	c.out = appendFloat(c.out, f)
 	return nil
+}
+
+// plainDecimal reports whether the number with integer digits whole and
+// fraction digits frac (no exponent) prints, as ECMAScript prints the
+// float64 it denotes, exactly as written: at most 15 significant digits
+// (so no shorter decimal denotes the same float64, and the literal is the
+// shortest that does), no trailing zero in the fraction, and at least 1e-6
+// (smaller values print in exponent form; whole has at most 15 digits, so
+// the value is below 1e21).
+func plainDecimal(whole, frac []byte) bool {
+	if len(frac) == 0 || frac[len(frac)-1] == '0' {
+		return false
+	}
+	significant := len(whole) + len(frac)
+	if len(whole) == 1 && whole[0] == '0' {
+		zeros := 0
+		for zeros < len(frac) && frac[zeros] == '0' {
+			zeros++
+		}
+		if zeros > 5 { // below 1e-6
+			return false
+		}
+		significant = len(frac) - zeros
+	}
+	return significant <= 15
 }
 
 // appendFloat formats f as encoding/json does (and JSON.stringify, for

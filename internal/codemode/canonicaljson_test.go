@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -91,6 +92,45 @@ var canonicalSeeds = []string{
 	`[1,]`, `{"a" 1}`, `{"a":1,}`, `[1 2]`, `{1:2}`, `01`, `-`, `1.`, `.5`, `1e`, `+1`,
 	`"unterminated`, `tru`, `nul`, `[`, `{`, `]`, `1 2`, ``, ` `, `"a` + "\x01" + `"`, `[1]x`,
 	`NaN`, `Infinity`, `"\x"`, `"\u12"`,
+	`0.5`, `-0.5`, `123.25`, `-0.000001`, `0.0000015`, `0.0000001`, `0.10`, `-0.0`, `0.30000000000000004`,
+	`123456789012.345`, `1234567890123.456`, `0.123456789012345`, `0.1234567890123456`,
+	`0.00000123456789012345`, `999999999999999.9`, `99999999999999.9`, `1.000000000000001`,
+}
+
+// Decimals without an exponent are copied as written when they print so
+// (canonicalizer.number's plainDecimal): every length of whole and
+// fraction around the 15-digit and 1e-6 bounds, against the reference.
+func TestCanonicalJSON_DecimalsAsWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	digits := func(n int, lead bool) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+		}
+		if lead && n > 0 && b[0] == '0' {
+			b[0] = '1' + byte(rng.IntN(9))
+		}
+		return string(b)
+	}
+	for whole := 0; whole <= 17; whole++ {
+		for frac := 1; frac <= 18; frac++ {
+			for range 40 {
+				w := "0"
+				if whole > 0 {
+					w = digits(whole, true)
+				}
+				f := digits(frac, false)
+				if rng.IntN(3) == 0 { // leading zeros in the fraction, around 1e-6
+					f = strings.Repeat("0", rng.IntN(8)) + f
+				}
+				sign := ""
+				if rng.IntN(2) == 0 {
+					sign = "-"
+				}
+				checkCanonical(t, []byte(sign+w+"."+f))
+			}
+		}
+	}
 }
 
 // checkCanonical compares canonicalJSON with the reference on valid JSON,

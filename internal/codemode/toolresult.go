@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,7 +64,9 @@ func blockValue(c mcp.Content) (json.RawMessage, error) {
 		// canonicalJSON validates as it copies: text that is not JSON
 		// (or nests too deep) is kept as a string.
 		if t := strings.TrimSpace(b.Text); t != "" && (t[0] == '{' || t[0] == '[') {
-			if v, err := canonicalJSON([]byte(t)); err == nil {
+			// canonicalJSON only reads its input and copies what it keeps:
+			// the text is read in place, not copied first.
+			if v, err := canonicalJSON(unsafe.Slice(unsafe.StringData(t), len(t))); err == nil {
 				return v, nil
 			}
 		}

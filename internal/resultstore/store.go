@@ -26,7 +26,8 @@ type Store interface {
 	// Put stores data for owner and returns its new, unguessable id. It
 	// fails with ErrTooLarge when data alone exceeds what one account may
 	// hold, and with ErrFull when the store cannot make room without
-	// evicting another account's live data.
+	// evicting another account's live data. It never writes to data
+	// (callers may pass the bytes of a string).
 	Put(ctx context.Context, owner string, data []byte) (id string, err error)
 	// Get returns the data stored under id for owner. It fails with
 	// ErrNotFound when there is none: never stored, expired, evicted, or

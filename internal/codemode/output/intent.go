@@ -178,19 +178,19 @@ type filterResult struct {
 }
 
 // filterIntent keeps the sections of raw that mention enough of the
-// intent's terms. Sections are the items of the JSON result's main array
+// intent's terms; parse parses raw's JSON. Sections are the items of the JSON result's main array
 // (see mainArray) when raw is a JSON container, else blank-line separated
 // paragraphs, else lines (of the text inside when raw is a JSON string). JSON without such an array, and text with fewer than two
 // sections, is left alone; so is everything when no section matches (with a
 // note saying so) or every section matches (silently).
-func filterIntent(raw, intent string, valid bool) filterResult {
+func filterIntent(raw, intent string, parse func() (*jval, bool)) filterResult {
 	res := filterResult{text: raw}
 	m := parseIntent(intent)
 	if m.empty() {
 		return res
 	}
 
-	if doc, ok := parseJSON(raw, valid); ok {
+	if doc, ok := parse(); ok {
 		res.doc = doc
 		path, arr, ok := mainArray(doc)
 		if !ok || len(arr.vals) < 2 {
