@@ -1,17 +1,13 @@
 package backend
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/jsonrpcio"
@@ -22,23 +18,18 @@ import (
 const maxStdioFrame = mcp.DefaultMaxLineLength
 
 // commandConn is the connection to a stdio backend: newline-delimited
-// JSON-RPC on the child's stdin and stdout. It replaces the go-sdk's
-// CommandTransport connection, whose reader goroutine hands every message
-// over a channel and whose decoder allocates 32 KB per message
-// (internal/jsonrpcio says more): Read reads in the caller's goroutine.
-// Close ends the child as the go-sdk does (and as the MCP specification
-// asks): stdin closed, then SIGTERM after terminate, then SIGKILL.
+// JSON-RPC on the child's stdin and stdout (a jsonrpcio.Conn). It replaces
+// the go-sdk's CommandTransport connection, whose reader goroutine hands
+// every message over a channel and whose decoder allocates 32 KB per
+// message (internal/jsonrpcio says more): Read reads in the caller's
+// goroutine. Close ends the child as the go-sdk does (and as the MCP
+// specification asks): stdin closed, then SIGTERM after terminate, then
+// SIGKILL; a Read blocked meanwhile ends when the child's stdout does.
 type commandConn struct {
+	*jsonrpcio.Conn
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
-	stdout    io.Reader
-	r         *jsonrpcio.Reader
 	terminate time.Duration
-
-	writeMu sync.Mutex
-
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // startCommand starts cmd with pipes on its stdin and stdout and returns
@@ -55,49 +46,13 @@ func startCommand(cmd *exec.Cmd, terminate time.Duration) (*commandConn, error) 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &commandConn{cmd: cmd, stdin: stdin, stdout: stdout, r: jsonrpcio.NewReader(stdout, maxStdioFrame), terminate: terminate}, nil
+	c := &commandConn{cmd: cmd, stdin: stdin, terminate: terminate}
+	c.Conn = jsonrpcio.NewConn(stdout, stdin, maxStdioFrame, c.end)
+	return c, nil
 }
 
-// SessionID implements mcp.Connection: stdio has no session id.
-func (c *commandConn) SessionID() string { return "" }
-
-// Read implements mcp.Connection. It is called by one goroutine (the
-// go-sdk's reader); it returns once the child's stdout has a message, ends
-// or is closed by Close.
-func (c *commandConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	msg, err := c.r.Read()
-	if errors.Is(err, os.ErrClosed) {
-		err = io.EOF // closed by Close
-	}
-	return msg, err
-}
-
-// Write implements mcp.Connection: one write of the message and its newline.
-func (c *commandConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	data, err := jsonrpcio.Encode(msg)
-	if err != nil {
-		return err
-	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_, err = c.stdin.Write(data)
-	return err
-}
-
-// Close implements mcp.Connection: it closes the child's stdin and waits
-// for it to exit, sending SIGTERM after c.terminate and SIGKILL after as
-// long again.
-func (c *commandConn) Close() error {
-	c.closeOnce.Do(func() { c.closeErr = c.end() })
-	return c.closeErr
-}
-
+// end closes the child's stdin and waits for it to exit, sending SIGTERM
+// after c.terminate and SIGKILL after as long again.
 func (c *commandConn) end() error {
 	if err := c.stdin.Close(); err != nil {
 		return fmt.Errorf("closing stdin: %w", err)

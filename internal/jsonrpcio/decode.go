@@ -30,30 +30,30 @@ var errInvalidRequest = errors.New("JSON RPC invalid request")
 
 // Decode decodes one frame: a message, or a batch (a non-empty JSON array
 // of messages) in order.
-func Decode(frame []byte) ([]jsonrpc.Message, error) {
+func Decode(frame []byte) (msgs []jsonrpc.Message, batch bool, err error) {
 	if b := bytes.TrimLeft(frame, " \t\r\n"); len(b) > 0 && b[0] == '[' {
 		var raws []json.RawMessage
 		if err := parse(b, &raws); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
+			return nil, true, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
 		}
 		if len(raws) == 0 {
-			return nil, fmt.Errorf("empty batch")
+			return nil, true, fmt.Errorf("empty batch")
 		}
-		msgs := make([]jsonrpc.Message, 0, len(raws))
+		msgs = make([]jsonrpc.Message, 0, len(raws))
 		for _, raw := range raws {
 			m, err := DecodeMessage(raw)
 			if err != nil {
-				return nil, err
+				return nil, true, err
 			}
 			msgs = append(msgs, m)
 		}
-		return msgs, nil
+		return msgs, true, nil
 	}
 	m, err := DecodeMessage(frame)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return []jsonrpc.Message{m}, nil
+	return []jsonrpc.Message{m}, false, nil
 }
 
 // DecodeMessage decodes one JSON-RPC message as the go-sdk's

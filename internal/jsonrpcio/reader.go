@@ -38,28 +38,39 @@ func NewReader(r io.Reader, maxFrame int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), maxFrame: maxFrame}
 }
 
-// Read returns the next message. The stream's end between messages is
-// io.EOF; its end inside one is io.ErrUnexpectedEOF. A malformed message
-// ends the stream: Read returns its error then and on every later call.
+// Read returns the next message, unpacking batches. The stream's end
+// between messages is io.EOF; its end inside one is io.ErrUnexpectedEOF. A
+// malformed message ends the stream: Read returns its error then and on
+// every later call.
 func (r *Reader) Read() (jsonrpc.Message, error) {
 	if len(r.queue) > 0 {
 		m := r.queue[0]
 		r.queue = r.queue[1:]
 		return m, nil
 	}
+	msgs, _, err := r.ReadFrame()
+	if err != nil {
+		return nil, err
+	}
+	r.queue = msgs[1:]
+	return msgs[0], nil
+}
+
+// ReadFrame returns the messages of the next frame: one, or those of a
+// batch (batch true). Errors are as Read's. Mixing ReadFrame and Read
+// calls is not supported.
+func (r *Reader) ReadFrame() (msgs []jsonrpc.Message, batch bool, err error) {
 	if r.err != nil {
-		return nil, r.err
+		return nil, false, r.err
 	}
 	frame, err := r.next()
 	if err == nil {
-		var msgs []jsonrpc.Message
-		if msgs, err = Decode(frame); err == nil {
-			r.queue = msgs[1:]
-			return msgs[0], nil
+		if msgs, batch, err = Decode(frame); err == nil {
+			return msgs, batch, nil
 		}
 	}
 	r.err = err
-	return nil, err
+	return nil, false, err
 }
 
 // next returns the next JSON value of the stream (valid only until the
