@@ -22,6 +22,10 @@ var ErrFrameTooLarge = errors.New("jsonrpcio: a JSON-RPC message exceeded the fr
 // whole, larger ones are gathered into the frame slice.
 const readBufferSize = 64 << 10
 
+// keptFrameCap is the largest gathering buffer a Reader keeps between
+// messages.
+const keptFrameCap = 4 * readBufferSize
+
 // Reader reads JSON-RPC messages from a stream of newline-delimited JSON
 // values. It is not safe for concurrent use: one goroutine reads.
 type Reader struct {
@@ -78,6 +82,9 @@ func (r *Reader) ReadFrame() (msgs []jsonrpc.Message, batch bool, err error) {
 // newline may only be white space.
 func (r *Reader) next() ([]byte, error) {
 	var s scanner
+	if cap(r.frame) > keptFrameCap {
+		r.frame = nil // a large message's buffer is not kept for the connection's life
+	}
 	r.frame = r.frame[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')

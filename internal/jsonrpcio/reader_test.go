@@ -139,6 +139,16 @@ func TestReaderLargeMessage(t *testing.T) {
 			t.Fatalf("%s: the message after the large one is %T", name, msgs[2])
 		}
 	}
+	// The buffer that gathered the large message is not kept once the next is read.
+	r := NewReader(strings.NewReader(stream), 8<<20)
+	for range 3 {
+		if _, err := r.Read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cap(r.frame) > keptFrameCap {
+		t.Fatalf("the reader keeps %d bytes after the large message", cap(r.frame))
+	}
 }
 
 // TestReaderBadStreams: what ends a stream, and how.
