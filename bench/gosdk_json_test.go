@@ -14,10 +14,12 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/segmentio/encoding/json"
 )
 
@@ -97,5 +99,46 @@ func TestGoSDKUnmarshalAlternativeDecodesTheSame(t *testing.T) {
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Fatalf("%s: decoded differently", name)
 		}
+	}
+}
+
+// BenchmarkGoSDKCallByEra is the go-sdk's own cost of one tools/call (a
+// client and a server in one process over in-memory transports, an echo
+// tool) by protocol era: from 2026-07-28 on every request carries _meta
+// (protocolVersion, clientInfo, clientCapabilities) that the server's
+// validateRequestMeta decodes from the params once more, then each of
+// clientInfo and clientCapabilities through remarshal (json.Marshal and
+// internal/json.Unmarshal again): more decodes, each with its 32 KB buffer.
+//
+//	go test -run '^$' -bench GoSDKCallByEra -benchmem ./
+func BenchmarkGoSDKCallByEra(b *testing.B) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(version, func(b *testing.B) {
+			ctx := context.Background()
+			srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
+			type args struct {
+				Message string `json:"message"`
+			}
+			mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in args) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+			})
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(ctx, st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

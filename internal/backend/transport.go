@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,10 +39,7 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 			b.proc = c.proc
 			b.mu.Unlock()
 		}
-		return &stdioTransport{
-			inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: b.opts.KillAfter},
-			proc:  c.proc,
-		}, nil
+		return &stdioTransport{cmd: cmd, terminate: b.opts.KillAfter, proc: c.proc}, nil
 	case config.TransportStreamableHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: newHTTPClient(s.Headers, b.auth)}, nil
 	case config.TransportSSE:
@@ -59,12 +57,13 @@ func (b *backend) newTransport(ctx context.Context, c *conn) (mcp.Transport, err
 	return nil, fmt.Errorf("unknown transport %q", s.Transport)
 }
 
-// stdioTransport wraps mcp.CommandTransport so that the child is forked from
-// the dedicated spawner thread (see proc_linux.go) and so that the process
-// handle learns when the child has started.
+// stdioTransport starts a stdio backend and connects to it (commandConn),
+// forking the child from the dedicated spawner thread (see proc_linux.go);
+// the process handle learns when the child has started.
 type stdioTransport struct {
-	inner *mcp.CommandTransport
-	proc  *procHandle
+	cmd       *exec.Cmd
+	terminate time.Duration // how long Close waits before SIGTERM, then SIGKILL
+	proc      *procHandle
 }
 
 // Connect implements mcp.Transport.
@@ -73,9 +72,9 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		conn mcp.Connection
 		err  error
 	)
-	spawnOnLockedThread(func() { conn, err = t.inner.Connect(ctx) })
+	spawnOnLockedThread(func() { conn, err = startCommand(t.cmd, t.terminate) })
 	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", t.inner.Command.Path, err)
+		return nil, fmt.Errorf("starting %s: %w", t.cmd.Path, err)
 	}
 	t.proc.markStarted()
 	return conn, nil

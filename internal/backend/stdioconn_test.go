@@ -1,0 +1,95 @@
+//go:build unix
+
+package backend
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// TestCommandConnRoundTrip writes messages to a child that echoes its
+// stdin (cat), a large one among them, and reads each back whole and in
+// order; Close then ends the child through its stdin alone.
+func TestCommandConnRoundTrip(t *testing.T) {
+	c, err := startCommand(exec.Command("cat"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id1, _ := jsonrpc.MakeID(float64(1))
+	id2, _ := jsonrpc.MakeID("two")
+	big := `{"text":"` + strings.Repeat("y", 1<<20) + `"}`
+	sent := []jsonrpc.Message{
+		&jsonrpc.Request{ID: id1, Method: "tools/call", Params: []byte(`{"name":"echo"}`)},
+		&jsonrpc.Response{ID: id2, Result: []byte(big)},
+		&jsonrpc.Request{Method: "notifications/initialized"},
+	}
+	done := make(chan error, 1)
+	go func() {
+		for _, m := range sent {
+			if err := c.Write(ctx, m); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i, want := range sent {
+		got, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		g, _ := jsonrpc.EncodeMessage(got)
+		w, _ := jsonrpc.EncodeMessage(want)
+		if string(g) != string(w) {
+			t.Fatalf("message %d: got %.200s, want %.200s", i, g, w)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("close: %v (cat should exit on its stdin's end)", err)
+	}
+	if _, err := c.Read(ctx); !errors.Is(err, io.EOF) {
+		t.Fatalf("read after close: %v, want EOF", err)
+	}
+}
+
+// TestCommandConnCloseEscalates: a child that ignores the end of its stdin
+// gets SIGTERM after the terminate delay, and one that ignores SIGTERM too
+// gets SIGKILL after as long again; a Read blocked meanwhile returns.
+func TestCommandConnCloseEscalates(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, want string
+	}{
+		{"SIGTERM", "exec sleep 60", "terminated"},
+		{"SIGKILL", `trap "" TERM; exec sleep 60`, "killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := startCommand(exec.Command("sh", "-c", tc.script), 200*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := make(chan error, 1)
+			go func() {
+				_, err := c.Read(context.Background())
+				read <- err
+			}()
+			err = c.Close()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("close: %v, want the child %s", err, tc.want)
+			}
+			if err := <-read; !errors.Is(err, io.EOF) {
+				t.Fatalf("blocked read: %v, want EOF", err)
+			}
+		})
+	}
+}
