@@ -512,7 +512,8 @@
       // it was used as a value, and asking for the types of all of them
       // checked each again, most of a plan's cost.
       const candidate = ts.isExpression(n) && !ts.isParenthesizedExpression(n) && !ts.isNonNullExpression(n) &&
-        !isDeclName(n) && !isMemberName(n) && (ts.isIdentifier(n) || n.kind === ts.SyntaxKind.ThisKeyword || isAccessed(n));
+        !isDeclName(n) && !isMemberName(n) && !ts.isPartOfTypeNode(n) && !ts.isPartOfTypeQuery(n) &&
+        (ts.isIdentifier(n) || n.kind === ts.SyntaxKind.ThisKeyword || isAccessed(n));
       const iface = candidate ? ifaceOf(n) : "";
       if (iface) {
         const use = skipParens(n);
@@ -533,6 +534,10 @@
             calls.push(call);
           }
         } else if (!(p && ts.isVariableDeclaration(p) && p.initializer === use && ts.isIdentifier(p.name))) {
+          dyn(use, "a backend object used as a value");
+        } else if (p.type && !backendInterface(checker.getTypeFromTypeNode(p.type))) {
+          // A variable declared with a type of its own (`any`, `{}`, …)
+          // holds the backend under a type the plan cannot follow.
           dyn(use, "a backend object used as a value");
         }
       }
