@@ -11,6 +11,8 @@ require (
 	rogchap.com/v8go v0.9.0
 )
 
+require github.com/klauspost/compress v1.18.0 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect

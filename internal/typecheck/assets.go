@@ -9,14 +9,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // The TypeScript compiler's JavaScript build and the ES2022 libraries, as
 // assets/update.sh produced them from npm `typescript` (see
 // assets/README.md: version, sha256, licence).
 var (
-	//go:embed assets/typescript.js.gz
-	compilerGz []byte
+	//go:embed assets/typescript.js.zst
+	compilerZst []byte
 	//go:embed assets/libs.tar.gz
 	libsGz []byte
 	//go:embed checker.js
@@ -29,11 +31,12 @@ const CompilerVersion = "6.0.3"
 // compilerScript is typescript.js wrapped so that it defines globalThis.ts:
 // it is a CommonJS module that looks for `module`.
 func compilerScript() (string, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(compilerGz))
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return "", fmt.Errorf("typecheck: reading the compiler: %w", err)
 	}
-	src, err := io.ReadAll(zr)
+	defer d.Close()
+	src, err := d.DecodeAll(compilerZst, nil)
 	if err != nil {
 		return "", fmt.Errorf("typecheck: reading the compiler: %w", err)
 	}

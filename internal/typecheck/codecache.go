@@ -85,7 +85,7 @@ var (
 func codeCacheFileName() string {
 	codeCacheNameOnce.Do(func() {
 		h := sha256.New()
-		h.Write(compilerGz)
+		h.Write(compilerZst)
 		io.WriteString(h, compilerWrapStart+compilerWrapEnd+"\x00"+v8.Version())
 		codeCacheName = "typescript-" + CompilerVersion + "-" + hex.EncodeToString(h.Sum(nil)[:8]) + ".v8cache"
 	})

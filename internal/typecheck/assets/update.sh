@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates the compiler assets of package typecheck from the npm
-# registry: `make typecheck-assets` (needs npm, gzip and GNU tar; the
+# registry: `make typecheck-assets` (needs npm, zstd, gzip and GNU tar; the
 # build itself never does). The files are committed; README.md records
 # their sha256.
 set -eu
@@ -25,10 +25,10 @@ cd "$tmp"
 npm pack --silent "typescript@$VERSION" >/dev/null
 echo "$TGZ_SHA256  typescript-$VERSION.tgz" | sha256sum -c -
 tar xzf "typescript-$VERSION.tgz"
-gzip -9n <package/lib/typescript.js >"$here/typescript.js.gz"
+zstd -q -19 -f package/lib/typescript.js -o "$here/typescript.js.zst"
 files=""
 for l in $LIBS; do files="$files lib.$l.d.ts"; done
 (cd package/lib && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - $files) | gzip -9n >"$here/libs.tar.gz"
 cp package/LICENSE.txt "$here/LICENSE.txt"
 cp package/ThirdPartyNoticeText.txt "$here/ThirdPartyNoticeText.txt"
-cd "$here" && sha256sum typescript.js.gz libs.tar.gz
+cd "$here" && sha256sum typescript.js.zst libs.tar.gz
