@@ -51,22 +51,13 @@ func BenchmarkEchoStdioBuilds(b *testing.B) {
 		pid  int
 		f    func() error
 	}
-	call := func(cs *mcp.ClientSession, tool string, args map[string]any) func() error {
-		return func() error {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-			if err == nil && res.IsError {
-				err = fmt.Errorf("%s failed: %v", tool, res.Content)
-			}
-			return err
-		}
-	}
 	directCmd := exec.Command("node", everything, "stdio")
 	direct, err := connectStdio(ctx, directCmd)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer direct.Close()
-	paths := []path{{"direct", directCmd.Process.Pid, call(direct, "echo", map[string]any{"message": "x"})}}
+	paths := []path{{"direct", directCmd.Process.Pid, toolCall(ctx, direct, "echo", map[string]any{"message": "x"})}}
 	for i, build := range strings.Split(spec, ";") {
 		name, rest, _ := strings.Cut(build, "=")
 		parts := strings.Split(rest, ",")
@@ -86,11 +77,11 @@ func BenchmarkEchoStdioBuilds(b *testing.B) {
 		for _, w := range want {
 			switch w {
 			case "pt":
-				paths = append(paths, path{name + "/passthrough", pid, call(cs, echo, map[string]any{"message": "x"})})
+				paths = append(paths, path{name + "/passthrough", pid, toolCall(ctx, cs, echo, map[string]any{"message": "x"})})
 			case "t2":
-				paths = append(paths, path{name + "/tier2", pid, call(cs, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "x"})`})})
+				paths = append(paths, path{name + "/tier2", pid, toolCall(ctx, cs, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "x"})`})})
 			case "t3":
-				paths = append(paths, path{name + "/tier3", pid, call(cs, "call_tool_chain", map[string]any{"code": `const r = await everything.echo({message: "x"}); return r.length`})})
+				paths = append(paths, path{name + "/tier3", pid, toolCall(ctx, cs, "call_tool_chain", map[string]any{"code": `const r = await everything.echo({message: "x"}); return r.length`})})
 			default:
 				b.Fatalf("ISOGATE_BENCH_PATHS: unknown path %q (pt, t2, t3)", w)
 			}

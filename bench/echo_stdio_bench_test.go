@@ -3,14 +3,11 @@ package bench
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkEchoStdio measures one `echo` of server-everything over stdio,
@@ -57,23 +54,14 @@ func BenchmarkEchoStdio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := func(cs *mcp.ClientSession, tool string, args map[string]any) func() error {
-		return func() error {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-			if err == nil && res.IsError {
-				err = fmt.Errorf("%s failed: %v", tool, res.Content)
-			}
-			return err
-		}
-	}
 	paths := []struct {
 		name string
 		f    func() error
 	}{
-		{"direct", call(direct, "echo", map[string]any{"message": "x"})},
-		{"passthrough", call(gw, passthrough, map[string]any{"message": "x"})},
-		{"tier2", call(gw, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "x"})`})},
-		{"tier3", call(gw, "call_tool_chain", map[string]any{"code": `const r = await everything.echo({message: "x"}); return r.length`})},
+		{"direct", toolCall(ctx, direct, "echo", map[string]any{"message": "x"})},
+		{"passthrough", toolCall(ctx, gw, passthrough, map[string]any{"message": "x"})},
+		{"tier2", toolCall(ctx, gw, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "x"})`})},
+		{"tier3", toolCall(ctx, gw, "call_tool_chain", map[string]any{"code": `const r = await everything.echo({message: "x"}); return r.length`})},
 	}
 	for range 20 { // warm: backend start, transform cache, worker contexts
 		for _, p := range paths {

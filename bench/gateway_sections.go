@@ -24,6 +24,18 @@ func init() {
 	RegisterSection(Section{Title: "End-to-end call_tool_chain over stdio", Order: 11, Run: endToEndSection})
 }
 
+// toolCall returns a call of tool on cs, an error when it fails or its
+// result is an error.
+func toolCall(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) func() error {
+	return func() error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("%s failed: %v", tool, res.Content)
+		}
+		return err
+	}
+}
+
 // latency runs f n times, [SampleGap] apart, and returns its p50 and p99.
 func latency(ctx context.Context, n int, f func() error) (p50, p99 time.Duration, err error) {
 	samples := make([]time.Duration, 0, n)
@@ -149,15 +161,6 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	call := func(cs *mcp.ClientSession, tool string, args map[string]any) func() error {
-		return func() error {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-			if err == nil && res.IsError {
-				err = fmt.Errorf("%s failed: %v", tool, res.Content)
-			}
-			return err
-		}
-	}
 	type path struct {
 		figure, name string
 		f            func() error
@@ -167,7 +170,7 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", err
 	}
 	defer direct.Close()
-	paths := []path{{"direct", "direct `echo`", call(direct, "echo", map[string]any{"message": "x"})}}
+	paths := []path{{"direct", "direct `echo`", toolCall(ctx, direct, "echo", map[string]any{"message": "x"})}}
 	for _, mode := range []string{"thread", "process"} {
 		cs, err := startIsogate(ctx, bin, dir, everything, mode)
 		if err != nil {
@@ -179,11 +182,11 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 			return "", fmt.Errorf("isogate (%s): %w", mode, err)
 		}
 		paths = append(paths,
-			path{mode + "/passthrough", fmt.Sprintf("isogate (%s): passthrough `%s`", mode, echo), call(cs, echo, map[string]any{"message": "x"})},
+			path{mode + "/passthrough", fmt.Sprintf("isogate (%s): passthrough `%s`", mode, echo), toolCall(ctx, cs, echo, map[string]any{"message": "x"})},
 			path{mode + "/tier 2", fmt.Sprintf("isogate (%s): tier 2 `return await everything.echo(...)`", mode),
-				call(cs, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "x"})`})},
+				toolCall(ctx, cs, "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "x"})`})},
 			path{mode + "/tier 3", fmt.Sprintf("isogate (%s): tier 3 (V8) `const r = await everything.echo(...); return r.length`", mode),
-				call(cs, "call_tool_chain", map[string]any{"code": `const r = await everything.echo({message: "x"}); return r.length`})})
+				toolCall(ctx, cs, "call_tool_chain", map[string]any{"code": `const r = await everything.echo({message: "x"}); return r.length`})})
 	}
 	for range 10 { // warm: transform cache, worker contexts, each backend connection
 		for _, p := range paths {
