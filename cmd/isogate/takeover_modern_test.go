@@ -89,11 +89,7 @@ return "steps " + out.join(",");`, "completed", "CALL_INDETERMINATE",
 				!strings.Contains(string(done.Result), `"isError":true`)) {
 				t.Errorf("the failure is not an error naming call #3, counter.step: %s", done.Result)
 			}
-			for key, n := range tc.counts {
-				if got := backend.count(key); got != n {
-					t.Errorf("the backend received %s %d times, want %d", key, got, n)
-				}
-			}
+			backend.wantCounts(t, tc.counts)
 		})
 	}
 }
@@ -159,9 +155,5 @@ return "steps " + out.join(",");`}}, true, nil)
 	if done.Status != "completed" || !strings.Contains(string(done.Result), "steps 10,20,30") {
 		t.Fatalf("the approved task: %+v %s", done, done.Result)
 	}
-	for key, n := range map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 1} {
-		if got := backend.count(key); got != n {
-			t.Errorf("the backend received %s %d times, want %d", key, got, n)
-		}
-	}
+	backend.wantCounts(t, map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 1})
 }

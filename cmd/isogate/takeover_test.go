@@ -95,6 +95,17 @@ func (b *countingBackend) count(key string) int {
 	return b.counts[key]
 }
 
+// wantCounts reports each call key the backend did not receive exactly
+// the wanted number of times.
+func (b *countingBackend) wantCounts(t *testing.T, want map[string]int) {
+	t.Helper()
+	for key, n := range want {
+		if got := b.count(key); got != n {
+			t.Errorf("the backend received %s %d times, want %d", key, got, n)
+		}
+	}
+}
+
 // takeoverConfig writes a gateway config with the counting backend only.
 func takeoverConfig(t *testing.T, backendURL string) string {
 	t.Helper()
@@ -217,11 +228,7 @@ return "steps " + out.join(",");`, "failed", "REPLICA_LOST",
 			if tc.want == "CALL_INDETERMINATE" && !strings.Contains(string(raw), "#3, counter.step") {
 				t.Errorf("the failure does not name call #3, counter.step: %s", raw)
 			}
-			for key, n := range tc.counts {
-				if got := backend.count(key); got != n {
-					t.Errorf("the backend received %s %d times, want %d", key, got, n)
-				}
-			}
+			backend.wantCounts(t, tc.counts)
 		})
 	}
 }
@@ -268,9 +275,5 @@ return "steps " + out.join(",");`)
 	if rerr != nil || !strings.Contains(string(raw), "steps 10,20,30,40") {
 		t.Errorf("tasks/result through A after it thawed: %+v %s", rerr, raw)
 	}
-	for key, n := range map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1} {
-		if got := backend.count(key); got != n {
-			t.Errorf("the backend received %s %d times, want %d", key, got, n)
-		}
-	}
+	backend.wantCounts(t, map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1})
 }
