@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,16 +50,7 @@ type sdkMsg struct {
 }
 
 func sdkJSONInputs() map[string][]byte {
-	var doc strings.Builder
-	doc.WriteString(`{"items":[`)
-	for i := 0; doc.Len() < 1<<20; i++ {
-		if i > 0 {
-			doc.WriteByte(',')
-		}
-		fmt.Fprintf(&doc, `{"id":%d,"name":"item %d","price":%d.5,"tags":["a","b"],"ok":true}`, i, i, i)
-	}
-	doc.WriteString(`]}`)
-	text, _ := json.Marshal(doc.String())
+	text, _ := json.Marshal(megabyteOfRecords())
 	return map[string][]byte{
 		"call-request": []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"_meta":{"progressToken":3}}}`),
 		"1MB-result":   []byte(`{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":` + string(text) + `}]}}`),

@@ -181,9 +181,9 @@ func benchGateway(ctx context.Context, mode config.Isolation, specs ...backend.S
 	return g, nil
 }
 
-// bigBackend serves `small` (a tiny JSON object) and `mb` (about 1 MB of
-// JSON records).
-func bigBackend() backend.Spec {
+// megabyteOfRecords is about 1 MB of JSON: an object whose items are small
+// records.
+func megabyteOfRecords() string {
 	var doc strings.Builder
 	doc.WriteString(`{"items":[`)
 	for i := 0; doc.Len() < 1<<20; i++ {
@@ -193,7 +193,13 @@ func bigBackend() backend.Spec {
 		fmt.Fprintf(&doc, `{"id":%d,"name":"item %d","price":%d.5,"tags":["a","b"],"ok":true}`, i, i, i)
 	}
 	doc.WriteString(`]}`)
-	mb := doc.String()
+	return doc.String()
+}
+
+// bigBackend serves `small` (a tiny JSON object) and `mb` (about 1 MB of
+// JSON records).
+func bigBackend() backend.Spec {
+	mb := megabyteOfRecords()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "big"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "small", Description: "A tiny result."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

@@ -388,13 +388,7 @@ func (c *hostCallCounter) Run(ctx context.Context, job v8sandbox.Job, host v8san
 		c.calls[name]++
 		c.mu.Unlock()
 		r := host.Call(ctx, v8sandbox.HostCall{Name: name, Args: args})
-		switch {
-		case r.Fatal != nil:
-			return nil, r.Fatal
-		case r.Error != nil:
-			return nil, r.Error
-		}
-		return r.Value, nil
+		return replyError(&r)
 	}))
 }
 
