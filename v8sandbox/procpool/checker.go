@@ -200,12 +200,8 @@ func (c *Checker) Check(ctx context.Context, decls typecheck.Declarations, progr
 // Confinement is the confinement the checker worker obtained (zero until
 // it has started).
 func (c *Checker) Confinement() Confinement {
-	select {
-	case <-c.started:
-		if c.pool != nil {
-			return c.pool.Confinement()
-		}
-	default:
+	if p := c.poolIfStarted(); p != nil {
+		return p.Confinement()
 	}
 	return Confinement{}
 }
@@ -213,14 +209,21 @@ func (c *Checker) Confinement() Confinement {
 // Stats describes the checker's worker process (zero until it has
 // started).
 func (c *Checker) Stats() Stats {
-	select {
-	case <-c.started:
-		if c.pool != nil {
-			return c.pool.Stats()
-		}
-	default:
+	if p := c.poolIfStarted(); p != nil {
+		return p.Stats()
 	}
 	return Stats{}
+}
+
+// poolIfStarted is the worker's pool once its start has ended (nil
+// before, or when it failed), without starting or waiting for it.
+func (c *Checker) poolIfStarted() *Pool {
+	select {
+	case <-c.started:
+		return c.pool
+	default:
+		return nil
+	}
 }
 
 // Close stops the worker (after its check in progress), waiting for a
