@@ -217,10 +217,11 @@ func snapshotProbes(ctx context.Context, n int) (map[string]time.Duration, error
 	for range n {
 		for _, state := range []string{"on", "off"} {
 			cmd := exec.CommandContext(ctx, exe, snapshotProbeArg)
-			cmd.Env = append(os.Environ(), v8sandbox.SnapshotEnv+"=")
+			setting := "" // the snapshot on, whatever this process was started with
 			if state == "off" {
-				cmd.Env = append(os.Environ(), v8sandbox.SnapshotEnv+"=off")
+				setting = "off"
 			}
+			cmd.Env = append(os.Environ(), v8sandbox.SnapshotEnv+"="+setting)
 			var out, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &stderr
 			if err := cmd.Run(); err != nil {
