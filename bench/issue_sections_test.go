@@ -51,7 +51,7 @@ func TestSectionsAlone(t *testing.T) {
 	}
 }
 
-// TestIssueSectionsRender runs the sections of issues 32, 35 and 36 once,
+// TestIssueSectionsRender runs the sections of issues 32, 35, 36 and 38 (the engine's) once,
 // a sample or two each (ReportConfig.Smoke), so they stay green and render
 // their tables with the ratio columns; the figures are for RESULTS.md.
 func TestIssueSectionsRender(t *testing.T) {
@@ -67,6 +67,7 @@ func TestIssueSectionsRender(t *testing.T) {
 	}{
 		{"principals", principalsSection, []string{"| worker start", "first run, pool at rest, 2 spares", "| 64 |", "÷ 1 principal", "fair shares, 64 principals", "÷ channel", "×1.00"}},
 		{"durable", durableSection, []string{"| off:", "| paused:", "| all, memory store:", "| resume by replay:", "÷ off", "journaling per host call", "×1.00", "Redis"}},
+		{"engine", engineSection, []string{"| thread |", "| process |", "engine trivial ÷ pool", "one call minus direct", "with the snapshot | without", "a fresh isolate each"}},
 		{"typecheck", typecheckSection, []string{"run unchecked", "run checked first", "warm check alone", "÷ unchecked run", "≤ 10.0 ms", "≤ 500 ms", "≤ 80 MB", "once the compiler has loaded", "first 2 checks of the program after its load"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
