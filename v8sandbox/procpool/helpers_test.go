@@ -81,6 +81,22 @@ func awaitState(p *Pool, timeout time.Duration, cond func() bool) bool {
 	}
 }
 
+// waitAllStarted waits until every slot of p holds a started worker, so
+// that where a run goes does not depend on how fast the workers start.
+func waitAllStarted(t testing.TB, p *Pool) {
+	t.Helper()
+	waitState(t, p, workerStartTimeout, "every slot's worker to start", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, s := range p.slots {
+			if s.cur == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // waitState is awaitState failing the test on timeout.
 func waitState(t testing.TB, p *Pool, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

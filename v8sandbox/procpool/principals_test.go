@@ -166,6 +166,7 @@ func testNeverGivenToAnother(t *testing.T, spares int) {
 // runs spread over the workers, and no worker is ever replaced.
 func TestOnePrincipalKeepsItsWorkers(t *testing.T) {
 	p := newTestPool(t, Options{Workers: 2, SlotsPerWorker: 4})
+	waitAllStarted(t, p) // a run finding one worker up would rightly take it
 	h := newPIDHost(true)
 	a := runAsync(context.Background(), p, principalJob(""), h)
 	b := runAsync(context.Background(), p, principalJob(""), h)
