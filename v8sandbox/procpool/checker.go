@@ -156,7 +156,7 @@ func (c *Checker) Check(ctx context.Context, decls typecheck.Declarations, progr
 	for {
 		req := checkRequest{Decls: decls.ID, Program: program, Module: module}
 		if withText {
-			req.Text = decls.Text
+			req.Text, req.WithText = decls.Text, true
 			c.declsSent.Add(1)
 		}
 		src, err := json.Marshal(req)

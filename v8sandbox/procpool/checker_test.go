@@ -157,3 +157,24 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// A catalogue with no tool (no backend yet, or a principal the policy
+// lets see none) has empty declarations: the worker checks against them
+// as against any other, rather than asking for them again and failing
+// every check of that catalogue as unchecked.
+func TestCheckerWorkerEmptyDeclarations(t *testing.T) {
+	c := newTestChecker(t)
+	empty := typecheck.Declarations{ID: "empty-1", Text: ""}
+	for range 2 {
+		rep, err := c.Check(t.Context(), empty, "let s = 0; for (let i = 1; i <= 10; i++) s += i; return s", false)
+		if err != nil {
+			t.Fatalf("check against empty declarations: %v", err)
+		}
+		if len(rep.Diagnostics) != 0 {
+			t.Fatalf("diagnostics %+v", rep.Diagnostics)
+		}
+	}
+	if n := c.declsSent.Load(); n != 1 {
+		t.Errorf("the empty declarations went %d times; want 1", n)
+	}
+}

@@ -21,11 +21,13 @@ import (
 // checkRequest is the source of a checker worker's run.
 type checkRequest struct {
 	// Decls names the declarations (a catalogue version); Text is their
-	// text, sent only when the worker may not hold it.
-	Decls   string `json:"decls"`
-	Text    string `json:"text,omitempty"`
-	Program string `json:"program"`
-	Module  bool   `json:"module,omitempty"`
+	// text, sent only when the worker may not hold it (WithText: a
+	// catalogue with no tool has empty declarations).
+	Decls    string `json:"decls"`
+	Text     string `json:"text,omitempty"`
+	WithText bool   `json:"with_text,omitempty"`
+	Program  string `json:"program"`
+	Module   bool   `json:"module,omitempty"`
 }
 
 // checkReply is the value of a checker worker's run.
@@ -115,7 +117,7 @@ func (cs *checkServer) check(ctx context.Context, source string) checkReply {
 		return checkReply{Error: fmt.Sprintf("malformed check request: %v", err)}
 	}
 	cs.mu.Lock()
-	if req.Text != "" {
+	if req.WithText {
 		if _, ok := cs.decls[req.Decls]; !ok {
 			cs.order = append(cs.order, req.Decls)
 			if len(cs.order) > maxHeldDecls {
