@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v8 "rogchap.com/v8go"
@@ -31,6 +32,27 @@ type Resident struct {
 	quit  chan struct{}
 	done  chan struct{}
 	once  sync.Once
+
+	// heapUsed is the isolate's used heap after its last call or build;
+	// builds counts the isolates built (ResidentStats).
+	heapUsed atomic.Int64
+	builds   atomic.Uint64
+}
+
+// ResidentStats describe a [Resident] for operators.
+type ResidentStats struct {
+	// HeapUsedBytes is the isolate's used heap after its last call (or
+	// its build); 0 before the first.
+	HeapUsedBytes int64
+	// Builds counts the isolates built: the first, then one after each
+	// call cut short (deadline, heap cap).
+	Builds uint64
+}
+
+// Stats reports the resident's heap and builds without waiting for a call
+// in progress.
+func (r *Resident) Stats() ResidentStats {
+	return ResidentStats{HeapUsedBytes: r.heapUsed.Load(), Builds: r.builds.Load()}
 }
 
 // ResidentScript is one setup script of a [Resident].
@@ -163,10 +185,13 @@ func (r *Resident) serve() {
 
 func (r *Resident) serveCall(s *residentIsolate, c residentCall) (string, error) {
 	if s.iso == nil {
+		r.builds.Add(1)
 		if err := r.build(s); err != nil {
 			s.dispose()
+			r.heapUsed.Store(0)
 			return "", err
 		}
+		r.heapUsed.Store(int64(s.iso.GetHeapStatistics().UsedHeapSize))
 	}
 	if c.fn == "" {
 		return "", nil
@@ -182,6 +207,9 @@ func (r *Resident) serveCall(s *residentIsolate, c residentCall) (string, error)
 	out, stopped, err := s.guarded(ctx, c.timeout, func() (string, error) { return s.callGlobal(c.fn, c.arg) })
 	if stopped {
 		s.dispose()
+		r.heapUsed.Store(0)
+	} else {
+		r.heapUsed.Store(int64(s.iso.GetHeapStatistics().UsedHeapSize))
 	}
 	return out, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
@@ -62,6 +63,7 @@ type doctorReport struct {
 // the confinement it obtained is known) and reads the backends' state.
 func diagnose(ctx context.Context, g *app.App) doctorReport {
 	r := doctorReport{Problems: []string{}, NameCollisions: g.Surface.NameCollisions()}
+	warmErr := warmChecker(ctx, g)
 	resp := g.Engine.Execute(ctx, codemode.Request{Code: "let s = 0; for (let i = 1; i <= 10; i++) s += i; return s"})
 	switch {
 	case resp.IsError:
@@ -81,6 +83,14 @@ func diagnose(ctx context.Context, g *app.App) doctorReport {
 			}
 		}
 	}
+	if tc := r.Sandbox.Typecheck; tc != nil {
+		switch {
+		case tc.State == typecheck.StateFailed:
+			r.Problems = append(r.Problems, "typecheck: the checker could not start: "+tc.Error)
+		case warmErr != nil:
+			r.Problems = append(r.Problems, fmt.Sprintf("typecheck: the checker is %s: %v", tc.State, warmErr))
+		}
+	}
 	r.Backends = g.Backends.Status()
 	for _, st := range r.Backends {
 		if st.State != backend.StateHealthy {
@@ -98,6 +108,9 @@ func (r doctorReport) print(w io.Writer) {
 		for _, l := range c.Layers {
 			fmt.Fprintf(w, "  %-13s %-8s %s\n", l.Name, l.Level, l.Detail)
 		}
+	}
+	if tc := r.Sandbox.Typecheck; tc != nil {
+		printTypecheck(w, tc)
 	}
 	fmt.Fprintf(w, "backends: %d\n", len(r.Backends))
 	for _, st := range r.Backends {
@@ -121,6 +134,55 @@ func (r doctorReport) print(w io.Writer) {
 		fmt.Fprintln(w, "  - "+p)
 	}
 }
+
+// doctorCheckerWait bounds the wait for the type checker to load (a
+// checker worker's start loads the compiler: seconds on a loaded machine).
+const doctorCheckerWait = time.Minute
+
+// warmChecker loads the type checker (sandbox.typecheck on), so that the
+// trivial program is checked and the report says whether the checker
+// starts.
+func warmChecker(ctx context.Context, g *app.App) error {
+	if g.Sandbox().Typecheck == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorCheckerWait)
+	defer cancel()
+	return g.Typecheck.Warm(ctx)
+}
+
+// printTypecheck writes the type checker's lines of the report.
+func printTypecheck(w io.Writer, tc *surface.TypecheckReport) {
+	line := fmt.Sprintf("typecheck: %s, %s", tc.Mode, tc.State)
+	if tc.Where == typecheck.WhereWorker {
+		line += " (worker process"
+		if wk := tc.Worker; wk != nil {
+			line += fmt.Sprintf(" pid %d, RSS %s, up %s", wk.PID, mebibytes(wk.RSSBytes),
+				time.Duration(wk.UptimeSeconds*float64(time.Second)).Round(100*time.Millisecond))
+		}
+		line += ")"
+	} else {
+		line += " (in the gateway's process)"
+	}
+	line += fmt.Sprintf(", heap %s, restarts %d", mebibytes(tc.HeapUsedBytes), tc.Restarts)
+	if tc.Error != "" {
+		line += ": " + tc.Error
+	}
+	fmt.Fprintln(w, line)
+	cc := tc.CodeCache
+	if cc.Path == "" {
+		fmt.Fprintln(w, "  code cache: none (no server.cache_dir)")
+	} else {
+		fmt.Fprintf(w, "  code cache: %s (%s): hits %d, misses %d, rejected %d, invalid %d, written %d\n",
+			cc.Path, mebibytes(cc.SizeBytes), cc.Hits, cc.Misses, cc.Rejected, cc.Invalid, cc.Written)
+	}
+	c := tc.Checks
+	fmt.Fprintf(w, "  checks: ok %d, refused %d, failed %d, timeout %d, skipped %d (mean %.1f ms)\n",
+		c.OK, c.Refused, c.Failed, c.Timeout, c.Skipped, c.MeanMS)
+}
+
+// mebibytes renders a byte count for a person.
+func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func orNone(s string) string {
 	if s == "" {

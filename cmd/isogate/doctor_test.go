@@ -69,3 +69,73 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("exit %d, want 1 naming the ghost backend:\n%s", code, out)
 	}
 }
+
+// TestDoctorReportsTheChecker: with sandbox.typecheck on, `isogate doctor`
+// loads the type checker, checks its trivial program with it and prints
+// the checker's state: in process isolation its worker (PID, RSS, uptime),
+// its heap, restarts, the code cache file (missed and written on a first
+// start, hit on the next) and the checks by outcome; in thread isolation
+// that it runs in the gateway's process.
+func TestDoctorReportsTheChecker(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	write := func(name, sandbox string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		body := "server:\n  cache_dir: " + cache + "\nsandbox:\n" + sandbox + "backends: {}\n"
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	process := write("process.yaml", "  typecheck: strict\n")
+	out, stderr, code := runBinary(t, "", "doctor", "--config", process)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		"typecheck: strict, ready (worker process pid ",
+		", restarts 0\n",
+		"  code cache: " + filepath.Join(cache, "typecheck", "typescript-"),
+		"hits 0, misses 1, rejected 0, invalid 0, written 1\n",
+		"  checks: ok 1, refused 0, failed 0, timeout 0, skipped 0 (mean ",
+		"no problems found",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor's report lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, stderr, code = runBinary(t, "", "doctor", "--config", process, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, stderr)
+	}
+	var r struct {
+		Sandbox struct {
+			Typecheck struct {
+				Mode, State, Where string
+				Worker             struct {
+					PID      int   `json:"pid"`
+					RSSBytes int64 `json:"rss_bytes"`
+				}
+				HeapUsedBytes int64              `json:"heap_used_bytes"`
+				CodeCache     struct{ Hits int } `json:"code_cache"`
+				Checks        struct{ OK int }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if tc := r.Sandbox.Typecheck; tc.Mode != "strict" || tc.State != "ready" || tc.Where != "worker" || tc.Worker.PID <= 0 ||
+		tc.Worker.RSSBytes <= 0 || tc.HeapUsedBytes <= 0 || tc.CodeCache.Hits != 1 || tc.Checks.OK != 1 {
+		t.Errorf("doctor --json: typecheck %+v; want strict, ready, a worker, its heap, the code cache hit, one check", tc)
+	}
+
+	thread := write("thread.yaml", "  isolation: thread\n  trusted_code: true\n  typecheck: warn\n")
+	out, stderr, code = runBinary(t, "", "doctor", "--config", thread)
+	if code != 0 || !strings.Contains(out, "typecheck: warn, ready (in the gateway's process), heap ") ||
+		!strings.Contains(out, "  checks: ok 1,") {
+		t.Errorf("thread isolation: exit %d:\n%s\n%s", code, out, stderr)
+	}
+}

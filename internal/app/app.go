@@ -88,6 +88,8 @@ type App struct {
 	ownsPool bool
 	rcPool   v8sandbox.Runner  // run_code's own small pool
 	checker  *procpool.Checker // the checker worker Typecheck is, if any
+	checks   typecheck.Tally   // code mode's checks, by outcome
+	tcMode   string            // sandbox.typecheck ("" or off: no checker reported)
 	closers  []io.Closer       // stores and the tool cache
 	tracer   *tracing.Tracer   // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
@@ -210,8 +212,13 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if a.tracer, err = tracing.New(cfg.Telemetry.OTLPEndpoint, opts.Version); err != nil {
 		return nil, err
 	}
-	a.Metrics = newMetrics(a.Backends, a.Runner)
-	a.Observer = observe.New(observe.Options{Stats: stats.New(), Metrics: a.Metrics, Tracer: a.tracer, Labels: a.labels})
+	a.tcMode = cfg.Sandbox.Typecheck
+	a.Metrics = newMetrics(a.Backends, a.Runner, a.checkerMetrics)
+	if a.typecheckOn() {
+		a.Metrics.InitChecks(typecheck.Outcomes)
+	}
+	a.Observer = observe.New(observe.Options{Stats: stats.New(), Metrics: a.Metrics, Tracer: a.tracer, Labels: a.labels,
+		Checks: &a.checks})
 	a.Policy.SetPrincipalRules(cfg.Server.Auth.Rules)
 	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls,
 		Audit: a.logger})
@@ -237,6 +244,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Typecheck:        a.Typecheck,
 		TypecheckMode:    cfg.Sandbox.Typecheck,
 		TypecheckTimeout: cfg.Sandbox.TypecheckTimeout,
+		OnCheck:          a.Observer.Check,
 		// A checked program's plan meets the policy before its first call.
 		AdmitPlan: func(ctx context.Context, plan *pipeline.Plan, ask bool) error {
 			return pipeline.AdmitPlan(ctx, a.Policy, plan, ask && cfg.Sandbox.PlanApproval)
@@ -267,7 +275,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
-		Sandbox: func() surface.SandboxReport { return sandboxReport(a.Runner) },
+		Sandbox: a.Sandbox,
 		Desk:    consoleDesk,
 	}, surface.Options{
 		Version:                      opts.Version,

@@ -13,7 +13,6 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/replay"
 	"github.com/isogate/isogate/internal/stats"
-	"github.com/isogate/isogate/internal/surface"
 )
 
 // consoleAdmins are who may use the console: server.console.admins, or
@@ -43,7 +42,7 @@ func (a *App) newConsole(cfg *config.Config, d *desk.Desk) http.Handler {
 		Catalog:  a.Catalog,
 		Policy:   a.Policy,
 		Stats:    func() stats.Snapshot { return a.Observer.Stats().Snapshot() },
-		Sandbox:  func() surface.SandboxReport { return sandboxReport(a.Runner) },
+		Sandbox:  a.Sandbox,
 		Sessions: func() int { return a.Surface.SessionCount() },
 		Replay:   a.replayer(cfg),
 	}, console.Options{

@@ -7,8 +7,9 @@ import (
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
-// newMetrics builds the gateway's metrics over its backends and sandbox.
-func newMetrics(manager *backend.Manager, runner v8sandbox.Runner) *metrics.Metrics {
+// newMetrics builds the gateway's metrics over its backends, sandbox and
+// type checker.
+func newMetrics(manager *backend.Manager, runner v8sandbox.Runner, checker func() *metrics.Checker) *metrics.Metrics {
 	return metrics.New(metrics.Sources{
 		Backends: func() []metrics.BackendState {
 			var out []metrics.BackendState
@@ -19,6 +20,7 @@ func newMetrics(manager *backend.Manager, runner v8sandbox.Runner) *metrics.Metr
 		},
 		Workers:     func() metrics.Workers { return workerStates(runner) },
 		Confinement: func() []metrics.LayerLevel { return confinementLevels(runner) },
+		Checker:     checker,
 	})
 }
 

@@ -39,5 +39,10 @@ func confinementLevels(runner v8sandbox.Runner) []metrics.LayerLevel {
 	return out
 }
 
-// Sandbox reports how the gateway's programs are isolated.
-func (a *App) Sandbox() surface.SandboxReport { return sandboxReport(a.Runner) }
+// Sandbox reports how the gateway's programs are isolated and, with
+// sandbox.typecheck on, the type checker's state.
+func (a *App) Sandbox() surface.SandboxReport {
+	r := sandboxReport(a.Runner)
+	r.Typecheck = a.typecheckReport()
+	return r
+}

@@ -135,6 +135,10 @@ type Options struct {
 	Typecheck        typecheck.Service
 	TypecheckMode    string
 	TypecheckTimeout time.Duration // one check; 0: the checker's own
+	// OnCheck, when set, is told of each check's outcome (a
+	// typecheck.Outcome* value), its duration and, for one that failed or
+	// timed out, why (the operators' counts and metrics).
+	OnCheck func(outcome string, took time.Duration, err error)
 	// Durable makes programs run with journalled Date and Math.random, so
 	// that a request with a [DurableRun] can be journalled and replayed
 	// (sandbox.durable other than off). The prelude of every run depends

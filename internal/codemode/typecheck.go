@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,12 +49,13 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	}
 	strict := e.opts.TypecheckMode == TypecheckStrict
 	if !e.opts.Typecheck.Ready() {
-		// The compiler is loading (once per process): this run does not
-		// wait for it.
+		// The compiler is loading (once per process), or its worker is
+		// being replaced: this run does not wait for it.
 		e.opts.Typecheck.WarmInBackground()
+		e.checked(typecheck.OutcomeSkipped, 0, nil)
 		resp := e.runV8(ctx, req, v, calls, timeout)
 		if strict {
-			resp.Notices = append([]string{"typecheck: the program ran unchecked: the checker is still loading"}, resp.Notices...)
+			resp.Notices = append([]string{"typecheck: the program ran unchecked: " + notReadyReason(e.opts.Typecheck.Status())}, resp.Notices...)
 		}
 		return resp
 	}
@@ -62,11 +64,19 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	if e.opts.TypecheckTimeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, e.opts.TypecheckTimeout)
 	}
+	start := time.Now()
 	rep, err := e.opts.Typecheck.Check(cctx, e.checkDeclarations(v), code, exportsMain(code))
+	took := time.Since(start)
+	timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded)
 	cancel()
 	var notices []string
 	switch {
 	case err != nil:
+		if timedOut {
+			e.checked(typecheck.OutcomeTimeout, took, err)
+		} else {
+			e.checked(typecheck.OutcomeFailed, took, err)
+		}
 		// Said to the agent in strict mode, which it relies on; in warn
 		// mode only logged, so that the output stays as it was.
 		e.logger.Warn("program not type-checked", "err", err)
@@ -74,6 +84,7 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 			notices = append(notices, "typecheck: the program ran unchecked: "+strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "))
 		}
 	case strict && len(rep.Certain()) > 0:
+		e.checked(typecheck.OutcomeRefused, took, nil)
 		// A denied tool is said as such (it is not in the declarations, so
 		// the checker calls it unknown); no person is asked about a program
 		// refused anyway.
@@ -83,6 +94,7 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 		}
 		return checked(e.typecheckFailure(req, v, calls, rep), rep, plan)
 	default:
+		e.checked(typecheck.OutcomeOK, took, nil)
 		notices = typecheckNotices(rep.Diagnostics)
 	}
 	var plan *pipeline.Plan
@@ -96,6 +108,24 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	resp := e.runV8(ctx, req, v, calls, timeout)
 	resp.Notices = append(notices, resp.Notices...)
 	return checked(resp, rep, plan)
+}
+
+// checked tells Options.OnCheck of a check's outcome.
+func (e *Engine) checked(outcome string, took time.Duration, err error) {
+	if e.opts.OnCheck != nil {
+		e.opts.OnCheck(outcome, took, err)
+	}
+}
+
+// notReadyReason says why a program ran without waiting for the checker.
+func notReadyReason(st typecheck.Status) string {
+	switch st.State {
+	case typecheck.StateRestarting:
+		return "the checker worker is restarting"
+	case typecheck.StateFailed:
+		return "the checker could not start: " + st.Error
+	}
+	return "the checker is still loading"
 }
 
 // checked keeps what the checker found in the response (for the run

@@ -50,6 +50,9 @@ type Sources struct {
 	// Confinement is what the sandbox workers obtained, layer by layer
 	// (process isolation; none before a worker has started).
 	Confinement func() []LayerLevel
+	// Checker is the type checker's state; nil (or a nil result) when
+	// sandbox.typecheck is off.
+	Checker func() *Checker
 }
 
 // LayerLevel is the level a confinement layer was obtained at.
@@ -70,6 +73,7 @@ type Metrics struct {
 	received  prometheus.Counter
 	authRejct *prometheus.CounterVec
 	shareHits *prometheus.CounterVec
+	checker   checkerMetrics
 }
 
 // New registers the metrics (and the Go runtime and process collectors) on
@@ -104,7 +108,9 @@ func New(src Sources) *Metrics {
 		Help: "Acquisitions of a sandbox or backend call slot that found their principal at its share, by pool " +
 			"(sandbox, run_code, or backend), backend (\"\" for the sandbox pools) and outcome (waited or refused).",
 	}, []string{"pool", "backend", "outcome"})
+	m.checker = newCheckerMetrics()
 	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output, m.authRejct, m.shareHits,
+		m.checker.checks, m.checker.duration,
 		&stateCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -187,6 +193,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descWorkers
 	ch <- descDeaths
 	ch <- descConfined
+	describeChecker(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -213,6 +220,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.src.Confinement != nil {
 		for _, l := range c.src.Confinement() {
 			ch <- prometheus.MustNewConstMetric(descConfined, prometheus.GaugeValue, 1, l.Layer, l.Level)
+		}
+	}
+	if c.src.Checker != nil {
+		if st := c.src.Checker(); st != nil {
+			collectChecker(ch, *st)
 		}
 	}
 }

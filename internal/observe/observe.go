@@ -19,6 +19,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/internal/tracing"
+	"github.com/isogate/isogate/internal/typecheck"
 )
 
 // Options configure [New]. Every sink is optional: a nil one records nothing.
@@ -31,6 +32,9 @@ type Options struct {
 	Callers *stats.Callers
 	// Metrics are the Prometheus metrics behind /metrics.
 	Metrics *metrics.Metrics
+	// Checks count code mode's type checks for the operators' reports;
+	// nil: not counted there.
+	Checks *typecheck.Tally
 	// Tracer exports spans; nil is tracing off.
 	Tracer *tracing.Tracer
 	// Labels bounds the metric labels of a call (a tool the catalogue does
@@ -158,4 +162,17 @@ func (o *Observer) ShareHit(pool, backend string, outcome fairshare.Outcome) {
 		return
 	}
 	o.opts.Metrics.ShareHit(pool, backend, string(outcome))
+}
+
+// Check records one type check of a code-mode program (a typecheck.Outcome*
+// value, its duration, why it failed) in the metrics and the checks' tally.
+// A nil observer records nothing.
+func (o *Observer) Check(outcome string, took time.Duration, err error) {
+	if o == nil {
+		return
+	}
+	o.opts.Metrics.Check(outcome, took)
+	if o.opts.Checks != nil {
+		o.opts.Checks.Record(outcome, took, err)
+	}
 }

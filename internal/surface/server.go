@@ -381,10 +381,11 @@ func (sf *Surface) addResources(s *mcp.Server) {
 				// backend (as /readyz reports them).
 				Repointed []Repoint `json:"repointed_names,omitempty"`
 			}
-			view := statsView{Snapshot: sf.observer.CallerStats(sf.ownerOf(req)), Sandbox: sf.sandboxReport()}
+			view := statsView{Snapshot: sf.observer.CallerStats(sf.ownerOf(req)), Sandbox: sf.sandboxReport().brief()}
 			view.Repointed, _ = sf.Repointed()
 			if principalOf(req).Matches(sf.opts.Auth.Admins) {
 				view.Snapshot = sf.observer.Stats().Snapshot()
+				view.Sandbox = sf.sandboxReport()
 			}
 			return jsonResource(req.Params.URI, view)
 		})

@@ -31,6 +31,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
@@ -73,6 +74,31 @@ type SandboxReport struct {
 	Isolation   string                `json:"isolation"`
 	V8Version   string                `json:"v8_version"`
 	Confinement *procpool.Confinement `json:"confinement,omitempty"`
+	// Typecheck is the type checker's state (sandbox.typecheck warn or
+	// strict; nil when off).
+	Typecheck *TypecheckReport `json:"typecheck,omitempty"`
+}
+
+// TypecheckReport is the type checker as operators see it: the mode, its
+// state (typecheck.Status: where it runs, its worker, restarts, heap, code
+// cache) and code mode's checks by outcome.
+type TypecheckReport struct {
+	Mode string `json:"mode"` // warn or strict
+	typecheck.Status
+	Checks typecheck.Checks `json:"checks"`
+}
+
+// brief is the report without the process's details (the worker's PID,
+// the cache file's path, the last error): what a client that is not an
+// admin reads in isogate://stats.
+func (r *SandboxReport) brief() *SandboxReport {
+	if r == nil || r.Typecheck == nil {
+		return r
+	}
+	out := *r
+	out.Typecheck = &TypecheckReport{Mode: r.Typecheck.Mode,
+		Status: typecheck.Status{State: r.Typecheck.State, Where: r.Typecheck.Where, Restarts: r.Typecheck.Restarts}}
+	return &out
 }
 
 // Options are the surface's settings; the zero value of each field means

@@ -55,6 +55,8 @@ type Checker struct {
 	codeCache *CodeCacheFile
 	ready     atomic.Bool // the compiler is loaded
 	warmStart sync.Once
+	warming   atomic.Bool            // a load was asked for
+	warmErr   atomic.Pointer[string] // why the last load failed; nil after one succeeded
 }
 
 // New returns a checker; the compiler is loaded on the first check or on
@@ -124,21 +126,47 @@ func Shared() *Checker {
 
 // Warm loads the compiler and parses the libraries now.
 func (c *Checker) Warm(ctx context.Context) error {
+	c.warming.Store(true)
 	err := c.res.Warm(ctx)
 	if err == nil {
 		c.ready.Store(true)
+		c.warmErr.Store(nil)
+	} else if ctx.Err() == nil {
+		msg := err.Error()
+		c.warmErr.Store(&msg)
 	}
 	return err
 }
 
 // WarmInBackground starts loading the compiler (once) without waiting.
 func (c *Checker) WarmInBackground() {
+	c.warming.Store(true)
 	c.warmStart.Do(func() { go c.Warm(context.Background()) }) //nolint:errcheck // a failed load shows in the checks
 }
 
 // Ready reports whether the compiler is loaded: a check then costs only
 // the check.
 func (c *Checker) Ready() bool { return c.ready.Load() }
+
+// Status reports the checker's state: in this process, its isolate's heap
+// and rebuilds, its code cache file.
+func (c *Checker) Status() Status {
+	st := Status{Where: WhereInProcess, State: StateNotStarted, CodeCache: c.codeCache.Status()}
+	rs := c.res.Stats()
+	st.HeapUsedBytes = rs.HeapUsedBytes
+	if rs.Builds > 1 {
+		st.Restarts = rs.Builds - 1
+	}
+	switch msg := c.warmErr.Load(); {
+	case c.ready.Load():
+		st.State = StateReady
+	case msg != nil:
+		st.State, st.Error = StateFailed, *msg
+	case c.warming.Load():
+		st.State = StateStarting
+	}
+	return st
+}
 
 // Close disposes the checker's isolate.
 func (c *Checker) Close() { c.res.Close() }

@@ -50,6 +50,9 @@ type CodeCacheStats struct {
 	Invalid int64
 	// Stored counts caches written.
 	Stored int64
+	// Missed counts loads that found no file (the first start with a
+	// cache directory, or after a compiler or V8 upgrade).
+	Missed int64
 }
 
 // CodeCacheFile keeps the code cache of the compiler's script in a file
@@ -61,7 +64,7 @@ type CodeCacheFile struct {
 	dir    func() string // "" when there is no directory: no cache kept
 	logger *slog.Logger
 
-	loaded, rejected, invalid, stored atomic.Int64
+	loaded, rejected, invalid, stored, missed atomic.Int64
 }
 
 // NewCodeCacheFile returns the code cache file of dir ("": none kept).
@@ -71,7 +74,17 @@ func NewCodeCacheFile(dir string) *CodeCacheFile {
 
 // Stats reports what was done with the file.
 func (f *CodeCacheFile) Stats() CodeCacheStats {
-	return CodeCacheStats{Loaded: f.loaded.Load(), Rejected: f.rejected.Load(), Invalid: f.invalid.Load(), Stored: f.stored.Load()}
+	return CodeCacheStats{Loaded: f.loaded.Load(), Rejected: f.rejected.Load(), Invalid: f.invalid.Load(), Stored: f.stored.Load(),
+		Missed: f.missed.Load()}
+}
+
+// Path is the code cache file ("" when no cache is kept).
+func (f *CodeCacheFile) Path() string {
+	dir := f.dir()
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, codeCacheFileName())
 }
 
 var (
@@ -101,6 +114,7 @@ func (f *CodeCacheFile) Load() []byte {
 	data, err := readCodeCache(filepath.Join(dir, codeCacheFileName()))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		f.missed.Add(1)
 		return nil
 	case err != nil:
 		f.invalid.Add(1)

@@ -45,16 +45,16 @@ func rewriteCache(t *testing.T, dir string, keepSum bool, edit func(data []byte)
 	}
 }
 
-// The first checker of a cache directory makes the compiler's code cache
-// and stores it; the next one compiles the compiler from it. A damaged
-// cache is never given to V8, which does not verify the data's checksum in
-// release builds (a flipped byte in it crashes the process): the checker
-// compiles from source, works, and stores a good cache again. A cache V8
+// The first checker of a cache directory finds no file (a miss), makes
+// the compiler's code cache and stores it; the next one compiles the
+// compiler from it. A damaged cache is never given to V8, which does not
+// verify the data's checksum in release builds (a flipped byte in it
+// crashes the process): the checker compiles from source, works, and stores a good cache again. A cache V8
 // rejects (another script, V8 version or flags: its header says so) is
 // replaced the same way.
 func TestCodeCacheStoredUsedAndReplaced(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "typecheck")
-	if got := coldCheck(t, dir); got != (CodeCacheStats{Stored: 1}) {
+	if got := coldCheck(t, dir); got != (CodeCacheStats{Missed: 1, Stored: 1}) {
 		t.Fatalf("first checker: %+v, want the cache stored", got)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {

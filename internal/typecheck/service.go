@@ -17,6 +17,9 @@ type Service interface {
 	Warm(ctx context.Context) error
 	// WarmInBackground starts loading the compiler without waiting.
 	WarmInBackground()
+	// Status reports the checker's state for operators, without waiting
+	// for a check in progress.
+	Status() Status
 }
 
 var _ Service = (*Checker)(nil)

@@ -71,6 +71,14 @@ type Checker struct {
 	declsSent atomic.Uint64 // checks that carried declarations' text
 
 	codeCache *typecheck.CodeCacheFile
+
+	// heapUsed is the worker's compiler heap after its last check, by the
+	// worker process that answered (heapSpawn: the pool's spawn count
+	// then, so that a replacement's is not taken for it).
+	heapMu    sync.Mutex
+	heapUsed  int64
+	heapSpawn uint64
+	launched  atomic.Bool
 }
 
 // CodeCacheStats reports what was done with the compiler's code cache
@@ -100,6 +108,7 @@ func NewChecker(opts CheckerOptions) *Checker {
 
 // launch starts the worker once, in the background.
 func (c *Checker) launch() {
+	c.launched.Store(true)
 	c.startOnce.Do(func() {
 		go func() {
 			c.pool, c.err = New(c.opts)
@@ -186,6 +195,11 @@ func (c *Checker) Check(ctx context.Context, decls typecheck.Declarations, progr
 		if withText {
 			c.hold(decls.ID)
 		}
+		if rep.HeapUsed > 0 {
+			c.heapMu.Lock()
+			c.heapUsed, c.heapSpawn = rep.HeapUsed, p.spawned.Load()
+			c.heapMu.Unlock()
+		}
 		if rep.Error != "" {
 			return nil, fmt.Errorf("%w: %s", typecheck.ErrUnchecked, rep.Error)
 		}
@@ -213,6 +227,65 @@ func (c *Checker) Stats() Stats {
 		return p.Stats()
 	}
 	return Stats{}
+}
+
+// Status reports the checker's state: its worker process (PID, RSS,
+// uptime), the restarts, the compiler's heap after the last check, the
+// code cache file. It never starts the worker nor waits for it.
+func (c *Checker) Status() typecheck.Status {
+	st := typecheck.Status{Where: typecheck.WhereWorker, State: typecheck.StateNotStarted, CodeCache: c.codeCache.Status()}
+	if !c.launched.Load() {
+		return st
+	}
+	select {
+	case <-c.started:
+	default:
+		st.State = typecheck.StateStarting
+		return st
+	}
+	if c.err != nil {
+		st.State, st.Error = typecheck.StateFailed, c.err.Error()
+		return st
+	}
+	p := c.pool
+	if p == nil { // closed before it started
+		return st
+	}
+	ps := p.Stats()
+	if ps.Spawned > 1 {
+		st.Restarts = ps.Spawned - 1
+	}
+	for _, w := range ps.Workers {
+		if w.Slot >= 0 {
+			st.Worker = &typecheck.WorkerStatus{PID: w.PID, RSSBytes: w.RSSBytes, UptimeSeconds: w.Uptime.Seconds()}
+		}
+	}
+	c.heapMu.Lock()
+	if c.heapSpawn == ps.Spawned {
+		st.HeapUsedBytes = c.heapUsed
+	}
+	c.heapMu.Unlock()
+	st.State = typecheck.StateReady
+	if !p.serving() {
+		st.State = typecheck.StateRestarting
+		if err := p.lastFailure(); err != nil {
+			st.Error = err.Error()
+		}
+	}
+	return st
+}
+
+// lastFailure is why p's first slot last lost its process (a start that
+// failed, a death), nil when it has not.
+func (p *Pool) lastFailure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots {
+		if s.lastErr != nil {
+			return s.lastErr
+		}
+	}
+	return nil
 }
 
 // poolIfStarted is the worker's pool once its start has ended (nil

@@ -25,7 +25,7 @@ func TestCheckerWorkerCodeCache(t *testing.T) {
 		wantRefusal(t, c)
 		return c.CodeCacheStats()
 	}
-	if got := start(); got != (typecheck.CodeCacheStats{Stored: 1}) {
+	if got := start(); got != (typecheck.CodeCacheStats{Missed: 1, Stored: 1}) {
 		t.Fatalf("first worker: %+v, want its cache stored", got)
 	}
 	if got := start(); got != (typecheck.CodeCacheStats{Loaded: 1}) {

@@ -38,6 +38,8 @@ type checkReply struct {
 	// Error says why the check could not finish (the program then runs
 	// unchecked).
 	Error string `json:"error,omitempty"`
+	// HeapUsed is the compiler isolate's used heap after the check.
+	HeapUsed int64 `json:"heap_used,omitempty"`
 }
 
 // maxHeldDecls bounds the declaration texts a checker worker holds (and
@@ -133,10 +135,11 @@ func (cs *checkServer) check(ctx context.Context, source string) checkReply {
 		return checkReply{NeedDecls: true}
 	}
 	rep, err := cs.checker.Check(ctx, typecheck.Declarations{ID: req.Decls, Text: text}, req.Program, req.Module)
+	heap := cs.checker.Status().HeapUsedBytes
 	if err != nil {
-		return checkReply{Error: strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": ")}
+		return checkReply{Error: strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "), HeapUsed: heap}
 	}
-	return checkReply{Report: rep}
+	return checkReply{Report: rep, HeapUsed: heap}
 }
 
 // startCheck serves run id of a checker worker: a check within the run's
