@@ -160,6 +160,17 @@ func TestTypecheckReportedOverHTTP(t *testing.T) {
 				t.Errorf("isogate_typecheck_heap_used_bytes = %v", m["isogate_typecheck_heap_used_bytes"])
 			}
 
+			// isogate://stats gives a client that is not an admin the state,
+			// not the process's details.
+			res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "isogate://stats"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := res.Contents[0].Text; !strings.Contains(st, `"mode": "strict"`) || !strings.Contains(st, `"state": "ready"`) ||
+				strings.Contains(st, `"pid"`) || strings.Contains(st, ".v8cache") {
+				t.Errorf("isogate://stats: %s\nwant the checker's mode and state, no PID or path", st)
+			}
+
 			if isolation == config.IsolationThread {
 				if tc.Where != "in_process" || tc.Worker != nil {
 					t.Errorf("thread isolation: where %q, worker %+v; want in_process, none", tc.Where, tc.Worker)
