@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/desk"
+	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/internal/typecheck"
 )
 
 // Tokens of the fake verifier: "admin-token" is alice (an admin by
@@ -189,5 +192,25 @@ func TestArgumentsAreShownInertAndVisible(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "<img") || strings.Contains(b.String(), "<script>") {
 		t.Errorf("markup not escaped:\n%s", b.String())
+	}
+}
+
+// The overview shows the type checker (sandbox.typecheck on): its mode,
+// state, worker, restarts, checks by outcome and why it is down.
+func TestOverviewShowsTheChecker(t *testing.T) {
+	d := desk.New()
+	rep := &surface.TypecheckReport{Mode: "strict",
+		Status: typecheck.Status{State: typecheck.StateRestarting, Where: typecheck.WhereWorker, Restarts: 2,
+			Worker: &typecheck.WorkerStatus{PID: 4242}, Error: "the sandbox worker process died (signal: killed)"},
+		Checks: typecheck.Checks{OK: 7, Refused: 1, Skipped: 3}}
+	c := New(Sources{Desk: d, Sandbox: func() surface.SandboxReport {
+		return surface.SandboxReport{Isolation: "process", Typecheck: rep}
+	}}, Options{Admins: []string{"scope:isogate.admin"}, Verify: fakeVerify, Version: "test"})
+	res := do(t, c, "GET", "/console/overview", nil, http.Header{"Authorization": {"Bearer admin-token"}})
+	body, _ := io.ReadAll(res.Body)
+	want := `<dd id="typecheck" class="state bad" data-state="restarting">strict · restarting · worker pid 4242 · restarts 2 · ` +
+		`checks: 7 ok, 1 refused, 0 failed, 0 timed out, 3 skipped · the sandbox worker process died (signal: killed)</dd>`
+	if res.StatusCode != 200 || !strings.Contains(string(body), want) {
+		t.Errorf("overview %d lacks\n%s\n%s", res.StatusCode, want, body)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/desk"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/surface"
 )
 
 // pageNames are the console's pages, in menu order.
@@ -118,7 +119,9 @@ type overviewData struct {
 	Backends                 []backendView
 	Isolation, V8            string
 	Confinement              string
-	LiveRuns, Approvals      int
+	// Typecheck is the type checker (sandbox.typecheck on), nil when off.
+	Typecheck           *surface.TypecheckReport
+	LiveRuns, Approvals int
 }
 
 func (c *Console) overview() overviewData {
@@ -155,6 +158,7 @@ func (c *Console) overview() overviewData {
 			b, _ := json.Marshal(rep.Confinement)
 			d.Confinement = string(b)
 		}
+		d.Typecheck = rep.Typecheck
 	}
 	return d
 }
