@@ -326,6 +326,9 @@ func holdReplacement(t *testing.T, checker *procpool.Checker) (stopped, kills in
 			return pid, kills
 		}
 		// It served already: stopped, it would only time checks out.
+		if kills == 20 {
+			t.Fatalf("%d replacements served before they could be stopped", kills)
+		}
 	}
 }
 
