@@ -18,6 +18,7 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
@@ -135,7 +136,7 @@ func TestTypecheckReportedOverHTTP(t *testing.T) {
 			if code != http.StatusOK || tc.Mode != "strict" || tc.State != "ready" || tc.Error != "" {
 				t.Errorf("/readyz %d, typecheck %+v; want 200, strict, ready", code, tc)
 			}
-			if tc.Checks.OK != 1 || tc.Checks.Refused != 1 || tc.Checks.Failed+tc.Checks.Timeout+tc.Checks.Skipped != 0 || tc.Checks.MeanMS <= 0 {
+			if tc.Checks.OK != 1 || tc.Checks.Refused != 1 || tc.Checks.Failed+tc.Checks.Timeout+tc.Checks.Skipped+tc.Checks.Cancelled != 0 || tc.Checks.MeanMS <= 0 {
 				t.Errorf("checks %+v; want ok 1, refused 1, a mean duration", tc.Checks)
 			}
 			if tc.HeapUsedBytes <= 0 || tc.CodeCache.Path == "" {
@@ -151,6 +152,7 @@ func TestTypecheckReportedOverHTTP(t *testing.T) {
 				`isogate_typecheck_checks_total{outcome="failed"}`:           0,
 				`isogate_typecheck_checks_total{outcome="timeout"}`:          0,
 				`isogate_typecheck_checks_total{outcome="skipped"}`:          0,
+				`isogate_typecheck_checks_total{outcome="cancelled"}`:        0,
 				"isogate_typecheck_check_duration_seconds_count":             2,
 				`isogate_typecheck_code_cache_total{event="rejected"}`:       0,
 				`isogate_typecheck_code_cache_total{event="invalid"}`:        0,
@@ -346,4 +348,45 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("gave up waiting for %s", what)
 		}
 	}
+}
+
+// A check whose run's client goes away counts as cancelled, not as a
+// failure of the checker (whose alerts it would set off).
+func TestTypecheckCancelledCounted(t *testing.T) {
+	g, base, cs, rec := opsGateway(t, config.IsolationProcess, "strict", time.Minute)
+	checker := g.app.Typecheck.(*procpool.Checker)
+	pid := checker.Stats().Workers[0].PID
+	// Stopped, the worker cannot answer: the check is surely in progress
+	// once it is on the worker.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
+			Arguments: map[string]any{"code": wrongPrograms[0].code}})
+	}()
+	waitUntil(t, "the check on the worker", func() bool {
+		st := checker.Stats()
+		return len(st.Workers) == 1 && st.Workers[0].Runs == 1
+	})
+	cancel()
+	<-done
+	waitUntil(t, "the check's end", func() bool {
+		_, tc := readyzTypecheck(t, base)
+		return tc.Checks != (typecheck.Checks{})
+	})
+	if _, tc := readyzTypecheck(t, base); tc.Checks.Cancelled != 1 || tc.Checks.Failed != 0 || tc.Checks.LastError != "" {
+		t.Errorf("checks %+v; want one cancelled, no failure", tc.Checks)
+	}
+	if calls := rec.got(); len(calls) != 0 {
+		t.Errorf("backend calls %v; want none", calls)
+	}
+	wantSamples(t, scrape(t, base), map[string]float64{
+		`isogate_typecheck_checks_total{outcome="cancelled"}`: 1,
+		`isogate_typecheck_checks_total{outcome="failed"}`:    0,
+	})
 }

@@ -177,8 +177,8 @@ func printTypecheck(w io.Writer, tc *surface.TypecheckReport) {
 			cc.Path, mebibytes(cc.SizeBytes), cc.Hits, cc.Misses, cc.Rejected, cc.Invalid, cc.Written)
 	}
 	c := tc.Checks
-	fmt.Fprintf(w, "  checks: ok %d, refused %d, failed %d, timeout %d, skipped %d (mean %.1f ms)\n",
-		c.OK, c.Refused, c.Failed, c.Timeout, c.Skipped, c.MeanMS)
+	fmt.Fprintf(w, "  checks: ok %d, refused %d, failed %d, timeout %d, skipped %d, cancelled %d (mean %.1f ms)\n",
+		c.OK, c.Refused, c.Failed, c.Timeout, c.Skipped, c.Cancelled, c.MeanMS)
 }
 
 // mebibytes renders a byte count for a person.

@@ -98,7 +98,7 @@ func TestDoctorReportsTheChecker(t *testing.T) {
 		", restarts 0\n",
 		"  code cache: " + filepath.Join(cache, "typecheck", "typescript-"),
 		"hits 0, misses 1, rejected 0, invalid 0, written 1\n",
-		"  checks: ok 1, refused 0, failed 0, timeout 0, skipped 0 (mean ",
+		"  checks: ok 1, refused 0, failed 0, timeout 0, skipped 0, cancelled 0 (mean ",
 		"no problems found",
 	} {
 		if !strings.Contains(out, want) {

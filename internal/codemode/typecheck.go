@@ -67,14 +67,17 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	start := time.Now()
 	rep, err := e.opts.Typecheck.Check(cctx, e.checkDeclarations(v), code, exportsMain(code))
 	took := time.Since(start)
-	timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded)
+	ended := cctx.Err()
 	cancel()
 	var notices []string
 	switch {
 	case err != nil:
-		if timedOut {
+		switch {
+		case errors.Is(ended, context.DeadlineExceeded):
 			e.checked(typecheck.OutcomeTimeout, took, err)
-		} else {
+		case ended != nil:
+			e.checked(typecheck.OutcomeCancelled, took, nil)
+		default:
 			e.checked(typecheck.OutcomeFailed, took, err)
 		}
 		// Said to the agent in strict mode, which it relies on; in warn

@@ -209,7 +209,7 @@ func TestOverviewShowsTheChecker(t *testing.T) {
 	res := do(t, c, "GET", "/console/overview", nil, http.Header{"Authorization": {"Bearer admin-token"}})
 	body, _ := io.ReadAll(res.Body)
 	want := `<dd id="typecheck" class="state bad" data-state="restarting">strict · restarting · worker pid 4242 · restarts 2 · ` +
-		`checks: 7 ok, 1 refused, 0 failed, 0 timed out, 3 skipped · the sandbox worker process died (signal: killed)</dd>`
+		`checks: 7 ok, 1 refused, 0 failed, 0 timed out, 3 skipped, 0 cancelled · the sandbox worker process died (signal: killed)</dd>`
 	if res.StatusCode != 200 || !strings.Contains(string(body), want) {
 		t.Errorf("overview %d lacks\n%s\n%s", res.StatusCode, want, body)
 	}

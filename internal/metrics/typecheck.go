@@ -49,7 +49,7 @@ func newCheckerMetrics() checkerMetrics {
 	return checkerMetrics{
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "isogate_typecheck_checks_total",
-			Help: "Type checks of code-mode programs, by outcome (ok, refused, failed, timeout, skipped).",
+			Help: "Type checks of code-mode programs, by outcome (ok, refused, failed, timeout, skipped, cancelled).",
 		}, []string{"outcome"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "isogate_typecheck_check_duration_seconds",
@@ -60,7 +60,8 @@ func newCheckerMetrics() checkerMetrics {
 }
 
 // Check records one type check of a program: outcome is ok, refused,
-// failed, timeout or skipped (the checker was not ready: no duration).
+// failed, timeout, cancelled or skipped (the checker was not ready: no
+// duration).
 func (m *Metrics) Check(outcome string, took time.Duration) {
 	if m == nil {
 		return

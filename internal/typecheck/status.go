@@ -107,10 +107,12 @@ const (
 	// OutcomeSkipped: the checker was not ready (loading, restarting,
 	// failed): the program ran unchecked without waiting for it.
 	OutcomeSkipped = "skipped"
+	// OutcomeCancelled: the run's client went away during the check.
+	OutcomeCancelled = "cancelled"
 )
 
 // Outcomes lists every check outcome, for the metrics.
-var Outcomes = []string{OutcomeOK, OutcomeRefused, OutcomeFailed, OutcomeTimeout, OutcomeSkipped}
+var Outcomes = []string{OutcomeOK, OutcomeRefused, OutcomeFailed, OutcomeTimeout, OutcomeSkipped, OutcomeCancelled}
 
 // Checks counts code mode's checks by outcome since the gateway started.
 type Checks struct {
@@ -119,6 +121,8 @@ type Checks struct {
 	Failed  int64 `json:"failed"`
 	Timeout int64 `json:"timeout"`
 	Skipped int64 `json:"skipped"`
+	// Cancelled counts checks whose run's client went away meanwhile.
+	Cancelled int64 `json:"cancelled"`
 	// MeanMS is the mean duration of the checks the checker answered
 	// (ok and refused), in milliseconds.
 	MeanMS float64 `json:"mean_ms"`
@@ -150,6 +154,8 @@ func (t *Tally) Record(outcome string, took time.Duration, err error) {
 		t.checks.Timeout++
 	case OutcomeSkipped:
 		t.checks.Skipped++
+	case OutcomeCancelled:
+		t.checks.Cancelled++
 	}
 	if outcome == OutcomeOK || outcome == OutcomeRefused {
 		t.answered += took

@@ -56,8 +56,9 @@ func TestTally(t *testing.T) {
 	tl.Record(OutcomeTimeout, 2*time.Second, errors.New("deadline"))
 	tl.Record(OutcomeSkipped, 0, nil)
 	tl.Record(OutcomeFailed, time.Millisecond, errors.New("worker died"))
+	tl.Record(OutcomeCancelled, time.Millisecond, nil)
 	got := tl.Checks()
-	want := Checks{OK: 1, Refused: 1, Failed: 1, Timeout: 1, Skipped: 1, MeanMS: 20, LastError: "worker died"}
+	want := Checks{OK: 1, Refused: 1, Failed: 1, Timeout: 1, Skipped: 1, Cancelled: 1, MeanMS: 20, LastError: "worker died"}
 	if got != want {
 		t.Errorf("%+v, want %+v", got, want)
 	}

@@ -78,7 +78,8 @@ type Checker struct {
 	heapMu    sync.Mutex
 	heapUsed  int64
 	heapSpawn uint64
-	launched  atomic.Bool
+
+	launched atomic.Bool // something asked for the worker (Status: not_started until then)
 }
 
 // CodeCacheStats reports what was done with the compiler's code cache
