@@ -53,10 +53,17 @@ type Checker struct {
 	opts      Options
 	res       *v8sandbox.Resident
 	codeCache *CodeCacheFile
-	ready     atomic.Bool // the compiler is loaded
-	warmStart sync.Once
+	ready     atomic.Bool            // the compiler is loaded
 	warming   atomic.Bool            // a load was asked for
 	warmErr   atomic.Pointer[string] // why the last load failed; nil after one succeeded
+
+	// Background loads (WarmInBackground): one at a time, and after a
+	// failed one not before the backoff.
+	bgMu      sync.Mutex
+	bgLoading bool
+	failures  int // background loads failed in a row
+	failedAt  time.Time
+	retryBase time.Duration // RetryBase (the tests' shorter)
 }
 
 // New returns a checker; the compiler is loaded on the first check or on
@@ -87,7 +94,7 @@ func newChecker(opts Options, cacheDir func() string) *Checker {
 			{Origin: "isogate:checker.js", Source: func() (string, error) { return checkerJS, nil }},
 		},
 	})
-	return &Checker{opts: opts, res: res, codeCache: cache}
+	return &Checker{opts: opts, res: res, codeCache: cache, retryBase: RetryBase}
 }
 
 // CodeCacheStats reports what the checker did with its code cache file
@@ -138,10 +145,46 @@ func (c *Checker) Warm(ctx context.Context) error {
 	return err
 }
 
-// WarmInBackground starts loading the compiler (once) without waiting.
+// After a checker's load (in process isolation, its worker's start)
+// failed, the next is tried when a run next asks for the checker once
+// RetryBase has passed, doubling with each failure in a row up to
+// RetryMax: a load costs seconds of CPU.
+const (
+	RetryBase = 5 * time.Second
+	RetryMax  = 5 * time.Minute
+)
+
+// RetryDelay is how long after the last of failures failed loads in a row
+// (at least one) the next may begin, from base (RetryBase but in tests).
+func RetryDelay(base time.Duration, failures int) time.Duration {
+	return min(base<<min(max(failures-1, 0), 16), RetryMax)
+}
+
+// WarmInBackground starts loading the compiler without waiting: once, or
+// again after a failed load once its backoff has passed.
 func (c *Checker) WarmInBackground() {
 	c.warming.Store(true)
-	c.warmStart.Do(func() { go c.Warm(context.Background()) }) //nolint:errcheck // a failed load shows in the checks
+	if c.ready.Load() {
+		return
+	}
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.bgLoading || (c.failures > 0 && time.Since(c.failedAt) < RetryDelay(c.retryBase, c.failures)) {
+		return
+	}
+	c.bgLoading = true
+	go func() {
+		err := c.Warm(context.Background()) // a failed load shows in Status
+		c.bgMu.Lock()
+		defer c.bgMu.Unlock()
+		c.bgLoading = false
+		if err != nil {
+			c.failures++
+			c.failedAt = time.Now()
+		} else {
+			c.failures = 0
+		}
+	}()
 }
 
 // Ready reports whether the compiler is loaded: a check then costs only

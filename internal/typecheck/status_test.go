@@ -63,3 +63,35 @@ func TestTally(t *testing.T) {
 		t.Errorf("%+v, want %+v", got, want)
 	}
 }
+
+// A checker whose background load failed (here its heap cap is too small
+// for the compiler) loads again when a run next asks for it, once the
+// backoff has passed, instead of leaving the process unchecked for good.
+func TestCheckerLoadRetried(t *testing.T) {
+	c := New(Options{Timeout: time.Minute, HeapMB: 8})
+	c.retryBase = time.Millisecond
+	defer c.Close()
+	poll := func(what string, cond func() bool) {
+		t.Helper()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		limit := time.After(time.Minute)
+		for !cond() {
+			select {
+			case <-tick.C:
+			case <-limit:
+				t.Fatalf("gave up waiting for %s", what)
+			}
+		}
+	}
+	c.WarmInBackground()
+	poll("the load to fail", func() bool { return c.Status().State == StateFailed })
+	if st := c.Status(); c.Ready() || !strings.Contains(st.Error, "heap") {
+		t.Fatalf("after a failed load: %+v; want failed, why", st)
+	}
+	first := c.res.Stats().Builds
+	poll("a second load", func() bool {
+		c.WarmInBackground() // as each run does while the checker is not ready
+		return c.res.Stats().Builds > first
+	})
+}

@@ -54,16 +54,22 @@ type CheckerOptions struct {
 // not with every check; a restarted worker asks for them again.
 //
 // The worker is started on [Checker.Warm], [Checker.WarmInBackground] or
-// the first check. Checker implements typecheck.Service and is safe for
-// concurrent use.
+// the first check; a start that failed is tried again, with backoff, when
+// something next asks for the checker. Checker implements
+// typecheck.Service and is safe for concurrent use.
 type Checker struct {
 	opts    Options
 	timeout time.Duration
 
-	startOnce sync.Once
-	started   chan struct{} // closed once pool or err is set
-	pool      *Pool
-	err       error
+	startMu   sync.Mutex
+	launched  bool          // something asked for the worker (Status: not_started until then)
+	starting  chan struct{} // closed when the start in progress ends; nil when none is
+	pool      *Pool         // once a start succeeded
+	err       error         // why the last start failed; nil once one succeeded
+	failures  int           // starts failed in a row
+	failedAt  time.Time
+	closed    bool
+	retryBase time.Duration // typecheck.RetryBase (the tests' shorter)
 
 	mu   sync.Mutex
 	held []string // declaration IDs the worker was sent, oldest first
@@ -78,8 +84,6 @@ type Checker struct {
 	heapMu    sync.Mutex
 	heapUsed  int64
 	heapSpawn uint64
-
-	launched atomic.Bool // something asked for the worker (Status: not_started until then)
 }
 
 // CodeCacheStats reports what was done with the compiler's code cache
@@ -103,25 +107,44 @@ func NewChecker(opts CheckerOptions) *Checker {
 			Logger: opts.Logger, checker: true, checkerCache: kept},
 		codeCache: cache,
 		timeout:   opts.Timeout,
-		started:   make(chan struct{}),
+		retryBase: typecheck.RetryBase,
 	}
 }
 
-// launch starts the worker once, in the background.
+// launch starts the worker in the background, unless it is started or
+// starting, or its last start failed less than the backoff ago.
 func (c *Checker) launch() {
-	c.launched.Store(true)
-	c.startOnce.Do(func() {
-		go func() {
-			c.pool, c.err = New(c.opts)
-			if c.err != nil {
-				c.err = fmt.Errorf("the checker worker could not start: %w", c.err)
-			}
-			close(c.started)
-		}()
-	})
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	c.launched = true
+	if c.closed || c.pool != nil || c.starting != nil || (c.err != nil && time.Since(c.failedAt) < typecheck.RetryDelay(c.retryBase, c.failures)) {
+		return
+	}
+	done := make(chan struct{})
+	c.starting = done
+	go func() {
+		p, err := New(c.opts)
+		c.startMu.Lock()
+		closed := c.closed
+		switch {
+		case err != nil:
+			c.err = fmt.Errorf("the checker worker could not start: %w", err)
+			c.failures++
+			c.failedAt = time.Now()
+		case !closed:
+			c.pool, c.err, c.failures = p, nil, 0
+		}
+		c.starting = nil
+		close(done)
+		c.startMu.Unlock()
+		if err == nil && closed {
+			p.Close()
+		}
+	}()
 }
 
-// WarmInBackground starts the worker (once) without waiting.
+// WarmInBackground starts the worker without waiting (once, or again after
+// a failed start once its backoff has passed).
 func (c *Checker) WarmInBackground() { c.launch() }
 
 // Warm starts the worker if need be and waits until one is serving, with
@@ -137,18 +160,11 @@ func (c *Checker) Warm(ctx context.Context) error {
 	return nil
 }
 
-// Ready reports whether a worker is serving; a checker whose worker could
-// not start is ready too, so that its checks say why.
+// Ready reports whether a worker is serving (a checker whose worker could
+// not start is not: Status says why).
 func (c *Checker) Ready() bool {
-	select {
-	case <-c.started:
-	default:
-		return false
-	}
-	if c.pool == nil {
-		return c.err != nil
-	}
-	return c.pool.serving()
+	p := c.poolIfStarted()
+	return p != nil && p.serving()
 }
 
 // Check checks program against decls in the worker, within the checker's
@@ -235,21 +251,19 @@ func (c *Checker) Stats() Stats {
 // code cache file. It never starts the worker nor waits for it.
 func (c *Checker) Status() typecheck.Status {
 	st := typecheck.Status{Where: typecheck.WhereWorker, State: typecheck.StateNotStarted, CodeCache: c.codeCache.Status()}
-	if !c.launched.Load() {
+	c.startMu.Lock()
+	launched, p, err, starting := c.launched, c.pool, c.err, c.starting != nil
+	c.startMu.Unlock()
+	switch {
+	case !launched:
 		return st
-	}
-	select {
-	case <-c.started:
-	default:
+	case err != nil: // a retry may be in progress: failed until one succeeds
+		st.State, st.Error = typecheck.StateFailed, err.Error()
+		return st
+	case starting:
 		st.State = typecheck.StateStarting
 		return st
-	}
-	if c.err != nil {
-		st.State, st.Error = typecheck.StateFailed, c.err.Error()
-		return st
-	}
-	p := c.pool
-	if p == nil { // closed before it started
+	case p == nil: // closed
 		return st
 	}
 	ps := p.Stats()
@@ -292,40 +306,56 @@ func (p *Pool) lastFailure() error {
 // poolIfStarted is the worker's pool once its start has ended (nil
 // before, or when it failed), without starting or waiting for it.
 func (c *Checker) poolIfStarted() *Pool {
-	select {
-	case <-c.started:
-		return c.pool
-	default:
-		return nil
-	}
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	return c.pool
 }
 
 // Close stops the worker (after its check in progress), waiting for a
-// start in progress first.
+// start in progress first; no start begins after it.
 func (c *Checker) Close() {
-	c.startOnce.Do(func() { close(c.started) }) // never started: nothing to stop
-	<-c.started
-	if c.pool != nil {
-		c.pool.Close()
+	c.startMu.Lock()
+	c.closed = true
+	starting := c.starting
+	c.startMu.Unlock()
+	if starting != nil {
+		<-starting // a pool it made is closed by the start itself
+	}
+	c.startMu.Lock()
+	p := c.pool
+	c.pool = nil
+	c.startMu.Unlock()
+	if p != nil {
+		p.Close()
 	}
 }
 
 // startedPool starts the worker if need be and waits, while ctx allows,
-// until its pool exists.
+// until its pool exists. It tries at most one start: after a failed start
+// (the one it waited for, or an earlier one whose retry is not due yet) it
+// returns why.
 func (c *Checker) startedPool(ctx context.Context) (*Pool, error) {
-	c.launch()
-	select {
-	case <-c.started:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("the checker worker is starting: %w", ctx.Err())
+	for waited := false; ; waited = true {
+		if !waited {
+			c.launch()
+		}
+		c.startMu.Lock()
+		p, err, starting, closed := c.pool, c.err, c.starting, c.closed
+		c.startMu.Unlock()
+		switch {
+		case p != nil:
+			return p, nil
+		case closed:
+			return nil, fmt.Errorf("the checker is closed")
+		case starting == nil:
+			return nil, err
+		}
+		select {
+		case <-starting:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the checker worker is starting: %w", ctx.Err())
+		}
 	}
-	if c.err != nil {
-		return nil, c.err
-	}
-	if c.pool == nil {
-		return nil, fmt.Errorf("the checker is closed")
-	}
-	return c.pool, nil
 }
 
 // holds reports whether the worker was sent the declarations of id.

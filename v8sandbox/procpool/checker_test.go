@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,4 +179,29 @@ func TestCheckerWorkerEmptyDeclarations(t *testing.T) {
 	if n := c.declsSent.Load(); n != 1 {
 		t.Errorf("the empty declarations went %d times; want 1", n)
 	}
+}
+
+// A checker whose worker could not start is not ready, and says why; it is
+// started again (after a backoff) when something next asks for it, and
+// serves once a start succeeds.
+func TestCheckerStartRetried(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "worker")
+	cmd := workerCommand(t)
+	c := NewChecker(CheckerOptions{Command: append([]string{link}, cmd[1:]...), Logger: quietLogger(t), Timeout: time.Minute})
+	c.retryBase = time.Millisecond
+	t.Cleanup(c.Close)
+	if err := c.Warm(t.Context()); err == nil {
+		t.Fatal("a checker whose worker binary is missing started")
+	}
+	if st := c.Status(); c.Ready() || st.State != typecheck.StateFailed || !strings.Contains(st.Error, "could not start") {
+		t.Fatalf("after a failed start: ready %v, %+v; want failed, why", c.Ready(), st)
+	}
+	if err := os.Symlink(cmd[0], link); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a start to succeed", func() bool { return c.Warm(t.Context()) == nil })
+	if st := c.Status(); !c.Ready() || st.State != typecheck.StateReady || st.Error != "" || st.Worker == nil {
+		t.Fatalf("after a start succeeded: ready %v, %+v", c.Ready(), st)
+	}
+	wantRefusal(t, c)
 }
