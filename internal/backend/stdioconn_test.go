@@ -3,9 +3,11 @@
 package backend
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -70,13 +72,28 @@ func TestCommandConnCloseEscalates(t *testing.T) {
 	for _, tc := range []struct {
 		name, script, want string
 	}{
-		{"SIGTERM", "exec sleep 60", "terminated"},
-		{"SIGKILL", `trap "" TERM; exec sleep 60`, "killed"},
+		{"SIGTERM", "echo ready >&2; exec sleep 60", "terminated"},
+		{"SIGKILL", `trap "" TERM; echo ready >&2; exec sleep 60`, "killed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := startCommand(exec.Command("sh", "-c", tc.script), 200*time.Millisecond)
+			// The child says on stderr when it is set up: a SIGTERM sent
+			// before the shell ran its trap (a slow start on a loaded
+			// machine) would end it as "terminated".
+			ready, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
+			}
+			defer ready.Close()
+			cmd := exec.Command("sh", "-c", tc.script)
+			cmd.Stderr = w
+			c, err := startCommand(cmd, 200*time.Millisecond)
+			w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = ready.SetReadDeadline(time.Now().Add(20 * time.Second)) // a give-up bound
+			if line, err := bufio.NewReader(ready).ReadString('\n'); line != "ready\n" {
+				t.Fatalf("the child's set-up: %q, %v", line, err)
 			}
 			read := make(chan error, 1)
 			go func() {
