@@ -185,11 +185,17 @@ const track = (p, tool) => {
 // start another (`a().then(() => b())`): once none is pending, a round
 // trip to the host (tick) lets every queued reaction run, and the wait
 // ends only if none started a call.
-const finish = (main) => {
+//
+// wait returns null when no call is pending at the end (the common case:
+// every call awaited, or none made): the program's outcome then passes
+// through at once, one microtask after the program settled, with no
+// promise of the bridge's own in between. TestFinishFastAndSlowAgree
+// holds both paths to the same outcomes.
+const finish = async (main) => {
   const wait = () => {
     ended = true;
     setForEach(pending, (entry) => { entry.late = true; });
-    if (setSize(pending) === 0) return promiseResolve(undefined);
+    if (setSize(pending) === 0) return null;
     return new PromiseCtor((resolve) => {
       let over = false;
       const end = () => {
@@ -209,6 +215,8 @@ const finish = (main) => {
     });
   };
   const report = () => {
+    // Nothing to report (the usual run): no array is made.
+    if (unawaited.length === 0 && reads.length === 0 && setSize(pending) === 0) return;
     const still = newArray();
     setForEach(pending, (entry) => { if (still.length < MAX_REPORTED) push(still, entry.tool); });
     if (unawaited.length > 0 || reads.length > 0 || still.length > 0) {
@@ -219,9 +227,23 @@ const finish = (main) => {
       settledReport(r);
     }
   };
-  return promiseThen(promiseResolve(main),
-    (value) => promiseThen(wait(), () => { report(); return value; }),
-    (error) => promiseThen(wait(), () => { report(); throw error; }));
+  let value;
+  try {
+    value = await main;
+  } catch (error) {
+    const w = wait();
+    if (w === null) {
+      report();
+      throw error;
+    }
+    return promiseThen(w, () => { report(); throw error; });
+  }
+  const w = wait();
+  if (w === null) {
+    report();
+    return value;
+  }
+  return promiseThen(w, () => { report(); return value; });
 };
 let finished = false;
 defineProperty(global, "__isogate_finish", {

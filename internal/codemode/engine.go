@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"math"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -404,7 +405,10 @@ func (e *Engine) waitBackend(ctx context.Context, name string) error {
 }
 
 // logRun writes the one INFO line of a call_tool_chain run; nothing of
-// it is built when INFO is not logged.
+// it is built when INFO is not logged. It hands the handler the record
+// [slog.Logger.LogAttrs] would, with the source (logRun) looked up once:
+// LogAttrs walks the stack for it on every line, a third of the line's
+// cost, though the line is always logged from here.
 func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
 	ctx := context.Background()
 	if !e.logger.Enabled(ctx, slog.LevelInfo) {
@@ -414,14 +418,26 @@ func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
 	if resp.IsError {
 		outcome = string(resp.Code)
 	}
-	e.logger.LogAttrs(ctx, slog.LevelInfo, "call_tool_chain",
+	pc := logRunPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(1, pcs[:]) // this line, in logRun
+		pc = pcs[0]
+		logRunPC.Store(pc)
+	}
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "call_tool_chain", pc)
+	r.AddAttrs(
 		slog.String("tier", string(resp.Tier)),
 		slog.Duration("duration", d),
 		slog.Int("tool_calls", resp.ToolCalls),
 		slog.Int("unawaited_calls", resp.UnawaitedCalls),
 		slog.String("tools", calls.names()),
 		slog.String("outcome", outcome))
+	_ = e.logger.Handler().Handle(ctx, r)
 }
+
+// logRunPC is the source of the INFO line (logRun), once looked up.
+var logRunPC atomic.Uintptr
 
 // fast serves tiers 1 and 2, or returns nil when the code needs V8. Only
 // what it serves gets the run's timeout (a timer per run costs a wake-up

@@ -368,6 +368,47 @@ func TestOneLogLinePerRun(t *testing.T) {
 	}
 }
 
+// TestLogLineSource: the INFO line is the record slog.Logger.LogAttrs
+// would write (same level, message, attributes in order), its source
+// logRun in engine.go both when it is looked up (the first line) and when
+// it is reused (every later one).
+func TestLogLineSource(t *testing.T) {
+	var buf bytes.Buffer
+	f := newFixture(t, Options{Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{AddSource: true}))})
+	logRunPC.Store(0)
+	f.ok(t, "const x = 1;\nreturn x")
+	f.ok(t, "const x = 2;\nreturn x")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("log lines:\n%s", buf.String())
+	}
+	for _, line := range lines {
+		var rec struct {
+			Level, Msg string
+			Source     struct{ Function, File string }
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Level != "INFO" || rec.Msg != "call_tool_chain" || rec.Source.Function != "github.com/isogate/isogate/internal/codemode.(*Engine).logRun" ||
+			!strings.HasSuffix(rec.Source.File, "/internal/codemode/engine.go") {
+			t.Fatalf("record %+v: %s", rec, line)
+		}
+		var keys []string
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.Token()
+		for dec.More() {
+			k, _ := dec.Token()
+			keys = append(keys, k.(string))
+			var skip json.RawMessage
+			dec.Decode(&skip)
+		}
+		if got, want := strings.Join(keys, ","), "time,level,source,msg,tier,duration,tool_calls,unawaited_calls,tools,outcome"; got != want {
+			t.Fatalf("keys %s, want %s", got, want)
+		}
+	}
+}
+
 // TestTrivialRunWrapperAllocations bounds what the engine's Go side
 // allocates around a trivial tier-3 run (on a runner that answers at once):
 // the bridge's host functions are one table for every run, not a table and

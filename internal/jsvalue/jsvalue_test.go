@@ -15,7 +15,8 @@ import (
 var serializerPrelude = jsvalue.Scope(`installSerializer(makeSanitizer({}));
 const full = makeSanitizer({});
 globalThis.__full = (v) => stringify(full(v));
-globalThis.__plain = (v) => isPlainData(v, full.maxDepth);`)
+globalThis.__plain = (v) => isPlainData(v, full.maxDepth);
+globalThis.__primitive = (v) => isPlainPrimitive(v);`)
 
 // run returns the serialized completion value of source.
 func run(t *testing.T, pool *v8sandbox.Pool, source string) string {
@@ -79,5 +80,40 @@ func TestSerializerFallsBackWhenPlainDataThrows(t *testing.T) {
 	got := run(t, pool, `(() => { let reads = 0; return {a: 1, get g() { if (reads++ > 0) throw new Error("again"); return 2 }} })()`)
 	if want := `{"a":1,"g":"[Getter threw: Error: again]"}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// A primitive result takes the serializer's fast path (isPlainPrimitive:
+// no plain-data check) when it is JSON as it is, and the full conversion
+// otherwise; either way it serializes exactly as the full conversion
+// renders it, prototypes polluted or not.
+func TestSerializerFastPathAgrees(t *testing.T) {
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 1})
+	defer pool.Close()
+	const pollute = `Object.prototype.toJSON = Number.prototype.toJSON = String.prototype.toJSON = Boolean.prototype.toJSON = function () { return "polluted" };`
+	for _, c := range []struct {
+		expr string
+		fast bool
+	}{
+		{`1`, true}, {`-0`, true}, {`0.1`, true}, {`1e308`, true}, {`-5e-324`, true}, {`2 ** 53 + 1`, true},
+		{`"text"`, true}, {`""`, true}, {`"\ud800 \u2028 \u0000 \"q\""`, true}, {`true`, true}, {`false`, true}, {`null`, true},
+		{`NaN`, false}, {`Infinity`, false}, {`-Infinity`, false}, {`undefined`, false}, {`10n`, false},
+		{`Symbol("s")`, false}, {`(function named() {})`, false}, {`new Number(3)`, false}, {`new String("boxed")`, false},
+		{`({a: 1})`, false}, {`[1, "x"]`, false},
+		{`(() => { ` + pollute + ` return 7 })()`, true},
+		{`(() => { ` + pollute + ` return "s" })()`, true},
+		{`(() => { ` + pollute + ` return {a: 1} })()`, false},
+	} {
+		got := run(t, pool, c.expr)
+		var want string
+		if err := json.Unmarshal([]byte(run(t, pool, "__full("+c.expr+")")), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: serialized %s, want (full conversion) %s", c.expr, got, want)
+		}
+		if fast := run(t, pool, "__primitive("+c.expr+")"); fast != map[bool]string{true: "true", false: "false"}[c.fast] {
+			t.Errorf("%s: isPlainPrimitive = %s, want %v", c.expr, fast, c.fast)
+		}
 	}
 }

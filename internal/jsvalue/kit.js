@@ -167,9 +167,22 @@ function functionLabel(f) {
 // does (its maxDepth bounds the check). toData is also the fallback the
 // bootstrap uses should serializing a plain result throw after all (a
 // getter or Proxy trap that throws on its second read).
+//
+// A string, boolean, finite number or null is passed on at once: it is
+// plain data whatever the prototypes say (JSON.stringify looks for toJSON
+// on objects and BigInts only), and the check's calls, cold in each new
+// context, cost more than the whole run of a trivial program.
+// TestSerializerFastPathAgrees holds both paths to the same JSON.
 function installSerializer(toData) {
   const set = global.__isogate_set_serializer;
   delete global.__isogate_set_serializer;
   const maxDepth = toData.maxDepth;
-  if (typeof set === "function") set((value) => (isPlainData(value, maxDepth) ? value : toData(value)), toData);
+  if (typeof set === "function") set((value) => (isPlainPrimitive(value) || isPlainData(value, maxDepth) ? value : toData(value)), toData);
+}
+
+// isPlainPrimitive reports whether v is a string, boolean, finite number
+// or null: JSON data as it is.
+function isPlainPrimitive(v) {
+  const t = typeof v;
+  return t === "string" || t === "boolean" || (t === "number" && v - v === 0) || v === null;
 }
