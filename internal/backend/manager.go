@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/isogate/isogate/internal/logsite"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -282,8 +283,11 @@ func (b *backend) logCall(tool string, d time.Duration, res *mcp.CallToolResult,
 	if err != nil {
 		attrs = append(attrs, slog.Any("error", err))
 	}
-	b.log.LogAttrs(context.Background(), slog.LevelInfo, "backend tool call", attrs...)
+	callLine.Log(context.Background(), b.log, slog.LevelInfo, "backend tool call", attrs...)
 }
+
+// callLine is where logCall logs: its source looked up once, not per call.
+var callLine logsite.Site
 
 // Tools returns the known tool lists by backend name: the live list of
 // connected backends and, for the others, the last live or cached list.

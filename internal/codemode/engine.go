@@ -24,7 +24,6 @@ import (
 	"log/slog"
 	"math"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,6 +37,7 @@ import (
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/jsonscan"
+	"github.com/isogate/isogate/internal/logsite"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/typecheck"
@@ -405,10 +405,8 @@ func (e *Engine) waitBackend(ctx context.Context, name string) error {
 }
 
 // logRun writes the one INFO line of a call_tool_chain run; nothing of
-// it is built when INFO is not logged. It hands the handler the record
-// [slog.Logger.LogAttrs] would, with the source (logRun) looked up once:
-// LogAttrs walks the stack for it on every line, a third of the line's
-// cost, though the line is always logged from here.
+// it is built when INFO is not logged. Its source is looked up once
+// (logsite): a stack walk per line was a third of the line's cost.
 func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
 	ctx := context.Background()
 	if !e.logger.Enabled(ctx, slog.LevelInfo) {
@@ -418,26 +416,17 @@ func (e *Engine) logRun(resp *Response, d time.Duration, calls *callTracker) {
 	if resp.IsError {
 		outcome = string(resp.Code)
 	}
-	pc := logRunPC.Load()
-	if pc == 0 {
-		var pcs [1]uintptr
-		runtime.Callers(1, pcs[:]) // this line, in logRun
-		pc = pcs[0]
-		logRunPC.Store(pc)
-	}
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "call_tool_chain", pc)
-	r.AddAttrs(
+	runLine.Log(ctx, e.logger, slog.LevelInfo, "call_tool_chain",
 		slog.String("tier", string(resp.Tier)),
 		slog.Duration("duration", d),
 		slog.Int("tool_calls", resp.ToolCalls),
 		slog.Int("unawaited_calls", resp.UnawaitedCalls),
 		slog.String("tools", calls.names()),
 		slog.String("outcome", outcome))
-	_ = e.logger.Handler().Handle(ctx, r)
 }
 
-// logRunPC is the source of the INFO line (logRun), once looked up.
-var logRunPC atomic.Uintptr
+// runLine is where logRun logs.
+var runLine logsite.Site
 
 // fast serves tiers 1 and 2, or returns nil when the code needs V8. Only
 // what it serves gets the run's timeout (a timer per run costs a wake-up

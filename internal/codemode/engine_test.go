@@ -375,7 +375,6 @@ func TestOneLogLinePerRun(t *testing.T) {
 func TestLogLineSource(t *testing.T) {
 	var buf bytes.Buffer
 	f := newFixture(t, Options{Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{AddSource: true}))})
-	logRunPC.Store(0)
 	f.ok(t, "const x = 1;\nreturn x")
 	f.ok(t, "const x = 2;\nreturn x")
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
