@@ -18,6 +18,7 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 	"github.com/isogate/isogate/v8sandbox/procpool"
@@ -315,10 +316,10 @@ func holdReplacement(t *testing.T, checker *procpool.Checker) (stopped, kills in
 		}
 		kills++
 		old := pid
-		waitUntil(t, "the replacement worker", func() bool {
+		testutil.Eventually(t, time.Minute, func() bool {
 			st := checker.Stats()
 			return len(st.Workers) == 1 && st.Workers[0].PID != old
-		})
+		}, "the replacement worker")
 		pid = checker.Stats().Workers[0].PID
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
@@ -330,22 +331,6 @@ func holdReplacement(t *testing.T, checker *procpool.Checker) (stopped, kills in
 		// It served already: stopped, it would only time checks out.
 		if kills == 20 {
 			t.Fatalf("%d replacements served before they could be stopped", kills)
-		}
-	}
-}
-
-// waitUntil polls cond (for a state no event announces: a process the
-// pool started) until it holds, a minute at most.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	limit := time.After(time.Minute)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-limit:
-			t.Fatalf("gave up waiting for %s", what)
 		}
 	}
 }
@@ -369,16 +354,16 @@ func TestTypecheckCancelledCounted(t *testing.T) {
 		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
 			Arguments: map[string]any{"code": wrongPrograms[0].code}})
 	}()
-	waitUntil(t, "the check on the worker", func() bool {
+	testutil.Eventually(t, time.Minute, func() bool {
 		st := checker.Stats()
 		return len(st.Workers) == 1 && st.Workers[0].Runs == 1
-	})
+	}, "the check on the worker")
 	cancel()
 	<-done
-	waitUntil(t, "the check's end", func() bool {
+	testutil.Eventually(t, time.Minute, func() bool {
 		_, tc := readyzTypecheck(t, base)
 		return tc.Checks != (typecheck.Checks{})
-	})
+	}, "the check's end")
 	if _, tc := readyzTypecheck(t, base); tc.Checks.Cancelled != 1 || tc.Checks.Failed != 0 || tc.Checks.LastError != "" {
 		t.Errorf("checks %+v; want one cancelled, no failure", tc.Checks)
 	}

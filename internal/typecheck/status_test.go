@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // An in-process checker reports its state as operators see it: not
@@ -71,27 +73,14 @@ func TestCheckerLoadRetried(t *testing.T) {
 	c := New(Options{Timeout: time.Minute, HeapMB: 8})
 	c.retryBase = time.Millisecond
 	defer c.Close()
-	poll := func(what string, cond func() bool) {
-		t.Helper()
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		limit := time.After(time.Minute)
-		for !cond() {
-			select {
-			case <-tick.C:
-			case <-limit:
-				t.Fatalf("gave up waiting for %s", what)
-			}
-		}
-	}
 	c.WarmInBackground()
-	poll("the load to fail", func() bool { return c.Status().State == StateFailed })
+	testutil.Eventually(t, time.Minute, func() bool { return c.Status().State == StateFailed }, "the load to fail")
 	if st := c.Status(); c.Ready() || !strings.Contains(st.Error, "heap") {
 		t.Fatalf("after a failed load: %+v; want failed, why", st)
 	}
 	first := c.res.Stats().Builds
-	poll("a second load", func() bool {
+	testutil.Eventually(t, time.Minute, func() bool {
 		c.WarmInBackground() // as each run does while the checker is not ready
 		return c.res.Stats().Builds > first
-	})
+	}, "a second load")
 }
