@@ -34,7 +34,8 @@ func TestTypeScriptSDKFairShares(t *testing.T) {
 	gw := startHTTPEnv("ISOGATE_SERVER__AUTH__MODE=token",
 		"ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=alice-interop-token",
 		"ISOGATE_SERVER__AUTH__TOKENS__BOB__TOKEN=bob-interop-token",
-		"ISOGATE_SANDBOX__MAX_CONCURRENT=2", "ISOGATE_SANDBOX__MAX_CONCURRENT_PER_PRINCIPAL=1")
+		"ISOGATE_SANDBOX__MAX_CONCURRENT=2", "ISOGATE_SANDBOX__MAX_CONCURRENT_PER_PRINCIPAL=1",
+		"ISOGATE_SANDBOX__TIMEOUT=10m") // bob's loops end with the script, not before alice's answer
 	t.Cleanup(func() {
 		if gw.cmd != nil && gw.cmd.Process != nil {
 			_ = gw.cmd.Process.Signal(syscall.SIGKILL)

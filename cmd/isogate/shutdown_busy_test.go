@@ -88,7 +88,9 @@ sandbox:
 	var mt mcp.Transport
 	if transport == "http" {
 		testutil.Eventually(t, 20*time.Second, func() bool { return healthy(addr) }, "isogate on %s to answer", addr)
-		mt = &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}
+		// No reconnection to a gateway that exits on purpose: with the
+		// default retries, closing the session took some 18 s of backoff.
+		mt = &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}
 	} else {
 		mt = &mcp.IOTransport{Reader: stdout, Writer: stdin}
 	}
