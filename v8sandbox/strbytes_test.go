@@ -29,6 +29,7 @@ func TestStringBytesMatchesV8go(t *testing.T) {
 		`JSON.stringify(["\u00e9", "\u0000", "\ud800", "\u2028"])`, `"nul\u0000inside"`,
 		`JSON.stringify(JSON.parse('{"name":"item 0","s":"caf\u00e9"}'))`, `JSON.stringify(JSON.parse('["\u20ac", "x"]'))`,
 		`JSON.stringify(JSON.parse('["\\ud800 lone"]'))`,
+		`"\u20ac\u0000x"`, `"\u20ac".repeat(1 << 19) + "\ud83d"`,
 	} {
 		v, err := ctx.RunScript(src, "strbytes.js")
 		if err != nil {
