@@ -191,8 +191,12 @@ class String {
   enum WriteOptions { NO_OPTIONS = 0, NO_NULL_TERMINATION = 2 };
   int Length() const;
   bool IsOneByte() const;
+  bool ContainsOnlyOneByte() const;
+  int Utf8Length(Isolate* isolate) const;
   int WriteOneByte(Isolate* isolate, unsigned char* buffer, int start = 0,
                    int length = -1, int options = NO_OPTIONS) const;
+  int WriteUtf8(Isolate* isolate, char* buffer, int length = -1,
+                int* nchars_ref = nullptr, int options = NO_OPTIONS) const;
 };
 
 static_assert(sizeof(HandleScope) == 24, "HandleScope layout");

@@ -309,10 +309,10 @@ func writeKeyList(b *strings.Builder, arr *jval) {
 }
 
 // identity returns the first present identity field of an object item and
-// its value as JSON (strings clipped).
-func identity(it *jval) (field, val string, ok bool) {
+// its value.
+func identity(it *jval) (field string, val *jval, ok bool) {
 	if it.kind != kObject {
-		return "", "", false
+		return "", nil, false
 	}
 	for _, f := range identityFields {
 		for i, k := range it.keys {
@@ -320,18 +320,32 @@ func identity(it *jval) (field, val string, ok bool) {
 			if !strings.EqualFold(k, f) || v.isContainer() || v.kind == kNull {
 				continue
 			}
-			return k, v.compact(identityClip), true
+			return k, v, true
 		}
 	}
-	return "", "", false
+	return "", nil, false
+}
+
+// identityText is an identity value as JSON (strings clipped).
+func identityText(v *jval) string {
+	if v.kind == kString {
+		return v.compact(identityClip)
+	}
+	return v.s // a number or boolean, as written
 }
 
 // writeIdentities lists the items not shown by their identity. When every
 // identified item uses the same field the values are listed bare, otherwise
 // as field=value; items without one show as #index. If no item has an
 // identity only the count is given. The list stops after about budget bytes.
+// Every item's identity field is looked up (the fields head the list), but
+// only the tokens the list reaches are written out: a large array is cut
+// after a few hundred.
 func writeIdentities(b *strings.Builder, rest []*jval, start, budget int) {
-	type ident struct{ field, val string }
+	type ident struct {
+		field string
+		val   *jval
+	}
 	ids := make([]ident, len(rest))
 	var fields []string
 	for i, it := range rest {
@@ -353,22 +367,21 @@ func writeIdentities(b *strings.Builder, rest []*jval, start, budget int) {
 		return
 	}
 	fmt.Fprintf(b, "Remaining %s (%s): ", count(len(rest), "item"), strings.Join(fields, "/"))
-	tokens := make([]string, len(ids))
-	for i, id := range ids {
-		switch {
+	token := func(i int) string {
+		switch id := ids[i]; {
 		case id.field == "":
-			tokens[i] = "#" + strconv.Itoa(start+i)
+			return "#" + strconv.Itoa(start+i)
 		case len(fields) == 1:
-			tokens[i] = id.val
+			return identityText(id.val)
 		default:
-			tokens[i] = id.field + "=" + id.val
+			return id.field + "=" + identityText(id.val)
 		}
 	}
 	written, i := 0, 0
-	for i < len(tokens) {
-		s, n := runAt(tokens, i)
+	for i < len(ids) {
+		s, n := runOf(len(ids), token, i)
 		if written > 0 && written+len(s) > budget {
-			fmt.Fprintf(b, ", … (+%d more)", len(tokens)-i)
+			fmt.Fprintf(b, ", … (+%d more)", len(ids)-i)
 			break
 		}
 		if i > 0 {
@@ -389,22 +402,29 @@ const minRun = 3
 // range ("5-7", "#5-7"), anything else the token itself; n is the number of
 // tokens consumed.
 func runAt(tokens []string, i int) (s string, n int) {
-	prefix, first, ok := intToken(tokens[i])
+	return runOf(len(tokens), func(j int) string { return tokens[j] }, i)
+}
+
+// runOf is runAt over count tokens given by token(j), each asked for once
+// at most.
+func runOf(count int, token func(int) string, i int) (s string, n int) {
+	first := token(i)
+	prefix, v0, ok := intToken(first)
 	if !ok {
-		return tokens[i], 1
+		return first, 1
 	}
 	n = 1
-	for i+n < len(tokens) {
-		p, v, ok := intToken(tokens[i+n])
-		if !ok || p != prefix || v != first+int64(n) {
+	for i+n < count {
+		p, v, ok := intToken(token(i + n))
+		if !ok || p != prefix || v != v0+int64(n) {
 			break
 		}
 		n++
 	}
 	if n < minRun {
-		return tokens[i], 1
+		return first, 1
 	}
-	return fmt.Sprintf("%s%d-%d", prefix, first, first+int64(n-1)), n
+	return fmt.Sprintf("%s%d-%d", prefix, v0, v0+int64(n-1)), n
 }
 
 // intToken splits a token that is a decimal integer, optionally after "#",
@@ -414,8 +434,16 @@ func intToken(t string) (prefix string, v int64, ok bool) {
 	if strings.HasPrefix(t, "#") {
 		prefix, digits = "#", t[1:]
 	}
+	if digits == "" || (digits[0] == '0' && len(digits) > 1) {
+		return "", 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if c := digits[i]; c < '0' || c > '9' {
+			return "", 0, false
+		}
+	}
 	v, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || v < 0 || strconv.FormatInt(v, 10) != digits {
+	if err != nil {
 		return "", 0, false
 	}
 	return prefix, v, true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -415,6 +416,31 @@ func TestUniformObjects(t *testing.T) {
 	for in, want := range cases {
 		if got := uniformObjects(parse(in)); got != want {
 			t.Errorf("uniformObjects(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// intToken accepts exactly the tokens whose digits are the canonical
+// decimal form of a non-negative int64 (what strconv.FormatInt writes),
+// after an optional "#".
+func TestIntTokenIsCanonicalDecimal(t *testing.T) {
+	reference := func(tok string) (string, int64, bool) {
+		prefix, digits := "", tok
+		if strings.HasPrefix(tok, "#") {
+			prefix, digits = "#", tok[1:]
+		}
+		v, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || v < 0 || strconv.FormatInt(v, 10) != digits {
+			return "", 0, false
+		}
+		return prefix, v, true
+	}
+	for _, tok := range []string{"0", "7", "#7", "10", "007", "#01", "-1", "-0", "+1", "", "#", "1.5", "1e3", " 1",
+		"9223372036854775807", "9223372036854775808", "#9223372036854775807", "99999999999999999999", "\"5\"", "12a", "٣"} {
+		p, v, ok := intToken(tok)
+		wp, wv, wok := reference(tok)
+		if p != wp || v != wv || ok != wok {
+			t.Errorf("intToken(%q) = %q, %d, %v; want %q, %d, %v", tok, p, v, ok, wp, wv, wok)
 		}
 	}
 }

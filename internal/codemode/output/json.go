@@ -229,7 +229,7 @@ func (p *parser) value() *jval {
 		return v
 	default:
 		start := p.i
-		for p.i < len(p.s) && strings.IndexByte("+-0123456789.eE", p.s[p.i]) >= 0 {
+		for p.i < len(p.s) && numberByte[p.s[p.i]] {
 			p.i++
 		}
 		v := p.node(kNumber)
@@ -237,6 +237,14 @@ func (p *parser) value() *jval {
 		return v
 	}
 }
+
+// numberByte marks the bytes a number literal is made of.
+var numberByte = func() (t [256]bool) {
+	for _, c := range []byte("+-0123456789.eE") {
+		t[c] = true
+	}
+	return t
+}()
 
 // str reads the string literal at p.i and returns its value.
 func (p *parser) str() string {
@@ -250,17 +258,23 @@ func (p *parser) str() string {
 // with U+FFFD) go through encoding/json.
 func (p *parser) lit() (string, bool) {
 	start := p.i + 1
-	j, escaped := start, false
-	for p.s[j] != '"' {
-		if p.s[j] == '\\' {
+	j, escaped, ascii := start, false, true
+	for {
+		c := p.s[j]
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
 			escaped = true
 			j++
+		} else if c >= utf8.RuneSelf {
+			ascii = false
 		}
 		j++
 	}
 	p.i = j + 1
 	lit := p.s[start:j]
-	if !escaped && utf8.ValidString(lit) {
+	if !escaped && (ascii || utf8.ValidString(lit)) {
 		return lit, true
 	}
 	var out string

@@ -1,7 +1,11 @@
 package output
 
 import (
+	"context"
+	"time"
+
 	"encoding/json"
+	"github.com/isogate/isogate/internal/resultstore"
 	"reflect"
 	"strconv"
 	"strings"
@@ -126,5 +130,33 @@ func TestJSONTreeSharedKeyLists(t *testing.T) {
 	}
 	if v.size != len(in) {
 		t.Fatalf("size %d, compact length %d", v.size, len(in))
+	}
+}
+
+// BenchmarkShapeRecords shapes the ~1 MB records (BenchmarkParseRecords)
+// as the engine does a program's value: the indented text with its compact
+// form, every stage on, a memory store.
+//
+//	go test -run '^$' -bench ShapeRecords -benchtime 50x ./internal/codemode/output/
+func BenchmarkShapeRecords(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString(`{"items":[`)
+	for i := 0; doc.Len() < 1<<20; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		doc.WriteString(`{"id":` + strconv.Itoa(i) + `,"name":"item ` + strconv.Itoa(i) + `","price":` + strconv.Itoa(i) + `.5,"tags":["a","b"],"ok":true}`)
+	}
+	doc.WriteString(`]}`)
+	compact := doc.String()
+	raw := parseOrFail(b, compact).pretty()
+	opts := DefaultOptions()
+	opts.ValidJSON, opts.Compact = true, compact
+	store := resultstore.NewMemory(resultstore.Limits{TTL: time.Hour, MaxBytes: 1 << 30, OwnerBytes: 1 << 30})
+	b.SetBytes(int64(len(compact)))
+	for b.Loop() {
+		if r := Shape(context.Background(), raw, "", opts, store); !r.Chunked {
+			b.Fatal("not chunked")
+		}
 	}
 }
