@@ -104,7 +104,7 @@ TESTLOG := bin/test.log
 
 test: deps vet fmt-check
 	@mkdir -p $(dir $(TESTLOG))
-	@bash -c 'set -o pipefail; { $(GO) test -race -count=1 -timeout 8m ./... && cd bench && $(GO) test -race -count=1 -timeout 8m ./...; } 2>&1 | tee $(TESTLOG)' || \
+	@bash -c 'set -o pipefail; { $(GO) test -race -count=1 -timeout 20m ./... && cd bench && $(GO) test -race -count=1 -timeout 20m ./...; } 2>&1 | tee $(TESTLOG)' || \
 	  { echo "== what failed (the whole output is in $(TESTLOG)) =="; \
 	    grep -E -- '^(--- FAIL|FAIL|panic:)|^ +--- FAIL|DATA RACE|^ +[A-Za-z0-9_]+_test\.go:[0-9]+:' $(TESTLOG) | head -200; exit 1; }
 
