@@ -59,7 +59,6 @@ func TestSiteWritesWhatLogAttrsWould(t *testing.T) {
 	}
 }
 
-
 // TestSiteSkipsDisabledLevels: nothing reaches the handler below its level.
 func TestSiteSkipsDisabledLevels(t *testing.T) {
 	var buf bytes.Buffer
