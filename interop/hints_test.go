@@ -7,7 +7,7 @@ import (
 
 // agentHintsReport is the report of scripts/agent_hints.mjs.
 type agentHintsReport struct {
-	MissingAwait, Envelope, Syntax, Intent struct {
+	MissingAwait, Envelope, Syntax, Intent, ThrownValue, LoopAfterCall struct {
 		IsError bool
 		Text    string
 	}
@@ -18,7 +18,10 @@ type agentHintsReport struct {
 // by its JavaScript name (get_sum, never the subtraction get-sum); reading
 // a result as the MCP envelope says results are already unwrapped; an
 // unclosed brace on line 1 is reported on line 1; an intent owner=dee
-// keeps owner=dee only, and the note says so.
+// keeps owner=dee only, and the note says so; a thrown object (no stack,
+// no line) is said to be no Error, with what to throw instead; an endless
+// loop after a tool call times out with a hint that the program's own code
+// was running, not a call.
 func TestTypeScriptSDKAgentHints(t *testing.T) {
 	t.Parallel()
 	var r agentHintsReport
@@ -33,6 +36,13 @@ func TestTypeScriptSDKAgentHints(t *testing.T) {
 	}
 	if s := r.Syntax; !s.IsError || !strings.Contains(s.Text, "(line 1, column 13)") {
 		t.Errorf("return {a: 1: %+v", s)
+	}
+	if v := r.ThrownValue; !v.IsError || !strings.HasPrefix(v.Text, `{"reason":"nope"}`) ||
+		!strings.Contains(v.Text, "Hint: The program threw a value that is not an Error") {
+		t.Errorf("throw {reason: 'nope'}: %+v", v)
+	}
+	if l := r.LoopAfterCall; !l.IsError || !strings.HasPrefix(l.Text, "TIMEOUT: execution exceeded 1000 ms\n\nHint: No tool call was in flight") {
+		t.Errorf("while (true) {} after a call: %+v", l)
 	}
 	if i := r.Intent; i.IsError || !strings.HasPrefix(i.Text, `[intent filter: kept 1 of 377 lines matching "owner=dee"`) ||
 		!strings.Contains(i.Text, "task 200 owner=dee") || strings.Contains(i.Text, "owner=bo") || strings.Contains(i.Text, "owner=deepak") {

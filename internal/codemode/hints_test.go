@@ -32,7 +32,7 @@ func TestHintsFollowCodesNotText(t *testing.T) {
 		{backend.ErrStarting, "has not finished connecting"},
 		{backend.ErrTimeout, "backends.everything.timeout"},
 		{backend.ErrUnavailable, "Backend `everything` is unavailable"},
-		{backend.ErrConnectionLost, "Backend `everything` is unavailable"},
+		{backend.ErrConnectionLost, "The connection to backend `everything` broke while the call was in flight: the call may or may not have run, so it was not retried"},
 	} {
 		for _, text := range []string{"opaque words", "something else entirely"} {
 			f.engine.opts.Caller = errCaller{fmt.Errorf("%s: %w", text, c.sentinel)}
@@ -66,5 +66,45 @@ func TestUnwrappedResultHint(t *testing.T) {
 	}
 	if r := f.fails(t, "await everything.add({a: 1, b: 2}); const x = {}; return x.a.b", "TypeError"); strings.Contains(r.Text, "unwrapped") {
 		t.Fatalf("a TypeError unrelated to a result envelope got the hint: %s", r.Text)
+	}
+}
+
+// TestThrownValueHint: a program that throws something other than an Error
+// (an object, a string, undefined) fails with that value and no stack or
+// line, and gets a hint saying so and what to throw instead; a thrown
+// Error, and a main promise that waits for nothing, get none.
+func TestThrownValueHint(t *testing.T) {
+	f := newFixture(t, Options{})
+	const hint = "The program threw a value that is not an Error"
+	for code, msg := range map[string]string{
+		`throw {reason: "nope", n: 1}`: `{"reason":"nope","n":1}`,
+		`throw "plain string"`:         "plain string",
+		`throw undefined`:              "undefined",
+		`await everything.add({a: 1, b: 1}); throw {name: "Quota"}`: "Quota",
+	} {
+		f.fails(t, code, msg, "Hint: "+hint, "throw `new Error(")
+	}
+	for _, code := range []string{`throw new Error("boom")`, `await new Promise(() => {})`, `null.x`} {
+		if r := f.fails(t, code); strings.Contains(r.Text, hint) {
+			t.Fatalf("%s: got the thrown-value hint:\n%s", code, r.Text)
+		}
+	}
+}
+
+// TestTimeoutWithoutCallHint: a run whose deadline comes while no tool
+// call is in flight (an endless loop, after a call or not) is told its own
+// code was running; one that times out waiting for a call is not.
+func TestTimeoutWithoutCallHint(t *testing.T) {
+	f := newFixture(t, Options{})
+	const hint = "Hint: No tool call was in flight when the deadline came: the program's own code was still running"
+	for _, code := range []string{`while (true) {}`, "await everything.add({a: 1, b: 1});\nwhile (true) {}"} {
+		r := f.engine.Execute(context.Background(), Request{Code: code, Timeout: Millis(1000)})
+		if !r.IsError || !strings.Contains(r.Text, "TIMEOUT: execution exceeded 1000 ms\n\n"+hint) {
+			t.Fatalf("%s: %s", code, r.Text)
+		}
+	}
+	r := f.engine.Execute(context.Background(), Request{Code: `return await everything.meet({calls: 2})`, Timeout: Millis(1000)})
+	if !r.IsError || !strings.Contains(r.Text, "while waiting for everything.meet") || strings.Contains(r.Text, "No tool call was in flight") {
+		t.Fatal(r.Text)
 	}
 }
