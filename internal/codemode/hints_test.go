@@ -108,3 +108,40 @@ func TestTimeoutWithoutCallHint(t *testing.T) {
 		t.Fatal(r.Text)
 	}
 }
+
+// TestStackShowsProgramFrames: an error's stack lists the program's frames
+// only: a tool failure nobody caught (its error is built in the engine's
+// bootstrap) and require (the bridge prelude) show no frame of the
+// gateway's own scripts, and the program's own frames keep its lines.
+func TestStackShowsProgramFrames(t *testing.T) {
+	f := newFixture(t, Options{})
+	for code, want := range map[string]string{
+		"const a = 1;\nawait everything.fail({})":            "quota exceeded",
+		"const a = 1;\nconst fs = require('fs');\nreturn fs": "at main (program.js:2:12)",
+		"function g() { null.x }\ng()":                       "at g (program.js:1:21)\n    at main (program.js:2:1)",
+	} {
+		r := f.fails(t, code, want)
+		if strings.Contains(r.Text, "<embedded>") || strings.Contains(r.Text, "isogate:prelude.js") {
+			t.Fatalf("%q: the stack shows the gateway's own frames:\n%s", code, r.Text)
+		}
+	}
+}
+
+// TestLastExpressionPositions: a program ending with an expression (its
+// value is the result) reports an error in that expression at the user's
+// column, in JavaScript and in TypeScript, not shifted by what the engine
+// wraps the expression in to return it.
+func TestLastExpressionPositions(t *testing.T) {
+	f := newFixture(t, Options{})
+	for code, want := range map[string]string{
+		"const a = 1;\nnull.x":                            "(line 2, column 6)\nStack:\n    at main (program.js:2:6)",
+		"everything.get_summ({a: 1, b: 2})":               "(line 1, column 12)",
+		"const a: number = 1;\nnull.x":                    "(line 2, column 6)",
+		"const a = 1; null.x":                             "(line 1, column 19)",
+		"const a = 1;\n[1,\n  null.x]":                    "(line 3, column 8)",
+		"function g() { null.x }\ng()":                    "at g (program.js:1:21)\n    at main (program.js:2:1)",
+		"function g(): void { null.x }\nconst b = 2; g()": "at main (program.js:2:14)",
+	} {
+		f.fails(t, code, want)
+	}
+}
