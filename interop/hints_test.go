@@ -10,6 +10,7 @@ type agentHintsReport struct {
 	MissingAwait, Envelope, Syntax, Intent, ThrownValue, LoopAfterCall struct {
 		IsError bool
 		Text    string
+		Code    string // _meta["isogate/code"]
 	}
 }
 
@@ -21,12 +22,13 @@ type agentHintsReport struct {
 // keeps owner=dee only, and the note says so; a thrown object (no stack,
 // no line) is said to be no Error, with what to throw instead; an endless
 // loop after a tool call times out with a hint that the program's own code
-// was running, not a call.
+// was running, not a call. A failed run carries its error code in
+// _meta["isogate/code"] (EVAL_ERROR, TIMEOUT), a successful one none.
 func TestTypeScriptSDKAgentHints(t *testing.T) {
 	t.Parallel()
 	var r agentHintsReport
 	runNodeInto(t, &r, "agent_hints.mjs", "--http", gateways.http(t, "").url)
-	if m := r.MissingAwait; m.IsError || !strings.Contains(m.Text, "e.g. `(await everything.get_sum({...})).content`") ||
+	if m := r.MissingAwait; m.IsError || m.Code != "" || !strings.Contains(m.Text, "e.g. `(await everything.get_sum({...})).content`") ||
 		strings.Contains(m.Text, "everything.get-sum({") {
 		t.Errorf("missing await: %+v", m)
 	}
@@ -34,14 +36,14 @@ func TestTypeScriptSDKAgentHints(t *testing.T) {
 		!strings.Contains(e.Text, "`const r = await everything.get_sum({...})`") {
 		t.Errorf("r.content[0].text: %+v", e)
 	}
-	if s := r.Syntax; !s.IsError || !strings.Contains(s.Text, "(line 1, column 13)") {
+	if s := r.Syntax; !s.IsError || !strings.Contains(s.Text, "(line 1, column 13)") || s.Code != "EVAL_ERROR" {
 		t.Errorf("return {a: 1: %+v", s)
 	}
-	if v := r.ThrownValue; !v.IsError || !strings.HasPrefix(v.Text, `{"reason":"nope"}`) ||
+	if v := r.ThrownValue; !v.IsError || v.Code != "EVAL_ERROR" || !strings.HasPrefix(v.Text, `{"reason":"nope"}`) ||
 		!strings.Contains(v.Text, "Hint: The program threw a value that is not an Error") {
 		t.Errorf("throw {reason: 'nope'}: %+v", v)
 	}
-	if l := r.LoopAfterCall; !l.IsError || !strings.HasPrefix(l.Text, "TIMEOUT: execution exceeded 1000 ms\n\nHint: No tool call was in flight") {
+	if l := r.LoopAfterCall; !l.IsError || l.Code != "TIMEOUT" || !strings.HasPrefix(l.Text, "TIMEOUT: execution exceeded 1000 ms\n\nHint: No tool call was in flight") {
 		t.Errorf("while (true) {} after a call: %+v", l)
 	}
 	if i := r.Intent; i.IsError || !strings.HasPrefix(i.Text, `[intent filter: kept 1 of 377 lines matching "owner=dee"`) ||

@@ -255,6 +255,14 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		sf.desk.KeepRecord(principalName(ctx), resp.Record)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
+	if resp.IsError && resp.Code != "" {
+		// The run's error code as data, as for a refused passthrough call:
+		// a client branches on it without reading the text.
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		res.Meta["isogate/code"] = string(resp.Code)
+	}
 	sf.auditRun(ctx, resp.Record, resp.IsError, time.Since(start))
 	return res
 }

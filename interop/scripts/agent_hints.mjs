@@ -8,7 +8,7 @@ import { main, text } from "../lib/connect.mjs";
 await main(async (client) => {
   const chain = async (args) => {
     const r = await client.callTool({ name: "call_tool_chain", arguments: args });
-    return { isError: !!r.isError, text: text(r) };
+    return { isError: !!r.isError, text: text(r), code: r._meta?.["isogate/code"] ?? "" };
   };
   return {
     missingAwait: await chain({ code: "const r = everything.get_sum({a: 1, b: 2});\nreturn r.content" }),
