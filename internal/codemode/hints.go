@@ -85,14 +85,18 @@ func hints(code v8sandbox.Code, message string, req Request, v *view, calls *cal
 
 // runHints explains a tier-3 failure from what the engine reports beyond
 // its message: a deadline reached while no tool call was in flight (the
-// program's own code was running), or a thrown value that is not an Error
-// (no stack, no line). waiting names the calls in flight at the end.
+// program's own code was running), a main promise that nothing will
+// settle, or a thrown value that is not an Error (no stack, no line).
+// waiting names the calls in flight at the end.
 func runHints(se *v8sandbox.Error, waiting string) []string {
 	switch {
 	case se.Code == v8sandbox.CodeTimeout && waiting == "":
 		return []string{"No tool call was in flight when the deadline came: the program's own code was still running. " +
 			"Look for a loop that never ends (`while (true) {}`, a condition that never changes) or for more work than the timeout allows."}
-	case se.Code == v8sandbox.CodeEval && se.Stack == "" && se.Line == 0 && !se.Compile && !strings.HasPrefix(se.Message, neverSettles):
+	case se.Code == v8sandbox.CodeEval && strings.HasPrefix(se.Message, neverSettles):
+		return []string{"The program awaits a promise that nothing will settle: a `new Promise(...)` whose resolve is never called, " +
+			"or a returned object with a `then` method. There are no timers or events in the sandbox: await tool calls directly."}
+	case se.Code == v8sandbox.CodeEval && se.Stack == "" && se.Line == 0 && !se.Compile:
 		return []string{"The program threw a value that is not an Error (e.g. `throw {...}` or `throw \"text\"`), " +
 			"which has no stack or line number: throw `new Error(\"...\")` to see where it came from."}
 	}

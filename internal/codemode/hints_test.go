@@ -91,6 +91,17 @@ func TestThrownValueHint(t *testing.T) {
 	}
 }
 
+// TestNeverSettlesHint: a program awaiting a promise nothing will settle
+// (a resolve never called, a returned thenable that never calls back) is
+// told what usually causes it.
+func TestNeverSettlesHint(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, code := range []string{"await new Promise((resolve) => {});\nreturn 1", "return {then() {}}"} {
+		f.fails(t, code, "the main promise can never settle",
+			"Hint: The program awaits a promise that nothing will settle: a `new Promise(...)` whose resolve is never called")
+	}
+}
+
 // TestTimeoutWithoutCallHint: a run whose deadline comes while no tool
 // call is in flight (an endless loop, after a call or not) is told its own
 // code was running; one that times out waiting for a call is not.
