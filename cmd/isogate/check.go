@@ -106,6 +106,10 @@ func printCheck(w io.Writer, r checkReport) {
 		fmt.Fprintln(w, "plan: the program calls no tool")
 		return
 	}
-	fmt.Fprintln(w, "plan: the program may call")
+	if len(r.Plan.Tools) == 0 { // only calls the checker cannot name (a computed name, a backend not connected)
+		fmt.Fprintln(w, "plan: the program names no tool the checker knows")
+	} else {
+		fmt.Fprintln(w, "plan: the program may call")
+	}
 	fmt.Fprint(w, r.Plan.Text())
 }

@@ -11,7 +11,8 @@ import (
 // TestCheckExitCodes runs `isogate check` as CI would, against the real
 // server-everything with echo denied: a clean program exits 0 and prints
 // its plan; a certain mistake exits 1 with the fix; a program that may
-// call a denied tool exits 1 naming it; usage errors exit 2.
+// call a denied tool exits 1 naming it; usage errors exit 2. A program
+// whose only call has a computed name says the plan names no tool.
 func TestCheckExitCodes(t *testing.T) {
 	cfg := writeConfig(t, "")
 	data, _ := os.ReadFile(cfg)
@@ -30,6 +31,14 @@ func TestCheckExitCodes(t *testing.T) {
 	out, errOut, code := check(prog)
 	if code != 0 || !strings.Contains(out, "plan: the program may call\n- everything.get-sum (line 3; in a loop: yes)") {
 		t.Fatalf("clean: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	// Only a computed tool name: the plan has no tool to list before the
+	// calls it cannot name, and says so rather than a heading over nothing.
+	out, errOut, code = check("-e", `const n = "get_sum"; return await everything[n]({a: 1, b: 2})`)
+	if code != 0 || !strings.HasPrefix(out, "plan: the program names no tool the checker knows\n"+
+		"The program may also call tools by names known only when it runs") {
+		t.Fatalf("computed name: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
 	out, errOut, code = check("--json", "-e", "await everything.get_sum({a: 1, bb: 2})")

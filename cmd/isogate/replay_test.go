@@ -137,7 +137,7 @@ func TestReplayUsesTheRecordedLimits(t *testing.T) {
 				t.Fatalf("the record lacks its limits:\n%s", raw)
 			}
 			out, errOut, exit := runBinary(t, "", "replay", path)
-			if exit != 0 || strings.TrimSpace(out) != c.want {
+			if msg, _, _ := strings.Cut(strings.TrimSpace(out), "\n\nHint: "); exit != 0 || msg != c.want {
 				t.Fatalf("replay: exit %d\nstdout %s\nstderr %s", exit, out, errOut)
 			}
 			// --timeout still overrides the recorded timeout.

@@ -584,6 +584,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 			}
 		}
 		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
+		resp.Text = withHints(resp.Text, runHints(se, waiting))
 		resp.Notices, resp.UnawaitedCalls = notices, report.count()
 		return resp
 	}
@@ -649,10 +650,7 @@ func describeError(se *v8sandbox.Error, prog *program) string {
 }
 
 func (e *Engine) failure(tier Tier, code v8sandbox.Code, message string, req Request, v *view, calls *callTracker, console []string) *Response {
-	text := message
-	if hs := hints(code, message, req, v, calls); len(hs) > 0 {
-		text += "\n\nHint: " + strings.Join(hs, "\nHint: ")
-	}
+	text := withHints(message, hints(code, message, req, v, calls))
 	return &Response{Tier: tier, IsError: true, Code: code, Text: text, Console: console}
 }
 

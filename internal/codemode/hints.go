@@ -66,7 +66,14 @@ func hints(code v8sandbox.Code, message string, req Request, v *view, calls *cal
 			out = append(out, fmt.Sprintf("Backend `%s` has not finished connecting: %s, or %s.", f.backend, retry, state))
 		case backend.CodeTimeout:
 			out = append(out, fmt.Sprintf("A call to backend `%s` exceeded the backend's own per-call timeout (backends.%s.timeout), not the program's; %s.", f.backend, f.backend, state))
-		case backend.CodeUnavailable, backend.CodeConnectionLost, backend.CodeClosed:
+		case backend.CodeConnectionLost:
+			if !req.Detached {
+				state += " and recent errors"
+			}
+			out = append(out, fmt.Sprintf("The connection to backend `%s` broke while the call was in flight: "+
+				"the call may or may not have run, so it was not retried. The gateway restarts the backend; "+
+				"retry if the call is safe to repeat, and %s.", f.backend, state))
+		case backend.CodeUnavailable, backend.CodeClosed:
 			if !req.Detached {
 				state += " and recent errors"
 			}
@@ -74,6 +81,41 @@ func hints(code v8sandbox.Code, message string, req Request, v *view, calls *cal
 		}
 	}
 	return out
+}
+
+// runHints explains a tier-3 failure from what the engine reports beyond
+// its message: a deadline reached while no tool call was in flight (the
+// program's own code was running), a main promise that nothing will
+// settle, or a thrown value that is not an Error (no stack, no line).
+// waiting names the calls in flight at the end.
+func runHints(se *v8sandbox.Error, waiting string) []string {
+	switch {
+	case se.Code == v8sandbox.CodeTimeout && waiting == "":
+		return []string{"No tool call was in flight when the deadline came: the program's own code was still running. " +
+			"Look for a loop that never ends (`while (true) {}`, a condition that never changes) or for more work than the timeout allows."}
+	case se.Code == v8sandbox.CodeEval && strings.HasPrefix(se.Message, neverSettles):
+		return []string{"The program awaits a promise that nothing will settle: a `new Promise(...)` whose resolve is never called, " +
+			"or a returned object with a `then` method. There are no timers or events in the sandbox: await tool calls directly."}
+	case se.Code == v8sandbox.CodeEval && se.Stack == "" && se.Line == 0 && !se.Compile:
+		return []string{"The program threw a value that is not an Error (e.g. `throw {...}` or `throw \"text\"`), " +
+			"which has no stack or line number: throw `new Error(\"...\")` to see where it came from."}
+	}
+	return nil
+}
+
+// neverSettles begins the engine's message for a main promise that waits
+// for nothing (v8sandbox's run), which also has no stack.
+const neverSettles = "the main promise can never settle"
+
+// withHints appends hints to an error text, one "Hint:" line each.
+func withHints(text string, hs []string) string {
+	if len(hs) == 0 {
+		return text
+	}
+	if !strings.Contains(text, "\n\nHint: ") {
+		text += "\n"
+	}
+	return text + "\nHint: " + strings.Join(hs, "\nHint: ")
 }
 
 func evalHints(message, src string, v *view, calls *callTracker) []string {

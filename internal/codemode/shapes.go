@@ -242,29 +242,40 @@ func analyze(code string) shape {
 	return sh
 }
 
+// resultPrefix is what withResult inserts before the last expression
+// statement: error positions after it on that line are shifted by its
+// length (program.position takes it out again).
+const resultPrefix = "return ((v) => typeof v === \"function\" && v.length === 0 ? v() : v)("
+
 // withResult rewrites code so that it returns the value of its last
 // expression statement (or calls its only, trailing function declaration).
 // It reports false when the program has a top-level return or ends with a
 // statement that has no value.
 func withResult(code string) (string, bool) {
+	body, ok, _ := withResultAt(code)
+	return body, ok
+}
+
+// withResultAt is withResult that also returns the offset in code where
+// resultPrefix was inserted, or -1.
+func withResultAt(code string) (string, bool, int) {
 	sh := analyze(code)
 	if !sh.ok || sh.hasReturn {
-		return code, false
+		return code, false, -1
 	}
 	if sh.fnName != "" {
-		return code + "\n;return await " + sh.fnName + "();", true
+		return code + "\n;return await " + sh.fnName + "();", true, -1
 	}
 	first := sh.last.word()
 	if first == "async" && !strings.HasPrefix(strings.TrimLeft(code[sh.last.End:], " \t"), "function") {
 		first = "" // async arrow
 	}
 	if statementKeywords[first] || first == "async" {
-		return code, false
+		return code, false, -1
 	}
 	if first != "" && sh.last.Kind == jssyntax.Ident && strings.HasPrefix(strings.TrimLeft(code[sh.last.End:], " \t"), ":") &&
 		!strings.HasPrefix(strings.TrimLeft(code[sh.last.End:], " \t"), "::") {
-		return code, false // a label
+		return code, false, -1 // a label
 	}
-	return code[:sh.last.Start] + "return ((v) => typeof v === \"function\" && v.length === 0 ? v() : v)(" +
-		code[sh.last.Start:sh.lastEnd] + "\n)" + code[sh.lastEnd:], true
+	return code[:sh.last.Start] + resultPrefix + code[sh.last.Start:sh.lastEnd] + "\n)" + code[sh.lastEnd:], true, sh.last.Start
 }

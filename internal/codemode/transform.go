@@ -40,6 +40,9 @@ type program struct {
 	// plain is set when js is body wrapped as is, without esbuild: a
 	// syntax error from V8 then means the code needs esbuild (typescript).
 	plain bool
+	// prefixLine and prefixColumn (1-based, 0 for none) are where body
+	// has resultPrefix before the user's last expression.
+	prefixLine, prefixColumn int
 }
 
 // reExportsMain matches code that exports its entry point itself.
@@ -62,11 +65,16 @@ func compile(code string) (*program, error) {
 	if exportsMain(code) {
 		return transform(code, api.FormatCommonJS)
 	}
-	body, rewritten := withResult(code)
-	return &program{
+	body, rewritten, at := withResultAt(code)
+	p := &program{
 		js:   finishName + "((async function main() {\n" + body + "\n})())",
 		body: body, original: code, rewritten: rewritten, plain: true, lineShift: 1,
-	}, nil
+	}
+	if at >= 0 {
+		p.prefixLine = strings.Count(code[:at], "\n") + 1
+		p.prefixColumn = at - strings.LastIndex(code[:at], "\n")
+	}
+	return p, nil
 }
 
 // typescript is the esbuild version of a plain program that V8 could not
@@ -74,6 +82,9 @@ func compile(code string) (*program, error) {
 // original code is used; a syntax error names the user's line.
 func (p *program) typescript() (*program, error) {
 	q, err := transform(p.body, api.FormatDefault)
+	if err == nil {
+		q.prefixLine, q.prefixColumn = p.prefixLine, p.prefixColumn
+	}
 	if err != nil && p.rewritten {
 		if q2, err2 := transform(p.original, api.FormatDefault); err2 == nil {
 			return q2, nil
@@ -169,7 +180,7 @@ func (p *program) position(line, column int) (int, int, bool) {
 		if l := line - p.lineShift; l <= 0 || l > strings.Count(p.original, "\n")+1 {
 			return 0, 0, false
 		}
-		return line - p.lineShift, column, true
+		return p.withoutPrefix(line-p.lineShift, column)
 	}
 	if p.lineShift < 0 { // module wrapper: the transformed code starts later
 		line += p.lineShift
@@ -192,19 +203,37 @@ func (p *program) position(line, column int) (int, int, bool) {
 	if l <= 0 {
 		return 0, 0, false
 	}
-	return l, c + 1, true
+	return p.withoutPrefix(l, c+1)
+}
+
+// withoutPrefix maps a position in body to the user's code: on the line
+// where resultPrefix was inserted, a column after it moves back by its
+// length, and a column inside it is the last expression's start.
+func (p *program) withoutPrefix(line, column int) (int, int, bool) {
+	if line == p.prefixLine && column > p.prefixColumn {
+		column = max(column-len(resultPrefix), p.prefixColumn)
+	}
+	return line, column, true
 }
 
 var stackPosition = regexp.MustCompile(regexp.QuoteMeta(origin) + `:(\d+):(\d+)`)
 
+// internalFrame matches a stack frame of the gateway's own scripts (the
+// engine's bootstrap, the bridge prelude), which say nothing about the
+// program: a failed tool call's error is built there.
+var internalFrame = regexp.MustCompile(`^\s+at (?:.* \()?(?:<embedded>|isogate:prelude\.js):\d+:\d+\)?$`)
+
 // mapStack rewrites "program.js:L:C" positions in a stack trace to the
-// user's lines; frames of the wrapper itself are dropped.
+// user's lines; frames of the wrapper itself and of the gateway's own
+// scripts are dropped.
 func (p *program) mapStack(stack string) string {
 	var out []string
 	for _, line := range strings.Split(stack, "\n") {
 		m := stackPosition.FindStringSubmatchIndex(line)
 		if m == nil {
-			out = append(out, line)
+			if !internalFrame.MatchString(line) {
+				out = append(out, line)
+			}
 			continue
 		}
 		l, _ := strconv.Atoi(line[m[2]:m[3]])

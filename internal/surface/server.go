@@ -173,11 +173,11 @@ func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in tool
 		if len(sf.unknownStarting()) > 0 {
 			starting := sf.awaitStarting(ctx)
 			if info, err = sf.catalog.Info(in.ToolName, in.Detail); err != nil {
-				return textResult(withStartingNotice(err.Error(), starting), true), nil, nil
+				return textResult(withStartingNotice(sf.withDownNotice(err.Error()), starting), true), nil, nil
 			}
 			return textResult(info.Text()+typecheckNote(sf.opts.Typecheck), false), nil, nil
 		}
-		return textResult(err.Error(), true), nil, nil
+		return textResult(sf.withDownNotice(err.Error()), true), nil, nil
 	}
 	return textResult(info.Text()+typecheckNote(sf.opts.Typecheck), false), nil, nil
 }
@@ -209,6 +209,9 @@ func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in lis
 		Starting   []string `json:"starting,omitempty"`
 		Notice     string   `json:"notice,omitempty"`
 	}{names, sf.catalog.Count(), next, starting, startingNotice(starting)}
+	if n := downNotice(sf.downBackends()); n != "" {
+		out.Notice = strings.TrimSpace(out.Notice + " " + n)
+	}
 	if out.Tools == nil {
 		out.Tools = []string{}
 	}
@@ -254,6 +257,14 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		sf.KeepRun(creq.Owner, resp.Record)
 		sf.desk.KeepRecord(principalName(ctx), resp.Record)
 		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
+	}
+	if resp.IsError && resp.Code != "" {
+		// The run's error code as data, as for a refused passthrough call:
+		// a client branches on it without reading the text.
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		res.Meta["isogate/code"] = string(resp.Code)
 	}
 	sf.auditRun(ctx, resp.Record, resp.IsError, time.Since(start))
 	return res
