@@ -9,19 +9,28 @@ import (
 	v8 "rogchap.com/v8go"
 )
 
+// lockedContext is a fresh isolate and context, locked for this goroutine,
+// which stays on its OS thread until the test ends.
+func lockedContext(t *testing.T) (*v8.Isolate, *v8.Context) {
+	runtime.LockOSThread()
+	initV8()
+	iso := v8.NewIsolate()
+	ctx := v8.NewContext(iso)
+	lock := lockIsolate(iso)
+	t.Cleanup(func() {
+		lock.release()
+		ctx.Close()
+		iso.Dispose()
+		runtime.UnlockOSThread()
+	})
+	return iso, ctx
+}
+
 // stringBytes gives the bytes v8go's String gives, for every kind of string
 // V8 stores: one byte per character (ASCII, Latin-1), two (beyond U+00FF,
 // lone surrogates), flat or built from parts (a cons string), empty.
 func TestStringBytesMatchesV8go(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	initV8()
-	iso := v8.NewIsolate()
-	defer iso.Dispose()
-	ctx := v8.NewContext(iso)
-	defer ctx.Close()
-	lock := lockIsolate(iso)
-	defer lock.release()
+	iso, ctx := lockedContext(t)
 	for _, src := range []string{
 		`""`, `"null"`, `JSON.stringify({a: [1, "x"], b: null})`,
 		`"caf\u00e9 \u00ff \u0080 \u00a0"`, `"\u20ac \u{1f600} \u4e2d"`, `"a\ud800b"`, `"\udfff"`,
@@ -48,15 +57,7 @@ func TestStringBytesMatchesV8go(t *testing.T) {
 // program returning a tool's parsed result); only other text is encoded to
 // UTF-8.
 func TestStringBytesCopiesLatin1TextByteForByte(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	initV8()
-	iso := v8.NewIsolate()
-	defer iso.Dispose()
-	ctx := v8.NewContext(iso)
-	defer ctx.Close()
-	lock := lockIsolate(iso)
-	defer lock.release()
+	iso, ctx := lockedContext(t)
 	for src, want := range map[string]string{
 		`JSON.parse('{"name":"item 0"}').name`:                               "latin1",
 		`JSON.stringify(JSON.parse('{"items":[{"id":1,"name":"item 1"}]}'))`: "latin1",
@@ -85,6 +86,7 @@ func TestStringBytesCopiesLatin1TextByteForByte(t *testing.T) {
 //
 //	go test -run '^$' -bench StringBytes -benchtime 100x ./v8sandbox/
 func BenchmarkStringBytes(b *testing.B) {
+	// Not lockedContext: a benchmark's cleanups may run on another thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	initV8()

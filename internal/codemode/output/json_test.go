@@ -100,10 +100,9 @@ func BenchmarkParseJSON(b *testing.B) {
 	}
 }
 
-// BenchmarkParseRecords: the tree of a ~1 MB array of small uniform
-// records (the shape of the 1 MB tool result of bench's tier-3 rows),
-// pretty-printed as the engine renders a program's value.
-func BenchmarkParseRecords(b *testing.B) {
+// recordsJSON is a ~1 MB array of small uniform records (the shape of the
+// 1 MB tool result of bench's tier-3 rows), compact.
+func recordsJSON() string {
 	var doc strings.Builder
 	doc.WriteString(`{"items":[`)
 	for i := 0; doc.Len() < 1<<20; i++ {
@@ -113,7 +112,13 @@ func BenchmarkParseRecords(b *testing.B) {
 		doc.WriteString(`{"id":` + strconv.Itoa(i) + `,"name":"item ` + strconv.Itoa(i) + `","price":` + strconv.Itoa(i) + `.5,"tags":["a","b"],"ok":true}`)
 	}
 	doc.WriteString(`]}`)
-	raw := parseOrFail(b, doc.String()).pretty()
+	return doc.String()
+}
+
+// BenchmarkParseRecords: the tree of recordsJSON pretty-printed as the
+// engine renders a program's value.
+func BenchmarkParseRecords(b *testing.B) {
+	raw := parseOrFail(b, recordsJSON()).pretty()
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
 		parseJSON(raw, true)
@@ -139,16 +144,7 @@ func TestJSONTreeSharedKeyLists(t *testing.T) {
 //
 //	go test -run '^$' -bench ShapeRecords -benchtime 50x ./internal/codemode/output/
 func BenchmarkShapeRecords(b *testing.B) {
-	var doc strings.Builder
-	doc.WriteString(`{"items":[`)
-	for i := 0; doc.Len() < 1<<20; i++ {
-		if i > 0 {
-			doc.WriteByte(',')
-		}
-		doc.WriteString(`{"id":` + strconv.Itoa(i) + `,"name":"item ` + strconv.Itoa(i) + `","price":` + strconv.Itoa(i) + `.5,"tags":["a","b"],"ok":true}`)
-	}
-	doc.WriteString(`]}`)
-	compact := doc.String()
+	compact := recordsJSON()
 	raw := parseOrFail(b, compact).pretty()
 	opts := DefaultOptions()
 	opts.ValidJSON, opts.Compact = true, compact
