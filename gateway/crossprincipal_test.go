@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,4 +169,71 @@ func TestUnsubscribeCannotEndAnotherPrincipalsSubscription(t *testing.T) {
 		_, unsubs := docs.counts()
 		return unsubs == 2
 	}, "alice's session closed, her subscription still held on the backend")
+}
+
+// TestCheckerProcessDetailsOnlyForAdmins: with sandbox.typecheck on in
+// process isolation, alice (in server.auth.admins) sees the checker
+// worker's PID and the code cache file's path in isogate://stats and, with
+// server.metrics_auth, in /readyz; bob, another principal, sees the mode,
+// the state and the restarts only, in both; a request without a token gets
+// {"ready"} alone.
+func TestCheckerProcessDetailsOnlyForAdmins(t *testing.T) {
+	h := redteamGateway(t, func(c *config.Config) {
+		c.Sandbox.Isolation = config.IsolationProcess
+		c.Sandbox.MaxConcurrent = 1
+		c.Sandbox.Typecheck = "warn"
+		c.Server.MetricsAuth = true
+		c.Server.Auth.Admins = []string{"alice"}
+	})
+	if err := h.g.app.Typecheck.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	base := strings.TrimSuffix(h.url, "/mcp")
+	readyz := func(token string) string {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/readyz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	stats := func(name string) string {
+		t.Helper()
+		res, err := h.connectAsWith(t, name, "", nil).ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "isogate://stats"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Contents[0].Text
+	}
+	// Detail: the worker's PID and the cache file; brief: mode and state.
+	detailed := func(s string) bool { return strings.Contains(s, `"pid"`) && strings.Contains(s, ".v8cache") }
+	brief := func(s string) bool {
+		return strings.Contains(s, `"mode"`) && strings.Contains(s, `"state"`) &&
+			!strings.Contains(s, `"pid"`) && !strings.Contains(s, ".v8cache") && !strings.Contains(s, `"path"`) && !strings.Contains(s, `"rss_bytes"`)
+	}
+	for what, s := range map[string]string{"alice's isogate://stats": stats("alice"), "/readyz with alice's token": readyz(redteamTokens["alice"].Token)} {
+		if !detailed(s) {
+			t.Errorf("%s: %s\nwant the checker worker's PID and the code cache path (alice is an admin)", what, s)
+		}
+	}
+	for what, s := range map[string]string{"bob's isogate://stats": stats("bob"), "/readyz with bob's token": readyz(redteamTokens["bob"].Token)} {
+		if !brief(s) {
+			t.Errorf("%s: %s\nwant the checker's mode and state, no PID, RSS or path (bob is not an admin)", what, s)
+		}
+	}
+	if s := strings.TrimSpace(readyz("")); s != `{"ready":true}` {
+		t.Errorf("/readyz without a token: %s, want {\"ready\":true}", s)
+	}
 }
