@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/testutil"
 )
 
@@ -235,5 +237,194 @@ func TestCheckerProcessDetailsOnlyForAdmins(t *testing.T) {
 	}
 	if s := strings.TrimSpace(readyz("")); s != `{"ready":true}` {
 		t.Errorf("/readyz without a token: %s, want {\"ready\":true}", s)
+	}
+}
+
+// stored is what one program run left for its session: its run record's
+// id and the URI of its cut result.
+type stored struct{ run, result string }
+
+// runStoring runs a program whose result is cut (so stored) through cs.
+func runStoring(cs *mcp.ClientSession, who string, i int) (stored, error) {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{
+		"code":            fmt.Sprintf(`const r = await local.echo({who: %q, i: %d, pad: "x".repeat(2000)}); return {secret: %q, r}`, who, i, who+"-secret"),
+		"max_output_size": 300}})
+	if err != nil {
+		return stored{}, err
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	run, _ := res.Meta["isogate/run"].(string)
+	uri := resultURIRE.FindString(text)
+	if res.IsError || run == "" || uri == "" {
+		return stored{}, fmt.Errorf("%s's program %d: run %q, no stored result? %s", who, i, run, text)
+	}
+	return stored{run: run, result: uri}, nil
+}
+
+// otherID is id with its last hex digit changed: an id of the same shape
+// that names nothing.
+func otherID(id string) string {
+	last := id[len(id)-1]
+	next := byte('0')
+	if last == '0' {
+		next = '1'
+	}
+	return id[:len(id)-1] + string(next)
+}
+
+// readAttempts reads what s names through every way a client has:
+// resources/read of the run record, of the result and of a part of it,
+// and read_result (whole and by range). Each answer is the error text (or
+// the content, when the read succeeded), with the ids replaced by RUN and
+// RESULT so that answers about different ids compare.
+func readAttempts(ctx context.Context, cs *mcp.ClientSession, s stored) (map[string]string, error) {
+	out := map[string]string{}
+	runID := strings.TrimPrefix(s.run, surface.RunURIPrefix)
+	resID := strings.TrimPrefix(s.result, "isogate://result/")
+	scrub := func(text string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(text, resID, "RESULT"), runID, "RUN")
+	}
+	for what, uri := range map[string]string{
+		"runs":        surface.RunURIPrefix + runID,
+		"result":      s.result,
+		"result-part": s.result + "/r",
+	} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		switch {
+		case err != nil:
+			out[what] = "error: " + scrub(err.Error())
+		case len(res.Contents) == 0:
+			out[what] = "empty"
+		default:
+			out[what] = "read: " + scrub(res.Contents[0].Text)
+		}
+	}
+	for what, args := range map[string]map[string]any{
+		"read_result":       {"uri": s.result},
+		"read_result-range": {"uri": s.result, "offset": 10, "limit": 20},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_result", Arguments: args})
+		if err != nil {
+			return nil, err
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if res.IsError {
+			out[what] = "error: " + scrub(text)
+		} else {
+			out[what] = "read: " + scrub(text)
+		}
+	}
+	return out, nil
+}
+
+// TestPrincipalsCannotReadEachOthersRunsAndResults: alice and bob run
+// programs at the same time, each leaving run records and cut results.
+// Then, while both keep running programs, each tries to read every one of
+// the other's records and results by every way in (resources/read of the
+// run, the result and a part of it; read_result whole and by range): each
+// answer is exactly the answer for an id of the same shape that names
+// nothing, so an attempt tells neither the content nor that the id exists.
+// A second session of alice's cannot read her first session's either
+// (results are the session's). Each still reads its own afterwards.
+func TestPrincipalsCannotReadEachOthersRunsAndResults(t *testing.T) {
+	h := redteamGateway(t, nil)
+	ctx := t.Context()
+	sessions := map[string]*mcp.ClientSession{"alice": h.connectAsWith(t, "alice", "", nil), "bob": h.connectAsWith(t, "bob", "", nil)}
+	const runs = 3
+	var mu sync.Mutex
+	kept := map[string][]stored{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	produce := func(who string, from int) {
+		defer wg.Done()
+		for i := from; i < from+runs; i++ {
+			s, err := runStoring(sessions[who], who, i)
+			if err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			kept[who] = append(kept[who], s)
+			mu.Unlock()
+		}
+	}
+	wg.Add(2)
+	go produce("alice", 0)
+	go produce("bob", 0)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+
+	// Attacks, with more programs of both in flight.
+	mu.Lock()
+	targets := map[string][]stored{"alice": append([]stored(nil), kept["bob"]...), "bob": append([]stored(nil), kept["alice"]...)}
+	mu.Unlock()
+	type finding struct{ attacker, what, got, want string }
+	findings := make(chan finding, 64)
+	wg.Add(4)
+	go produce("alice", runs)
+	go produce("bob", runs)
+	for attacker, victims := range targets {
+		go func() {
+			defer wg.Done()
+			for _, s := range victims {
+				got, err := readAttempts(ctx, sessions[attacker], s)
+				if err != nil {
+					errs <- err
+					return
+				}
+				want, err := readAttempts(ctx, sessions[attacker], stored{run: otherID(s.run), result: otherID(s.result)})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for what := range got {
+					if got[what] != want[what] || !strings.HasPrefix(got[what], "error: ") {
+						findings <- finding{attacker, what, got[what], want[what]}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(findings)
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	for f := range findings {
+		t.Errorf("%s reading another principal's %s got %q, want what an id that names nothing gets: %q", f.attacker, f.what, f.got, f.want)
+	}
+
+	// Alice's second session is not the session that stored them.
+	second := h.connectAsWith(t, "alice", "", nil)
+	for _, s := range kept["alice"][:1] {
+		got, err := readAttempts(ctx, second, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, answer := range got {
+			if !strings.HasPrefix(answer, "error: ") {
+				t.Errorf("alice's second session read her first session's %s: %.200s", what, answer)
+			}
+		}
+	}
+	// The owners still read theirs.
+	for who, ss := range kept {
+		for _, s := range ss {
+			got, err := readAttempts(ctx, sessions[who], s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, answer := range got {
+				if !strings.HasPrefix(answer, "read: ") || (what != "read_result-range" && !strings.Contains(answer, who)) {
+					t.Errorf("%s reading her own %s: %.200s", who, what, answer)
+				}
+			}
+		}
 	}
 }
