@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,9 +16,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore/redistest"
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/testutil"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // Attacks of one principal on another's data and traffic in a shared
@@ -426,5 +433,220 @@ func TestPrincipalsCannotReadEachOthersRunsAndResults(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// redteamReplica is durableReplica (a stateless replica on the shared
+// Redis, counter.pay under approval) with alice and bob as token
+// principals; it returns the replica's /mcp URL.
+func redteamReplica(t *testing.T, redisURL string, counter *countingBackend) string {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Server.Stateless = true
+	cfg.Server.Auth.Mode = config.AuthToken
+	cfg.Server.Auth.Tokens = redteamTokens
+	cfg.Store.RedisURL = redisURL
+	cfg.Store.HMACKey = "redteam-test-hmac-key-0123456789"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 2})
+	t.Cleanup(func() { go pool.Close() }) // see durableReplicaOf
+	g := startHealthy(t, cfg, app.Options{Runner: pool, ExtraSpecs: []backend.Spec{backend.InMemory("counter", counter.server)}})
+	g.app.Policy.Replace(pipeline.NewPolicy(map[string]config.Backend{"counter": {Tools: config.ToolPolicy{Approve: []string{"pay"}}}}))
+	srv := httptest.NewServer(g.HTTPHandler())
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// roundTripClientAs is roundTripClient with name's token.
+func roundTripClientAs(t *testing.T, url, name string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: name}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("input requests come in results")
+		},
+	})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearer{redteamTokens[name].Token}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// retryAnswer is retry without its checks: the retry's text and whether
+// it is an error, with what it asked.
+func retryAnswer(cs *mcp.ClientSession, state string) (string, error) {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": pausingProgram},
+		InputResponses: mcp.InputResponseMap{"approval-1": &mcp.ElicitResult{Action: "accept"}}, RequestState: state})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("isError=%v asked=%d %s", res.IsError, len(res.InputRequests), res.Content[0].(*mcp.TextContent).Text), nil
+}
+
+// rpcAnswer is one JSON-RPC answer: its result or its error.
+type rpcAnswer struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rawCall posts one JSON-RPC request of protocol 2025-11-25 (no session)
+// with name's token and returns its answer, from a JSON or an SSE body.
+func rawCall(ctx context.Context, url, name, method string, params any) (rpcAnswer, error) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
+	if err != nil {
+		return rpcAnswer{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Authorization", "Bearer "+redteamTokens[name].Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return rpcAnswer{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return rpcAnswer{}, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimPrefix(line, "data: ")
+		var a rpcAnswer
+		if json.Unmarshal([]byte(line), &a) == nil && (a.Result != nil || a.Error != nil) {
+			return a, nil
+		}
+	}
+	return rpcAnswer{}, fmt.Errorf("%s: no JSON-RPC answer (HTTP %d): %s", method, resp.StatusCode, data)
+}
+
+// TestReplicasKeepPausedRunsAndTasksToTheirPrincipal: two stateless
+// replicas on one real redis-server, alice and bob token principals.
+// Alice's program pauses for an approval on replica A; bob, with her
+// requestState (and an "accept"), retries through A (where her run is
+// parked) and through B (which would resume it from the journal in
+// Redis): each answer is the answer for a requestState that names nothing,
+// and nothing is called. Alice then resumes it through B. Alice's task
+// (a program running on B) is asked for by bob with tasks/get,
+// tasks/result, tasks/cancel and tasks/list through both replicas, all at
+// once, while it runs: each answer is as for an unknown task, tasks/list
+// never shows it, and it keeps running until alice cancels it.
+func TestReplicasKeepPausedRunsAndTasksToTheirPrincipal(t *testing.T) {
+	srv := redistest.ForTest(t)
+	counter := newCountingBackend()
+	urlA, urlB := redteamReplica(t, srv.URL(), counter), redteamReplica(t, srv.URL(), counter)
+	aliceA := roundTripClientAs(t, urlA, "alice")
+	bobs := []*mcp.ClientSession{roundTripClientAs(t, urlA, "bob"), roundTripClientAs(t, urlB, "bob")}
+
+	paused := pause(t, aliceA)
+	state := paused.RequestState
+	for i, bob := range bobs {
+		got, err := retryAnswer(bob, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _, _ := strings.Cut(strings.TrimPrefix(state, "durable-"), "-")
+		unknown, err := retryAnswer(bob, otherID(state))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != unknown || !strings.HasPrefix(got, "isError=true asked=0") {
+			t.Errorf("bob's retry of alice's paused run through replica %c: %q; want what a requestState naming nothing gets: %q", 'A'+i, got, unknown)
+		}
+		if strings.Contains(got, "secret") || (!strings.Contains(unknown, id) && strings.Contains(got, id)) {
+			t.Errorf("bob's retry reveals more than an unknown state's: %q", got)
+		}
+	}
+	if n := counter.count(); n != 3 {
+		t.Fatalf("after bob's retries the backend counted %d calls, want 3 (alice's, before her pause)", n)
+	}
+	text, isErr := retry(t, roundTripClientAs(t, urlB, "alice"), state)
+	if isErr || counter.count() != 5 || !strings.Contains(strings.Join(strings.Fields(text), ""), `"out":[1,2,3,4,5]`) {
+		t.Fatalf("alice resuming through B: %d calls (want 5): %s", counter.count(), text)
+	}
+
+	// Tasks: alice's runs on B until she cancels it.
+	ctx := t.Context()
+	created, err := rawCall(ctx, urlB, "alice", "tools/call", map[string]any{"name": "call_tool_chain",
+		"arguments": map[string]any{"code": "for (;;) {}"}, "task": map[string]any{"ttl": 120000}})
+	if err != nil || created.Error != nil {
+		t.Fatalf("alice's task: %v %+v", err, created.Error)
+	}
+	var task struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(created.Result, &task); err != nil || task.Task.TaskID == "" {
+		t.Fatalf("CreateTaskResult: %s", created.Result)
+	}
+	id := task.Task.TaskID
+	scrub := func(a rpcAnswer, id string) string {
+		b, _ := json.Marshal(a)
+		return strings.ReplaceAll(string(b), id, "ID")
+	}
+	type attempt struct{ url, method string }
+	var attempts []attempt
+	for _, url := range []string{urlA, urlB} {
+		for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+			attempts = append(attempts, attempt{url, m})
+		}
+	}
+	var wg sync.WaitGroup
+	failures := make(chan string, 2*len(attempts)+4)
+	for _, a := range attempts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := rawCall(ctx, a.url, "bob", a.method, map[string]any{"taskId": id})
+			if err != nil {
+				failures <- err.Error()
+				return
+			}
+			unknown, err := rawCall(ctx, a.url, "bob", a.method, map[string]any{"taskId": otherID(id)})
+			if err != nil {
+				failures <- err.Error()
+				return
+			}
+			if got.Error == nil || scrub(got, id) != scrub(unknown, otherID(id)) {
+				failures <- fmt.Sprintf("bob's %s of alice's task through %s: %s; want as for an unknown task: %s", a.method, a.url, scrub(got, id), scrub(unknown, otherID(id)))
+			}
+		}()
+	}
+	for _, url := range []string{urlA, urlB} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			list, err := rawCall(ctx, url, "bob", "tasks/list", map[string]any{})
+			if err != nil {
+				failures <- err.Error()
+				return
+			}
+			if list.Error != nil || strings.Contains(string(list.Result), id) {
+				failures <- fmt.Sprintf("bob's tasks/list through %s: %s %+v", url, list.Result, list.Error)
+			}
+		}()
+	}
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	got, err := rawCall(ctx, urlA, "alice", "tasks/get", map[string]any{"taskId": id})
+	if err != nil || got.Error != nil || !strings.Contains(string(got.Result), `"working"`) {
+		t.Fatalf("alice's task after bob's attempts: %v %s %+v; want still working", err, got.Result, got.Error)
+	}
+	if got, err := rawCall(ctx, urlA, "alice", "tasks/cancel", map[string]any{"taskId": id}); err != nil || got.Error != nil {
+		t.Fatalf("alice cancels her task: %v %+v", err, got.Error)
 	}
 }
