@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -648,5 +650,152 @@ func TestReplicasKeepPausedRunsAndTasksToTheirPrincipal(t *testing.T) {
 	}
 	if got, err := rawCall(ctx, urlA, "alice", "tasks/cancel", map[string]any{"taskId": id}); err != nil || got.Error != nil {
 		t.Fatalf("alice cancels her task: %v %+v", err, got.Error)
+	}
+}
+
+// TestConsoleRefusesAnotherPrincipal: the console is on, alice is its
+// admin. While alice's program is in flight (on local.block), bob, a
+// principal of the same gateway, asks for every console page, its events
+// and its three actions (cancel alice's run by its id, answer an
+// approval, replay a record) with his own token, and again with his token
+// beside alice's signed-in session cookie: every answer is 403 and no
+// action ran (an action that ran answers 303). Alice cancels her run with
+// the same form: 303, and her program ends.
+func TestConsoleRefusesAnotherPrincipal(t *testing.T) {
+	h := redteamGateway(t, func(c *config.Config) {
+		c.Server.Console.Enabled = true
+		c.Server.Console.Admins = []string{"alice"}
+	})
+	base := strings.TrimSuffix(h.url, "/mcp")
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path string, form url.Values, header http.Header) (int, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, err := http.NewRequestWithContext(t.Context(), method, base+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		stream := strings.HasPrefix(path, "/console/events")
+		if stream { // served, a stream may send nothing for long: a failure bound
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			req = req.WithContext(ctx)
+		}
+		resp, err := noRedirect.Do(req)
+		if stream && errors.Is(err, context.DeadlineExceeded) {
+			return http.StatusOK, "(an event stream)"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || stream {
+			return resp.StatusCode, ""
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	asAlice := http.Header{"Authorization": {"Bearer " + redteamTokens["alice"].Token}}
+	asBob := http.Header{"Authorization": {"Bearer " + redteamTokens["bob"].Token}}
+
+	// Alice's program waits on local.block until it is cancelled.
+	alice := h.connectAsWith(t, "alice", "", nil)
+	ended := make(chan string, 1)
+	go func() {
+		res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
+			Arguments: map[string]any{"code": `return await local.block({})`}})
+		if err != nil {
+			ended <- err.Error()
+			return
+		}
+		ended <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	<-h.started
+	_, page := send("GET", "/console/runs", nil, asAlice)
+	m := regexp.MustCompile(`data-run="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("alice's /console/runs lists no live run:\n%s", page)
+	}
+	run := m[1]
+
+	// Alice's signed-in session: its cookie.
+	loginReq, _ := http.NewRequestWithContext(t.Context(), "GET", base+"/console/login", nil)
+	resp, err := noRedirect.Do(loginReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var loginCk *http.Cookie
+	for _, ck := range resp.Cookies() {
+		loginCk = ck
+	}
+	if loginCk == nil {
+		t.Fatal("the sign-in page set no cookie")
+	}
+	resp, err = noRedirect.Do(func() *http.Request {
+		r, _ := http.NewRequestWithContext(t.Context(), "POST", base+"/console/login",
+			strings.NewReader(url.Values{"csrf": {loginCk.Value}, "token": {redteamTokens["alice"].Token}}.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.AddCookie(loginCk)
+		return r
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var session *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Value != "" && ck.Name != loginCk.Name {
+			session = ck
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || session == nil {
+		t.Fatalf("alice's sign-in: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	if code, _ := send("GET", "/console/overview", nil, http.Header{"Cookie": {session.String()}}); code != http.StatusOK {
+		t.Fatalf("alice's session cookie: %d", code)
+	}
+
+	gets := []string{"/console", "/console/", "/console/overview", "/console/tools", "/console/runs", "/console/approvals",
+		"/console/audit", "/console/metrics", "/console/record?id=" + run, "/console/events?page=runs"}
+	posts := map[string]url.Values{
+		"/console/runs/cancel":      {"id": {run}},
+		"/console/approvals/answer": {"id": {"1"}, "decision": {"approve"}},
+		"/console/runs/replay":      {"id": {run}},
+		"/console/logout":           {},
+	}
+	for _, header := range []http.Header{asBob, {"Authorization": asBob["Authorization"], "Cookie": {session.String()}}} {
+		for _, path := range gets {
+			if code, body := send("GET", path, nil, header); code != http.StatusForbidden {
+				t.Errorf("bob's GET %s (cookie %v): %d, want 403\n%.300s", path, header.Get("Cookie") != "", code, body)
+			}
+		}
+		for path, form := range posts {
+			if code, _ := send("POST", path, form, header); code != http.StatusForbidden {
+				t.Errorf("bob's POST %s (cookie %v): %d, want 403", path, header.Get("Cookie") != "", code)
+			}
+		}
+	}
+	select {
+	case text := <-ended:
+		t.Fatalf("alice's program ended during bob's attempts: %s", text)
+	default:
+	}
+	if code, _ := send("POST", "/console/runs/cancel", url.Values{"id": {run}}, asAlice); code != http.StatusSeeOther {
+		t.Fatalf("alice cancelling her run on the console: %d, want 303", code)
+	}
+	select {
+	case <-ended:
+	case <-time.After(20 * time.Second): // a failure bound, not a synchronisation
+		t.Fatal("alice's cancel did not end her program")
 	}
 }
