@@ -799,3 +799,59 @@ func TestConsoleRefusesAnotherPrincipal(t *testing.T) {
 		t.Fatal("alice's cancel did not end her program")
 	}
 }
+
+// TestPassthroughApprovalStaysWithItsPrincipal: local.echo needs a
+// person's yes (stateless mode). Alice's passthrough call (protocol
+// 2026-07-28) comes back
+// with the question and a requestState; bob sends the same call with her
+// requestState and an "accept" while her approval waits: he is asked
+// again exactly as with a requestState naming nothing, and echo is not
+// called for him. Alice's own retry then runs her call.
+func TestPassthroughApprovalStaysWithItsPrincipal(t *testing.T) {
+	h := redteamGateway(t, func(c *config.Config) {
+		c.Server.Expose = config.ExposeBoth
+		c.Server.Stateless = true
+	})
+	h.g.app.Policy.Replace(pipeline.NewPolicy(map[string]config.Backend{"local": {Tools: config.ToolPolicy{Approve: []string{"echo"}}}}))
+	alice := roundTripClientAs(t, h.url, "alice")
+	bob := roundTripClientAs(t, h.url, "bob")
+	call := func(cs *mcp.ClientSession, state string, answers mcp.InputResponseMap) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"pay": "alice-approved-42"},
+			InputResponses: answers, RequestState: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	asked := call(alice, "", nil)
+	if len(asked.InputRequests) != 1 || asked.RequestState == "" {
+		t.Fatalf("alice's call to an approve tool: %+v, want one input request and a requestState", asked)
+	}
+	accept := mcp.InputResponseMap{}
+	for key := range asked.InputRequests {
+		accept[key] = &mcp.ElicitResult{Action: "accept"}
+	}
+	describe := func(res *mcp.CallToolResult) string {
+		var text string
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		keys := make([]string, 0, len(res.InputRequests))
+		for k := range res.InputRequests {
+			keys = append(keys, k)
+		}
+		return fmt.Sprintf("isError=%v inputRequests=%v stateSet=%v text=%q", res.IsError, keys, res.RequestState != "", text)
+	}
+	got := describe(call(bob, asked.RequestState, accept))
+	unknown := describe(call(bob, otherID(asked.RequestState), accept))
+	if got != unknown || strings.Contains(got, "alice-approved-42") {
+		t.Errorf("bob with alice's requestState: %s\nwant as with a requestState naming nothing (echo not called): %s", got, unknown)
+	}
+	done := call(alice, asked.RequestState, accept)
+	if done.IsError || len(done.InputRequests) != 0 || !strings.Contains(describe(done), "alice-approved-42") {
+		t.Fatalf("alice's retry: %s, want her call run", describe(done))
+	}
+}
