@@ -855,3 +855,66 @@ func TestPassthroughApprovalStaysWithItsPrincipal(t *testing.T) {
 		t.Fatalf("alice's retry: %s, want her call run", describe(done))
 	}
 }
+
+// TestSessionOfAnotherPrincipalIsRefused: bob, with his own token, sends
+// requests under alice's session id (a leaked Mcp-Session-Id): a POST
+// reading her stored result, a tasks/list (which the gateway answers
+// itself), the GET stream that would carry her
+// session's server messages, and a DELETE ending her session. Each is
+// refused, exactly as for a session id that names nothing, and alice's
+// session goes on: she still reads her result.
+func TestSessionOfAnotherPrincipalIsRefused(t *testing.T) {
+	h := redteamGateway(t, nil)
+	alice := h.connectAsWith(t, "alice", "2025-11-25", nil)
+	s, err := runStoring(alice, "alice", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := alice.ID()
+	if sid == "" {
+		t.Fatal("alice's session has no id")
+	}
+	read := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_result","arguments":{"uri":%q}}}`, s.result)
+	list := `{"jsonrpc":"2.0","id":8,"method":"tasks/list","params":{}}`
+	attempt := func(method, session string) string {
+		t.Helper()
+		var body io.Reader
+		switch method {
+		case http.MethodPost:
+			body = strings.NewReader(read)
+		case "POST tasks/list": // answered by the gateway itself, not the go-sdk
+			method, body = http.MethodPost, strings.NewReader(list)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a served GET stream never ends: a failure bound
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, method, h.url, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Authorization", "Bearer "+redteamTokens["bob"].Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && method == http.MethodGet {
+			return "200 (a stream)"
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, strings.ReplaceAll(strings.TrimSpace(string(b)), session, "SESSION"))
+	}
+	for _, method := range []string{http.MethodPost, "POST tasks/list", http.MethodGet, http.MethodDelete} {
+		got, unknown := attempt(method, sid), attempt(method, otherID(sid))
+		if got != unknown || strings.HasPrefix(got, "200") || strings.Contains(got, "alice-secret") {
+			t.Errorf("bob's %s under alice's session: %q; want what a session id naming nothing gets: %q", method, got, unknown)
+		}
+	}
+	res, err := alice.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_result", Arguments: map[string]any{"uri": s.result}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "alice-secret") {
+		t.Fatalf("alice after bob's attempts: %v %+v", err, res)
+	}
+}

@@ -52,6 +52,7 @@ func (sf *Surface) HTTPHandler() http.Handler {
 	}
 	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
 	h = sf.taskHTTP(h)
+	h = sf.sessionGuard(h)
 	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
 	h = sf.requireAuth(h)
