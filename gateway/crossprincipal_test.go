@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -916,5 +917,62 @@ func TestSessionOfAnotherPrincipalIsRefused(t *testing.T) {
 	res, err := alice.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_result", Arguments: map[string]any{"uri": s.result}})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "alice-secret") {
 		t.Fatalf("alice after bob's attempts: %v %+v", err, res)
+	}
+}
+
+// stderrBackendEnv, when set to "1", makes the test binary serve a stdio
+// backend whose tool note writes its arguments to stderr (as many MCP
+// servers log their requests), instead of running tests.
+const stderrBackendEnv = "REDTEAM_STDERR_BACKEND"
+
+// runStderrBackendIfRequested serves that backend and exits when
+// stderrBackendEnv asks for it (called from TestMain).
+func runStderrBackendIfRequested() {
+	if os.Getenv(stderrBackendEnv) != "1" {
+		return
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "logger", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "note", Description: "Notes its arguments (and logs them to stderr)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(in)
+			fmt.Fprintf(os.Stderr, "note: %s\n", b)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "noted"}}}, nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "stderr backend:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestBackendStderrOnlyForAdmins: a stdio backend logs the arguments of
+// alice's call to its stderr. isogate://backend/{name} shows alice (an
+// admin) those lines and the backend's PID; bob, another principal, reads
+// the same resource without them.
+func TestBackendStderrOnlyForAdmins(t *testing.T) {
+	h := redteamGateway(t, func(c *config.Config) {
+		c.Server.Auth.Admins = []string{"alice"}
+		c.Backends = map[string]config.Backend{"logger": {Name: "logger", Transport: config.TransportStdio,
+			Command: os.Args[0], Env: map[string]string{stderrBackendEnv: "1"}, Timeout: time.Minute}}
+	})
+	alice, bob := h.connectAsWith(t, "alice", "", nil), h.connectAsWith(t, "bob", "", nil)
+	const secret = "alice-stderr-secret-7f3a"
+	chainOK(t, alice, `return await logger.note({card: "`+secret+`"})`)
+	read := func(cs *mcp.ClientSession) string {
+		t.Helper()
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "isogate://backend/logger"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Contents[0].Text
+	}
+	// The gateway reads the backend's stderr in the background.
+	testutil.Eventually(t, 20*time.Second, func() bool { return strings.Contains(read(alice), secret) },
+		"alice (admin) never saw the backend's stderr line")
+	if s := read(alice); !strings.Contains(s, `"pid"`) {
+		t.Errorf("alice (admin) reading isogate://backend/logger: no PID: %s", s)
+	}
+	if s := read(bob); strings.Contains(s, secret) || strings.Contains(s, `"stderr"`) || strings.Contains(s, `"pid"`) {
+		t.Errorf("bob reading isogate://backend/logger sees its stderr or PID:\n%s", s)
 	}
 }
