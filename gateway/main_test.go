@@ -9,10 +9,12 @@ import (
 )
 
 // TestMain lets this test binary serve as the sandbox worker of process
-// isolation, and as BenchmarkPassthrough's stdio echo backend.
+// isolation, as BenchmarkPassthrough's stdio echo backend and as
+// TestBackendStderrOnlyForAdmins's stdio backend.
 func TestMain(m *testing.M) {
 	procpool.RunWorkerIfRequested()
 	runEchoBackendIfRequested()
+	runStderrBackendIfRequested()
 	os.Exit(m.Run())
 }
 

@@ -47,7 +47,7 @@ type aggregate struct {
 	listed   map[string]string // "p:name", "r:uri", "t:template" → fingerprint
 	owners   map[string]string // resource URI → backend
 	logged   map[string]bool   // conflicts already logged
-	subs     map[string]int    // resource URI → subscribed client sessions
+	subs     subscriptions     // resource URI → subscribed client sessions (subscriptions.go)
 	routes   map[string]route  // listed key → backend (and prompt name): completion (complete.go)
 
 	naming     naming          // prompt names; the order URIs are claimed in
@@ -332,64 +332,6 @@ func (a *aggregate) readHandler(backend, template string) mcp.ResourceHandler {
 		return sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: req.Params.Meta,
 			InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState})
 	}
-}
-
-// subscribe forwards resources/subscribe to the resource's backend, once
-// per URI however many clients subscribe.
-func (a *aggregate) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	uri := req.Params.URI
-	a.mu.Lock()
-	backend, ok := a.owners[uri]
-	l := a.lists[backend]
-	first := a.subs[uri] == 0
-	a.mu.Unlock()
-	if !ok {
-		if isogateURI(uri) {
-			return nil // isogate's own resources: accepted, no updates
-		}
-		return fmt.Errorf("no backend offers %s", uri)
-	}
-	if l == nil || !l.subscribe {
-		return fmt.Errorf("backend %q does not support resources/subscribe", backend)
-	}
-	if first {
-		// The shared session: it reports the updates (to every
-		// subscriber), and the subscription outlives the client.
-		sess, err := a.backends.Session(shared(ctx), backend)
-		if err != nil {
-			return err
-		}
-		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			return err
-		}
-	}
-	a.mu.Lock()
-	if a.subs == nil {
-		a.subs = map[string]int{}
-	}
-	a.subs[uri]++
-	a.mu.Unlock()
-	return nil
-}
-
-// unsubscribe forwards resources/unsubscribe when the last client leaves.
-func (a *aggregate) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	uri := req.Params.URI
-	a.mu.Lock()
-	backend, ok := a.owners[uri]
-	last := a.subs[uri] == 1
-	if a.subs[uri] > 0 {
-		a.subs[uri]--
-	}
-	a.mu.Unlock()
-	if !ok || !last {
-		return nil
-	}
-	sess, err := a.backends.Session(shared(ctx), backend)
-	if err != nil {
-		return err
-	}
-	return sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 }
 
 // updated relays a backend's notifications/resources/updated to the

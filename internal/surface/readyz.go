@@ -13,7 +13,9 @@ import (
 // and repointed_names the plain names that now reach another backend than
 // before (a reload, a backend coming or going).
 // With server.metrics_auth, a request without the token gets the status
-// code and {"ready": …} only.
+// code and {"ready": …} only, and one with the token of a principal
+// outside server.auth.admins (when admins are named) the type checker's
+// mode, state and restarts only.
 func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 	type notReady struct {
 		Name      string `json:"name"`
@@ -41,11 +43,20 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 	if !body.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	if sf.opts.MetricsAuth && !sf.tokenPresented(r) {
-		_ = json.NewEncoder(w).Encode(struct {
-			Ready bool `json:"ready"`
-		}{body.Ready})
-		return
+	if sf.opts.MetricsAuth {
+		p, ok := sf.tokenPresented(r)
+		if !ok {
+			_ = json.NewEncoder(w).Encode(struct {
+				Ready bool `json:"ready"`
+			}{body.Ready})
+			return
+		}
+		// The checker's process details (its worker's PID, the cache
+		// file's path, its last error) are for server.auth.admins, as in
+		// isogate://stats, once admins are named.
+		if admins := sf.opts.Auth.Admins; len(admins) > 0 && !p.Matches(admins) {
+			body.Sandbox = body.Sandbox.brief()
+		}
 	}
 	_ = json.NewEncoder(w).Encode(body)
 }

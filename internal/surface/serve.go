@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 )
 
 // HTTP server timeouts. There is no write timeout: a response streams for
@@ -51,6 +52,7 @@ func (sf *Surface) HTTPHandler() http.Handler {
 	}
 	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
 	h = sf.taskHTTP(h)
+	h = sf.sessionGuard(h)
 	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
 	h = sf.requireAuth(h)
@@ -78,18 +80,22 @@ func (sf *Surface) metricsHandler() http.Handler {
 }
 
 // tokenPresented reports whether r carries a valid bearer token (or no
-// authentication is configured).
-func (sf *Surface) tokenPresented(r *http.Request) bool {
+// authentication is configured), and the principal of that token (nil
+// without authentication).
+func (sf *Surface) tokenPresented(r *http.Request) (*authn.Principal, bool) {
 	verify := sf.verifier()
 	if verify == nil {
-		return true
+		return nil, true
 	}
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return nil, false
 	}
-	_, err := verify(r.Context(), strings.TrimSpace(token), r)
-	return err == nil
+	info, err := verify(r.Context(), strings.TrimSpace(token), r)
+	if err != nil {
+		return nil, false
+	}
+	return authn.FromTokenInfo(info), true
 }
 
 // serverForRequest picks the server for an HTTP client: server.expose, or

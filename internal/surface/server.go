@@ -375,6 +375,11 @@ func (sf *Surface) addResources(s *mcp.Server) {
 				for _, t := range sf.policy.Filter(name, sf.manager.Tools()[name]) {
 					tools = append(tools, t.Name)
 				}
+				if p := principalOf(req); p != nil && !p.Matches(sf.opts.Auth.Admins) {
+					// A backend's stderr may hold what it was sent for
+					// another principal; its PID is the operator's.
+					st.Stderr, st.PID = nil, 0
+				}
 				return jsonResource(req.Params.URI, struct {
 					Status any      `json:"status"`
 					Tools  []string `json:"tools"`

@@ -81,6 +81,7 @@ type sessionTracker struct {
 type sessionUse struct {
 	last     time.Time
 	inflight int
+	user     string // the principal that opened it (TokenInfo.UserID); "" without authentication
 }
 
 func newSessionTracker(max int, logger *slog.Logger) *sessionTracker {
@@ -102,7 +103,7 @@ func (t *sessionTracker) Len() int {
 // every other session is busy and ss cannot be admitted. Requests of
 // sessions that never initialized (the 2026-07-28 protocol's per-request
 // sessions) are not tracked.
-func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool) (victim *mcp.ServerSession, full, tracked bool) {
+func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool, user string) (victim *mcp.ServerSession, full, tracked bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	use, ok := t.sessions[ss]
@@ -121,7 +122,7 @@ func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool) (victim *
 			}
 			delete(t.sessions, victim)
 		}
-		use = &sessionUse{}
+		use = &sessionUse{user: user}
 		t.sessions[ss] = use
 		go func() {
 			_ = ss.Wait()
@@ -153,7 +154,11 @@ func (sf *Surface) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		// Notifications do not count as use: the go-sdk handles them after
 		// their POST was answered, in no fixed order with requests.
 		if ss != nil && !strings.HasPrefix(method, "notifications/") {
-			victim, full, tracked := sf.sessions.begin(ss, method == "initialize")
+			var user string
+			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+				user = extra.TokenInfo.UserID
+			}
+			victim, full, tracked := sf.sessions.begin(ss, method == "initialize", user)
 			if full {
 				return nil, fmt.Errorf("too many sessions in use (server.max_sessions = %d)", sf.sessions.max)
 			}
