@@ -25,14 +25,8 @@ func sseIDs(body string) []string {
 func TestResumePOSTStreamAfterPriming(t *testing.T) {
 	h := newHTTPGateway(t, nil)
 	ctx := context.Background()
-	resp, err := post(t, ctx, h.url, initializeBody, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	hdr := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
-	resp, err = post(t, ctx, h.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	hdr := map[string]string{"Mcp-Session-Id": rawInitialize(t, h.url), "Mcp-Protocol-Version": "2025-11-25"}
+	resp, err := post(t, ctx, h.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}

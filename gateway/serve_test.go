@@ -121,6 +121,23 @@ func post(t *testing.T, ctx context.Context, url, body string, header map[string
 	return http.DefaultClient.Do(req)
 }
 
+// rawInitialize opens a session with one raw initialize POST (protocol
+// 2025-11-25, nothing sent after it) and returns its Mcp-Session-Id.
+func rawInitialize(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := post(t, context.Background(), url, initializeBody, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: status %d, session %q", resp.StatusCode, sid)
+	}
+	return sid
+}
+
 func TestUnauthenticatedSlowBodyGets401AtOnce(t *testing.T) {
 	h := newHTTPGateway(t, func(c *config.Config) { c.Server.AuthToken = "secret" })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(strings.TrimSuffix(h.url, "/mcp"), "http://"))
@@ -223,21 +240,12 @@ func TestIdleSessionIsClosed(t *testing.T) {
 	// it: a client library sends notifications/initialized next, which a
 	// loaded machine can delay past the 100 ms, finding the session closed
 	// already (connect failed then).
-	resp, err := post(t, context.Background(), h.url, initializeBody, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: status %d, session %q", resp.StatusCode, sid)
-	}
+	sid := rawInitialize(t, h.url)
 	// Closed by the go-sdk and forgotten by the tracker: no event tells.
 	// Only the tracker is polled: a request would keep the session alive.
 	testutil.Eventually(t, 20*time.Second, func() bool { return h.g.app.Surface.OpenSessions() == 0 },
 		"an idle session to be closed")
-	resp, err = post(t, context.Background(), h.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	resp, err := post(t, context.Background(), h.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -253,15 +261,8 @@ func TestIdleSessionIsClosed(t *testing.T) {
 // only sandbox slot serves the next run at once.
 func TestDroppedConnectionEndsTheRun(t *testing.T) {
 	h := newHTTPGateway(t, func(c *config.Config) { c.Sandbox.MaxConcurrent = 1 })
-	resp, err := post(t, context.Background(), h.url, initializeBody, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
-	resp, err = post(t, context.Background(), h.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	hdr := map[string]string{"Mcp-Session-Id": rawInitialize(t, h.url), "Mcp-Protocol-Version": "2025-11-25"}
+	resp, err := post(t, context.Background(), h.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}
