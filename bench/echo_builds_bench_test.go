@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkEchoStdioBuilds compares isogate builds over stdio, side by
@@ -130,33 +128,6 @@ func BenchmarkEchoStdioBuilds(b *testing.B) {
 			(cpu[i] / time.Duration(rounds)).Microseconds(), float64(switches[i])/float64(rounds))
 		b.ReportMetric(float64(p50.Microseconds()), p.name+"-p50-µs")
 	}
-}
-
-// startIsogateEnv is startIsogate with extra environment variables for the
-// gateway's process; it also returns the process id.
-func startIsogateEnv(ctx context.Context, bin, dir, everything, mode string, env []string) (*mcp.ClientSession, int, error) {
-	cfgPath := filepath.Join(dir, "isogate.yaml")
-	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\n  expose: both\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %s\n",
-		filepath.Join(dir, "cache"), everything, mode)
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
-		return nil, 0, err
-	}
-	cmd := exec.Command(bin, "serve", "--config", cfgPath)
-	cmd.Env = append(os.Environ(), env...)
-	cs, err := connectStdio(ctx, cmd)
-	if err != nil {
-		return nil, 0, err
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
-		Arguments: map[string]any{"code": `return await everything.echo({message: "warm"})`, "timeout": 30000}})
-	if err == nil && res.IsError {
-		err = fmt.Errorf("warm-up call failed: %v", res.Content)
-	}
-	if err != nil {
-		cs.Close()
-		return nil, 0, err
-	}
-	return cs, cmd.Process.Pid, nil
 }
 
 // threadsCost is the CPU time and the context switches (voluntary and not)

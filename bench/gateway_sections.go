@@ -266,15 +266,24 @@ func buildIsogate(ctx context.Context, root, dir string) (string, error) {
 // backend `everything` in the given isolation mode, and waits until a
 // program reaches it.
 func startIsogate(ctx context.Context, bin, dir, everything, mode string) (*mcp.ClientSession, error) {
+	cs, _, err := startIsogateEnv(ctx, bin, dir, everything, mode, nil)
+	return cs, err
+}
+
+// startIsogateEnv is startIsogate with extra environment variables for the
+// gateway's process; it also returns the process id.
+func startIsogateEnv(ctx context.Context, bin, dir, everything, mode string, env []string) (*mcp.ClientSession, int, error) {
 	cfgPath := filepath.Join(dir, "isogate-"+mode+".yaml")
 	yaml := fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: error\n  expose: both\nbackends:\n  everything:\n    command: node\n    args: [%q, stdio]\nsandbox:\n  trusted_code: true\n  isolation: %s\n",
 		filepath.Join(dir, "cache-"+mode), everything, mode)
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	cs, err := connectStdio(ctx, exec.Command(bin, "serve", "--config", cfgPath))
+	cmd := exec.Command(bin, "serve", "--config", cfgPath)
+	cmd.Env = append(os.Environ(), env...)
+	cs, err := connectStdio(ctx, cmd)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	// A program waits for a starting backend (bounded by its deadline).
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
@@ -284,9 +293,9 @@ func startIsogate(ctx context.Context, bin, dir, everything, mode string) (*mcp.
 	}
 	if err != nil {
 		cs.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return cs, nil
+	return cs, cmd.Process.Pid, nil
 }
 
 // connectStdio starts cmd and connects a go-sdk client to it.
