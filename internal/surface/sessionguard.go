@@ -35,10 +35,6 @@ func (sf *Surface) sessionGuard(next http.Handler) http.Handler {
 func (t *sessionTracker) foreign(id, user string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for ss, use := range t.sessions {
-		if ss.ID() == id {
-			return use.user != user
-		}
-	}
-	return false
+	use, ok := t.byID[id]
+	return ok && use.user != user
 }

@@ -76,9 +76,11 @@ type sessionTracker struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionUse
+	byID     map[string]*sessionUse // the same sessions by their Mcp-Session-Id
 }
 
 type sessionUse struct {
+	id       string // its Mcp-Session-Id
 	last     time.Time
 	inflight int
 	user     string // the principal that opened it (TokenInfo.UserID); "" without authentication
@@ -88,7 +90,7 @@ func newSessionTracker(max int, logger *slog.Logger) *sessionTracker {
 	if max <= 0 {
 		max = config.DefaultMaxSessions
 	}
-	return &sessionTracker{max: max, logger: logger, sessions: map[*mcp.ServerSession]*sessionUse{}}
+	return &sessionTracker{max: max, logger: logger, sessions: map[*mcp.ServerSession]*sessionUse{}, byID: map[string]*sessionUse{}}
 }
 
 // Len returns the number of open sessions.
@@ -120,15 +122,18 @@ func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool, user stri
 			if victim == nil {
 				return nil, true, false
 			}
-			delete(t.sessions, victim)
+			t.dropLocked(victim, t.sessions[victim])
 		}
-		use = &sessionUse{user: user}
+		use = &sessionUse{id: ss.ID(), user: user}
 		t.sessions[ss] = use
+		if use.id != "" { // stdio's one session has none
+			t.byID[use.id] = use
+		}
 		go func() {
 			_ = ss.Wait()
 			t.mu.Lock()
 			if t.sessions[ss] == use {
-				delete(t.sessions, ss)
+				t.dropLocked(ss, use)
 			}
 			t.mu.Unlock()
 		}()
@@ -136,6 +141,14 @@ func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool, user stri
 	use.inflight++
 	use.last = time.Now()
 	return victim, false, true
+}
+
+// dropLocked stops tracking ss, whose use is use.
+func (t *sessionTracker) dropLocked(ss *mcp.ServerSession, use *sessionUse) {
+	delete(t.sessions, ss)
+	if t.byID[use.id] == use {
+		delete(t.byID, use.id)
+	}
 }
 
 func (t *sessionTracker) end(ss *mcp.ServerSession) {

@@ -315,10 +315,6 @@ func (sf *Surface) httpTaskOwner(r *http.Request, session string) string {
 func (t *sessionTracker) has(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for ss := range t.sessions {
-		if ss.ID() == id {
-			return true
-		}
-	}
-	return false
+	_, ok := t.byID[id]
+	return ok
 }
