@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,44 +53,59 @@ func TestTypecheckInCheckerWorker(t *testing.T) {
 	}
 
 	// Stopped, the worker cannot answer: the check is surely in progress
-	// once it is on the worker; then it is killed.
-	pid := checker.Stats().Workers[0].PID
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	// once it is on the worker; then it is killed. A check that still
+	// ended before the kill (seen once on a loaded machine: the program
+	// ran checked, no notice) is tried again on the replacement worker.
 	type answer struct {
 		res *mcp.CallToolResult
 		err error
 	}
-	answered := make(chan answer, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
-			Arguments: map[string]any{"code": "await counter.bump({id:'k1'}); return 'ran'"}})
-		answered <- answer{res, err}
-	}()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for st := checker.Stats(); len(st.Workers) != 1 || st.Workers[0].Runs != 1; st = checker.Stats() {
-		select {
-		case <-tick.C: // no event says a check reached the worker
-		case a := <-answered:
-			t.Fatalf("answered before the check reached the checker worker: %+v %v", a.res, a.err)
+	var pid int
+	var made []string
+	for attempt := 1; ; attempt++ {
+		if err := checker.Warm(t.Context()); err != nil {
+			t.Fatal(err)
 		}
+		pid = checker.Stats().Workers[0].PID
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("k%d", attempt)
+		made = append(made, id)
+		answered := make(chan answer, 1)
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
+				Arguments: map[string]any{"code": "await counter.bump({id:'" + id + "'}); return 'ran'"}})
+			answered <- answer{res, err}
+		}()
+		tick := time.NewTicker(time.Millisecond)
+		for st := checker.Stats(); len(st.Workers) != 1 || st.Workers[0].Runs != 1; st = checker.Stats() {
+			select {
+			case <-tick.C: // no event says a check reached the worker
+			case a := <-answered:
+				t.Fatalf("answered before the check reached the checker worker: %+v %v", a.res, a.err)
+			}
+		}
+		tick.Stop()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		a := <-answered
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		text := a.res.Content[0].(*mcp.TextContent).Text
+		if !a.res.IsError && text == "ran" && attempt < 5 {
+			continue // checked before the kill struck: again
+		}
+		if a.res.IsError || !strings.Contains(text, "ran") ||
+			!strings.Contains(text, "[notice] typecheck: the program ran unchecked: the checker worker: SANDBOX_CRASHED") {
+			t.Fatalf("with the checker worker killed mid-check (error %v):\n%s\nwant the program run, unchecked, with the notice", a.res.IsError, text)
+		}
+		break
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	a := <-answered
-	if a.err != nil {
-		t.Fatal(a.err)
-	}
-	text := a.res.Content[0].(*mcp.TextContent).Text
-	if a.res.IsError || !strings.Contains(text, "ran") ||
-		!strings.Contains(text, "[notice] typecheck: the program ran unchecked: the checker worker: SANDBOX_CRASHED") {
-		t.Fatalf("with the checker worker killed mid-check (error %v):\n%s\nwant the program run, unchecked, with the notice", a.res.IsError, text)
-	}
-	if calls := rec.got(); strings.Join(calls, ",") != "k1" {
-		t.Fatalf("calls = %v; want k1", calls)
+	if calls := rec.got(); strings.Join(calls, ",") != strings.Join(made, ",") {
+		t.Fatalf("calls = %v; want %v", calls, made)
 	}
 
 	if err := checker.Warm(t.Context()); err != nil {
@@ -99,7 +115,7 @@ func TestTypecheckInCheckerWorker(t *testing.T) {
 		t.Fatalf("checker workers %+v; want one replacing %d", st.Workers, pid)
 	}
 	refuses()
-	if calls := rec.got(); strings.Join(calls, ",") != "k1" {
-		t.Fatalf("calls = %v; want only k1", calls)
+	if calls := rec.got(); strings.Join(calls, ",") != strings.Join(made, ",") {
+		t.Fatalf("calls = %v; want only %v", calls, made)
 	}
 }
