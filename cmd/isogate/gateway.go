@@ -139,7 +139,10 @@ func init() {
 			url := "http://" + ln.Addr().String() + "/mcp"
 			logger.Info("serving MCP over streamable HTTP", "url", url,
 				"auth", string(cfg.Server.EffectiveMode()), "backends", len(cfg.EnabledBackends()),
-				"client_config", fmt.Sprintf(`{"mcpServers": {"isogate": {"type": "http", "url": %q}}}`, url))
+				"client_config", clientConfig(url, cfg.Server.EffectiveMode()))
+			if cfg.Server.Console.Enabled {
+				logger.Info("serving the console", "url", "http://"+ln.Addr().String()+"/console")
+			}
 			if err := g.Surface.ServeHTTP(ctx, ln); err != nil {
 				logger.Error("HTTP server stopped", "err", err)
 				return 1
@@ -230,4 +233,16 @@ func quiet(s config.ServerConfig) config.ServerConfig {
 		s.LogLevel = "warn"
 	}
 	return s
+}
+
+// clientConfig is the client configuration the start-up line offers to
+// paste. In token mode it carries the Authorization header with the
+// placeholder ${ISOGATE_TOKEN} (clients such as Claude Code expand it from
+// the environment): without it a pasted configuration gets 401. OAuth
+// clients find the authorization server themselves, so no header.
+func clientConfig(url string, mode config.AuthMode) string {
+	if mode == config.AuthToken {
+		return fmt.Sprintf(`{"mcpServers": {"isogate": {"type": "http", "url": %q, "headers": {"Authorization": "Bearer ${ISOGATE_TOKEN}"}}}}`, url)
+	}
+	return fmt.Sprintf(`{"mcpServers": {"isogate": {"type": "http", "url": %q}}}`, url)
 }

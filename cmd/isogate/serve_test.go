@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -292,7 +294,7 @@ func connectHTTP(t *testing.T, url, token string) (*mcp.ClientSession, error) {
 
 // TestServeHTTP serves without auth; the start-up line says auth=none.
 func TestServeHTTP(t *testing.T) {
-	url, _, logs := startHTTPLogged(t, writeConfig(t, ""))
+	url, _, logs := startHTTPLogged(t, writeConfig(t, ""), "ISOGATE_SERVER__CONSOLE__ENABLED=true")
 	wantAuthMode(t, logs, "none")
 	cs, err := connectHTTP(t, url, "")
 	if err != nil {
@@ -309,6 +311,56 @@ func TestServeHTTP(t *testing.T) {
 	if !strings.Contains(out, `{\"mcpServers\": {\"isogate\": {\"type\": \"http\", \"url\": \"`+url+`\"}}}`) {
 		t.Errorf("no client configuration on the serving line:\n%s", out)
 	}
+	// With the console on, a line names its URL (issue 43, 6: none did).
+	console := strings.TrimSuffix(url, "/mcp") + "/console"
+	if !strings.Contains(out, "serving the console url="+console) && !strings.Contains(out, `msg="serving the console" url=`+console) {
+		t.Errorf("no line names the console's URL %s:\n%s", console, out)
+	}
+}
+
+// pastedClientConfig reads the client configuration of the serving line
+// and returns its URL and headers, as a client the line was pasted into
+// would use them, with ${ISOGATE_TOKEN} expanded to token.
+func pastedClientConfig(t *testing.T, logs *testutil.Buffer, token string) (string, map[string]string) {
+	t.Helper()
+	m := regexp.MustCompile(`client_config="((?:[^"\\]|\\.)*)"`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no client_config on the serving line:\n%s", logs)
+	}
+	raw, err := strconv.Unquote(`"` + m[1] + `"`)
+	if err != nil {
+		t.Fatalf("client_config %s: %v", m[1], err)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(os.Expand(raw, func(k string) string {
+		if k == "ISOGATE_TOKEN" {
+			return token
+		}
+		return "$" + k
+	})), &cfg); err != nil {
+		t.Fatalf("client_config %s: %v", raw, err)
+	}
+	s := cfg.MCPServers["isogate"]
+	return s.URL, s.Headers
+}
+
+// headers is a RoundTripper that adds fixed request headers.
+type headers struct {
+	set  map[string]string
+	base http.RoundTripper
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.set {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
 }
 
 // TestServeHTTPWithToken serves in token mode (server.auth_token); the
@@ -327,6 +379,18 @@ func TestServeHTTPWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	exercise(t, cs)
+	// The client configuration on the serving line, pasted with the token
+	// in ISOGATE_TOKEN, connects (issue 43, 6: it had no headers: 401).
+	pastedURL, pastedHeaders := pastedClientConfig(t, logs, "s3cret")
+	client := mcp.NewClient(&mcp.Implementation{Name: "pasted-config"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pasted, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: pastedURL,
+		HTTPClient: &http.Client{Transport: headers{pastedHeaders, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatalf("the pasted client configuration (url %s, headers %v) does not connect: %v", pastedURL, pastedHeaders, err)
+	}
+	pasted.Close()
 	// The backend's environment (server-everything's get-env) holds neither
 	// the gateway's token nor other secrets of the gateway's environment.
 	env, isErr := callText(t, cs, "call_tool_chain", map[string]any{"code": `return await everything.get_env({})`})
