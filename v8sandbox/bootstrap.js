@@ -17,6 +17,13 @@ Object.defineProperty(globalThis, "__isogate_bootstrap", { configurable: true, v
   const apply = Reflect.apply;
   const defineProperty = Object.defineProperty;
   const StringCtor = String;
+  // The errors host functions threw into the script, with their codes: a
+  // run that ends on one of them ends with its code (describe), which a
+  // script cannot forge by throwing an object of its own with a code.
+  const hostErrors = new WeakMap();
+  const hostErrorsSet = WeakMap.prototype.set;
+  const hostErrorsHas = WeakMap.prototype.has;
+  const hostErrorsGet = WeakMap.prototype.get;
 
   delete global.console;
 
@@ -46,6 +53,7 @@ Object.defineProperty(globalThis, "__isogate_bootstrap", { configurable: true, v
       if (hasOwn(d, "name")) own("name", d.name);
       if (hasOwn(d, "code")) own("code", d.code);
       if (hasOwn(d, "data")) own("data", d.data);
+      if (hasOwn(d, "code") && typeof d.code === "string") apply(hostErrorsSet, hostErrors, [e, d.code]);
       throw e;
     };
 
@@ -114,8 +122,11 @@ Object.defineProperty(globalThis, "__isogate_bootstrap", { configurable: true, v
     };
 
     const describe = (reason) => {
-      let name = "", message = "", stack = "";
+      let name = "", message = "", stack = "", code = "";
       try {
+        if (reason !== null && typeof reason === "object" && apply(hostErrorsHas, hostErrors, [reason])) {
+          code = apply(hostErrorsGet, hostErrors, [reason]);
+        }
         if (reason !== null && typeof reason === "object") {
           name = StringCtor(reason.name ?? "");
           message = StringCtor(reason.message ?? "");
@@ -130,7 +141,8 @@ Object.defineProperty(globalThis, "__isogate_bootstrap", { configurable: true, v
       // Field by field: strings never consult toJSON, while an object
       // literal would honour a script-defined Object.prototype.toJSON and
       // lose the whole description.
-      return '{"name":' + stringify(name) + ',"message":' + stringify(message) + ',"stack":' + stringify(stack) + "}";
+      return '{"name":' + stringify(name) + ',"message":' + stringify(message) + ',"stack":' + stringify(stack) +
+        ',"code":' + stringify(code) + "}";
     };
 
     return [serialize, describe, seal];

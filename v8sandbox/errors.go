@@ -49,6 +49,11 @@ type Error struct {
 	// Compile is set on an EVAL_ERROR raised while compiling the job's
 	// source: none of it ran.
 	Compile bool `json:"compile,omitempty"`
+	// HostCode is set on an EVAL_ERROR whose exception is an error a host
+	// function threw into the script with a code (a [HostError]), left
+	// uncaught or rethrown: the code the run failed with at its root. A
+	// script cannot set it by throwing an object of its own.
+	HostCode Code `json:"host_code,omitempty"`
 }
 
 // Error implements the error interface.

@@ -373,11 +373,11 @@ func (r *run) rejection(reason *v8.Value) error {
 	if err := r.check(err, "describing the error"); err != nil {
 		return err
 	}
-	var d struct{ Name, Message, Stack string }
+	var d struct{ Name, Message, Stack, Code string }
 	if err := json.Unmarshal([]byte(out.String()), &d); err != nil {
 		return Errorf(CodeInternal, "describing the error: %v", err)
 	}
-	e := &Error{Code: CodeEval, Message: d.Message, Stack: d.Stack}
+	e := &Error{Code: CodeEval, Message: d.Message, Stack: d.Stack, HostCode: Code(d.Code)}
 	if d.Name != "" {
 		e.Message = d.Name + ": " + d.Message
 	}

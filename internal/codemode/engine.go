@@ -497,9 +497,24 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 			return e.failure(tier, v8sandbox.CodeTimeout, fmt.Sprintf("TIMEOUT: execution exceeded %d ms while waiting for %s",
 				timeout.Milliseconds(), full), req, v, calls, nil)
 		}
-		return e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
+		resp := e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
+		resp.Code = rootCode(v8sandbox.CodeEval, v8sandbox.CodeOf(coded(err)))
+		return resp
 	}
 	return &Response{Tier: tier, Value: value}
+}
+
+// rootCode is the code a failed run reports: an uncaught exception that is
+// a refused or failed tool call (TOOL_DENIED, APPROVAL_DENIED,
+// BACKEND_CONNECTION_LOST, TOOL_ERROR, …) ends the run with that call's
+// code, as the agent, the audit and the metrics then name the cause; any
+// other exception is EVAL_ERROR. The hints are those of the exception's
+// text either way.
+func rootCode(code, host v8sandbox.Code) v8sandbox.Code {
+	if code == v8sandbox.CodeEval && host != "" {
+		return host
+	}
+	return code
 }
 
 // principalKey is the fair-share key of the caller: its principal's owner
@@ -584,6 +599,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 			}
 		}
 		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
+		resp.Code = rootCode(se.Code, se.HostCode)
 		resp.Text = withHints(resp.Text, runHints(se, waiting))
 		resp.Notices, resp.UnawaitedCalls = notices, report.count()
 		return resp
