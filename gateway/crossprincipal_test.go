@@ -718,7 +718,7 @@ func TestConsoleRefusesAnotherPrincipal(t *testing.T) {
 			ended <- err.Error()
 			return
 		}
-		ended <- res.Content[0].(*mcp.TextContent).Text
+		ended <- fmt.Sprintf("%v %s", res.Meta["isogate/code"], res.Content[0].(*mcp.TextContent).Text)
 	}()
 	<-h.started
 	_, page := send("GET", "/console/runs", nil, asAlice)
@@ -795,7 +795,12 @@ func TestConsoleRefusesAnotherPrincipal(t *testing.T) {
 		t.Fatalf("alice cancelling her run on the console: %d, want 303", code)
 	}
 	select {
-	case <-ended:
+	case text := <-ended:
+		// The agent is told an operator cancelled it, and who (issue 43,
+		// 3: it read "CANCELLED: execution cancelled by the caller").
+		if !strings.HasPrefix(text, "CANCELLED_BY_OPERATOR CANCELLED_BY_OPERATOR: the run was cancelled by the operator \"alice\" from the console") {
+			t.Errorf("alice's program ended with %q, want CANCELLED_BY_OPERATOR naming alice", text)
+		}
 	case <-time.After(20 * time.Second): // a failure bound, not a synchronisation
 		t.Fatal("alice's cancel did not end her program")
 	}

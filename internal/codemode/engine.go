@@ -348,6 +348,13 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	if warning != "" {
 		resp.Warnings = append(resp.Warnings, warning)
 	}
+	if resp.IsError && resp.Code == v8sandbox.CodeCancelled {
+		// Cancelled with a coded cause (an operator's cancel from the
+		// console): the run says who, under that cause's code.
+		if cause := context.Cause(ctx); v8sandbox.CodeOf(cause) != "" {
+			resp.Code, resp.Text = v8sandbox.CodeOf(cause), cause.Error()
+		}
+	}
 	if resp.IsError && resp.Code == v8sandbox.CodeTimeout && req.Timeout > 0 && req.Timeout < time.Second {
 		ms := req.Timeout.Milliseconds()
 		resp.Text += fmt.Sprintf("\n\nHint: `timeout` is in milliseconds: %d means %d ms. For %d seconds pass %d (at most sandbox.timeout, %d ms).",

@@ -8,7 +8,7 @@ import (
 // cancelRun cancels a live run (POST id, csrf).
 func (c *Console) cancelRun(w http.ResponseWriter, r *http.Request, v *visitor) {
 	id := r.PostFormValue("id")
-	ok := c.src.Desk.Cancel(id)
+	ok := c.src.Desk.Cancel(id, v.Principal)
 	c.logger.Info("console: run cancelled", slog.String("principal", v.Principal), slog.String("run", id), slog.Bool("found", ok))
 	http.Redirect(w, r, "/console/runs", http.StatusSeeOther)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 type cannotAsk struct{}
@@ -109,17 +110,21 @@ func TestFirstAnswerWins(t *testing.T) {
 // is gone.
 func TestCancelEndsTheRun(t *testing.T) {
 	d := New()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	run, off := d.StartRun("bob", "sync", cancel)
 	run.Called()
 	if rs := d.Runs(); len(rs) != 1 || rs[0].Calls != 1 || rs[0].Principal != "bob" {
 		t.Fatalf("runs %+v", rs)
 	}
-	if !d.Cancel(run.ID) || !errors.Is(ctx.Err(), context.Canceled) {
+	if !d.Cancel(run.ID, "alice") || !errors.Is(ctx.Err(), context.Canceled) {
 		t.Error("Cancel did not cancel the run")
 	}
+	var oc *OperatorCancel
+	if cause := context.Cause(ctx); !errors.As(cause, &oc) || oc.By != "alice" || v8sandbox.CodeOf(cause) != CodeCancelledByOperator {
+		t.Errorf("the run's cause %v does not name the operator alice", cause)
+	}
 	off()
-	if d.Cancel(run.ID) || len(d.Runs()) != 0 {
+	if d.Cancel(run.ID, "alice") || len(d.Runs()) != 0 {
 		t.Error("a finished run stayed on the desk")
 	}
 }
@@ -131,7 +136,7 @@ func TestNilDeskIsInert(t *testing.T) {
 	if d.Approver(inner, "x") != pipeline.Approver(inner) {
 		t.Error("a nil desk wrapped the approver")
 	}
-	_, off := d.StartRun("x", "", func() {})
+	_, off := d.StartRun("x", "", func(error) {})
 	off()
 	d.KeepRecord("x", &pipeline.RunRecord{})
 	if d.Runs() != nil || d.Records() != nil || d.Events(EventFilter{}) != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // Run is a program running now.
@@ -23,8 +24,32 @@ type Run struct {
 	Started time.Time
 
 	calls  atomic.Int64
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
+
+// CodeCancelledByOperator is the code of a run an operator cancelled from
+// the console: the agent, the audit and the metrics tell it from a
+// caller's own cancellation (CANCELLED).
+const CodeCancelledByOperator v8sandbox.Code = "CANCELLED_BY_OPERATOR"
+
+// OperatorCancel is why a run the console cancelled ended: the cause of
+// its context's cancellation.
+type OperatorCancel struct {
+	// By is the operator's principal ("" without authentication).
+	By string
+}
+
+// Error implements error, naming the operator.
+func (e *OperatorCancel) Error() string {
+	who := "an operator"
+	if e.By != "" {
+		who = fmt.Sprintf("the operator %q", e.By)
+	}
+	return string(CodeCancelledByOperator) + ": the run was cancelled by " + who + " from the console"
+}
+
+// ErrorCode implements [v8sandbox.Coded].
+func (e *OperatorCancel) ErrorCode() v8sandbox.Code { return CodeCancelledByOperator }
 
 // RunView is a copy of a live run's state.
 type RunView struct {
@@ -43,7 +68,7 @@ func (r *Run) Called() {
 
 // StartRun puts a run on the desk; cancel ends it (the console's cancel
 // button). The returned function takes it off again.
-func (d *Desk) StartRun(principal, intent string, cancel context.CancelFunc) (*Run, func()) {
+func (d *Desk) StartRun(principal, intent string, cancel context.CancelCauseFunc) (*Run, func()) {
 	if d == nil {
 		return nil, func() {}
 	}
@@ -76,8 +101,9 @@ func (d *Desk) Runs() []RunView {
 	return out
 }
 
-// Cancel cancels the live run id; false when there is none.
-func (d *Desk) Cancel(id string) bool {
+// Cancel cancels the live run id on behalf of the operator by (an
+// [OperatorCancel] is its context's cause); false when there is none.
+func (d *Desk) Cancel(id, by string) bool {
 	if d == nil {
 		return false
 	}
@@ -87,7 +113,7 @@ func (d *Desk) Cancel(id string) bool {
 	if r == nil {
 		return false
 	}
-	r.cancel()
+	r.cancel(&OperatorCancel{By: by})
 	return true
 }
 

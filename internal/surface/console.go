@@ -17,7 +17,7 @@ func (sf *Surface) onDesk(ctx context.Context, intent string, onCall func(int, s
 	if sf.desk == nil {
 		return ctx, onCall, func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	run, off := sf.desk.StartRun(principalName(ctx), intent, cancel)
 	ctx = pipeline.WithApprover(ctx, sf.desk.Approver(pipeline.ApproverFrom(ctx), principalName(ctx)))
 	counted := func(done int, tool string) {
@@ -26,7 +26,7 @@ func (sf *Surface) onDesk(ctx context.Context, intent string, onCall func(int, s
 			onCall(done, tool)
 		}
 	}
-	return ctx, counted, func() { off(); cancel() }
+	return ctx, counted, func() { off(); cancel(nil) }
 }
 
 // principalName is the name of ctx's principal, "" without one.
