@@ -274,13 +274,10 @@ func chromiumPath() string {
 	return ""
 }
 
-// TestConsoleInABrowser drives the console in headless Chromium: sign in,
-// a backend going down and coming back, an approval answered from the
-// page resuming its program, its run record replayed from the page
-// (reproduced), a running program cancelled, markup in a tool's
-// description and arguments staying inert, an action without the CSRF
-// token refused, a non-admin refused; a screenshot of every page.
-func TestConsoleInABrowser(t *testing.T) {
+// startBrowser starts a headless Chromium for the test (stopped at its
+// end), or skips the test when there is none.
+func startBrowser(t *testing.T) context.Context {
+	t.Helper()
 	path := chromiumPath()
 	if path == "" {
 		t.Skip("chromium not installed (make deps installs it with apt-get): the console's browser tests are skipped")
@@ -291,13 +288,23 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true)}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	browser, cancelBrowser := chromedp.NewContext(alloc, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
+	t.Cleanup(cancelBrowser)
 	if err := chromedp.Do(browser); err != nil {
 		t.Skipf("chromium %s does not start (%v): the console's browser tests are skipped", path, err)
 	}
-	f := newFixture(t, browser)
+	return browser
+}
+
+// TestConsoleInABrowser drives the console in headless Chromium: sign in,
+// a backend going down and coming back, an approval answered from the
+// page resuming its program, its run record replayed from the page
+// (reproduced), a running program cancelled, markup in a tool's
+// description and arguments staying inert, an action without the CSRF
+// token refused, a non-admin refused; a screenshot of every page.
+func TestConsoleInABrowser(t *testing.T) {
+	f := newFixture(t, startBrowser(t))
 
 	t.Run("non-admin gets 403", func(t *testing.T) {
 		f.do(t, "sign in as the agent", chromedp.Navigate(f.url+"/console/login"), chromedp.WaitVisible("#token"),

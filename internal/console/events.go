@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -61,11 +62,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, v *visitor) {
 			}
 			if !bytes.Equal(buf.Bytes(), last) {
 				last = buf.Bytes()
-				w.Write([]byte("event: live\n"))
-				for _, line := range strings.Split(buf.String(), "\n") {
-					fmt.Fprintf(w, "data: %s\n", line)
-				}
-				w.Write([]byte("\n"))
+				writeEvent(w, "live", buf.String())
 				flusher.Flush()
 			}
 		}
@@ -76,4 +73,22 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, v *visitor) {
 		case <-tick.C:
 		}
 	}
+}
+
+// lineBreaks are what end a line of an event stream: "\r\n", "\r" and
+// "\n" (the HTML they carry reads "\r" and "\r\n" as "\n" too).
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// writeEvent writes one server-sent event of type name carrying data, one
+// "data:" line per line of data: a "\r" in data (a principal's name, a
+// backend's text) is a line break like "\n", so it cannot end the event
+// early or start a forged one ("\r\revent: live\rdata: …").
+func writeEvent(w io.Writer, name, data string) {
+	var b strings.Builder
+	b.WriteString("event: " + name + "\n")
+	for _, line := range strings.Split(lineBreaks.Replace(data), "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	io.WriteString(w, b.String())
 }
