@@ -376,8 +376,13 @@ func TestConsoleHostileText(t *testing.T) {
 		// A record arriving while the page is open comes over the stream.
 		f.do(t, "runs", chromedp.Navigate(srv.URL+"/console/runs"), chromedp.WaitVisible("#records"))
 		f.waitFor(t, "the first live update", `!!document.body.dataset.updated`)
-		if res := <-chain(throws, ""); !res.IsError {
-			t.Fatalf("the throwing program ended with %q", resultText(res))
+		select {
+		case res := <-chain(throws, ""):
+			if !res.IsError {
+				t.Fatalf("the throwing program ended with %q", resultText(res))
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the throwing program did not end")
 		}
 		f.waitFor(t, "both records, live", `document.querySelectorAll("#records tr[data-record]").length === 2`)
 		clean(t, "the runs list", "PRINCIPAL-AGENT")
