@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,9 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/resultstore/redistest"
 	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // planLoopCases are programs that call store.write (under approval)
@@ -206,5 +209,107 @@ func TestPlanApprovalCoversOnlyThePlannedCalls(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// planReplica is durableReplica with programs type-checked (warn) and
+// plans approved once (sandbox.plan_approval).
+func planReplica(t *testing.T, redisURL string, counter *countingBackend) string {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Server.Stateless = true
+	cfg.Store.RedisURL = redisURL
+	cfg.Store.HMACKey = "durable-test-hmac-key-0123456789"
+	cfg.Sandbox.Isolation = config.IsolationThread // checked in the process's shared checker, warmed below
+	cfg.Sandbox.TrustedCode = true
+	cfg.Sandbox.Typecheck = "warn"
+	cfg.Sandbox.TypecheckTimeout = time.Minute
+	cfg.Sandbox.PlanApproval = true
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pool := v8sandbox.NewPool(v8sandbox.Options{Workers: 2})
+	t.Cleanup(func() { go pool.Close() })
+	g := startHealthy(t, cfg, app.Options{Runner: pool, ExtraSpecs: []backend.Spec{backend.InMemory("counter", counter.server)}})
+	g.app.Policy.Replace(pipeline.NewPolicy(map[string]config.Backend{"counter": {Tools: config.ToolPolicy{Approve: []string{"pay"}}}}))
+	srv := httptest.NewServer(g.HTTPHandler())
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// answerRound answers every input request of res: plan approvals with
+// accept, approvals of single calls with action; it returns how many of
+// each it answered.
+func answerRound(res *mcp.CallToolResult, action string) (mcp.InputResponseMap, int, int) {
+	out := mcp.InputResponseMap{}
+	plans, calls := 0, 0
+	for id, req := range res.InputRequests {
+		el, _ := req.(*mcp.ElicitParams)
+		if el != nil && el.Meta["isogate/plan_approval"] != nil {
+			plans++
+			out[id] = &mcp.ElicitResult{Action: "accept"}
+		} else {
+			calls++
+			out[id] = &mcp.ElicitResult{Action: action}
+		}
+	}
+	return out, plans, calls
+}
+
+// A durable run resumed by replay on another replica keeps its plan's
+// count: the calls replayed from the journal used the approval of the
+// plan as they did when first made. Two stateless replicas on a real
+// redis-server: on A the person accepts the plan (counter.pay at most
+// once); pay runs, then a second pay through eval, past the plan, asks on
+// its own and the run pauses. The person declines it, and the retry
+// reaches B, which replays the run (its plan asked again, accepted): the
+// declined pay must not ride on the plan's approval there.
+func TestPlanApprovalCountHoldsAcrossReplay(t *testing.T) {
+	srv := redistest.ForTest(t)
+	counter := newCountingBackend()
+	urlA, urlB := planReplica(t, srv.URL(), counter), planReplica(t, srv.URL(), counter)
+	if err := typecheck.Shared().Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a, b := roundTripClient(t, urlA), roundTripClient(t, urlB)
+	const program = "await counter.pay({amount: 1});\nawait eval(\"counter.pay({amount: 2})\");\nreturn 'paid twice'"
+	call := func(cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": program},
+			InputResponses: responses, RequestState: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := call(a, nil, "")
+	answers, plans, calls := answerRound(res, "decline")
+	if plans != 1 || calls != 0 {
+		for _, r := range res.InputRequests {
+			t.Logf("asked: %+v", r)
+		}
+		t.Fatalf("first round: %d plan approvals, %d call approvals; want the plan (%+v)", plans, calls, res)
+	}
+	res = call(a, answers, res.RequestState)
+	answers, plans, calls = answerRound(res, "decline")
+	if plans != 0 || calls != 1 || !strings.HasPrefix(res.RequestState, "durable-") || counter.count() != 1 {
+		t.Fatalf("second round: %d plan approvals, %d call approvals, state %q, %d pays; want the second pay asked, durable, after one pay",
+			plans, calls, res.RequestState, counter.count())
+	}
+	// The retry declining the second pay reaches B, which replays the run.
+	for round := 0; ; round++ {
+		res = call(b, answers, res.RequestState)
+		if len(res.InputRequests) == 0 {
+			break
+		}
+		if round == 5 {
+			t.Fatalf("B keeps asking: %+v", res.InputRequests)
+		}
+		answers, _, _ = answerRound(res, "decline")
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if n := counter.count(); n != 1 || !res.IsError || !strings.Contains(text, "APPROVAL_DENIED") {
+		t.Fatalf("after the replay on B: %d pays (want 1: the second was declined), error %v: %s", n, res.IsError, text)
 	}
 }

@@ -163,6 +163,12 @@ func (r *Run) approve(tools []PlanTool) {
 	}
 }
 
+// Replayed counts a call a durable run's replay answered from its journal
+// (it is not made again, and passes no stage): it used the approval of
+// the run's plan when first made if that approval covered a call then,
+// and so uses it again.
+func (r *Run) Replayed(c *Call) { r.planApproved(c) }
+
 // planApproved reports whether a person approved c's tool with the run's
 // plan and that approval still covers a call, which c then uses: a call
 // past the calls the plan announced is not covered (it asks on its own),
