@@ -40,6 +40,10 @@ var planLoopCases = []struct {
 		program: "await ['a', 'b', 'c'].reduce(async (p: Promise<any>, id) => { await p; await store.write({id}) }, Promise.resolve())"},
 	{name: "sort comparator", loop: "yes", made: 3,
 		program: "const ps: Promise<any>[] = [];\n['c', 'a', 'b'].sort((x, y) => { if (ps.length < 3) ps.push(store.write({id: x + y})); return x < y ? -1 : 1 });\nawait Promise.all(ps)"},
+	{name: "filter", loop: "yes", made: 3,
+		program: "const ps: Promise<any>[] = [];\n['a', 'b', 'c'].filter((id) => ps.push(store.write({id})) > 0);\nawait Promise.all(ps)"},
+	{name: "flatMap", loop: "yes", made: 3,
+		program: "await Promise.all(['a', 'b', 'c'].flatMap((id) => [store.write({id})]))"},
 	{name: "Promise.all over map", loop: "yes", made: 3,
 		program: "await Promise.all(['a', 'b', 'c'].map((id) => store.write({id})))"},
 	{name: "forEach calling a helper", loop: "yes", made: 3,
@@ -286,9 +290,6 @@ func TestPlanApprovalCountHoldsAcrossReplay(t *testing.T) {
 	res := call(a, nil, "")
 	answers, plans, calls := answerRound(res, "decline")
 	if plans != 1 || calls != 0 {
-		for _, r := range res.InputRequests {
-			t.Logf("asked: %+v", r)
-		}
 		t.Fatalf("first round: %d plan approvals, %d call approvals; want the plan (%+v)", plans, calls, res)
 	}
 	res = call(a, answers, res.RequestState)
