@@ -240,8 +240,6 @@
     "find", "findIndex", "findLast", "findLastIndex", "sort", "from", "fromAsync"]);
   const ONCE = new Set(["then", "catch", "finally"]);
   const DYNAMIC_GLOBALS = new Set(["globalThis", "eval", "Function", "self", "window", "global"]);
-  const LOOP_RANK = { no: 0, unknown: 1, yes: 2 };
-  const worse = (a, b) => (LOOP_RANK[b] > LOOP_RANK[a] ? b : a);
 
   const isBackendSymbol = (s) => !!s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX);
   let typeQueries = 0; // the types the last plan asked for (the tests count them)
@@ -522,8 +520,8 @@
         const use = skipParens(r);
         if (!(use.parent && ts.isCallExpression(use.parent) && use.parent.expression === use)) return UNKNOWN;
         const at = reach(use.parent, seen);
-        if (at.loop !== "no") return at.loop === "yes" ? YES : UNKNOWN;
-        out = { loop: "no", times: out.times + at.times };
+        if (at.loop === "yes") return YES;
+        out = at.loop === "no" ? { loop: out.loop, times: out.times + at.times } : UNKNOWN;
       }
       return out;
     };

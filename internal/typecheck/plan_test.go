@@ -72,6 +72,7 @@ var planCases = []struct{ name, program, want string }{
 	{"a function named as the wrapper", "async function __isogate_program() { await counter.bump({id:'a'}) }\nfor (let i = 0; i < 3; i++) await __isogate_program()", "bump@1:yes"},
 	{"getter", "const o = { get x() { return counter.bump({id:'a'}) } };\nawait o.x", "bump@1:unknown"},
 	{"tagged template", "function tag(s: TemplateStringsArray) { return counter.bump({id:'a'}) }\nawait tag`x`", "bump@1:unknown"},
+	{"called from a callback and a loop", "const go = async () => counter.bump({id:'a'});\nsetTimeout(() => go(), 1);\nfor (const x of [1]) await go()", "bump@1:yes"},
 	{"callback handed to a helper", "async function twice(f: () => Promise<any>) { await f(); await f() }\nawait twice(() => counter.bump({id:'a'}))", "bump@2:unknown"},
 }
 
