@@ -314,3 +314,63 @@ func TestPlanApprovalCountHoldsAcrossReplay(t *testing.T) {
 		t.Fatalf("after the replay on B: %d pays (want 1: the second was declined), error %v: %s", n, res.IsError, text)
 	}
 }
+
+// An approved plan's count belongs to its run: alice and bob, over HTTP
+// at once, each run the same programs four times, each plan approved by
+// their own person. A program whose plan says store.write at most once
+// and that writes four times through eval writes once per run (the rest
+// asked and declined); a function called from three places writes three
+// times per run, asking nothing more: no run's count is used by another,
+// nor another principal's.
+func TestPlanApprovalCountIsPerRun(t *testing.T) {
+	store := &storeBackend{}
+	h := redteamGateway(t, func(c *config.Config) {
+		c.Sandbox.TrustedCode = true
+		c.Sandbox.Typecheck = "warn"
+		c.Sandbox.TypecheckTimeout = time.Minute
+		c.Sandbox.PlanApproval = true
+	}, store.spec())
+	if err := typecheck.Shared().Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	const pastPlan = "await store.write({id: 'once'});\nfor (let i = 0; i < 3; i++) await eval(\"store.write({id: 'e' + i})\")"
+	const threeCalls = "async function go(id: string) { await store.write({id}) }\nawait go('a'); await go('b'); await go('c')"
+	var wg sync.WaitGroup
+	errs := make(chan string, 32)
+	for _, name := range []string{"alice", "bob"} {
+		prompts := &planPrompts{}
+		cs := h.connectAsWith(t, name, "", &mcp.ClientOptions{ElicitationHandler: prompts.handler})
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": pastPlan}})
+				if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "APPROVAL_DENIED") {
+					errs <- fmt.Sprintf("%s's run %d past its plan: %v %+v", name, i, err, res)
+				}
+				res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain", Arguments: map[string]any{"code": threeCalls}})
+				if err != nil || res.IsError {
+					errs <- fmt.Sprintf("%s's run %d of three calls: %v %+v", name, i, err, res)
+				}
+			}()
+		}
+		t.Cleanup(func() {
+			if plans, call := prompts.counts(); plans != 8 || call != 4 {
+				t.Errorf("%s was asked %d plans and %d calls; want 8 and 4 (one call past each plan of eval, declined)", name, plans, call)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	count := map[string]int{}
+	for _, c := range store.got() {
+		count[c]++
+	}
+	// Per principal and run: 1 write past-plan program, 3 of the other.
+	if count["write:once"] != 8 || count["write:e0"] != 0 || count["write:a"] != 8 || count["write:c"] != 8 || len(store.got()) != 32 {
+		t.Fatalf("the backend received %v", count)
+	}
+}
