@@ -156,7 +156,7 @@ func TestPlanApprovalOnePromptForTwentyWrites(t *testing.T) {
 				t.Fatalf("the backend received %d calls: %v", len(calls), calls)
 			}
 			rec := runRecord(t, cs, res)
-			if rec.Plan == nil || fmt.Sprint(rec.Plan.Tools) != "[{store read no [1] false} {store write yes [3] false}]" {
+			if rec.Plan == nil || fmt.Sprint(rec.Plan.Tools) != "[{store read no [1] 1 false} {store write yes [3] 0 false}]" {
 				t.Fatalf("recorded plan: %+v", rec.Plan)
 			}
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/jsvalue"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -171,11 +172,35 @@ func (h *bridgeHost) callHandler(ctx context.Context, args json.RawMessage) (jso
 	}
 	if h.durable != nil {
 		h.durable.noteClock(clock)
-		return h.durable.call(ctx, seq, backend, tool, callArgs, h.idempotent(backend, tool),
-			func(ctx context.Context) (json.RawMessage, error) { return h.call(ctx, backend, tool, callArgs) })
+		sent := false
+		value, err := h.durable.call(ctx, seq, backend, tool, callArgs, h.idempotent(backend, tool),
+			func(ctx context.Context) (json.RawMessage, error) {
+				sent = true
+				return h.call(ctx, backend, tool, callArgs)
+			})
+		if !sent {
+			h.replayed(ctx, backend, tool)
+		}
+		return value, err
 	}
 	value, err := h.call(ctx, backend, tool, callArgs)
 	return value, coded(err)
+}
+
+// replayed counts a call answered from a durable run's journal against
+// the run's approved plan, as the call was counted when first made: the
+// approval of a plan asked again on replay covers no more calls than the
+// plan announced in all (pipeline.Run.Replayed).
+func (h *bridgeHost) replayed(ctx context.Context, backend, tool string) {
+	run := pipeline.RunFrom(ctx)
+	if run == nil {
+		return
+	}
+	if b, err := h.backend(ctx, backend); err == nil {
+		if t := b.tool(tool); t != nil {
+			run.Replayed(&pipeline.Call{Backend: t.Backend, Tool: t.Name})
+		}
+	}
 }
 
 // idempotent reports whether a tool declares annotations.idempotentHint.

@@ -25,9 +25,9 @@ func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
 		}
 		b := v.backends[i]
 		if t := b.tool(c.Tool); t != nil && !c.Unknown {
-			out.Add(b.Name, t.Name, c.Line, c.Loop, false)
+			out.Add(b.Name, t.Name, c.Line, c.Loop, c.Times, false)
 		} else {
-			out.Add(b.Name, c.Tool, c.Line, c.Loop, true)
+			out.Add(b.Name, c.Tool, c.Line, c.Loop, c.Times, true)
 		}
 	}
 	for _, d := range p.Dynamic {

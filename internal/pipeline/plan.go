@@ -29,12 +29,17 @@ type Plan struct {
 
 // PlanTool is one tool of a [Plan]: where the program names it and
 // whether a call may repeat ("yes", "no" or "unknown", the worst of its
-// call sites).
+// call sites), and when it may not, how many calls at most (Calls).
 type PlanTool struct {
 	Backend string `json:"backend"`
 	Tool    string `json:"tool"`
 	Loop    string `json:"loop"`
 	Lines   []int  `json:"lines"`
+	// Calls is the most calls the program makes to the tool when Loop is
+	// "no" (the sum over its call sites of how often each runs); 0 when
+	// Loop is not "no". An approved plan covers that many calls, no more
+	// ([Plan.Covers]).
+	Calls int `json:"calls,omitempty"`
 	// Unknown marks a tool not in the catalogue (a mistake, or a tool the
 	// configuration denies): Tool is the name as written.
 	Unknown bool `json:"unknown,omitempty"`
@@ -53,8 +58,14 @@ type PlanSite struct {
 }
 
 // Add records a reference to backend.tool at line with its loop verdict
-// (unknown: the tool is not in the catalogue).
-func (p *Plan) Add(backend, tool string, line int, loop string, unknown bool) {
+// and, when that is "no", how many times it runs at most (unknown: the
+// tool is not in the catalogue).
+func (p *Plan) Add(backend, tool string, line int, loop string, times int, unknown bool) {
+	if loop == "no" {
+		times = max(times, 1)
+	} else {
+		times = 0
+	}
 	for i := range p.Tools {
 		t := &p.Tools[i]
 		if t.Backend == backend && t.Tool == tool && t.Unknown == unknown {
@@ -62,10 +73,35 @@ func (p *Plan) Add(backend, tool string, line int, loop string, unknown bool) {
 				t.Lines = append(t.Lines, line)
 			}
 			t.Loop = worseLoop(t.Loop, loop)
+			if t.Loop == "no" {
+				t.Calls += times
+			} else {
+				t.Calls = 0
+			}
 			return
 		}
 	}
-	p.Tools = append(p.Tools, PlanTool{Backend: backend, Tool: tool, Loop: loop, Lines: []int{line}, Unknown: unknown})
+	p.Tools = append(p.Tools, PlanTool{Backend: backend, Tool: tool, Loop: loop, Lines: []int{line}, Calls: times, Unknown: unknown})
+}
+
+// Covers is how many calls to t one approval of its plan covers: Calls
+// (at least one) when t is not called in a loop, else -1 (any number:
+// the person was told the calls may repeat).
+func (t PlanTool) Covers() int {
+	if t.Loop == "yes" || t.Loop == "unknown" {
+		return -1
+	}
+	return max(t.Calls, 1)
+}
+
+// calls is how t's calls are shown to a person.
+func (t PlanTool) calls() string {
+	if n := t.Covers(); n == 1 {
+		return "; at most 1 call"
+	} else if n > 1 {
+		return fmt.Sprintf("; at most %d calls", n)
+	}
+	return ""
 }
 
 func worseLoop(a, b string) string {
@@ -86,7 +122,7 @@ func (p *Plan) Text() string {
 		if t.Unknown {
 			note = "; not in the catalogue"
 		}
-		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s%s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop, note)
+		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s%s%s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop, t.calls(), note)
 	}
 	if p.Partial {
 		b.WriteString("The program may also call tools by names known only when it runs; each such call is decided on its own:\n")
@@ -116,7 +152,9 @@ type PlanApprover interface {
 // deny refuses the program (PLAN_DENIED, naming the call and its line).
 // With approve (sandbox.plan_approval), the tools under approval are
 // asked about once, together: accepted, the run's calls to them ask no
-// more; declined, the program is refused (APPROVAL_DENIED). A client that
+// more, up to the number of calls the plan announced ([PlanTool.Covers]:
+// past it a call asks on its own); declined, the program is refused
+// (APPROVAL_DENIED). A client that
 // cannot be asked leaves the decision to each call. Tools the plan does
 // not name are decided call by call, as without a plan.
 func AdmitPlan(ctx context.Context, p *Policy, plan *Plan, approve bool) error {
@@ -170,9 +208,10 @@ func AdmitPlan(ctx context.Context, p *Policy, plan *Plan, approve bool) error {
 // the same as data in _meta["isogate/plan_approval"], and an empty form.
 func PlanElicitParams(plan *Plan, asks []PlanTool) *mcp.ElicitParams {
 	var b strings.Builder
-	b.WriteString("A program wants to call these tools, which need your approval; approving allows every call it makes to them in this run, with any arguments:\n")
+	b.WriteString("A program wants to call these tools, which need your approval; approving allows, in this run and with any arguments, " +
+		"the calls listed (all of them where in a loop, else at most as many as shown); any call past that is asked on its own:\n")
 	for _, t := range asks {
-		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop)
+		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s%s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop, t.calls())
 	}
 	b.WriteString("\nEverything the program may call:\n")
 	b.WriteString(strings.TrimSuffix(plan.Text(), "\n"))

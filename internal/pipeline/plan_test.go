@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,5 +118,73 @@ func TestPlanTextEscapes(t *testing.T) {
 	msg := PlanElicitParams(p, p.Tools).Message
 	if strings.ContainsRune(msg, '\u2028') || strings.Contains(msg, "\n- db.safe") {
 		t.Fatalf("unescaped: %q", msg)
+	}
+}
+
+// An approved plan covers the calls it announced: a tool "in a loop: no"
+// with at most 2 calls rides on the approval twice, however many calls
+// race for it; the calls past that ask on their own. The count holds
+// across the calls of one run only: another run of the same plan gets
+// its own.
+func TestPlanApprovalCoversTheAnnouncedCalls(t *testing.T) {
+	pol := NewPolicy(map[string]config.Backend{"db": {Tools: config.ToolPolicy{Approve: []string{"write"}}}})
+	plan := &Plan{}
+	plan.Add("db", "write", 2, "no", 1, false)
+	plan.Add("db", "write", 5, "no", 1, false)
+	if got := plan.Tools[0]; got.Calls != 2 || got.Covers() != 2 {
+		t.Fatalf("plan tool %+v, covers %d", got, got.Covers())
+	}
+	var mu sync.Mutex
+	perCall := 0
+	a := &planApprover{answer: true, approverFunc: func(context.Context, *Call) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		perCall++
+		return false, nil // the person declines every call asked on its own
+	}}
+	p := New(Options{Policy: pol, Backend: CallerFunc(func(context.Context, *Call) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})})
+	for range 2 {
+		run := NewRun(0)
+		ctx := WithRun(WithApprover(context.Background(), a), run)
+		if err := AdmitPlan(ctx, pol, plan, true); err != nil {
+			t.Fatal(err)
+		}
+		if msg := a.asked[len(a.asked)-1].Message; !strings.Contains(msg, "- db.write (line 2, 5; in a loop: no; at most 2 calls)") {
+			t.Fatalf("plan approval:\n%s", msg)
+		}
+		mu.Lock()
+		perCall = 0
+		mu.Unlock()
+		var wg sync.WaitGroup
+		var made, denied atomic.Int32
+		for range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := p.Call(ctx, &Call{Backend: "db", Tool: "write"})
+				if v := new(Error); errors.As(err, &v) && v.Code == CodeApprovalDenied {
+					denied.Add(1)
+				} else if err == nil {
+					made.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if made.Load() != 2 || denied.Load() != 8 || perCall != 8 {
+			t.Fatalf("%d calls made, %d denied, %d asked on their own; want 2, 8, 8", made.Load(), denied.Load(), perCall)
+		}
+	}
+	for _, tc := range []struct {
+		tool  PlanTool
+		wants int
+	}{
+		{PlanTool{Loop: "yes"}, -1}, {PlanTool{Loop: "unknown"}, -1}, {PlanTool{Loop: "no"}, 1},
+		{PlanTool{Loop: "no", Calls: 3}, 3}, {PlanTool{Loop: "maybe"}, 1},
+	} {
+		if got := tc.tool.Covers(); got != tc.wants {
+			t.Errorf("%+v covers %d, want %d", tc.tool, got, tc.wants)
+		}
 	}
 }

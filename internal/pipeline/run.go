@@ -23,8 +23,10 @@ type Run struct {
 	made atomic.Int64 // calls admitted by the budget
 
 	// approved are the tools ("backend.tool") whose calls a person
-	// approved for the whole run (AdmitPlan); set before the run starts.
-	approved atomic.Pointer[map[string]bool]
+	// approved with the run's plan (AdmitPlan), each with the calls that
+	// approval still covers (-1: any number); set before the run starts.
+	approvedMu sync.Mutex
+	approved   map[string]int
 
 	mu    sync.Mutex
 	seq   int
@@ -148,22 +150,39 @@ func RunFrom(ctx context.Context) *Run {
 	return r
 }
 
-// approve marks tools as approved for the rest of the run.
+// approve marks tools as approved for the rest of the run, each for the
+// calls its plan announced ([PlanTool.Covers]).
 func (r *Run) approve(tools []PlanTool) {
-	set := map[string]bool{}
-	if old := r.approved.Load(); old != nil {
-		for k := range *old {
-			set[k] = true
-		}
+	r.approvedMu.Lock()
+	defer r.approvedMu.Unlock()
+	if r.approved == nil {
+		r.approved = map[string]int{}
 	}
 	for _, t := range tools {
-		set[t.Name()] = true
+		r.approved[t.Name()] = t.Covers()
 	}
-	r.approved.Store(&set)
 }
 
-// planApproved reports whether a person approved c's tool for the run.
+// Replayed counts a call a durable run's replay answered from its journal
+// (it is not made again, and passes no stage): it used the approval of
+// the run's plan when first made if that approval covered a call then,
+// and so uses it again.
+func (r *Run) Replayed(c *Call) { r.planApproved(c) }
+
+// planApproved reports whether a person approved c's tool with the run's
+// plan and that approval still covers a call, which c then uses: a call
+// past the calls the plan announced is not covered (it asks on its own),
+// whatever made the program call again (a callback, a getter, eval, a
+// patched built-in).
 func (r *Run) planApproved(c *Call) bool {
-	set := r.approved.Load()
-	return set != nil && (*set)[c.Name()]
+	r.approvedMu.Lock()
+	defer r.approvedMu.Unlock()
+	left, ok := r.approved[c.Name()]
+	switch {
+	case !ok || left == 0:
+		return false
+	case left > 0:
+		r.approved[c.Name()] = left - 1
+	}
+	return true
 }

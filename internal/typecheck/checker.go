@@ -311,7 +311,7 @@ func (p *Plan) Partial() bool { return len(p.Dynamic) > 0 }
 
 // The loop verdicts of a [PlannedCall].
 const (
-	LoopNo      = "no"      // runs at most once per run
+	LoopNo      = "no"      // runs at most Times times per run (each call of its function runs it once)
 	LoopYes     = "yes"     // inside a loop or an array method's callback
 	LoopUnknown = "unknown" // the program's shape does not say (recursion, a callback, a tool passed as a value)
 )
@@ -326,6 +326,9 @@ type PlannedCall struct {
 	Line    int    `json:"line"`
 	Column  int    `json:"column"`
 	Loop    string `json:"loop"`
+	// Times bounds how often the call runs in a run when Loop is LoopNo
+	// (at least 1); 0 otherwise.
+	Times int `json:"times,omitempty"`
 	// Unknown marks a member the backend does not declare: a mistake, or
 	// a tool the configuration denies (it is not in the catalogue).
 	Unknown bool `json:"unknown,omitempty"`

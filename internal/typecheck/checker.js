@@ -240,8 +240,6 @@
     "find", "findIndex", "findLast", "findLastIndex", "sort", "from", "fromAsync"]);
   const ONCE = new Set(["then", "catch", "finally"]);
   const DYNAMIC_GLOBALS = new Set(["globalThis", "eval", "Function", "self", "window", "global"]);
-  const LOOP_RANK = { no: 0, unknown: 1, yes: 2 };
-  const worse = (a, b) => (LOOP_RANK[b] > LOOP_RANK[a] ? b : a);
 
   const isBackendSymbol = (s) => !!s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX);
   let typeQueries = 0; // the types the last plan asked for (the tests count them)
@@ -421,61 +419,116 @@
       return refs.get(sym);
     };
 
-    // loopOf says whether node may run more than once in a run: "yes"
-    // inside a loop (or an array method's callback), "unknown" where the
-    // program's shape does not say (recursion, a callback handed to code
-    // we do not know, a function passed around), else "no".
-    const loopOf = (node, seen) => {
+    // reach says how often node may run in a run: loop "yes" inside a
+    // loop (or an array method's callback), "unknown" where the program's
+    // shape does not say (recursion, a callback handed to code we do not
+    // know, a function passed around, a class field's initializer), else
+    // "no", with times the most runs it can make (each call of a function
+    // runs its body once; a call of a function from three places, three
+    // times). times is what one approval of the plan covers: the gateway
+    // counts the calls against it.
+    const ONCE_RESULT = { loop: "no", times: 1 };
+    const YES = { loop: "yes", times: Infinity };
+    const UNKNOWN = { loop: "unknown", times: Infinity };
+    const reach = (node, seen) => {
       let child = node;
-      let verdict = "no";
       for (let n = node.parent; n; child = n, n = n.parent) {
         if (ts.isForOfStatement(n) || ts.isForInStatement(n)) {
-          if (child === n.statement) return "yes";
+          // Only the iterated expression runs once; the head's binding
+          // (with its defaults) and the body run per element.
+          if (child !== n.expression) return YES;
         } else if (ts.isForStatement(n)) {
-          if (child !== n.initializer) return "yes";
+          if (child !== n.initializer) return YES;
         } else if (ts.isWhileStatement(n) || ts.isDoStatement(n)) {
-          return "yes";
+          return YES;
+        } else if (ts.isPropertyDeclaration(n) && child === n.initializer &&
+          !(ts.getCombinedModifierFlags(n) & ts.ModifierFlags.Static)) {
+          return UNKNOWN; // runs at every `new` of its class
         } else if (isFunctionLike(n)) {
-          return worse(verdict, functionLoop(n, seen));
+          return functionReach(n, seen);
         }
       }
-      return verdict;
+      return ONCE_RESULT;
     };
-    const functionLoop = (fn, seen) => {
-      if (fn.name && ts.isIdentifier(fn.name) && fn.name.text === "__isogate_program") return "no";
-      if (isExported(fn)) return "no"; // a module's entry point, called once
-      if (seen.has(fn)) return "unknown";
+    // hostCalls is how many times the host itself calls fn: the wrapper
+    // of a program body once, a module's entry point (its default export
+    // or main) once, any other function never.
+    const hostCalls = (fn) => {
+      if (ts.isFunctionDeclaration(fn) && fn.parent === sf && isWrapper(fn)) return 1;
+      if (!isExported(fn)) return 0;
+      if (fn.parent && ts.isExportAssignment(fn.parent)) return 1;
+      return ts.getCombinedModifierFlags(fn) & ts.ModifierFlags.Default || (fn.name && fn.name.text === "main") ? 1 : 0;
+    };
+    // isWrapper reports whether fn is the function the host wrapped a
+    // program body in (checker.go's wrap): the file is that function and
+    // `export {}`, nothing else.
+    const isWrapper = (fn) => fn.name && fn.name.text === "__isogate_program" && sf.statements.length === 2 &&
+      sf.statements[0] === fn && ts.isExportDeclaration(sf.statements[1]) && !sf.statements[1].moduleSpecifier &&
+      !!sf.statements[1].exportClause && ts.isNamedExports(sf.statements[1].exportClause) &&
+      sf.statements[1].exportClause.elements.length === 0;
+    // A function's reach does not depend on where the walk came from
+    // unless the walk met a function it is still in (a cycle): those
+    // without are kept, so a chain of functions each called twice is
+    // walked once, not 2^n times.
+    const reached = new Map();
+    let cycles = 0;
+    const MAX_TIMES = 1e6; // a bound past this is kept at it (the calls past it ask again)
+    const functionReach = (fn, seen) => {
+      if (reached.has(fn)) return reached.get(fn);
+      if (seen.has(fn)) {
+        cycles++;
+        return UNKNOWN;
+      }
+      const before = cycles;
       seen.add(fn);
+      let out;
       try {
-        const self = skipParens(fn);
-        const p = self.parent;
-        if (p && ts.isCallExpression(p) && p.expression === self) return loopOf(p, seen); // called where written
-        if (p && ts.isCallExpression(p) && p.arguments.includes(self)) {
-          const callee = p.expression;
-          const method = ts.isPropertyAccessExpression(callee) ? callee.name.text : "";
-          if (ITERATING.has(method)) return "yes";
-          if (ONCE.has(method)) return loopOf(p, seen);
-          return "unknown";
-        }
-        let name;
-        if (ts.isFunctionDeclaration(fn) && fn.name) name = fn.name;
-        else if (p && ts.isVariableDeclaration(p) && p.initializer === self && ts.isIdentifier(p.name)) name = p.name;
-        if (!name) return "unknown";
-        const sym = checker.getSymbolAtLocation(name);
-        if (!sym) return "unknown";
-        let verdict = "no";
-        for (const r of refsOf(sym)) {
-          if (r === name) continue;
-          if (r.pos >= fn.pos && r.end <= fn.end) return "unknown"; // recursion
-          const use = skipParens(r);
-          if (!(use.parent && ts.isCallExpression(use.parent) && use.parent.expression === use)) return "unknown";
-          verdict = worse(verdict, loopOf(use.parent, seen));
-          if (verdict === "yes") return verdict;
-        }
-        return verdict;
+        out = functionReachOf(fn, seen);
       } finally {
         seen.delete(fn);
       }
+      if (out.times > MAX_TIMES && out.loop === "no") out = { loop: "no", times: MAX_TIMES };
+      if (cycles === before) reached.set(fn, out);
+      return out;
+    };
+    const functionReachOf = (fn, seen) => {
+      const self = skipParens(fn);
+      const p = self.parent;
+      if (p && ts.isCallExpression(p) && p.expression === self) return reach(p, seen); // called where written
+      if (p && ts.isCallExpression(p) && p.arguments.includes(self)) {
+        const callee = p.expression;
+        const method = ts.isPropertyAccessExpression(callee) ? callee.name.text : "";
+        if (ITERATING.has(method)) return YES;
+        // A promise's then, catch or finally calls back once; another
+        // object's method of that name may call it any number of times.
+        if (ONCE.has(method) && isPromise(callee.expression)) return reach(p, seen);
+        return UNKNOWN;
+      }
+      let name;
+      if (ts.isFunctionDeclaration(fn) && fn.name) name = fn.name;
+      else if (p && ts.isVariableDeclaration(p) && p.initializer === self && ts.isIdentifier(p.name)) name = p.name;
+      let out = { loop: "no", times: hostCalls(fn) };
+      if (name === p?.name && (ts.getCombinedModifierFlags(p) & ts.ModifierFlags.Export) && name.text === "main") {
+        out = { loop: "no", times: 1 }; // export const main = …: the module's entry point
+      }
+      if (!name) return out.times > 0 ? out : UNKNOWN;
+      const sym = checker.getSymbolAtLocation(name);
+      if (!sym) return UNKNOWN;
+      for (const r of refsOf(sym)) {
+        if (r === name) continue;
+        if (r.pos >= fn.pos && r.end <= fn.end) return UNKNOWN; // recursion
+        const use = skipParens(r);
+        if (!(use.parent && ts.isCallExpression(use.parent) && use.parent.expression === use)) return UNKNOWN;
+        const at = reach(use.parent, seen);
+        if (at.loop === "yes") return YES;
+        out = at.loop === "no" ? { loop: out.loop, times: out.times + at.times } : UNKNOWN;
+      }
+      return out;
+    };
+    const isPromise = (expr) => {
+      const t = typeOf(expr);
+      const s = t && (t.aliasSymbol || t.symbol);
+      return !!s && s.name === "Promise" && !!s.declarations && s.declarations.every((d) => d.getSourceFile().fileName.startsWith("lib."));
     };
 
     const pos = (n) => {
@@ -529,7 +582,10 @@
             // a tool the configuration denies is not in the declarations.
             const access = skipParens(p);
             const called = access.parent && ts.isCallExpression(access.parent) && access.parent.expression === access;
-            const call = { backend: iface, tool: member, ...pos(p), loop: called ? loopOf(access.parent, new Set()) : "unknown" };
+            const r = called ? reach(access.parent, new Set()) : UNKNOWN;
+            const call = { backend: iface, tool: member, ...pos(p), loop: r.loop };
+            // A call in a function no one calls is still shown (and counted) once.
+            if (r.loop === "no") call.times = Math.max(1, r.times);
             if (!checker.getPropertyOfType(typeOf(n), member)) call.unknown = true;
             calls.push(call);
           }
