@@ -290,6 +290,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Auth:                         authOpts,
 		MetricsAuth:                  cfg.Server.MetricsAuth,
 		AllowedOrigins:               cfg.Server.AllowedOrigins,
+		AllowedHosts:                 cfg.Server.AllowedHosts,
 		SessionIdleTimeout:           cfg.Server.SessionIdleTimeout,
 		MaxSessions:                  cfg.Server.MaxSessions,
 		ShutdownGrace:                cfg.Server.ShutdownGrace,

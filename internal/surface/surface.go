@@ -131,6 +131,9 @@ type Options struct {
 	MetricsAuth bool
 	// AllowedOrigins are the browser origins allowed besides loopback.
 	AllowedOrigins []string
+	// AllowedHosts are the Host header values accepted besides loopback
+	// names and the listener's address (server.allowed_hosts).
+	AllowedHosts []string
 	// SessionIdleTimeout closes idle HTTP sessions.
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the open client sessions.
