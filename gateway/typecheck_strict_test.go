@@ -135,3 +135,36 @@ func TestTypecheckStrictTypeBombs(t *testing.T) {
 	}
 	t.Logf("bob's bombs: %v", bombs)
 }
+
+// Memory a checked program can make the checker allocate (issue 42): a
+// literal nested thousands deep exhausts the compiler's stack, a giant
+// one (or a giant type) its isolate's heap cap. bob sends one with a call
+// after it to a strict gateway over real HTTP: it is refused with
+// TYPECHECK_TOO_COMPLEX, never run unchecked; alice's programs that
+// strict must refuse are refused by their check right after (the checker
+// recovered), and the backend receives no call.
+func TestTypecheckMemoryBombs(t *testing.T) {
+	rec := &recorder{}
+	h := redteamGateway(t, func(c *config.Config) {
+		c.Sandbox.Typecheck = "strict"
+		c.Sandbox.TypecheckTimeout = time.Minute // memory, not time, ends these checks
+	}, rec.spec())
+	if err := h.g.app.Typecheck.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := h.connectAsWith(t, "alice", "", nil), h.connectAsWith(t, "bob", "", nil)
+	nested := "const x = " + strings.Repeat("{a:[1,'x',", 4000) + strings.Repeat("]}", 4000) + ";\nawait counter.bump({id: 'deep'});"
+	text, isErr, res := callText(t, bob, "call_tool_chain", map[string]any{"code": nested})
+	if !isErr || res.Meta["isogate/code"] != string(codemode.CodeTypecheckTooComplex) {
+		t.Errorf("bob's nested literal: %s (_meta %v); want TYPECHECK_TOO_COMPLEX", text, res.Meta)
+	}
+	for _, p := range wrongPrograms {
+		text, isErr, _ := callText(t, alice, "call_tool_chain", map[string]any{"code": p.code})
+		if !isErr || !strings.HasPrefix(text, "TYPECHECK_FAILED") || !strings.Contains(text, p.hint) {
+			t.Errorf("alice, %s: got (error %v):\n%s\nwant TYPECHECK_FAILED with %q", p.name, isErr, text, p.hint)
+		}
+	}
+	if calls := rec.got(); len(calls) != 0 {
+		t.Fatalf("the backend received %v; want no call", calls)
+	}
+}
