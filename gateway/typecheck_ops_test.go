@@ -309,8 +309,8 @@ func TestTypecheckWorkerKilledIsReported(t *testing.T) {
 				t.Errorf("after the restart: /readyz %d, typecheck %+v; want ready, %d restarts, worker %d", code, tc, kills, stopped)
 			}
 			wantSamples(t, scrape(t, base), map[string]float64{
-				"isogate_typecheck_up":                              1,
-				"isogate_typecheck_restarts_total":                  float64(kills),
+				"isogate_typecheck_up":                             1,
+				"isogate_typecheck_restarts_total":                 float64(kills),
 				`isogate_typecheck_checks_total{outcome="failed"}`: 1,
 			})
 			text, isErr, _ := callText(t, cs, "call_tool_chain", map[string]any{"code": wrongPrograms[1].code})
