@@ -58,6 +58,10 @@ type Options struct {
 // and its lane is then rebuilt before its principal may use it again).
 const Lanes = 2
 
+// forgetTimeout bounds the call that drops a lane's bases (it only drops
+// references).
+const forgetTimeout = 5 * time.Second
+
 // MaxQueued bounds the checks a principal holding its lane may have
 // waiting for the next: past it a check fails at once (ErrUnavailable).
 const MaxQueued = 4
@@ -493,6 +497,14 @@ func (c *Checker) submit(ctx context.Context, req Request, mode checkMode) (*Rep
 	defer cancel()
 	rep, err := c.checkOn(cctx, res, req.Decls, req.Program, req.Module, mode)
 	if err == nil {
+		// The programs checked in a base stay in its checker until it is
+		// rebuilt: past half the cap they are dropped, before the lane
+		// serves another check.
+		if res.Stats().HeapUsedBytes > int64(c.opts.HeapMB)<<20/2 {
+			if _, ferr := res.Call(context.Background(), "__isogate_tc_forget", "", forgetTimeout); ferr != nil {
+				slog.Warn("type checker: dropping its bases failed", "err", ferr) // a call cut short rebuilt the isolate
+			}
+		}
 		release()
 		return rep, nil
 	}
