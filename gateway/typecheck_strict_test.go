@@ -45,6 +45,27 @@ func TestTypecheckStrictRightAfterStart(t *testing.T) {
 	}
 }
 
+// warn waits for a loading checker as strict does: a wrong program sent
+// right after the start carries its check's diagnostic, or, when the
+// checker could not load within the run's deadline, the notice that it ran
+// unchecked; never neither (before issue 42 it ran at once, silently).
+func TestTypecheckWarnRightAfterStart(t *testing.T) {
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.Sandbox.Isolation = config.IsolationProcess
+	cfg.Sandbox.MaxConcurrent = 1
+	cfg.Sandbox.Typecheck = "warn"
+	cfg.Sandbox.TypecheckTimeout = time.Minute
+	rec := &recorder{}
+	g := startGateway(t, cfg, app.Options{ExtraSpecs: []backend.Spec{rec.spec()}})
+	cs := connect(t, g, nil)
+	p := wrongPrograms[0]
+	text, _, _ := callText(t, cs, "call_tool_chain", map[string]any{"code": p.code})
+	if !strings.Contains(text, "[notice] typecheck: "+p.hint) && !strings.Contains(text, "[notice] typecheck: the program ran unchecked: ") {
+		t.Errorf("got:\n%s\nwant the diagnostic %q, or the notice that the program ran unchecked", text, p.hint)
+	}
+}
+
 // typeBomb is issue 42's type bomb: checking it runs far past any budget.
 // Its call would reach the backend if it ran unchecked.
 const typeBomb = "type R<N extends any[]> = N['length'] extends 5000 ? N : R<[...N, 1]>;\n" +
