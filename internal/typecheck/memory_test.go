@@ -5,11 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/isogate/isogate/internal/fairshare"
+	"github.com/isogate/isogate/internal/testutil"
 )
 
-// Memory a checked program can make the checker allocate (issue 42), in a
-// checker with a small heap cap so that it is reached quickly.
+// What a checked program can make the checker spend (issue 42): memory, in
+// a checker with a small heap cap so that it is reached quickly, and the
+// queue of a principal's checks.
 
 // A program whose check exceeds the heap cap (a giant array literal) is
 // refused with ErrTooComplex; its lane's isolate is rebuilt, and the next
@@ -53,5 +59,42 @@ func TestCheckedProgramsDoNotAccumulate(t *testing.T) {
 		if err != nil || len(rep.Certain()) != 1 {
 			t.Fatalf("alice's check %d (after bob's): %v %+v; want her one certain mistake", i, err, rep)
 		}
+	}
+}
+
+// A principal holding its lane may have MaxQueued checks waiting; one more
+// fails at once with ErrUnavailable (the queue full), while another
+// principal's check is served on the other lane.
+func TestQueueFullIsUnavailable(t *testing.T) {
+	c := New(Options{Timeout: 60e9})
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // ends bob's bomb and his waiting checks
+	bomb := "type R<N extends any[]> = N['length'] extends 5000 ? N : R<[...N, 1]>;\nconst x: R<[]> = null as any;"
+	for range 1 + MaxQueued {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = c.Submit(ctx, Request{Decls: counterDecls, Program: bomb, Principal: "bob"})
+		}()
+	}
+	testutil.Eventually(t, time.Minute, func() bool {
+		held, waiting := c.share.InUse()
+		return held == 1 && waiting == MaxQueued
+	}, "bob's bomb on a lane and %d more waiting", MaxQueued)
+	// The deadline bounds a failure (a check that waits), it is not
+	// awaited: a refusal comes at once.
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := c.Submit(wctx, Request{Decls: counterDecls, Program: bomb, Principal: "bob"})
+	wcancel()
+	var share *fairshare.ShareError
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrUnchecked) || !errors.As(err, &share) || share.Cause != nil {
+		t.Fatalf("bob's check past his queue: %v; want ErrUnavailable at once (his queue full)", err)
+	}
+	rep, err := c.Submit(ctx, Request{Decls: counterDecls, Program: "await counter.bump({ident: 'a'})", Principal: "alice"})
+	if err != nil || len(rep.Certain()) != 1 {
+		t.Fatalf("alice's check meanwhile: %v %+v; want her one certain mistake", err, rep)
 	}
 }
