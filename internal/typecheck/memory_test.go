@@ -21,10 +21,10 @@ import (
 // refused with ErrTooComplex; its lane's isolate is rebuilt, and the next
 // principal's check is served.
 func TestHeapBombIsTooComplex(t *testing.T) {
-	c := New(Options{Timeout: 60e9, HeapMB: 64})
+	c := New(Options{Timeout: 60e9, HeapMB: 40})
 	defer c.Close()
 	ctx := context.Background()
-	bomb := "const a = [" + strings.Repeat("{a:0,b:'x'},", 80000) + "];"
+	bomb := "const a = [" + strings.Repeat("{a:0,b:'x'},", 40000) + "];"
 	_, err := c.Submit(ctx, Request{Decls: counterDecls, Program: bomb, Principal: "bob"})
 	if !errors.Is(err, ErrTooComplex) || !errors.Is(err, ErrUnchecked) {
 		t.Fatalf("bob's giant literal: %v; want ErrTooComplex", err)
@@ -42,11 +42,11 @@ func TestHeapBombIsTooComplex(t *testing.T) {
 // now dropped once a check leaves the heap past half the cap: every one of
 // these checks, each well within the cap alone, is served.
 func TestCheckedProgramsDoNotAccumulate(t *testing.T) {
-	c := New(Options{Timeout: 60e9, HeapMB: 64})
+	c := New(Options{Timeout: 60e9, HeapMB: 40})
 	defer c.Close()
 	ctx := context.Background()
 	var b strings.Builder
-	for i := range 1500 {
+	for i := range 700 {
 		fmt.Fprintf(&b, "const a%d = {x%d: %d, s: 'v%d'};\n", i, i, i, i)
 	}
 	big := b.String()
