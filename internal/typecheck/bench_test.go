@@ -2,10 +2,6 @@ package typecheck
 
 import (
 	"context"
-	"errors"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -69,86 +65,22 @@ func BenchmarkColdCheck(b *testing.B) {
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
-// BenchmarkCheckerFairness is issue 42's goal for the checker's fair share:
-// alice's check p50 quiet, then while bob sends issue 42's type bomb in a
-// loop (two at a time, each run to a 2 s budget and ended inside the
-// checker, its lane then rebuilt), and their ratio (goal: at most 2). One
-// run measures it whole (-benchtime=1x): both lanes built and warmed, 40
-// checks of alice's program quiet, and under the bombs as many as it
-// takes for 4 of them to end (at least 40).
+// BenchmarkCheckerFairness is issue 42's goal for the checker's fair share
+// ([MeasureFairness]; goal: a ratio of at most 2). One run measures it
+// whole (-benchtime=1x).
 func BenchmarkCheckerFairness(b *testing.B) {
-	const checks = 40
-	decls, prog := BenchDeclarations(), BenchProgram()
 	c := New(Options{Timeout: time.Minute})
 	defer c.Close()
-	ctx := context.Background()
-	alice := func() time.Duration {
-		start := time.Now()
-		rep, err := c.Submit(ctx, Request{Decls: decls, Program: prog, Principal: "alice", Budget: time.Minute})
-		if err != nil || len(rep.Diagnostics) > 0 {
-			b.Fatalf("alice: %v %+v", err, rep)
-		}
-		return time.Since(start)
-	}
-	// Both lanes built and warm: two principals at once take one each.
-	var wg sync.WaitGroup
-	for _, p := range []string{"w1", "w2"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range benchWarmUp / 2 {
-				if _, err := c.Submit(ctx, Request{Decls: decls, Program: BenchWarmUpProgram(i), Principal: p}); err != nil {
-					b.Errorf("warm-up: %v", err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	// p50 is alice's median of at least checks checks, taken until
-	// enough() (bob's bombs ended, their lanes rebuilt, meanwhile).
-	p50 := func(enough func() bool) time.Duration {
-		var took []time.Duration
-		for len(took) < checks || !enough() {
-			took = append(took, alice())
-		}
-		slices.Sort(took)
-		return took[len(took)/2]
-	}
 	b.ResetTimer()
 	for range b.N {
-		quiet := p50(func() bool { return true })
-		stop := make(chan struct{})
-		var bombs, ended atomic.Int64
-		var bob sync.WaitGroup
-		for range 2 {
-			bob.Add(1)
-			go func() {
-				defer bob.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					_, err := c.Submit(ctx, Request{Decls: decls, Program: benchBomb, Principal: "bob", Budget: 2 * time.Second})
-					bombs.Add(1)
-					if errors.Is(err, ErrTimeout) {
-						ended.Add(1)
-					}
-				}
-			}()
+		f, err := MeasureFairness(context.Background(), c, benchWarmUp)
+		if err != nil {
+			b.Fatal(err)
 		}
-		bombed := p50(func() bool { return bombs.Load() >= 4 })
-		close(stop)
-		bob.Wait()
-		b.ReportMetric(float64(quiet.Microseconds())/1000, "quiet-p50-ms")
-		b.ReportMetric(float64(bombed.Microseconds())/1000, "bombed-p50-ms")
-		b.ReportMetric(float64(bombed)/float64(quiet), "p50-ratio")
-		b.ReportMetric(float64(ended.Load()), "bombs-timed-out")
-		b.ReportMetric(float64(bombs.Load()), "bombs")
+		b.ReportMetric(float64(f.Quiet.Microseconds())/1000, "quiet-p50-ms")
+		b.ReportMetric(float64(f.Bombed.Microseconds())/1000, "bombed-p50-ms")
+		b.ReportMetric(f.Ratio(), "p50-ratio")
+		b.ReportMetric(float64(f.TimedOut), "bombs-timed-out")
+		b.ReportMetric(float64(f.Bombs), "bombs")
 	}
 }
-
-// benchBomb is issue 42's type bomb.
-const benchBomb = "type R<N extends any[]> = N['length'] extends 5000 ? N : R<[...N, 1]>;\nconst x: R<[]> = null as any;"
