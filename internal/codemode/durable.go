@@ -149,6 +149,10 @@ type DurableRun struct {
 	toldOff bool  // the sink heard the run is not durable any more
 	halt    error // the sink's ErrHalt: no call is sent any more
 	replays int
+	// replayLatency, set by tests only, is called before a call answered
+	// from the journal returns: the latency of a replayed call, which the
+	// tests choose to release replies in an order of their choosing.
+	replayLatency func(seq int)
 }
 
 // NewDurableRun returns the durable state of a run journalled in j (new,
@@ -476,6 +480,9 @@ func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, ar
 		return nil, err
 	}
 	if !goLive {
+		if d.replayLatency != nil {
+			d.replayLatency(seq)
+		}
 		return replyError(reply)
 	}
 	d.start(ctx, seq, backend, tool, args)
