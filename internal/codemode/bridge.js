@@ -172,7 +172,9 @@ const step = () => {
       if (i >= 0) deliver(i);
       else step();
     }, noop);
-  } else if (replaying() && order[oi] < 0) {
+  } else if (replaying() && order[oi] < 0 && buffered.length > 0) {
+    // A reply waits for the call the journal has next, which the program
+    // makes in this turn or never: a turn later, it had its chance.
     const at = oi;
     stepping = true;
     promiseThen(tick(), () => {
@@ -202,6 +204,7 @@ const gated = (raw, seq) => new PromiseCtor((resolve, reject) => {
     if (!stepping) {
       const i = nextReply();
       if (i >= 0) deliver(i);
+      else step();
     }
   };
   promiseThen(raw, (v) => arrived(true, v), (e) => arrived(false, e));
