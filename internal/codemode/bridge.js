@@ -218,6 +218,12 @@ const made = (seq) => {
     step();
   }
 };
+// joined is a's items then b's (either may be null).
+const joined = (a, b) => {
+  if (a === null) return b;
+  for (let k = 0; b !== null && k < b.length; k++) push(a, b[k]);
+  return a;
+};
 // durableCall makes call seq of a durable run through the gate.
 const durableCall = (backend, tool, args, seq) => {
   const d = started();
@@ -229,10 +235,10 @@ const durableCall = (backend, tool, args, seq) => {
     raw = call(backend, tool, args, seq, note);
   } catch (e) {
     // Not sent (arguments that do not serialize): what the note says
-    // goes with the next call.
+    // goes with the next call, before what was noted since.
     if (note !== null) {
-      if (note.c !== null) { for (let k = 0; clockOut !== null && k < clockOut.length; k++) push(note.c, clockOut[k]); clockOut = note.c; }
-      if (note.d !== null) { for (let k = 0; deliveredOut !== null && k < deliveredOut.length; k++) push(note.d, deliveredOut[k]); deliveredOut = note.d; }
+      clockOut = joined(note.c, clockOut);
+      deliveredOut = joined(note.d, deliveredOut);
     }
     throw e;
   }
