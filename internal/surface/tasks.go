@@ -77,9 +77,9 @@ type gatewayTasks struct {
 	results resultstore.Store
 	opts    TaskOptions
 
-	intents sync.Map // token → *taskIntent
-	running sync.Map // task id → *runningTask
-	tokens  sync.Map // progress token → *runningTask
+	intents intentTable // token → *taskIntent or *resultIntent
+	running sync.Map    // task id → *runningTask
+	tokens  sync.Map    // progress token → *runningTask
 }
 
 // runningTask is a task this replica runs.
@@ -109,11 +109,77 @@ func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *
 	return &gatewayTasks{sf: sf, store: opts.Store, results: results, opts: opts}
 }
 
-// register files a task intent and returns its token.
-func (g *gatewayTasks) register(in *taskIntent) string {
+// maxTaskIntents bounds the intents pending at once: task-augmented
+// tools/call and tasks/result requests between the boundary that read
+// them and the middleware that takes them (tasks.go, taskelicit.go).
+const maxTaskIntents = 10000
+
+// codeTasksBusy is the isogate/code of a task request refused because
+// maxTaskIntents intents are pending (retryable).
+const codeTasksBusy = "TASKS_BUSY"
+
+// errTooManyIntents refuses an intent past maxTaskIntents.
+var errTooManyIntents = fmt.Errorf("%s: %d task requests are in flight on this gateway; retry shortly", codeTasksBusy, maxTaskIntents)
+
+// intentTable holds the intents of requests in flight, each from the
+// boundary that read its request until the middleware takes it or the
+// request ends (whatever the outcome: a request the go-sdk refused before
+// any middleware leaves nothing behind), at most maxTaskIntents at once.
+type intentTable struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+// add files an intent and returns its token; past maxTaskIntents it
+// refuses with errTooManyIntents.
+func (t *intentTable) add(in any) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.m) >= maxTaskIntents {
+		return "", errTooManyIntents
+	}
+	if t.m == nil {
+		t.m = map[string]any{}
+	}
 	token := newIntentToken()
-	g.intents.Store(token, in)
-	return token
+	t.m[token] = in
+	return token, nil
+}
+
+// take removes the intent of token and returns it.
+func (t *intentTable) take(token string) (any, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	in, ok := t.m[token]
+	delete(t.m, token)
+	return in, ok
+}
+
+// drop forgets the intent of token, if still there (its request ended).
+func (t *intentTable) drop(token string) {
+	if token == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, token)
+}
+
+// len is the number of intents pending.
+func (t *intentTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// TaskIntents is the number of task intents pending: task requests read
+// by the boundary whose call has not started yet (isogate_task_intents).
+func (sf *Surface) TaskIntents() int { return sf.tasks.intents.len() }
+
+// errTasksBusy is errTooManyIntents as a JSON-RPC error.
+func errTasksBusy() *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]string{"isogate/code": codeTasksBusy})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Data: data, Message: errTooManyIntents.Error()}
 }
 
 // newIntentToken is an unguessable token for an intent of the boundary's.
@@ -182,11 +248,16 @@ func (sf *Surface) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		token, _ := call.Params.Meta[taskMetaKey].(string)
 		delete(call.Params.Meta, taskMetaKey)
-		v, found := sf.tasks.intents.LoadAndDelete(token)
-		if !found { // not put there by the boundary: a plain call
-			return next(ctx, method, req)
+		v, _ := sf.tasks.intents.take(token)
+		in, found := v.(*taskIntent)
+		if !found {
+			// Not put there by the boundary, or its request ended before
+			// the call reached here: nobody waits for a task, and the
+			// call is not run as a plain one either.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "the task's request ended before its call started (or " + taskMetaKey + " was not the gateway's)"}
 		}
-		return sf.tasks.start(ctx, v.(*taskIntent), call, func(ctx context.Context, r mcp.Request) (mcp.Result, error) {
+		return sf.tasks.start(ctx, in, call, func(ctx context.Context, r mcp.Request) (mcp.Result, error) {
 			return next(ctx, method, r)
 		})
 	}
