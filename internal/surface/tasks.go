@@ -88,6 +88,7 @@ type runningTask struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	notify func(wireTask)
+	lease  *taskLease // nil: not leased
 
 	mu   sync.Mutex
 	task resultstore.Task
@@ -288,7 +289,8 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	// within the task's TTL; values (principal, caller) stay.
 	tctx, cancelTTL := context.WithTimeout(context.WithoutCancel(ctx), ttl)
 	tctx, cancel := context.WithCancelCause(tctx)
-	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), notify: in.notify, task: t}
+	tctx = lease.withFence(tctx, cancel) // no backend call for a task taken over
+	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), notify: in.notify, task: t, lease: lease}
 	if !in.modern { // its elicitations wait for tasks/result (taskelicit.go)
 		tctx = context.WithValue(tctx, taskRunKey{}, rt)
 	}
@@ -314,7 +316,7 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 		stop()
 		stopBeat()
 		g.tokens.Delete(progress)
-		rt.finish(res, err, context.Cause(tctx))
+		rt.finish(res, err, lease.outcomeCause(tctx, context.Cause(tctx)))
 		g.endLeased(lease, durable, &t)
 		g.running.Delete(t.ID)
 		close(rt.done)
@@ -384,6 +386,9 @@ var errTaskCancelled = errors.New("the task was cancelled (tasks/cancel)")
 // setStatus writes the task's new status message (from the run's
 // progress) and tells the client.
 func (rt *runningTask) setStatus(message string) {
+	if !rt.lease.held() { // a status is not worth a round trip: dropped
+		return
+	}
 	rt.mu.Lock()
 	if rt.task.Terminal() {
 		rt.mu.Unlock()
