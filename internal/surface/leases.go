@@ -371,7 +371,7 @@ func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
 		why = err.Error()
 	}
 	log.Info("task taken over from a lost replica: failed", slog.String("code", codeReplicaLost), slog.String("why", why))
-	rt := &runningTask{gt: g, task: *t}
+	rt := &runningTask{gt: g, task: *t, lease: l}
 	rt.finish(replicaLost(rec.Tool, why), nil, l.outcomeCause(ctx, nil))
 	g.releaseSettled(l, t)
 }

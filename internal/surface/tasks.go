@@ -462,7 +462,7 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 		status, message = resultstore.TaskFailed, "keeping the task's result: "+perr.Error()
 	}
 	t.ResultID, t.Status, t.StatusMessage, t.UpdatedAt = id, status, cut(message, 500), time.Now()
-	if err := g.store.Update(ctx, &t); err != nil {
+	if err := rt.keep(ctx, &t); err != nil {
 		log.Debug("task outcome not kept", slog.Any("error", err))
 		return
 	}
@@ -471,6 +471,17 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 	rt.mu.Unlock()
 	log.Debug("task over", slog.String("status", status))
 	rt.tell(&t)
+}
+
+// keep writes the task's outcome: a leased task's only while this
+// replica holds its lease, checked in the same step as the write where the
+// store can (a replica frozen between its fence and this write keeps
+// nothing over the taker's outcome).
+func (rt *runningTask) keep(ctx context.Context, t *resultstore.Task) error {
+	if held, ok := rt.gt.store.(resultstore.HeldTaskStore); ok && rt.lease != nil {
+		return held.UpdateHeld(ctx, t, rt.lease.holder)
+	}
+	return rt.gt.store.Update(ctx, t)
 }
 
 // firstText is the first text content of a result.
