@@ -33,7 +33,7 @@ const (
 // session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
 	defer context.AfterFunc(ctx, sf.inflight.cancelAll)()
-	return sf.server.Run(ctx, codedTransport{taskTransport{stdioTransport(), sf.tasks}})
+	return sf.server.Run(ctx, codedTransport{taskTransport{stdioTransport(), sf.tasks, sf.processOwner}})
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.

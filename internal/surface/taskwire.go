@@ -3,8 +3,6 @@ package surface
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/authn"
-	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // The JSON-RPC boundary of gateway-owned tasks (see tasks.go): where
@@ -70,6 +67,7 @@ func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func
 type taskTransport struct {
 	mcp.Transport
 	tasks *gatewayTasks
+	owner string // the process's owner key (Surface.processOwner)
 }
 
 // Connect implements mcp.Transport.
@@ -78,16 +76,14 @@ func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	c := &taskServerConn{Connection: conn, tasks: t.tasks, closed: make(chan struct{}),
-		owner: resultstore.OwnerKey("stdio-"+hex.EncodeToString(b), "")}
+	c := &taskServerConn{Connection: conn, tasks: t.tasks, closed: make(chan struct{}), owner: t.owner}
 	return c, nil
 }
 
 // taskServerConn answers tasks/* on a stdio connection and passes a
-// task-augmented tools/call on with its intent's token. Its client is the
-// tasks' owner (one per connection), and receives notifications/tasks/status.
+// task-augmented tools/call on with its intent's token. Its tasks are the
+// process's (stdio has no principal but the process), and its client
+// receives notifications/tasks/status.
 type taskServerConn struct {
 	mcp.Connection
 	tasks *gatewayTasks
@@ -232,8 +228,8 @@ func (c *taskServerConn) notify(t wireTask) {
 // handler and behind the Origin check, authentication and the body read:
 // it answers tasks/* itself (as application/json) and passes a
 // task-augmented tools/call on with its intent's token. The tasks' owner
-// is the caller's principal (in session mode without authentication, its
-// session).
+// is the caller's principal (httpOwner), in session and stateless mode
+// alike.
 func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -281,7 +277,7 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 				return
 			}
 		}
-		owner := sf.httpTaskOwner(r, session)
+		owner := sf.httpOwner(authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())))
 		if req.Method == "tools/call" || (req.Method == "tasks/result" && !sf.opts.Stateless) {
 			var (
 				params json.RawMessage
@@ -311,7 +307,7 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 // a tools/call the gateway runs as a task gets its intent's token, and
 // tasks/get, tasks/update, tasks/cancel are answered here.
 func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request, rm requestMeta) {
-	owner := sf.httpTaskOwner(r, "")
+	owner := sf.httpOwner(authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())))
 	if req.Method == "tools/call" {
 		params, token, err := sf.tasks.augmentModern(req.Params, rm, owner)
 		if err != nil {
@@ -387,19 +383,6 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, session string, status in
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
-}
-
-// httpTaskOwner is who owns the tasks an HTTP request creates and reads:
-// its principal; without authentication, in session mode, its session
-// (in stateless mode, everyone unauthenticated is one caller).
-func (sf *Surface) httpTaskOwner(r *http.Request, session string) string {
-	if p := authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())); p != nil {
-		return resultstore.OwnerKey(p.Owner(), "")
-	}
-	if !sf.opts.Stateless && session != "" {
-		return resultstore.OwnerKey(principal(r.Header.Get("Authorization")), "session-"+session)
-	}
-	return resultstore.OwnerKey(principal(r.Header.Get("Authorization")), "")
 }
 
 // has reports whether a session with that id is open.
