@@ -1,0 +1,65 @@
+package codemode
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/isogate/isogate/internal/pipeline"
+)
+
+// TestInvalidArgumentsRefusedBeforeTheCall: a call whose arguments the
+// tool's input schema refuses is refused with INVALID_ARGUMENTS in every
+// tier, naming the wrong parameter (with the closest right one), the
+// missing ones and the type the tool takes, with the line and column of
+// the call in a program; the backend is never called (issue 43, 3: the
+// backend's raw "-32602 … received undefined at a" came back as
+// EVAL_ERROR, with no line and no word of `x`).
+func TestInvalidArgumentsRefusedBeforeTheCall(t *testing.T) {
+	f := newFixture(t, Options{})
+	takes := "it takes { a: number; b: number }"
+	for _, tc := range []struct {
+		name, code string
+		tier       Tier
+		want       []string
+	}{
+		{"simple call", "return await everything.get_sum({x: 1, y: 2})", TierSimpleCall,
+			[]string{"INVALID_ARGUMENTS: ", "`x` (did you mean `a`?) and `y` (did you mean `b`?) are not parameters of everything.get_sum", takes, "(line 1, column 25)"}},
+		{"simple call on its second line", "\nconst s = await everything.get_sum({a: 1, bb: 2}); return s", TierSimpleCall,
+			[]string{"`bb` (did you mean `b`?) is not a parameter of everything.get_sum; the required parameter `b` is missing", "(line 2, column 28)"}},
+		{"direct JSON", `{"tool": "everything.get-sum", "arguments": {"a": "1", "b": 2}}`, TierDirect,
+			[]string{"everything.get_sum: `a` must be number, not string; " + takes}},
+		{"uncaught in V8", "const n = 1;\nconst r = await everything.get_sum({a: n, bb: 2});\nreturn r;", TierV8,
+			[]string{"`bb` (did you mean `b`?) is not a parameter of everything.get_sum", takes, "(line 2, column 28)"}}, // as in tier 2
+		{"in a function in V8", "async function sum(x) {\n  return everything['get-sum'](x);\n}\nreturn await sum({a: 1});", TierV8,
+			[]string{"everything.get_sum: the required parameter `b` is missing", "(line 2, column 31)", "at main (program.js:4:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.backendCalls.Load()
+			r := f.exec(t, tc.code)
+			if !r.IsError || r.Code != pipeline.CodeInvalidArguments || r.Tier != tc.tier {
+				t.Fatalf("code %q tier %s (error %v), want %s in tier %s:\n%s", r.Code, r.Tier, r.IsError, pipeline.CodeInvalidArguments, tc.tier, r.Text)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.Text, w) {
+					t.Errorf("the refusal does not say %q:\n%s", w, r.Text)
+				}
+			}
+			if n := f.backendCalls.Load() - before; n != 0 {
+				t.Errorf("%d calls reached the backend, want none", n)
+			}
+		})
+	}
+
+	// A program catches the refusal by its code, and goes on.
+	r := f.ok(t, "try { await everything.get_sum({x: 1, y: 2}); } catch (e) { return [e.code, e.message.startsWith('INVALID_ARGUMENTS: `x`')]; }")
+	if !strings.Contains(r.Text, `"INVALID_ARGUMENTS"`) || !strings.Contains(r.Text, "true") {
+		t.Fatalf("caught: %s", r.Text)
+	}
+	// Right arguments, and extra ones where the schema admits them, pass.
+	before := f.backendCalls.Load()
+	f.ok(t, "return await everything.get_sum({a: 1, b: 2})")
+	f.ok(t, "return await my_backend.echo({anything: 1, at: 'all'})")
+	if n := f.backendCalls.Load() - before; n != 2 {
+		t.Fatalf("%d backend calls, want 2", n)
+	}
+}
