@@ -11,7 +11,8 @@ import (
 // tool's input schema refuses is refused with INVALID_ARGUMENTS in every
 // tier, naming the wrong parameter (with the closest right one), the
 // missing ones and the type the tool takes, with the line and column of
-// the call in a program; the backend is never called (issue 43, 3: the
+// the call in a program (where the program calls the tool by name); the
+// backend is never called (issue 43, 3: the
 // backend's raw "-32602 … received undefined at a" came back as
 // EVAL_ERROR, with no line and no word of `x`).
 func TestInvalidArgumentsRefusedBeforeTheCall(t *testing.T) {
@@ -21,17 +22,22 @@ func TestInvalidArgumentsRefusedBeforeTheCall(t *testing.T) {
 		name, code string
 		tier       Tier
 		want       []string
+		calls      int32 // that reach the backend
 	}{
 		{"simple call", "return await everything.get_sum({x: 1, y: 2})", TierSimpleCall,
-			[]string{"INVALID_ARGUMENTS: ", "`x` (did you mean `a`?) and `y` (did you mean `b`?) are not parameters of everything.get_sum", takes, "(line 1, column 25)"}},
+			[]string{"INVALID_ARGUMENTS: ", "`x` (did you mean `a`?) and `y` (did you mean `b`?) are not parameters of everything.get_sum", takes, "(line 1, column 25)"}, 0},
 		{"simple call on its second line", "\nconst s = await everything.get_sum({a: 1, bb: 2}); return s", TierSimpleCall,
-			[]string{"`bb` (did you mean `b`?) is not a parameter of everything.get_sum; the required parameter `b` is missing", "(line 2, column 28)"}},
+			[]string{"`bb` (did you mean `b`?) is not a parameter of everything.get_sum; the required parameter `b` is missing", "(line 2, column 28)"}, 0},
 		{"direct JSON", `{"tool": "everything.get-sum", "arguments": {"a": "1", "b": 2}}`, TierDirect,
-			[]string{"everything.get_sum: `a` must be number, not string; " + takes}},
+			[]string{"everything.get_sum: `a` must be number, not string; " + takes}, 0},
 		{"uncaught in V8", "const n = 1;\nconst r = await everything.get_sum({a: n, bb: 2});\nreturn r;", TierV8,
-			[]string{"`bb` (did you mean `b`?) is not a parameter of everything.get_sum", takes, "(line 2, column 28)"}}, // as in tier 2
+			[]string{"`bb` (did you mean `b`?) is not a parameter of everything.get_sum", takes, "(line 2, column 28)"}, 0}, // as in tier 2
 		{"in a function in V8", "async function sum(x) {\n  return everything['get-sum'](x);\n}\nreturn await sum({a: 1});", TierV8,
-			[]string{"everything.get_sum: the required parameter `b` is missing", "(line 2, column 31)", "at main (program.js:4:"}},
+			[]string{"everything.get_sum: the required parameter `b` is missing; " + takes + " (line 2, column 31)"}, 0},
+		{"two calls of the tool", "const a = await everything.get_sum({a: 1, b: 2});\nconst b = await everything.get_sum({a: 1});\nreturn [a, b];", TierV8,
+			[]string{takes + " (line 1, column 28 or line 2, column 28)"}, 1},
+		{"through an alias: no position", "const f = everything.get_sum;\nreturn await f({a: 1});", TierV8,
+			[]string{"the required parameter `b` is missing; " + takes}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := f.backendCalls.Load()
@@ -44,8 +50,11 @@ func TestInvalidArgumentsRefusedBeforeTheCall(t *testing.T) {
 					t.Errorf("the refusal does not say %q:\n%s", w, r.Text)
 				}
 			}
-			if n := f.backendCalls.Load() - before; n != 0 {
-				t.Errorf("%d calls reached the backend, want none", n)
+			if strings.HasSuffix(tc.name, "no position") && strings.Contains(r.Text, "(line") {
+				t.Errorf("a position where none is known:\n%s", r.Text)
+			}
+			if n := f.backendCalls.Load() - before; n != tc.calls {
+				t.Errorf("%d calls reached the backend, want %d", n, tc.calls)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/jsvalue"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/textcut"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -312,6 +313,9 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 		h.tracker.cutShort(full) // named if the run timed out
 	}
 	h.tracker.done(full, len(value), err)
+	if v8sandbox.CodeOf(err) == pipeline.CodeInvalidArguments {
+		h.tracker.refusedArguments(t)
+	}
 	if h.onCall != nil {
 		h.onCall(full)
 	}

@@ -158,28 +158,7 @@ const watched = new Proxy(objectCreate(PromisePrototype), {
   },
 });
 
-// A call the host refuses for its arguments (INVALID_ARGUMENTS) is a
-// mistake at the call, not in the bridge: its error's stack becomes the
-// call's (site, an Error made when the program called the tool, whose
-// frames V8 formats only here), so the run's error and a catch name the
-// program's line and column. Reactions run in the order they were
-// registered: track's comes before any the program adds.
-const INVALID_ARGUMENTS = "INVALID_ARGUMENTS";
-const stringIndexOf = uncurry(StringCtor.prototype.indexOf);
-const stringSlice = uncurry(StringCtor.prototype.slice);
-const placeAt = (e, site) => {
-  try {
-    if (e === null || typeof e !== "object" || !hasOwn(e, "code") || e.code !== INVALID_ARGUMENTS) return;
-    const stack = site.stack;
-    if (typeof stack !== "string") return;
-    // Past the first two lines: "Error" and the tool function's frame.
-    const second = stringIndexOf(stack, "\n", stringIndexOf(stack, "\n") + 1);
-    const frames = second < 0 ? "" : stringSlice(stack, second);
-    defineProperty(e, "stack", { value: errorHead(e) + frames, writable: true, configurable: true });
-  } catch {}
-};
-
-const track = (p, tool, site) => {
+const track = (p, tool) => {
   const entry = objectCreate(null);
   entry.tool = tool;
   entry.late = ended;
@@ -193,10 +172,7 @@ const track = (p, tool, site) => {
       d();
     }
   };
-  promiseThen(p, () => settle(true, ""), (e) => {
-    placeAt(e, site);
-    settle(false, errorHead(e));
-  });
+  promiseThen(p, () => settle(true, ""), (e) => settle(false, errorHead(e)));
   weakMapSet(toolOf, p, tool);
   setPrototypeOf(p, watched);
   return p;
@@ -307,7 +283,6 @@ const makeBackend = (backend) => {
         } else {
           const full = backend.name + "." + tool;
           fn = function (args) {
-            const site = new ErrorCtor(); // where the program called (placeAt)
             let p;
             try {
               callSeq++;
@@ -315,7 +290,7 @@ const makeBackend = (backend) => {
             } catch (e) {
               p = new PromiseCtor((resolve, reject) => reject(e));
             }
-            return track(p, full, site);
+            return track(p, full);
           };
           defineProperty(fn, "name", { value: found[1] });
           byTool[tool] = fn;

@@ -24,6 +24,26 @@ type callTracker struct {
 	// when it ended), by tool: the sandbox may end them before it reports
 	// its timeout.
 	cut map[string]int
+	// invalid is the tool of the run's first call refused for its
+	// arguments (INVALID_ARGUMENTS), whose call sites the run's error names.
+	invalid *Tool
+}
+
+// refusedArguments records a call of t refused for its arguments.
+func (c *callTracker) refusedArguments(t *Tool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.invalid == nil {
+		c.invalid = t
+	}
+}
+
+// invalidTool is the tool of the run's first call refused for its
+// arguments, or nil.
+func (c *callTracker) invalidTool() *Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.invalid
 }
 
 // backendFailure is a failed call of the run to a backend, classified by

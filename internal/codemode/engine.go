@@ -655,6 +655,11 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 				msg += " while waiting for " + waiting
 			}
 		}
+		if code := rootCode(se.Code, se.HostCode); code == pipeline.CodeInvalidArguments && se.Line == 0 {
+			if t := calls.invalidTool(); t != nil {
+				msg += sitesText(callSites(req.Code, t))
+			}
+		}
 		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
 		resp.Code = rootCode(se.Code, se.HostCode)
 		resp.Text = withHints(resp.Text, runHints(se, waiting))
