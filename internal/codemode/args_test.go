@@ -34,7 +34,11 @@ func TestInvalidArgumentsRefusedBeforeTheCall(t *testing.T) {
 			[]string{"`bb` (did you mean `b`?) is not a parameter of everything.get_sum", takes, "(line 2, column 28)"}, 0}, // as in tier 2
 		{"in a function in V8", "async function sum(x) {\n  return everything['get-sum'](x);\n}\nreturn await sum({a: 1});", TierV8,
 			[]string{"everything.get_sum: the required parameter `b` is missing; " + takes + " (line 2, column 31)"}, 0},
-		{"two calls of the tool", "const a = await everything.get_sum({a: 1, b: 2});\nconst b = await everything.get_sum({a: 1});\nreturn [a, b];", TierV8,
+		{"the refused one of three calls", "const a = await everything.get_sum({a: 1, b: 2});\nconst b = await everything.get_sum({a: 1, 'b': 2}), c = await everything.get_sum({a});\nreturn [a, b, c];", TierV8,
+			[]string{takes + " (line 2, column 74)"}, 2},
+		{"the refused one by its value", "await everything.get_sum({a: 1, b: 2});\nreturn await everything.get_sum({a: 1, b: '2'});", TierV8,
+			[]string{"`b` must be number, not string; " + takes + " (line 2, column 25)"}, 1},
+		{"two calls it may be", "const a = await everything.get_sum({a: 1, ...{b: 2}});\nconst b = await everything.get_sum(JSON.parse('{\"a\": 1}'));\nreturn [a, b];", TierV8,
 			[]string{takes + " (line 1, column 28 or line 2, column 28)"}, 1},
 		{"through an alias: no position", "const f = everything.get_sum;\nreturn await f({a: 1});", TierV8,
 			[]string{"the required parameter `b` is missing; " + takes}, 0},

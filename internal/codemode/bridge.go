@@ -314,7 +314,7 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 	}
 	h.tracker.done(full, len(value), err)
 	if v8sandbox.CodeOf(err) == pipeline.CodeInvalidArguments {
-		h.tracker.refusedArguments(t)
+		h.tracker.refusedArguments(t, args)
 	}
 	if h.onCall != nil {
 		h.onCall(full)

@@ -656,8 +656,8 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 			}
 		}
 		if code := rootCode(se.Code, se.HostCode); code == pipeline.CodeInvalidArguments && se.Line == 0 {
-			if t := calls.invalidTool(); t != nil {
-				msg += sitesText(callSites(req.Code, t))
+			if t, args := calls.invalidCall(); t != nil {
+				msg += sitesText(callSites(req.Code, t, args))
 			}
 		}
 		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
