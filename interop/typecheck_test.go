@@ -134,11 +134,13 @@ func TestTypeScriptSDKTypecheckAndPlan(t *testing.T) {
 					t.Errorf("%s: (error %v)\n%s\nwant the run's own failure with the notice %q", name, run.IsError, run.Text, hint)
 				}
 			}
-			// Each failed at its mistake, as it does unchecked.
+			// Each failed at its mistake, as it does unchecked: a wrong
+			// argument refused before the backend (INVALID_ARGUMENTS), at
+			// its call.
 			for name, failure := range map[string]string{
-				"ident":   "Error: counter.bump failed: MCP error -32602",
+				"ident":   "Error: INVALID_ARGUMENTS: `ident` (did you mean `id`?) is not a parameter of counter.bump; the required parameter `id` is missing; it takes { by?: number; id: string } (line 1, column 77)",
 				"bumpp":   "TypeError: counter.bumpp is not a function",
-				"literal": "Error: counter.bump failed: MCP error -32602",
+				"literal": "Error: INVALID_ARGUMENTS: counter.bump: `id` must be string, not integer; it takes { by?: number; id: string } (line 2, column 15)",
 			} {
 				if !strings.HasPrefix(r.Runs[name].Text, failure) {
 					t.Errorf("%s: the run's own failure %q, want it to start with %q", name, r.Runs[name].Text, failure)

@@ -221,7 +221,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Checks: &a.checks})
 	a.Policy.SetPrincipalRules(cfg.Server.Auth.Rules)
 	a.Calls = pipeline.New(pipeline.Options{Backend: pipeline.Manager(a.Backends), Policy: a.Policy, Observe: a.Observer.Calls,
-		Audit: a.logger})
+		Audit: a.logger, Arguments: a.Catalog.CheckArguments})
 
 	a.Typecheck, a.checker = checkerOf(cfg, sandboxLog)
 	shaping := OutputOptions(cfg.Sandbox)

@@ -74,6 +74,9 @@ type toolData struct {
 
 	declOnce sync.Once // builds decls on first use
 	decls    *Decls    // TypeScript declarations named after jsName
+
+	argsOnce sync.Once  // resolves argCheck on first use
+	argCheck argChecker // the input schema resolved for validation
 }
 
 // snapshot is an immutable view of the catalogue published to readers.

@@ -23,6 +23,7 @@ type schema struct {
 	Items                json.RawMessage    `json:"items"`
 	PrefixItems          []*schema          `json:"prefixItems"`
 	AdditionalProperties json.RawMessage    `json:"additionalProperties"`
+	PatternProperties    json.RawMessage    `json:"patternProperties"`
 	AnyOf                []*schema          `json:"anyOf"`
 	OneOf                []*schema          `json:"oneOf"`
 	AllOf                []*schema          `json:"allOf"`

@@ -350,6 +350,9 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 		h.tracker.cutShort(full) // named if the run timed out
 	}
 	h.tracker.done(full, len(value), err)
+	if v8sandbox.CodeOf(err) == pipeline.CodeInvalidArguments {
+		h.tracker.refusedArguments(t, args)
+	}
 	if h.onCall != nil {
 		h.onCall(full)
 	}

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,28 @@ type callTracker struct {
 	// when it ended), by tool: the sandbox may end them before it reports
 	// its timeout.
 	cut map[string]int
+	// invalid is the tool and the arguments of the run's first call
+	// refused for its arguments (INVALID_ARGUMENTS), whose call sites the
+	// run's error names.
+	invalid     *Tool
+	invalidArgs json.RawMessage
+}
+
+// refusedArguments records a call of t refused for its arguments args.
+func (c *callTracker) refusedArguments(t *Tool, args json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.invalid == nil {
+		c.invalid, c.invalidArgs = t, args
+	}
+}
+
+// invalidCall is the tool and arguments of the run's first call refused
+// for its arguments; t is nil when there was none.
+func (c *callTracker) invalidCall() (t *Tool, args json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.invalid, c.invalidArgs
 }
 
 // backendFailure is a failed call of the run to a backend, classified by

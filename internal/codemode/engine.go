@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
 	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -470,17 +471,19 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 		if err != nil {
 			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
 		}
-		return e.dispatch(ctx, TierDirect, t, plan.Arguments, req, v, calls, timeout)
+		return e.dispatch(ctx, TierDirect, t, plan, req, v, calls, timeout)
 	case fastpath.KindSimpleCall:
 		if t := v.backend(plan.Backend).tool(plan.Tool); t != nil {
 			// A bare call's value is the program's result, as in V8.
-			return e.dispatch(ctx, TierSimpleCall, *t, plan.Arguments, req, v, calls, timeout)
+			return e.dispatch(ctx, TierSimpleCall, *t, plan, req, v, calls, timeout)
 		}
 	}
 	return nil // unknown names fall through: V8 waits for backends and reports errors with hints
 }
 
-func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawMessage, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
+// dispatch makes the one call of a tier-1 or tier-2 program.
+func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, plan fastpath.Plan, req Request, v *view, calls *callTracker, timeout time.Duration) *Response {
+	args := plan.Arguments
 	full := t.Backend + "." + t.Name
 	calls.start(full)
 	var value json.RawMessage
@@ -504,11 +507,58 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 			return e.failure(tier, v8sandbox.CodeTimeout, fmt.Sprintf("TIMEOUT: execution exceeded %d ms while waiting for %s",
 				timeout.Milliseconds(), full), req, v, calls, nil)
 		}
+		code := rootCode(v8sandbox.CodeEval, v8sandbox.CodeOf(coded(err)))
+		if code == pipeline.CodeInvalidArguments {
+			return e.argumentsFailure(tier, err, plan, req, v, calls)
+		}
 		resp := e.failure(tier, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
-		resp.Code = rootCode(v8sandbox.CodeEval, v8sandbox.CodeOf(coded(err)))
+		resp.Code = code
 		return resp
 	}
 	return &Response{Tier: tier, Value: value}
+}
+
+// argumentsFailure is the response of a tier-1 or tier-2 program whose one
+// call was refused for its arguments (INVALID_ARGUMENTS), with the call's
+// line and column as V8 would name them. In strict mode it is
+// TYPECHECK_FAILED, as the same mistake in a tier-3 program is: strict
+// promises that a program with a certain mistake in a tool call is refused
+// before any call, whatever its tier, and here no call was made.
+func (e *Engine) argumentsFailure(tier Tier, err error, plan fastpath.Plan, req Request, v *view, calls *callTracker) *Response {
+	line, col := lineColumn(req.Code, plan.At)
+	// The refusal's own words: a durable run's journalled error (a
+	// HostError made of the refusal) repeats the code.
+	item := err.Error()
+	for prefix := string(pipeline.CodeInvalidArguments) + ": "; strings.HasPrefix(item, prefix); {
+		item = item[len(prefix):]
+	}
+	if e.opts.TypecheckMode != TypecheckStrict {
+		msg := "Error: " + string(pipeline.CodeInvalidArguments) + ": " + item
+		if line > 0 {
+			msg += fmt.Sprintf(" (line %d, column %d)", line, col)
+		}
+		return e.failure(tier, pipeline.CodeInvalidArguments, msg, req, v, calls, nil)
+	}
+	if line > 0 {
+		item = fmt.Sprintf("line %d, column %d: %s", line, col, item)
+	}
+	msg := "TYPECHECK_FAILED: the program was not run (no tool was called): its tool call has 1 certain mistake. Fix it and run it again:\n- " +
+		item + " (" + string(pipeline.CodeInvalidArguments) + ": the tool's input schema)"
+	return e.failure(tier, CodeTypecheckFailed, msg, req, v, calls, nil)
+}
+
+// lineColumn is the 1-based line and column (in UTF-16 code units, as V8
+// counts) of the byte offset at in code; 0, 0 for offset 0 (no position).
+func lineColumn(code string, at int) (line, column int) {
+	if at <= 0 || at > len(code) {
+		return 0, 0
+	}
+	start := strings.LastIndexByte(code[:at], '\n') + 1
+	line = strings.Count(code[:start], "\n") + 1
+	for _, r := range code[start:at] {
+		column += utf16.RuneLen(r)
+	}
+	return line, column + 1
 }
 
 // rootCode is the code a failed run reports: an uncaught exception that is
@@ -603,6 +653,11 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 			msg = fmt.Sprintf("TIMEOUT: execution exceeded %d ms", timeout.Milliseconds())
 			if waiting != "" {
 				msg += " while waiting for " + waiting
+			}
+		}
+		if code := rootCode(se.Code, se.HostCode); code == pipeline.CodeInvalidArguments && se.Line == 0 {
+			if t, args := calls.invalidCall(); t != nil {
+				msg += sitesText(callSites(req.Code, t, args))
 			}
 		}
 		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)

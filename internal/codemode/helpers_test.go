@@ -75,6 +75,19 @@ type fixture struct {
 	runs    *runLog
 	catalog *catalog.Catalog
 	peak    atomic.Int32
+	// backendCalls counts the calls that reached a backend.
+	backendCalls atomic.Int32
+}
+
+// countedBackend counts the calls that reach the fixture's backends.
+type countedBackend struct {
+	sessionCaller
+	n *atomic.Int32
+}
+
+func (c countedBackend) Call(ctx context.Context, call *pipeline.Call) (*mcp.CallToolResult, error) {
+	c.n.Add(1)
+	return c.sessionCaller.Call(ctx, call)
 }
 
 type sumArgs struct {
@@ -176,7 +189,7 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	}
 	f.runner = &countingRunner{Runner: sharedPool()}
 	opts.Runner, opts.Catalog = f.runner, FromCatalog(f.catalog)
-	opts.Caller = viaPipeline{pipeline.New(pipeline.Options{Backend: caller})}
+	opts.Caller = viaPipeline{pipeline.New(pipeline.Options{Backend: countedBackend{caller, &f.backendCalls}, Arguments: f.catalog.CheckArguments})}
 	opts.Store, opts.Observer = f.store, f.runs
 	if opts.Output == (output.Options{}) {
 		opts.Output = output.DefaultOptions()

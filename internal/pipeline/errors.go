@@ -23,6 +23,11 @@ const (
 	// CodePlanDenied: a type-checked program may call a tool the
 	// configuration denies; it was refused before it ran (AdmitPlan).
 	CodePlanDenied v8sandbox.Code = "PLAN_DENIED"
+	// CodeInvalidArguments: the call's arguments do not fit the tool's
+	// input schema (an unknown parameter where the schema forbids extras, a
+	// missing required one, a value of the wrong type, …); the call was
+	// not made (ArgumentsStage).
+	CodeInvalidArguments v8sandbox.Code = "INVALID_ARGUMENTS"
 )
 
 // Error is a call the pipeline refused.

@@ -2,11 +2,13 @@
 // a code-mode program makes (every tier) and calls passed through to a
 // backend. Small stages wrap the backend manager, outermost first:
 //
-//		policy → approval → record → observe → manager
+//		policy → arguments → approval → record → observe → manager
 //
 //	  - policy (policy.go) refuses tools the configuration denies or does not
 //	    allow (TOOL_DENIED) and calls past a run's budget (TOOL_BUDGET), and
 //	    marks tools that need approval;
+//	  - arguments (arguments.go) refuses arguments the tool's input schema
+//	    refuses (INVALID_ARGUMENTS);
 //	  - approval (approval.go) asks a person through MCP elicitation
 //	    (APPROVAL_DENIED, APPROVAL_REQUIRED);
 //	  - record (record.go) adds the call to its run's record;
@@ -84,12 +86,15 @@ type Options struct {
 	// Audit, if set, receives an audit event per call that carries a
 	// principal (AuditStage).
 	Audit *slog.Logger
+	// Arguments, if set, checks each call's arguments against the tool's
+	// input schema (ArgumentsStage); nil: the backend alone decides.
+	Arguments ArgumentChecker
 }
 
-// New returns the standard pipeline: audit → policy → approval → record →
-// [Options.Observe] → input rounds → fence → backend.
+// New returns the standard pipeline: audit → policy → arguments → approval
+// → record → [Options.Observe] → input rounds → fence → backend.
 func New(opts Options) Caller {
-	stages := []Stage{AuditStage(opts.Audit), PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage()}
+	stages := []Stage{AuditStage(opts.Audit), PolicyStage(opts.Policy), ArgumentsStage(opts.Arguments), ApprovalStage(opts.Policy), RecordStage()}
 	if opts.Observe != nil {
 		stages = append(stages, opts.Observe)
 	}

@@ -76,6 +76,10 @@ type Plan struct {
 	// Bracket is true when the call was written b["tool"](...) or
 	// b['tool'](...).
 	Bracket bool
+	// At is the byte offset in the code of the call's position as V8
+	// reports it in a stack frame: the tool's name in b.t(...), the "(" in
+	// b["t"](...); 0 for anything else.
+	At int
 	// Returns is true when the program returns the value with a return
 	// statement (or is direct JSON). A bare statement such as `await b.t()`
 	// is an expression statement: code mode returns its value too (the
@@ -271,9 +275,11 @@ func (p *stmtParser) call(t jssyntax.Token) (Plan, bool) {
 	plan := Plan{Kind: KindSimpleCall, Backend: backend}
 	switch t = p.sc.Next(); {
 	case is(t, "."):
-		if plan.Tool, ok = plainIdent(p.sc.Next()); !ok {
+		name := p.sc.Next()
+		if plan.Tool, ok = plainIdent(name); !ok {
 			return Plan{}, false
 		}
+		plan.At = name.Start
 	case is(t, "["):
 		plan.Tool, ok = stringValue(p.sc.Next())
 		if !ok || plan.Tool == "" || !is(p.sc.Next(), "]") {
@@ -284,8 +290,11 @@ func (p *stmtParser) call(t jssyntax.Token) (Plan, bool) {
 		return Plan{}, false
 	}
 	plan.Name = plan.Backend + "." + plan.Tool
-	if !is(p.sc.Next(), "(") {
+	if t = p.sc.Next(); !is(t, "(") {
 		return Plan{}, false
+	}
+	if plan.Bracket {
+		plan.At = t.Start
 	}
 	t = p.sc.Next()
 	if is(t, ")") {

@@ -8,6 +8,7 @@
 //	go run ./internal/typecheck/cmd/tccensus -run 'gateway interop' -dir DIR  # some suites, into DIR
 //	go run ./internal/typecheck/cmd/tccensus -summary -dir DIR  # summarise an existing census
 //	go run ./internal/typecheck/cmd/tccensus -recheck -dir DIR  # check its programs again (a changed checker), then summarise
+//	go run ./internal/typecheck/cmd/tccensus -args              # the argument check's census alone (quicker)
 //
 // The suites: gateway, interop, codemode (internal/codemode and
 // cmd/isogate), bench (the bench module's tests) and bench-sections (the
@@ -20,6 +21,12 @@
 // denied tool: PLAN_DENIED in warn and strict) is listed apart. Exit
 // status 1 when a program refused with TYPECHECK_FAILED ran without error
 // unchecked (the likeliest false positives).
+//
+// The same runs measure the argument check (pipeline.ArgsCensusEnv): each
+// distinct tool call, whether the check would refuse it with
+// INVALID_ARGUMENTS, and how the backend answered; a call it would refuse
+// that the backend answered without error is a false positive (exit status
+// 1 too).
 package main
 
 import (
@@ -36,6 +43,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/typecheck"
 )
 
@@ -62,6 +70,7 @@ func main() {
 	recheck := flag.Bool("recheck", false, "check the programs of the census in -dir again with this checker, then summarise")
 	only := flag.String("run", "", "run only these suites (space-separated names)")
 	verbose := flag.Bool("v", false, "list every program with a diagnostic, hints included")
+	argsOnly = flag.Bool("args", false, "measure the argument check only (pipeline.ArgsCensusEnv; no type check census): quicker")
 	flag.Parse()
 	if *recheck {
 		*summary = true
@@ -86,7 +95,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "tccensus: %s: go %s\n", s.name, strings.Join(s.args, " "))
 			cmd := exec.Command("go", s.args...)
 			cmd.Dir = filepath.Join(root, s.dir)
-			cmd.Env = append(os.Environ(), codemode.CensusEnv+"="+*dir)
+			cmd.Env = append(os.Environ(), pipeline.ArgsCensusEnv+"="+*dir)
+			if !*argsOnly {
+				cmd.Env = append(cmd.Env, codemode.CensusEnv+"="+*dir)
+			}
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 			if err := cmd.Run(); err != nil {
 				fmt.Fprintf(os.Stderr, "tccensus: %s: %v (its programs are counted all the same)\n", s.name, err)
@@ -94,8 +106,15 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "tccensus: census in %s\n", *dir)
 	}
-	os.Exit(summarise(*dir, *verbose))
+	code := 0
+	if files, _ := filepath.Glob(filepath.Join(*dir, "census-*.jsonl")); len(files) > 0 || !*argsOnly {
+		code = summarise(*dir, *verbose)
+	}
+	os.Exit(max(code, summariseArgs(*dir)))
 }
+
+// argsOnly: the runs measure the argument check only (-args).
+var argsOnly *bool
 
 // rechecking: summarise checks each program again (-recheck).
 var rechecking bool
