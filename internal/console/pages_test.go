@@ -57,7 +57,7 @@ func TestRunPageShowsTheWholeRun(t *testing.T) {
 			{Seq: 2, Backend: "fs", Tool: "write", Args: pipeline.NewBlob([]byte(huge)), OK: true,
 				Result: pipeline.NewBlob([]byte(`{"content":[{"type":"text","text":"RESULT-TEXT"}]}`))},
 			{Seq: 3, Backend: "fs", Tool: "drop", Args: pipeline.NewBlob([]byte(`{}`)), Code: "APPROVAL_DENIED",
-				Error: "APPROVAL_DENIED: fs.drop was not approved: the person declined",
+				Error:    "APPROVAL_DENIED: fs.drop was not approved: the person declined",
 				Approval: &pipeline.ApprovalAnswer{WaitedMS: 400, ApprovalBy: pipeline.ApprovalBy{Name: "bob", Via: pipeline.ViaClient}}},
 		}})
 	d.KeepRecord("bob", &pipeline.RunRecord{ID: "run-2", Code: "return big", Started: time.Now(), Outcome: pipeline.OutcomeOK,
