@@ -99,6 +99,14 @@ func newFixture(t *testing.T, browser context.Context) *fixture {
 		<-ctx.Done()
 		return nil, nil, ctx.Err()
 	})
+	mcp.AddTool(work, &mcp.Tool{Name: "echo", Description: "Echoes its text."}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ECHOED " + in.Text}}}, nil, nil
+	})
+	mcp.AddTool(work, &mcp.Tool{Name: "fail", Description: "Reports a failure (isError)."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "FAIL-TEXT: the disk is full"}}}, nil, nil
+	})
 	mcp.AddTool(work, &mcp.Tool{Name: "quick", Description: "Answers at once."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
@@ -349,6 +357,10 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	t.Run("approve from the page and the program completes", func(t *testing.T) {
 		done := f.chain(`const r = await work.write({text: "<img src=x onerror=\"window.__xss = 4\">\u202Egpj.exe"}); return "finished: " + JSON.stringify(r);`)
+		f.do(t, "runs", chromedp.Navigate(f.url+"/console/runs"))
+		f.waitFor(t, "the live run waiting for approval", `!!document.querySelector('#live-runs tr[data-record] a.waiting')`)
+		f.do(t, "the live run's page", chromedp.Click(`#live-runs tr[data-record] td a`))
+		f.waitFor(t, "the live run's page", `!!document.querySelector('#waiting') && document.querySelector('#outcome').dataset.state === "running"`)
 		f.do(t, "approvals", chromedp.Navigate(f.url+"/console/approvals"))
 		f.waitFor(t, "the approval", `!!document.querySelector('section.approval')`)
 		args := f.text(t, "section.approval pre.args")
@@ -374,7 +386,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		if got := f.text(t, "#timeline"); !strings.Contains(got, "work.write") {
 			t.Errorf("the call timeline shows %q", got)
 		}
-		f.shot(t, "run-record")
+		if got := f.text(t, "p.approval-wait"); !strings.Contains(got, "for approval, approved by ops on the console") {
+			t.Errorf("the approval wait shows %q", got)
+		}
 		f.do(t, "replay the run", chromedp.Click("#replay"), chromedp.WaitVisible("#replay-verdict"))
 		if got := f.text(t, "#replay-verdict"); got != "reproduced" {
 			t.Errorf("the replay of the approved run shows %q (%s), want reproduced", got, f.text(t, "#replay-outcome"))
@@ -383,6 +397,35 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("the replayed result shows %q", got)
 		}
 		f.shot(t, "run-replayed")
+	})
+
+	t.Run("a run's page shows the whole run", func(t *testing.T) {
+		res := <-f.chain(`console.log("CONSOLE-LINE-7"); const e = await work.echo({text: "ARG-VALUE-9"}); await work.fail({}); return e`)
+		id, _ := res.Meta["isogate/run"].(string)
+		if !res.IsError || id == "" {
+			t.Fatalf("the failing program ended with %q (run %q)", resultText(res), id)
+		}
+		f.do(t, "the run's page", chromedp.Navigate(f.url+"/console/record?id="+id), chromedp.WaitVisible("#timeline"))
+		if got := f.text(t, `tr.call-detail[data-seq="1"] pre.call-args`); !strings.Contains(got, `"text": "ARG-VALUE-9"`) {
+			t.Errorf("the first call's arguments show %q", got)
+		}
+		if got := f.text(t, `tr.call-detail[data-seq="1"] pre.call-result`); !strings.Contains(got, "ECHOED ARG-VALUE-9") {
+			t.Errorf("the first call's result shows %q", got)
+		}
+		if got := f.text(t, `tr.call[data-seq="2"] td.call-outcome`); !strings.Contains(got, "FAIL-TEXT: the disk is full") {
+			t.Errorf("the failed call's outcome shows %q", got)
+		}
+		if got := f.text(t, "#console"); got != "CONSOLE-LINE-7" {
+			t.Errorf("the console shows %q", got)
+		}
+		code := f.text(t, "#outcome-code")
+		if code != res.Meta["isogate/code"] || code == "" {
+			t.Errorf("the run's code shows %q, the agent got %v", code, res.Meta["isogate/code"])
+		}
+		if got := f.text(t, "#run-error"); got == "" || strings.HasPrefix(got, code) {
+			t.Errorf("the run's error shows %q: want its message, without the code again", got)
+		}
+		f.shot(t, "run-record")
 	})
 
 	t.Run("cancel a running program", func(t *testing.T) {
@@ -449,15 +492,26 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("audit shows %q", got)
 		}
 		f.shot(t, "audit")
-		f.do(t, "metrics", chromedp.Navigate(f.url+"/console/metrics"))
-		f.waitFor(t, "a first sample", `Number(document.body.dataset.samples || 0) >= 1`)
-		for range 60 { // calls while the page samples
+		for range 20 { // calls before the page opens
 			if _, err := f.agent.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
 				Arguments: map[string]any{"code": `await work.quick(); await flaky.ping(); return 1`}}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		f.waitFor(t, "the calls sampled", `Number(document.body.dataset.samples || 0) >= 4`)
+		// The page has the calls on arrival, from the gateway's history:
+		// read right after it loaded, before any event could arrive.
+		f.do(t, "metrics", chromedp.Navigate(f.url+"/console/metrics"))
+		points := f.eval(t, `Number(document.querySelector('#chart-calls').dataset.points || 0)`, false)
+		top := f.eval(t, `Number(document.querySelector('#chart-calls').dataset.max || 0)`, false)
+		if p, _ := points.(float64); p < 1 {
+			t.Errorf("the calls chart has %v points on arrival", points)
+		}
+		if m, _ := top.(float64); m <= 0 {
+			t.Errorf("the calls chart's highest value on arrival is %v: the calls made before are not in it", top)
+		}
+		if w := f.eval(t, `document.querySelector('#chart-calls').clientWidth / document.querySelector('#chart-calls').parentElement.clientWidth`, false); w.(float64) < 0.95 {
+			t.Errorf("the chart uses %.0f%% of its card's width", 100*w.(float64))
+		}
 		f.shot(t, "metrics")
 	})
 }

@@ -179,3 +179,17 @@ func TestOverviewAndDeniedTools(t *testing.T) {
 	page = get(t, c, "/console/tools?name=memory.delete_entities")
 	wantIn(t, page, "the denied tool's page", `<span id="policy">denied by backends.memory.tools.deny: delete_*</span>`)
 }
+
+func TestHTMLUnescaped(t *testing.T) {
+	for in, want := range map[string]string{
+		`"\u003cb\u003e \u0026"`: `"<b> &"`,
+		`"\\u003cb"`:             `"\\u003cb"`,
+		`"\\\u003c"`:             `"\\<"`,
+		`"\n\u00e9"`:             `"\n\u00e9"`,
+		`"end\`:                  `"end\`,
+	} {
+		if got := htmlUnescaped(in); got != want {
+			t.Errorf("htmlUnescaped(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

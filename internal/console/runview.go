@@ -165,7 +165,7 @@ func shown(b pipeline.Blob) (string, string) {
 	case b.JSON != nil:
 		var out bytes.Buffer
 		if json.Indent(&out, b.JSON, "", "  ") == nil {
-			text = out.String()
+			text = htmlUnescaped(out.String())
 		} else {
 			text = string(b.JSON)
 		}
@@ -182,6 +182,42 @@ func shown(b pipeline.Blob) (string, string) {
 		text = textcut.Prefix(text, shownBytes) + "…"
 	}
 	return visible(text), note
+}
+
+// htmlUnescaped is JSON text with the escapes Go's encoder writes for <,
+// > and & (\u003c, \u003e, \u0026) written as the characters again, so
+// a page shows a tool's text as it was (the page's template escapes it for
+// HTML). An escaped backslash before "u003c" is left alone.
+func htmlUnescaped(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if rest := s[i+1:]; len(rest) >= 5 && rest[0] == 'u' {
+			switch rest[1:5] {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2]) // an escape: the backslash and what it escapes
+		i++
+	}
+	return b.String()
 }
 
 // runFilter selects recent runs; empty fields match everything.
