@@ -165,7 +165,9 @@ func TestConsoleHostileText(t *testing.T) {
 	// A denied tool: the Tools page lists it, with the rule that denies it.
 	deniedName := short("TOOL-DENIED")
 	evil.AddTool(&mcp.Tool{Name: deniedName, Description: h.payload("DENIED-DESC"), InputSchema: schema},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	evilSpec := backend.InMemory("evil", evil)
 	evilSpec.Backend.Tools.Approve = []string{"TOOL-APPROVE*"}
 	evilSpec.Backend.Tools.Deny = []string{"TOOL-DENIED*"}
