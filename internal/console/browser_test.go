@@ -107,6 +107,9 @@ func newFixture(t *testing.T, browser context.Context) *fixture {
 	mcp.AddTool(work, &mcp.Tool{Name: "fail", Description: "Reports a failure (isError)."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "FAIL-TEXT: the disk is full"}}}, nil, nil
 	})
+	mcp.AddTool(work, &mcp.Tool{Name: "drop_all", Description: "Drops every note."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "dropped"}}}, nil, nil
+	})
 	mcp.AddTool(work, &mcp.Tool{Name: "quick", Description: "Answers at once."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
@@ -134,7 +137,18 @@ func newFixture(t *testing.T, browser context.Context) *fixture {
 	cfg.Server.Console = config.ConsoleConfig{Enabled: true, Admins: []string{"scope:isogate.admin"}, SessionTTL: time.Hour}
 	workSpec := backend.InMemory("work", work)
 	workSpec.Backend.Tools.Approve = []string{"write"}
-	a, err := app.New(cfg, app.Options{Version: "console-test", ExtraSpecs: []backend.Spec{workSpec, backend.InMemory("evil", evil), f.flaky.spec()}})
+	workSpec.Backend.Tools.Deny = []string{"drop*"}
+	// A stdio backend (this test binary, see TestMain) whose stderr has a
+	// notice, a harmless roots/list refusal and an error.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := backend.Spec{Backend: config.Backend{Name: "files", Transport: config.TransportStdio, Command: exe,
+		Env: map[string]string{backendEnv: "noisy", "NOISY_STDERR": "Secure MCP Filesystem Server running on stdio\n" +
+			"Failed to request roots from client undefined: MCP error -32603: roots/list refused\n" +
+			"Error: EACCES: permission denied, open '/srv/private'"}}}
+	a, err := app.New(cfg, app.Options{Version: "console-test", ExtraSpecs: []backend.Spec{workSpec, backend.InMemory("evil", evil), f.flaky.spec(), files}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +366,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		f.shot(t, "overview-backend-down")
 		f.flaky.setDown(false)
 		f.waitFor(t, "flaky shown healthy again", `!!document.querySelector('tr[data-backend="flaky"] td[data-state="healthy"]')`)
+		f.waitFor(t, "the stderr of files", `document.querySelectorAll('tr[data-backend="files"] ul.stderr li').length === 3`)
+		if got := f.text(t, `tr[data-backend="files"] ul.stderr li:nth-child(2)`); !strings.HasPrefix(got, "notice Failed to request roots") || !strings.Contains(got, "harmless") {
+			t.Errorf("the roots/list refusal shows %q: want a notice, said to be harmless", got)
+		}
+		if got := f.text(t, `tr[data-backend="files"] ul.stderr li.error`); !strings.HasPrefix(got, "error Error: EACCES") {
+			t.Errorf("the error line shows %q", got)
+		}
 		f.shot(t, "overview")
 	})
 
@@ -460,6 +481,16 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		if got := f.text(t, "#declaration"); !strings.Contains(got, "lure") {
 			t.Errorf("declaration %q", got)
+		}
+	})
+
+	t.Run("denied tools are listed with their rule", func(t *testing.T) {
+		f.do(t, "tools of work", chromedp.Navigate(f.url+"/console/tools?q=work&name=work.write"), chromedp.WaitVisible("#denied-tools"))
+		if got := f.text(t, `#denied-tools tr[data-tool="work.drop_all"]`); !strings.Contains(got, "backends.work.tools.deny: drop*") {
+			t.Errorf("the denied tool shows %q", got)
+		}
+		if got := f.text(t, "#policy"); got != "every call needs a person's approval" {
+			t.Errorf("work.write's policy shows %q", got)
 		}
 		f.shot(t, "tools")
 	})

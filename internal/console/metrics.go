@@ -123,9 +123,10 @@ type rate struct {
 	LatencyMS float64 `json:"latency_ms"`
 }
 
-// point is every backend's figures over one interval, ending at T (Unix
-// milliseconds).
+// point is every backend's figures over one interval, from From to T
+// (Unix milliseconds).
 type point struct {
+	From     int64  `json:"from"`
 	T        int64  `json:"t"`
 	Backends []rate `json:"backends"`
 }
@@ -144,5 +145,5 @@ func (s *sample) rates(prev *sample) point {
 		}
 		out = append(out, r)
 	}
-	return point{T: s.at.UnixMilli(), Backends: out}
+	return point{From: prev.at.UnixMilli(), T: s.at.UnixMilli(), Backends: out}
 }

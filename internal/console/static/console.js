@@ -69,9 +69,14 @@
     function hhmm(t) { var d = new Date(t); return two(d.getHours()) + ":" + two(d.getMinutes()); }
     function label(v) { return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2); }
 
-    // draw plots one field over the whole span, the canvas as wide as its
-    // card: a value axis on the left, a time axis below (a tick a minute,
-    // labelled every three).
+    // steps are the time axis's tick intervals, the first giving at most
+    // ten ticks chosen.
+    var steps = [1000, 2000, 5000, 10000, 30000, 60000, 120000, 180000, 300000];
+
+    // draw plots one field across the canvas, as wide as its card: a value
+    // axis on the left, a time axis below. The time axis spans the history
+    // (at most the server's span; at least 5 s, so a young gateway's
+    // few points use the width too).
     function draw(canvas) {
       var field = canvas.dataset.field;
       var ratio = window.devicePixelRatio || 1;
@@ -83,14 +88,15 @@
       var left = 48, right = 12, top = 8, bottom = 24;
       var pw = w - left - right, ph = h - top - bottom;
       var pts = all();
-      var end = pts.length ? pts[pts.length - 1].t : Date.now(), start = end - span;
+      var end = pts.length ? pts[pts.length - 1].t : Date.now();
+      var start = pts.length ? Math.max(end - span, Math.min(pts[0].from || pts[0].t, end - 5000)) : end - 60000;
       var names = busiest();
       var max = 0;
       pts.forEach(function (s) { s.backends.forEach(function (b) { if (names.indexOf(b.backend) >= 0) max = Math.max(max, b[field]); }); });
       canvas.dataset.points = String(pts.length);
       canvas.dataset.max = String(max);
       if (max <= 0) max = 1;
-      var x = function (t) { return left + (t - start) / span * pw; };
+      var x = function (t) { return left + (t - start) / (end - start) * pw; };
       var y = function (v) { return top + ph - v / max * ph; };
       ctx.font = "11px sans-serif";
       ctx.lineWidth = 1;
@@ -101,26 +107,29 @@
         ctx.fillStyle = "#555"; ctx.textAlign = "right"; ctx.textBaseline = "middle";
         ctx.fillText(label(v), left - 6, y(v));
       });
-      // Time axis: a tick every minute, a label every three.
+      // Time axis: ticks at round times, labelled.
+      var step = steps.find(function (s) { return (end - start) / s <= 10; }) || steps[steps.length - 1];
       ctx.textAlign = "center"; ctx.textBaseline = "top";
-      for (var t = Math.ceil(start / 60000) * 60000; t <= end; t += 60000) {
+      for (var t = Math.ceil(start / step) * step; t <= end; t += step) {
         ctx.strokeStyle = "#8c959f";
         ctx.beginPath(); ctx.moveTo(x(t), top + ph); ctx.lineTo(x(t), top + ph + 4); ctx.stroke();
-        if (new Date(t).getMinutes() % 3 === 0) { ctx.fillStyle = "#555"; ctx.fillText(hhmm(t), x(t), top + ph + 6); }
+        ctx.fillStyle = "#555";
+        ctx.fillText(step < 60000 ? hhmm(t) + ":" + two(new Date(t).getSeconds()) : hhmm(t), x(t), top + ph + 6);
       }
-      ctx.lineWidth = 2;
+      // Each point is an interval's average: a step over its interval.
       names.forEach(function (name, i) {
-        ctx.strokeStyle = colours[i];
+        ctx.strokeStyle = colours[i]; ctx.lineWidth = 2;
         ctx.beginPath();
         var first = true;
         pts.forEach(function (s) {
-          if (s.t < start) return;
           var b = s.backends.find(function (p) { return p.backend === name; });
-          var px = x(s.t), py = y(b ? b[field] : 0);
-          if (first) { ctx.moveTo(px, py); first = false; } else { ctx.lineTo(px, py); }
+          var py = y(b ? b[field] : 0);
+          var x0 = x(Math.max(s.from || s.t, start)), x1 = x(s.t);
+          if (s.t < start) return;
+          if (first) { ctx.moveTo(x0, py); first = false; } else { ctx.lineTo(x0, py); }
+          ctx.lineTo(x1, py);
         });
         ctx.stroke();
-        if (pts.length === 1) { ctx.fillStyle = colours[i]; ctx.fillRect(x(pts[0].t) - 2, y(0) - 2, 4, 4); }
       });
     }
     redraw();
