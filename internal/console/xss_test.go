@@ -401,6 +401,14 @@ func TestConsoleHostileText(t *testing.T) {
 		}
 		f.waitFor(t, "both records, live", `document.querySelectorAll("#records tr[data-record]").length === 2`)
 		clean(t, "the runs list", "PRINCIPAL-AGENT")
+		f.do(t, "runs filtered", chromedp.Navigate(srv.URL+"/console/runs?principal="+url.QueryEscape(h.payload("FILTER"))+
+			"&text="+url.QueryEscape(h.payload("TEXT"))+"&outcome="+url.QueryEscape(h.payload("OUTCOME"))+"&page=1"), chromedp.WaitVisible("#records"))
+		f.waitFor(t, "a live update", `!!document.body.dataset.updated`)
+		clean(t, "runs with hostile filters")
+		if v := f.eval(t, `document.querySelector("#run-filter input[name=text]").value`, false); v != h.payload("TEXT") {
+			t.Errorf("the text filter holds %q", v)
+		}
+		f.do(t, "runs", chromedp.Navigate(srv.URL+"/console/runs"), chromedp.WaitVisible("#records"))
 	})
 
 	t.Run("run records and their replays", func(t *testing.T) {
