@@ -77,6 +77,7 @@ func TestServerHardeningKeys(t *testing.T) {
   session_idle_timeout: 5m
   max_sessions: 20
   allowed_origins: ["https://app.example.com", "http://localhost:3000"]
+  allowed_hosts: ["mcp.example.com", "MCP.example.com:8443", "10.0.0.7", "[fd00::1]:8787"]
   metrics_addr: 127.0.0.1:9464
   watch_config: true
 telemetry:
@@ -87,7 +88,7 @@ telemetry:
 		t.Fatal(err)
 	}
 	s := cfg.Server
-	if s.SessionIdleTimeout != 5*time.Minute || s.MaxSessions != 20 || len(s.AllowedOrigins) != 2 ||
+	if s.SessionIdleTimeout != 5*time.Minute || s.MaxSessions != 20 || len(s.AllowedOrigins) != 2 || len(s.AllowedHosts) != 4 ||
 		s.MetricsAddr != "127.0.0.1:9464" || !s.WatchConfig || cfg.Telemetry.OTLPEndpoint != "http://127.0.0.1:4318" {
 		t.Errorf("got server %+v telemetry %+v", s, cfg.Telemetry)
 	}
@@ -95,13 +96,15 @@ telemetry:
   session_idle_timeout: 0s
   max_sessions: 0
   allowed_origins: ["https://app.example.com/path", "*"]
+  allowed_hosts: ["https://mcp.example.com", "mcp.example.com/mcp", "*.example.com", "mcp.example.com:99999", ""]
   metrics_addr: "9464"
 telemetry:
   otlp_endpoint: "localhost:4318"
 `)
 	_, err = Load(LoadOptions{Path: bad, Environ: testEnv(t)})
 	for _, key := range []string{"server.session_idle_timeout", "server.max_sessions", "server.allowed_origins[0]",
-		"server.allowed_origins[1]", "server.metrics_addr", "telemetry.otlp_endpoint"} {
+		"server.allowed_origins[1]", "server.allowed_hosts[0]", "server.allowed_hosts[1]", "server.allowed_hosts[2]",
+		"server.allowed_hosts[3]", "server.allowed_hosts[4]", "server.metrics_addr", "telemetry.otlp_endpoint"} {
 		if err == nil || !strings.Contains(err.Error(), key+":") {
 			t.Errorf("no problem reported for %s: %v", key, err)
 		}

@@ -79,6 +79,14 @@ type ServerConfig struct {
 	// loopback listener, loopback origins. Requests without Origin are
 	// always allowed; others get 403.
 	AllowedOrigins []string `koanf:"allowed_origins"`
+	// AllowedHosts are the Host header values (a name for any port, or
+	// name:port) the HTTP listeners accept besides loopback names and the
+	// address a request arrived at: the names a reverse proxy forwards.
+	// When set, every other Host gets 403, with or without
+	// authentication; unset, a request that arrived at a loopback
+	// address, or at any address without authentication, must name a
+	// loopback host or the address (DNS rebinding).
+	AllowedHosts []string `koanf:"allowed_hosts"`
 	// MetricsAddr serves Prometheus metrics at /metrics on their own
 	// listener, such as "127.0.0.1:9090" (useful in stdio mode). Empty
 	// means only the HTTP listener serves /metrics.

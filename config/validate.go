@@ -150,6 +150,11 @@ func (c *collector) validateServer(s *ServerConfig) {
 			c.add(indexKey("server.allowed_origins", i), fmt.Sprintf(`expected an origin such as "https://app.example.com" or "http://localhost:3000" (scheme://host[:port], no path), got %q`, o))
 		}
 	}
+	for i, h := range s.AllowedHosts {
+		if !validHost(h) {
+			c.add(indexKey("server.allowed_hosts", i), fmt.Sprintf(`expected a host name such as "mcp.example.com" or "mcp.example.com:443" (host[:port], no scheme or path), got %q`, h))
+		}
+	}
 	if s.MetricsAddr != "" {
 		if _, port, err := net.SplitHostPort(s.MetricsAddr); err != nil || !validPort(port) {
 			c.add("server.metrics_addr", fmt.Sprintf(`expected a listen address host:port such as "127.0.0.1:9090", got %q`, s.MetricsAddr))
@@ -171,6 +176,19 @@ func validOrigin(o string) bool {
 		return false
 	}
 	return (u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery
+}
+
+// validHost accepts a Host header value: a name or IP address, with an
+// optional port, nothing else.
+func validHost(h string) bool {
+	if h == "" || strings.ContainsAny(h, "/@?#*") || strings.IndexFunc(h, unicode.IsSpace) >= 0 {
+		return false
+	}
+	u, err := url.Parse("http://" + h)
+	if err != nil || u.Host != h || u.Hostname() == "" {
+		return false
+	}
+	return u.Port() == "" || validPort(u.Port())
 }
 
 func validPort(port string) bool {

@@ -409,10 +409,11 @@ return {s, e};`
 	if strings.TrimSpace(string(file)) != strings.TrimSpace(rr.Contents[0].Text) {
 		t.Errorf("record_dir file differs from the resource")
 	}
-	// Another session cannot read it.
+	// Another session of this process reads it (the process is the one
+	// principal without authentication).
 	other := connect(t, g, nil)
-	if _, err := other.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: surface.RunURIPrefix + id}); err == nil {
-		t.Fatal("another session read the run record")
+	if again, err := other.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: surface.RunURIPrefix + id}); err != nil || again.Contents[0].Text != rr.Contents[0].Text {
+		t.Fatalf("another session of the process reading the run record: %v", err)
 	}
 	// A refused call is recorded with its code (here: over budget).
 	_, _, res = callText(t, cs, "call_tool_chain", map[string]any{"code": `{"tool": "everything.echo", "arguments": {"message": "direct"}}`})

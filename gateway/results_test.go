@@ -27,7 +27,7 @@ func readResult(t *testing.T, cs *mcp.ClientSession, args map[string]any) (strin
 }
 
 // A string cut by max_output_size names its URI, and read_result pages
-// through the whole of it; another session cannot read it.
+// through the whole of it, from any session of its principal.
 func TestCutStringReadableThroughReadResult(t *testing.T) {
 	h := newHarness(t, nil)
 	code := `const r = await everything.echo({message: "é" + "abcdefghij".repeat(600) + "THE END"}); return r`
@@ -73,9 +73,11 @@ func TestCutStringReadableThroughReadResult(t *testing.T) {
 		t.Fatalf("stored result is not the whole string: %.80q", full)
 	}
 
+	// Another session of this process reads it too (without
+	// authentication the process is the one principal).
 	other := h.otherSession(t)
-	if msg, isErr := readResult(t, other, map[string]any{"uri": uri}); !isErr || strings.Contains(msg, "abcdefghij") {
-		t.Fatalf("another session read the stored result: %v %.100s", isErr, msg)
+	if msg, isErr := readResult(t, other, map[string]any{"uri": uri}); isErr || !strings.Contains(msg, "abcdefghij") {
+		t.Fatalf("another session of the process reading the stored result: %v %.100s", isErr, msg)
 	}
 	if msg, isErr := readResult(t, h.cs, map[string]any{"uri": "isogate://other/x"}); !isErr || !strings.Contains(msg, "bad result path") {
 		t.Fatalf("bad URI: %v %s", isErr, msg)

@@ -37,19 +37,21 @@ func readStats(t *testing.T, cs *mcp.ClientSession) (calls int64, tools map[stri
 	return s.ToolCalls, tools
 }
 
-// TestStatsPerCaller: isogate://stats shows each caller its own calls
-// (passthrough and programs), never another session's; a principal named
-// in server.auth.admins sees the gateway's.
+// TestStatsPerCaller: isogate://stats shows each caller its principal's
+// calls (passthrough and programs, from any of its sessions), never
+// another principal's; a principal named in server.auth.admins sees the
+// gateway's.
 func TestStatsPerCaller(t *testing.T) {
 	h := newHTTPGateway(t, func(c *config.Config) {
 		c.Server.Expose = config.ExposeBoth
 		c.Server.Auth.Mode = config.AuthToken
-		c.Server.Auth.Tokens = map[string]config.StaticToken{"alice": {Token: "alice-token"}, "bob": {Token: "bob-token"}}
+		c.Server.Auth.Tokens = map[string]config.StaticToken{"alice": {Token: "alice-token"}, "bob": {Token: "bob-token"}, "carol": {Token: "carol-token"}}
 		c.Server.Auth.Admins = []string{"alice"}
 	})
 	bob := h.connect(t, &http.Client{Transport: bearer{"bob-token"}})
 	bob2 := h.connect(t, &http.Client{Transport: bearer{"bob-token"}})
 	alice := h.connect(t, &http.Client{Transport: bearer{"alice-token"}})
+	carol := h.connect(t, &http.Client{Transport: bearer{"carol-token"}})
 
 	if _, isErr, _ := callText(t, bob, "echo", map[string]any{"x": 1}); isErr {
 		t.Fatal("passthrough echo failed")
@@ -59,8 +61,11 @@ func TestStatsPerCaller(t *testing.T) {
 	if n, tools := readStats(t, bob); n != 2 || tools["local.echo"] != 2 {
 		t.Errorf("bob sees %d calls %v, want his 2", n, tools)
 	}
-	if n, tools := readStats(t, bob2); n != 0 {
-		t.Errorf("bob's other session sees %d calls %v, want none of the first session's", n, tools)
+	if n, tools := readStats(t, bob2); n != 2 || tools["local.echo"] != 2 {
+		t.Errorf("bob's other session sees %d calls %v, want his principal's 2", n, tools)
+	}
+	if n, tools := readStats(t, carol); n != 0 {
+		t.Errorf("carol sees %d calls %v, want none of bob's", n, tools)
 	}
 	if n, _ := readStats(t, alice); n != 2 {
 		t.Errorf("alice (admin) sees %d calls, want the gateway's 2", n)

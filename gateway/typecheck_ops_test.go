@@ -204,34 +204,49 @@ func TestTypecheckReportedOverHTTP(t *testing.T) {
 	}
 }
 
-// A check past sandbox.typecheck_timeout counts as timed out, and the
-// program runs unchecked (strict says so).
+// A check past sandbox.typecheck_timeout counts as timed out: strict
+// refuses the program (TYPECHECK_TIMEOUT, no call), warn runs it with a
+// notice.
 func TestTypecheckTimeoutCounted(t *testing.T) {
-	_, base, cs, rec := opsGateway(t, config.IsolationThread, "strict", time.Nanosecond)
-	text := chainOK(t, cs, "const out = []; for (const id of ['t1']) out.push(await counter.bump({id})); return out")
-	if !strings.Contains(text, "[notice] typecheck: the program ran unchecked") {
-		t.Errorf("a check past its deadline: %s; want the notice", text)
+	for _, mode := range []string{"strict", "warn"} {
+		t.Run(mode, func(t *testing.T) {
+			_, base, cs, rec := opsGateway(t, config.IsolationThread, mode, time.Nanosecond)
+			text, isErr, res := callText(t, cs, "call_tool_chain", map[string]any{"code": "const out = []; for (const id of ['t1']) out.push(await counter.bump({id})); return out"})
+			switch mode {
+			case "strict":
+				if !isErr || !strings.HasPrefix(text, "TYPECHECK_TIMEOUT: the program was not run") || res.Meta["isogate/code"] != "TYPECHECK_TIMEOUT" {
+					t.Errorf("a check past its deadline: %s (_meta %v); want TYPECHECK_TIMEOUT", text, res.Meta)
+				}
+				if calls := rec.got(); len(calls) != 0 {
+					t.Fatalf("backend calls %v, want none", calls)
+				}
+			case "warn":
+				if isErr || !strings.Contains(text, "[notice] typecheck: the program ran unchecked") {
+					t.Errorf("a check past its deadline: %s; want the run, with the notice", text)
+				}
+				if calls := strings.Join(rec.got(), ","); calls != "t1" {
+					t.Fatalf("backend calls %q, want t1", calls)
+				}
+			}
+			_, tc := readyzTypecheck(t, base)
+			if tc.Checks.Timeout != 1 || tc.Checks.OK != 0 || tc.Checks.LastError == "" {
+				t.Errorf("checks %+v; want one timeout, its error", tc.Checks)
+			}
+			wantSamples(t, scrape(t, base), map[string]float64{
+				`isogate_typecheck_checks_total{outcome="timeout"}`: 1,
+				`isogate_typecheck_checks_total{outcome="ok"}`:      0,
+			})
+		})
 	}
-	if calls := strings.Join(rec.got(), ","); calls != "t1" {
-		t.Fatalf("backend calls %q, want t1", calls)
-	}
-	_, tc := readyzTypecheck(t, base)
-	if tc.Checks.Timeout != 1 || tc.Checks.OK != 0 || tc.Checks.LastError == "" {
-		t.Errorf("checks %+v; want one timeout, its error", tc.Checks)
-	}
-	wantSamples(t, scrape(t, base), map[string]float64{
-		`isogate_typecheck_checks_total{outcome="timeout"}`: 1,
-		`isogate_typecheck_checks_total{outcome="ok"}`:      0,
-	})
 }
 
 // TestTypecheckWorkerKilledIsReported: the checker worker SIGKILLed, and
 // its replacement held stopped before it serves, /readyz and /metrics
 // report the checker restarting (isogate_typecheck_up 0), while /readyz
-// stays 200: programs still run, at once and unchecked (warn: as they
-// would; strict: with a notice naming why), none waits for the checker.
-// Once the replacement serves, both report it ready again, the restart
-// counted, and checks work again.
+// stays 200. A program waits for the checker within its run's deadline
+// (2 s here): past it, strict refuses it (TYPECHECK_UNAVAILABLE, no call)
+// and warn runs it with a notice naming why. Once the replacement serves,
+// both report it ready again, the restart counted, and checks work again.
 func TestTypecheckWorkerKilledIsReported(t *testing.T) {
 	for _, mode := range []string{"warn", "strict"} {
 		t.Run(mode, func(t *testing.T) {
@@ -252,29 +267,35 @@ func TestTypecheckWorkerKilledIsReported(t *testing.T) {
 				"isogate_typecheck_restarts_total":            float64(kills),
 			})
 
-			// A program runs meanwhile, unchecked, without waiting (the
-			// deadline is a failure bound, not a synchronisation).
+			// A program waits for the checker until its run's deadline (the
+			// replacement stays stopped until then).
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
-				Arguments: map[string]any{"code": wrongPrograms[1].code}})
+				Arguments: map[string]any{"code": wrongPrograms[1].code, "timeout": 2000}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			text := res.Content[0].(*mcp.TextContent).Text
-			notice := "[notice] typecheck: the program ran unchecked: the checker worker is restarting"
-			if mode == "strict" && !strings.Contains(text, notice) {
-				t.Errorf("strict, checker restarting: %s; want %q", text, notice)
-			}
-			if mode == "warn" && strings.Contains(text, "typecheck") {
-				t.Errorf("warn, checker restarting: %s; want the program's own outcome only", text)
-			}
-			if calls := strings.Join(rec.got(), ","); calls != "r1" {
-				t.Fatalf("backend calls %q; want r1 (the program ran unchecked until its mistake)", calls)
+			switch mode {
+			case "strict":
+				if !res.IsError || !strings.HasPrefix(text, "TYPECHECK_UNAVAILABLE: the program was not run") || res.Meta["isogate/code"] != "TYPECHECK_UNAVAILABLE" {
+					t.Errorf("strict, checker restarting: %s (_meta %v); want TYPECHECK_UNAVAILABLE", text, res.Meta)
+				}
+				if calls := rec.got(); len(calls) != 0 {
+					t.Fatalf("backend calls %v; want none", calls)
+				}
+			case "warn":
+				if !strings.Contains(text, "[notice] typecheck: the program ran unchecked: ") {
+					t.Errorf("warn, checker restarting: %s; want the run with the notice", text)
+				}
+				if calls := strings.Join(rec.got(), ","); calls != "r1" {
+					t.Fatalf("backend calls %q; want r1 (the program ran unchecked until its mistake)", calls)
+				}
 			}
 			_, tc = readyzTypecheck(t, base)
-			if tc.Checks.Skipped != 1 {
-				t.Errorf("checks %+v; want one skipped", tc.Checks)
+			if tc.Checks.Failed != 1 || tc.Checks.Skipped != 0 {
+				t.Errorf("checks %+v; want one failed", tc.Checks)
 			}
 
 			if err := syscall.Kill(stopped, syscall.SIGCONT); err != nil {
@@ -288,9 +309,9 @@ func TestTypecheckWorkerKilledIsReported(t *testing.T) {
 				t.Errorf("after the restart: /readyz %d, typecheck %+v; want ready, %d restarts, worker %d", code, tc, kills, stopped)
 			}
 			wantSamples(t, scrape(t, base), map[string]float64{
-				"isogate_typecheck_up":                              1,
-				"isogate_typecheck_restarts_total":                  float64(kills),
-				`isogate_typecheck_checks_total{outcome="skipped"}`: 1,
+				"isogate_typecheck_up":                             1,
+				"isogate_typecheck_restarts_total":                 float64(kills),
+				`isogate_typecheck_checks_total{outcome="failed"}`: 1,
 			})
 			text, isErr, _ := callText(t, cs, "call_tool_chain", map[string]any{"code": wrongPrograms[1].code})
 			switch {

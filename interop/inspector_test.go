@@ -2,9 +2,13 @@ package interop
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// resultURIPattern finds a stored result's URI in a tool's answer.
+var resultURIPattern = regexp.MustCompile(`isogate://result/[0-9a-f]{32}`)
 
 // TestInspectorCLI drives the MCP Inspector CLI (which lists tools before it
 // calls one) over streamable HTTP and stdio.
@@ -20,6 +24,26 @@ func TestInspectorCLI(t *testing.T) {
 				"--method", "tools/call", "--tool-name", "search_tools", "--tool-arg", "query=echo message")
 			if text := fmt.Sprint(out["content"]); !strings.Contains(text, "everything.echo") || out["isError"] == true {
 				t.Errorf("search_tools through the Inspector: %v", out)
+			}
+		},
+		"http with a token: the next call reads the result one call stored": func(t *testing.T) {
+			// Each Inspector CLI call is a session of its own: the run
+			// record and the stored result are the token's principal's.
+			url, auth := gateways.http(t, testToken).url, "Authorization: Bearer "+testToken
+			out, _ := inspector(t, url, "--transport", "http", "--header", auth, "--method", "tools/call",
+				"--tool-name", "call_tool_chain", "--tool-arg", `code=return "inspector-secret" + "x".repeat(3000)`,
+				"--tool-arg", "max_output_size=300")
+			uri := resultURIPattern.FindString(fmt.Sprint(out["content"]))
+			meta, _ := out["_meta"].(map[string]any)
+			run, _ := meta["isogate/run"].(string)
+			if uri == "" || run == "" {
+				t.Fatalf("call_tool_chain through the Inspector stored no result or run: %v", out)
+			}
+			for _, read := range []string{uri, "isogate://runs/" + run} {
+				got, _ := inspector(t, url, "--transport", "http", "--header", auth, "--method", "resources/read", "--uri", read)
+				if !strings.Contains(fmt.Sprint(got["contents"]), "inspector-secret") {
+					t.Errorf("reading %s in the next Inspector call: %.300v", read, got)
+				}
 			}
 		},
 		"stdio tools/list": func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/isogate/isogate/internal/resultstore/redistest"
 	"github.com/isogate/isogate/internal/testutil"
@@ -139,6 +140,9 @@ sandbox:
 //   - durable all, A dies in the middle of step 3: the task fails with
 //     CALL_INDETERMINATE naming call #3 (counter.step); step 3 is not sent
 //     again and step 4 never.
+//   - durable all, its journal edited in Redis (a result rewritten) before
+//     A dies: B refuses to replay it and the task fails with REPLICA_LOST
+//     naming the integrity check; nothing is sent again.
 //   - durable off: the task fails with REPLICA_LOST; nothing is sent again;
 //     so does a durable task without store.hmac_key (a journal that could
 //     have been planted in Redis is not run for the principal a lease
@@ -168,21 +172,26 @@ return "steps " + out.join(",") + " clock " + (Date.now() > 0) + " random " + (M
 	const fourSteps = `const out = [];
 for (let i = 1; i <= 4; i++) out.push(await counter.step({n: i}));
 return "steps " + out.join(",");`
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
 	for _, tc := range []struct {
 		name, durable, hold, code string
 		wantStatus, want          string
 		counts                    map[string]int
+		tamper                    bool // rewrite a result in the task's journal before A dies
 	}{
 		{"durable between calls", "all", "wait", betweenSteps, "completed", "steps 10,20,30,40 clock true random true",
-			map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1}},
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1}, false},
 		{"durable mid-call", "all", "step-3", fourSteps, "failed", "CALL_INDETERMINATE",
-			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "step-4": 0}},
+			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "step-4": 0}, false},
+		{"durable, journal edited in Redis", "all", "wait", betweenSteps, "failed", "failed its integrity check",
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}, true},
 		{"durability off", "off", "wait", betweenSteps, "failed", "REPLICA_LOST",
-			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}, false},
 		// Without store.hmac_key a journal in Redis could be planted: it is
 		// not run for the principal a lease names.
 		{"durable without store.hmac_key", "all, no key", "wait", betweenSteps, "failed", "store.hmac_key is not set",
-			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
+			map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}, false},
 		// Past sandbox.durable_max_calls the run goes on not durable: its
 		// journal (steps 1 and 2) is dropped from the store, else a taker
 		// would replay it and make step 3 again.
@@ -191,7 +200,7 @@ for (let i = 1; i <= 3; i++) out.push(await counter.step({n: i}));
 await counter.wait({});
 out.push(await counter.step({n: 4}));
 return "steps " + out.join(",");`, "failed", "REPLICA_LOST",
-			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "wait": 1, "step-4": 0}},
+			map[string]int{"step-1": 1, "step-2": 1, "step-3": 1, "wait": 1, "step-4": 0}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			backend := newCountingBackend(t, tc.hold)
@@ -204,6 +213,21 @@ return "steps " + out.join(",");`, "failed", "REPLICA_LOST",
 			case <-backend.arrived:
 			case <-time.After(60 * time.Second):
 				t.Fatal("the held call never reached the backend")
+			}
+			if tc.tamper {
+				key := "{isogate}:journals:j:" + task.TaskID + ":e"
+				entries, err := rdb.LRange(context.Background(), key, 0, -1).Result()
+				edited := false
+				for i, e := range entries {
+					if strings.Contains(e, `"k":"done"`) && strings.Contains(e, "10") {
+						err = rdb.LSet(context.Background(), key, int64(i), strings.Replace(e, "10", "99", 1)).Err()
+						edited = true
+						break
+					}
+				}
+				if err != nil || !edited {
+					t.Fatalf("no result to rewrite in the task's journal %s: %v %q", key, err, entries)
+				}
 			}
 			if err := procA.Process.Kill(); err != nil { // SIGKILL: no goodbye
 				t.Fatal(err)

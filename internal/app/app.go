@@ -213,7 +213,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.tcMode = cfg.Sandbox.Typecheck
-	a.Metrics = newMetrics(a.Backends, a.Runner, a.checkerMetrics)
+	a.Metrics = newMetrics(a.Backends, a.Runner, a.checkerMetrics, a.taskIntents)
 	if a.typecheckOn() {
 		a.Metrics.InitChecks(typecheck.Outcomes)
 	}
@@ -290,6 +290,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Auth:                         authOpts,
 		MetricsAuth:                  cfg.Server.MetricsAuth,
 		AllowedOrigins:               cfg.Server.AllowedOrigins,
+		AllowedHosts:                 cfg.Server.AllowedHosts,
 		SessionIdleTimeout:           cfg.Server.SessionIdleTimeout,
 		MaxSessions:                  cfg.Server.MaxSessions,
 		ShutdownGrace:                cfg.Server.ShutdownGrace,

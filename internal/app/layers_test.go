@@ -22,10 +22,13 @@ var layers = []struct {
 	// The TypeScript checker runs on v8sandbox and knows nothing above it:
 	// procpool hosts it in a checker worker.
 	{0, []string{"internal/typecheck"}},
+	// Fair shares of slots: the checker's lanes (internal/typecheck,
+	// procpool) as well as V8 runs and backend calls.
+	{0, []string{"internal/fairshare"}},
 	{0, []string{"internal/textcut", "internal/jsonscan"}}, // leaves, used by v8sandbox too
 	{1, []string{"internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
-		"internal/backendauth", "internal/fairshare", "internal/jsonrpcio"}},
+		"internal/backendauth", "internal/jsonrpcio"}},
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
 	{3, []string{"internal/pipeline"}},

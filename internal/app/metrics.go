@@ -7,9 +7,9 @@ import (
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
-// newMetrics builds the gateway's metrics over its backends, sandbox and
-// type checker.
-func newMetrics(manager *backend.Manager, runner v8sandbox.Runner, checker func() *metrics.Checker) *metrics.Metrics {
+// newMetrics builds the gateway's metrics over its backends, sandbox, type
+// checker and pending task intents.
+func newMetrics(manager *backend.Manager, runner v8sandbox.Runner, checker func() *metrics.Checker, intents func() int) *metrics.Metrics {
 	return metrics.New(metrics.Sources{
 		Backends: func() []metrics.BackendState {
 			var out []metrics.BackendState
@@ -21,6 +21,7 @@ func newMetrics(manager *backend.Manager, runner v8sandbox.Runner, checker func(
 		Workers:     func() metrics.Workers { return workerStates(runner) },
 		Confinement: func() []metrics.LayerLevel { return confinementLevels(runner) },
 		Checker:     checker,
+		TaskIntents: intents,
 	})
 }
 
@@ -49,4 +50,13 @@ func workerStates(r v8sandbox.Runner) metrics.Workers {
 		return metrics.Workers{States: map[string]int{"busy": busy, "idle": p.Workers() - busy}}
 	}
 	return metrics.Workers{}
+}
+
+// taskIntents is the surface's pending task intents (0 before it is
+// built: nothing is served yet).
+func (a *App) taskIntents() int {
+	if a.Surface == nil {
+		return 0
+	}
+	return a.Surface.TaskIntents()
 }

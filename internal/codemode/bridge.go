@@ -31,9 +31,13 @@ const (
 	fnSettled    = "__isogate_settled"
 	fnGrace      = "__isogate_grace"
 	fnTick       = "__isogate_tick"
-	// fnDeterminism gives a durable run's Date and Math.random their
-	// journalled start (durable.go); null for other runs.
+	// fnDeterminism gives a durable run's Date, Math.random and delivery
+	// of replies their journalled start (durable.go); null for other runs.
 	fnDeterminism = "__isogate_determinism"
+	// fnDiverged ends a replay whose program did not make the call the
+	// journal has next (its argument, the call number) once the replies
+	// the journal lists before it were delivered: REPLAY_DIVERGED.
+	fnDiverged = "__isogate_diverged"
 )
 
 // prelude generates the bridge for a backend list. It does not depend on
@@ -106,6 +110,7 @@ var bridgeTable = []bridgeFunc{
 	{Function: v8sandbox.Function{Name: fnGrace, Async: true}, endsWithRun: true, serve: (*bridgeHost).graceHandler},
 	{Function: v8sandbox.Function{Name: fnTick, Async: true}, serve: (*bridgeHost).tickHandler},
 	{Function: v8sandbox.Function{Name: fnDeterminism}, serve: (*bridgeHost).determinismHandler},
+	{Function: v8sandbox.Function{Name: fnDiverged}, serve: (*bridgeHost).divergedHandler},
 }
 
 // bridgeFunctions declares the bridge's host functions (Job.Functions).
@@ -162,18 +167,26 @@ func (h *bridgeHost) determinismHandler(context.Context, json.RawMessage) (json.
 	return h.durable.determinism(), nil
 }
 
+func (h *bridgeHost) divergedHandler(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a []int
+	if h.durable == nil || json.Unmarshal(args, &a) != nil || len(a) != 1 {
+		return nil, v8sandbox.Errorf(v8sandbox.CodeInternal, "bad replay divergence report")
+	}
+	return nil, h.durable.diverged(a[0])
+}
+
 // callHandler makes one tool call. A refusal or backend failure reaches the
 // script as an Error whose code is the failure's code (e.code ===
 // "TOOL_DENIED", "BACKEND_UNAVAILABLE", …).
 func (h *bridgeHost) callHandler(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	backend, tool, callArgs, seq, clock, err := callArguments(args)
+	backend, tool, callArgs, seq, note, err := callArguments(args)
 	if err != nil {
 		return nil, err
 	}
 	if h.durable != nil {
-		h.durable.noteClock(clock)
+		h.durable.noteClock(note.Clock)
 		sent := false
-		value, err := h.durable.call(ctx, seq, backend, tool, callArgs, h.idempotent(backend, tool),
+		value, err := h.durable.call(ctx, seq, backend, tool, callArgs, note.After, h.idempotent(backend, tool),
 			func(ctx context.Context) (json.RawMessage, error) {
 				sent = true
 				return h.call(ctx, backend, tool, callArgs)

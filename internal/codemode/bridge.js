@@ -25,6 +25,7 @@ const settledReport = global.__isogate_settled;
 const graceWait = global.__isogate_grace;
 const tick = global.__isogate_tick;
 const determinism = global.__isogate_determinism;
+const diverged = global.__isogate_diverged;
 delete global.__isogate_call;
 delete global.__isogate_lookup;
 delete global.__isogate_keys;
@@ -35,24 +36,44 @@ delete global.__isogate_settled;
 delete global.__isogate_grace;
 delete global.__isogate_tick;
 delete global.__isogate_determinism;
+delete global.__isogate_diverged;
 const spec = SPEC;
 const durable = DURABLE;
 
 // Durable runs (sandbox.durable, see durable.go) are replayed: what the
-// program observes must come back the same. Date.now(), new Date() and
-// Date() read a clock whose values are journalled (the live ones travel to
-// the host with the next tool call; a replay first returns the journalled
-// ones, in order), and Math.random() is a generator seeded from the
-// journal. Each tool call carries the program's call number, which a
-// replay matches with the journal's. The start (seed, clock to replay) is
-// asked of the host on first use: the prelude may run before the run's
-// host exists (a prepared context).
+// program observes must come back the same. Math.random() is a generator
+// seeded from the journal. Time advances only at events, a call made or a
+// reply delivered: Date.now(), new Date() and Date() return one value
+// between two events (the live one travels to the host with the next tool
+// call; a replay returns the journalled ones, in order), so a busy wait on
+// the clock never ends, and the journal holds at most one value per event.
+// The replies of concurrent calls reach the program in an order: each call
+// tells the host which replies were delivered since the previous call,
+// and a replay delivers the journalled replies in the journalled order
+// (gate below). Each tool call carries the program's call number, which a
+// replay matches with the journal's. The start (seed, clock to replay,
+// order) is asked of the host on first use: the prelude may run before the
+// run's host exists (a prepared context).
 let callSeq = 0;
+let epoch = 0; // events so far: the clock's intervals
 let clockOut = null; // live clock values not yet sent to the host
-const takeClock = () => {
-  const c = clockOut;
+let deliveredOut = null; // calls whose replies were delivered since the previous call
+const takeNote = () => {
+  if (clockOut === null && deliveredOut === null) return null;
+  const n = objectCreate(null);
+  n.c = clockOut;
+  n.d = deliveredOut;
   clockOut = null;
-  return c;
+  deliveredOut = null;
+  return n;
+};
+let det = null; // the run's start: null until asked, false for a run that is not durable
+const started = () => {
+  if (det === null) {
+    const d = determinism();
+    det = d === null || d === undefined ? false : d;
+  }
+  return det;
 };
 if (durable) {
   const RealDate = Date;
@@ -62,11 +83,13 @@ if (durable) {
   let st = null;
   const start = () => {
     if (st === null) {
-      const d = determinism();
+      const d = started();
       st = objectCreate(null);
-      st.live = d === null || d === undefined;
+      st.live = d === false;
       st.replay = st.live ? newArray() : d.clock;
       st.i = 0;
+      st.at = -1; // the epoch of st.t
+      st.t = 0;
       const seed = st.live ? [1, 2, 3, 4] : d.seed;
       st.a = seed[0] >>> 0; st.b = seed[1] >>> 0; st.c = seed[2] >>> 0; st.d = seed[3] >>> 0;
       for (let i = 0; i < 12; i++) next(); // mix the seed
@@ -86,11 +109,17 @@ if (durable) {
   const now = function now() {
     const s = start();
     if (s.live) return realNow();
-    if (s.i < s.replay.length) return s.replay[s.i++];
-    const t = realNow();
-    if (clockOut === null) clockOut = newArray();
-    push(clockOut, t);
-    return t;
+    if (s.at !== epoch) {
+      s.at = epoch;
+      if (s.i < s.replay.length) {
+        s.t = s.replay[s.i++];
+      } else {
+        s.t = realNow();
+        if (clockOut === null) clockOut = newArray();
+        push(clockOut, s.t);
+      }
+    }
+    return s.t;
   };
   const random = function random() {
     const s = start();
@@ -109,6 +138,113 @@ if (durable) {
   defineProperty(global, "Date", { value: DurableDate, writable: true, configurable: true });
   defineProperty(Math, "random", { value: random, writable: true, configurable: true });
 }
+
+// The delivery of replies in durable runs. A host reply arrives in a turn
+// of the event loop of its own; the program receives it through the gate,
+// at once when it may (always in a live run), else once the journal's
+// order reaches it, in a turn of its own (after a round trip to the host,
+// tick), as it came in the run that was journalled. A replay whose
+// program does not make the call the journal has next, once the replies
+// listed before it were delivered, cannot go on like the journal: it ends
+// (diverged). Replies the journal does not order (those of calls past its
+// end) are delivered in the order they arrive.
+let order = null; // the journal's events: s > 0 the reply of call s, -n call n
+let oi = 0; // the next of them
+const buffered = newArray(); // replies arrived and not delivered, in arrival order
+let stepping = false; // a turn is awaited before the gate's next step
+const replaying = () => order !== null && oi < order.length;
+const nextReply = () => { // index in buffered of the reply to deliver now, -1 for none
+  if (buffered.length === 0) return -1;
+  if (!replaying()) return 0;
+  const want = order[oi];
+  if (want < 0) return -1;
+  for (let i = 0; i < buffered.length; i++) if (buffered[i].seq === want) return i;
+  return -1;
+};
+const noop = () => {};
+const step = () => {
+  if (stepping) return;
+  if (nextReply() >= 0) {
+    stepping = true;
+    promiseThen(tick(), () => {
+      stepping = false;
+      const i = nextReply();
+      if (i >= 0) deliver(i);
+      else step();
+    }, noop);
+  } else if (replaying() && order[oi] < 0 && buffered.length > 0) {
+    // A reply waits for the call the journal has next, which the program
+    // makes in this turn or never: a turn later, it had its chance.
+    const at = oi;
+    stepping = true;
+    promiseThen(tick(), () => {
+      stepping = false;
+      if (oi === at) diverged(-order[at]);
+      else step();
+    }, noop);
+  }
+};
+const deliver = (i) => {
+  const e = buffered[i];
+  for (let k = i; k + 1 < buffered.length; k++) buffered[k] = buffered[k + 1];
+  buffered.length = buffered.length - 1;
+  if (replaying()) oi++;
+  epoch++;
+  if (deliveredOut === null) deliveredOut = newArray();
+  push(deliveredOut, e.seq);
+  if (e.ok) e.resolve(e.v);
+  else e.reject(e.v);
+  step();
+};
+const gated = (raw, seq) => new PromiseCtor((resolve, reject) => {
+  const arrived = (ok, v) => {
+    const e = objectCreate(null);
+    e.seq = seq; e.ok = ok; e.v = v; e.resolve = resolve; e.reject = reject;
+    push(buffered, e);
+    if (!stepping) {
+      const i = nextReply();
+      if (i >= 0) deliver(i);
+      else step();
+    }
+  };
+  promiseThen(raw, (v) => arrived(true, v), (e) => arrived(false, e));
+});
+// made counts call seq as made: an event, and the journal's next one in a
+// replay that goes as journalled.
+const made = (seq) => {
+  epoch++;
+  if (replaying() && order[oi] === -seq) {
+    oi++;
+    step();
+  }
+};
+// joined is a's items then b's (either may be null).
+const joined = (a, b) => {
+  if (a === null) return b;
+  for (let k = 0; b !== null && k < b.length; k++) push(a, b[k]);
+  return a;
+};
+// durableCall makes call seq of a durable run through the gate.
+const durableCall = (backend, tool, args, seq) => {
+  const d = started();
+  if (d === false) return call(backend, tool, args, seq, null);
+  if (order === null) order = d.order;
+  const note = takeNote();
+  let raw;
+  try {
+    raw = call(backend, tool, args, seq, note);
+  } catch (e) {
+    // Not sent (arguments that do not serialize): what the note says
+    // goes with the next call, before what was noted since.
+    if (note !== null) {
+      clockOut = joined(note.c, clockOut);
+      deliveredOut = joined(note.d, deliveredOut);
+    }
+    throw e;
+  }
+  made(seq);
+  return gated(raw, seq);
+};
 
 // Calls the program did not await. Every tool call's promise is tracked
 // until it settles. When the program's value is known (finish), the calls
@@ -286,7 +422,8 @@ const makeBackend = (backend) => {
             let p;
             try {
               callSeq++;
-              p = call(backend.name, tool, args === undefined ? {} : args, callSeq, takeClock());
+              const a = args === undefined ? {} : args;
+              p = durable ? durableCall(backend.name, tool, a, callSeq) : call(backend.name, tool, a, callSeq, null);
             } catch (e) {
               p = new PromiseCtor((resolve, reject) => reject(e));
             }

@@ -5,37 +5,45 @@ import (
 	"fmt"
 )
 
+// callNote is what a durable run's program observed since its previous
+// call (bridge.js): the live Date.now() values it read, and the calls
+// whose replies it received, in order.
+type callNote struct {
+	Clock []float64 `json:"c"`
+	After []int     `json:"d"`
+}
+
 // callArguments splits a bridge call's arguments: backend and tool are
 // separate string values, args the tool's argument object, then the
-// program's call number and the Date.now() values it observed since its
-// previous call (durable runs only; null otherwise).
+// program's call number and what it observed since its previous call
+// (durable runs only; null otherwise).
 //
 // The bootstrap frames them with JSON.stringify, compact:
 // ["backend","tool",{…},seq,null]. That shape is split by hand, without
 // reflection (a tool call's largest cost on the Go side before this); any
-// other (escapes in a name, a clock, another framing) is decoded by
+// other (escapes in a name, a note, another framing) is decoded by
 // encoding/json, which also rejects what is not a bridge call.
-func callArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, seq int, clock []float64, err error) {
+func callArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, seq int, note callNote, err error) {
 	if backend, tool, args, seq, ok := splitCallArguments(raw); ok {
-		return backend, tool, args, seq, nil, nil
+		return backend, tool, args, seq, callNote{}, nil
 	}
 	return decodeCallArguments(raw)
 }
 
 // decodeCallArguments is callArguments through encoding/json.
-func decodeCallArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, seq int, clock []float64, err error) {
+func decodeCallArguments(raw json.RawMessage) (backend, tool string, args json.RawMessage, seq int, note callNote, err error) {
 	var a []json.RawMessage
 	if json.Unmarshal(raw, &a) != nil || len(a) < 3 || len(a) > 5 ||
 		json.Unmarshal(a[0], &backend) != nil || json.Unmarshal(a[1], &tool) != nil {
-		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
+		return "", "", nil, 0, callNote{}, fmt.Errorf("bad tool call arguments")
 	}
 	if len(a) > 3 && json.Unmarshal(a[3], &seq) != nil {
-		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
+		return "", "", nil, 0, callNote{}, fmt.Errorf("bad tool call arguments")
 	}
-	if len(a) > 4 && json.Unmarshal(a[4], &clock) != nil {
-		return "", "", nil, 0, nil, fmt.Errorf("bad tool call arguments")
+	if len(a) > 4 && json.Unmarshal(a[4], &note) != nil {
+		return "", "", nil, 0, callNote{}, fmt.Errorf("bad tool call arguments")
 	}
-	return backend, tool, a[2], seq, clock, nil
+	return backend, tool, a[2], seq, note, nil
 }
 
 // splitCallArguments reads the usual frame of a call,

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/isogate/isogate/v8sandbox"
@@ -21,6 +22,16 @@ import (
 // a side effect, and it continues live past the journal's end. A call is
 // journalled as started before it is sent: one started without a result
 // (its replica died mid-call) is never re-sent blindly.
+//
+// Concurrent calls make the order in which their replies reach the
+// program an observation too (Promise.race, any, allSettled): each call
+// journals the calls whose replies the program received since its
+// previous call, in order, and a replay delivers the journalled replies in
+// that order, one per turn of the event loop as they came (bridge.js).
+// Time advances only at host calls: in a durable run Date.now() returns
+// one value between two events (a call made, a reply delivered), and only
+// that value is journalled, so a journal grows with the calls, never with
+// the clock reads. A busy wait on the clock therefore never ends.
 
 // Durability says which runs are journalled (sandbox.durable).
 type Durability string
@@ -40,9 +51,11 @@ const (
 
 // The codes a resumed run can end with.
 const (
-	// CodeReplayDiverged: the re-executed program asked for another call
-	// than the journal's next one (or ended before making it); nothing was
-	// repeated.
+	// CodeReplayDiverged: the re-executed program departed from its
+	// journal: it asked for another call than the journal's next one, made
+	// it after other replies than the journal lists before it, did not make
+	// it once those were delivered, or ended before making it; or the
+	// journal lists an order no run can have. Nothing was repeated.
 	CodeReplayDiverged v8sandbox.Code = "REPLAY_DIVERGED"
 	// CodeCallIndeterminate: the journal has a call that was started and
 	// has no result (its replica died while it was in flight), of a tool
@@ -87,6 +100,9 @@ type JournalCall struct {
 	Args    json.RawMessage      `json:"args"`
 	State   string               `json:"state"`
 	Reply   *v8sandbox.HostReply `json:"reply,omitempty"` // State done
+	// After are the calls (seqs) whose replies the program received
+	// since its previous call and before this one, in the order received.
+	After []int `json:"after,omitempty"`
 }
 
 // JournalAnswer is an approval answer the run received.
@@ -138,8 +154,10 @@ type DurableRun struct {
 	mu      sync.Mutex
 	j       *Journal
 	log     [][]byte     // the entries not written to the store yet
-	replay  int          // journalled calls to answer from the journal
+	replay  int          // the last journalled call number: calls up to it are answered from the journal
+	initial int          // the calls journalled at the start
 	clock   int          // journalled clock values to replay
+	broken  string       // why the journal's delivery order cannot be replayed ("": it can)
 	bySeq   map[int]int  // seq → index in j.Calls
 	used    map[int]bool // replayed seqs the program asked for
 	bytes   int
@@ -149,25 +167,57 @@ type DurableRun struct {
 	toldOff bool  // the sink heard the run is not durable any more
 	halt    error // the sink's ErrHalt: no call is sent any more
 	replays int
+	// replayLatency, set by tests only, is called before a call answered
+	// from the journal returns: the latency of a replayed call, which the
+	// tests choose to release replies in an order of their choosing.
+	replayLatency func(seq int)
 }
 
 // NewDurableRun returns the durable state of a run journalled in j (new,
 // or loaded to resume the run by replay). sink, when set, receives the
 // journal after each change (write-through).
 func NewDurableRun(j *Journal, limits DurableLimits, sink JournalSink) *DurableRun {
-	d := &DurableRun{j: j, replay: len(j.Calls), clock: len(j.Clock), bySeq: map[int]int{}, used: map[int]bool{},
+	d := &DurableRun{j: j, initial: len(j.Calls), clock: len(j.Clock), bySeq: map[int]int{}, used: map[int]bool{},
 		limits: limits, sink: sink}
 	for i, c := range j.Calls {
 		d.bySeq[c.Seq] = i
-		d.bytes += len(c.Args) + replySize(c.Reply) + 64
+		d.replay = max(d.replay, c.Seq)
+		d.bytes += len(c.Args) + replySize(c.Reply) + 8*len(c.After) + 64
 	}
+	d.broken = d.checkOrder()
 	switch {
 	case !j.loaded:
 		d.logLocked(beginEntry(j))
-	case d.replay > 0:
+	case d.initial > 0:
 		d.addLocked(&journalEntry{K: entryReplay})
 	}
 	return d
+}
+
+// checkOrder says why the journal's delivery order is one no run can have
+// ("": it is not): a reply received before its call was made, twice, or
+// without a journalled outcome.
+func (d *DurableRun) checkOrder() string {
+	received := map[int]bool{}
+	for seq := 1; seq <= d.replay; seq++ {
+		i, ok := d.bySeq[seq]
+		if !ok {
+			continue
+		}
+		for _, s := range d.j.Calls[i].After {
+			k, known := d.bySeq[s]
+			switch {
+			case s <= 0 || s >= seq:
+				return fmt.Sprintf("it lists the reply of call #%d as received before call #%d was made", s, max(s, seq))
+			case received[s]:
+				return fmt.Sprintf("it lists the reply of call #%d as received twice", s)
+			case !known || d.j.Calls[k].State != callDone:
+				return fmt.Sprintf("it lists the reply of call #%d as received, and holds no outcome of that call", s)
+			}
+			received[s] = true
+		}
+	}
+	return ""
 }
 
 // addLocked makes the change of entry e to the journal and logs it.
@@ -219,7 +269,7 @@ func (d *DurableRun) Durable() (bool, string) {
 }
 
 // Replayed is the number of calls answered from the journal at the start.
-func (d *DurableRun) Replayed() int { return d.replay }
+func (d *DurableRun) Replayed() int { return d.initial }
 
 // Inputs returns the source and inputs the journal was started with.
 func (d *DurableRun) Inputs() Journal {
@@ -228,15 +278,59 @@ func (d *DurableRun) Inputs() Journal {
 	return Journal{Code: d.j.Code, TimeoutMS: d.j.TimeoutMS, MaxOutputSize: d.j.MaxOutputSize, Intent: d.j.Intent}
 }
 
-// determinism is what the prelude's Date and Math.random start from: the
-// seed and the clock values to replay.
+// determinism is what the prelude's Date, Math.random and delivery of
+// replies start from: the seed, the clock values to replay, and the
+// journal's events in order (order: s > 0 the reply of call s was
+// delivered, -n call n was made).
 func (d *DurableRun) determinism() json.RawMessage {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	order := []int{}
+	for seq := 1; seq <= d.replay && d.off == ""; seq++ {
+		if i, ok := d.bySeq[seq]; ok {
+			order = append(append(order, d.j.Calls[i].After...), -seq)
+		}
+	}
+	clock := []float64{}
+	if d.off == "" {
+		clock = append(clock, d.j.Clock[:d.clock]...)
+	}
 	return mustMarshal(struct {
 		Seed  [4]uint32 `json:"seed"`
 		Clock []float64 `json:"clock"`
-	}{d.j.Seed, append([]float64{}, d.j.Clock[:d.clock]...)})
+		Order []int     `json:"order"`
+	}{d.j.Seed, clock, order})
+}
+
+// diverged is the error of a replay whose program did not make call seq,
+// the journal's next event, once every reply the journal lists before it
+// was delivered (bridge.js saw it).
+func (d *DurableRun) diverged(seq int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	what, after := fmt.Sprintf("#%d", seq), "none"
+	if i, ok := d.bySeq[seq]; ok {
+		c := d.j.Calls[i]
+		what, after = fmt.Sprintf("#%d (%s.%s)", seq, c.Backend, c.Tool), seqList(c.After)
+	}
+	return v8sandbox.Errorf(CodeReplayDiverged,
+		"replay diverged: the journal has call %s next, made after the replies of calls %s, and the program did not make it once those were delivered; nothing was repeated",
+		what, after)
+}
+
+// seqList renders call numbers as #1, #3.
+func seqList(seqs []int) string {
+	var b bytes.Buffer
+	for i, s := range seqs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "#%d", s)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
 }
 
 // noteClock journals the live Date.now() values the program observed
@@ -298,11 +392,15 @@ func replySize(r *v8sandbox.HostReply) int {
 // it must be made live (an approval it paused for, or an idempotent call
 // whose outcome is unknown). A call unlike the journal's, or one whose
 // outcome is unknown, ends the run (a fatal error naming it).
-func (d *DurableRun) replayed(seq int, backend, tool string, args json.RawMessage, idempotent bool) (reply *v8sandbox.HostReply, live bool, err error) {
+func (d *DurableRun) replayed(seq int, backend, tool string, args json.RawMessage, after []int, idempotent bool) (reply *v8sandbox.HostReply, live bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if seq > d.replay {
 		return nil, true, nil
+	}
+	if d.broken != "" {
+		return nil, false, v8sandbox.Errorf(CodeReplayDiverged,
+			"replay diverged: the run's journal cannot be replayed: %s; nothing was repeated", d.broken)
 	}
 	i, ok := d.bySeq[seq]
 	if !ok {
@@ -314,6 +412,11 @@ func (d *DurableRun) replayed(seq int, backend, tool string, args json.RawMessag
 		return nil, false, v8sandbox.Errorf(CodeReplayDiverged,
 			"replay diverged: the program's call #%d is %s.%s(%s) where the journal has %s.%s(%s); nothing was repeated",
 			seq, backend, tool, clipArgs(args), c.Backend, c.Tool, clipArgs(c.Args))
+	}
+	if !slices.Equal(c.After, after) {
+		return nil, false, v8sandbox.Errorf(CodeReplayDiverged,
+			"replay diverged: the program made call #%d (%s.%s) after receiving the replies of calls %s, where the journal has %s; nothing was repeated",
+			seq, backend, tool, seqList(after), seqList(c.After))
 	}
 	d.used[seq] = true
 	switch {
@@ -333,7 +436,7 @@ func (d *DurableRun) replayed(seq int, backend, tool string, args json.RawMessag
 func (d *DurableRun) unused() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, c := range d.j.Calls[:min(d.replay, len(d.j.Calls))] {
+	for _, c := range d.j.Calls[:min(d.initial, len(d.j.Calls))] {
 		if !d.used[c.Seq] {
 			return fmt.Sprintf("#%d (%s.%s)", c.Seq, c.Backend, c.Tool)
 		}
@@ -348,18 +451,18 @@ func clipArgs(args json.RawMessage) string {
 	return string(args)
 }
 
-// start journals call seq as started (before it is sent), or updates a
-// replayed one that goes live.
-func (d *DurableRun) start(ctx context.Context, seq int, backend, tool string, args json.RawMessage) {
+// start journals call seq as started (before it is sent), made after the
+// replies of the calls in after, or updates a replayed one that goes live.
+func (d *DurableRun) start(ctx context.Context, seq int, backend, tool string, args json.RawMessage, after []int) {
 	d.mu.Lock()
 	if d.off != "" {
 		d.mu.Unlock()
 		return
 	}
 	_, known := d.bySeq[seq]
-	d.addLocked(&journalEntry{K: entryStart, Seq: seq, Backend: backend, Tool: tool, Args: args})
+	d.addLocked(&journalEntry{K: entryStart, Seq: seq, Backend: backend, Tool: tool, Args: args, After: after})
 	if !known {
-		d.bytes += len(args) + 64
+		d.bytes += len(args) + 8*len(after) + 64
 		d.checkLocked()
 	}
 	d.mu.Unlock()
@@ -469,16 +572,19 @@ func MarkAsking(ctx context.Context) (answer func(approved bool), ok bool) {
 // call makes call seq of a durable run: from the journal when it is a
 // journalled one, live (journalled as started first, then its outcome)
 // otherwise.
-func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, args json.RawMessage, idempotent bool,
+func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, args json.RawMessage, after []int, idempotent bool,
 	live func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	reply, goLive, err := d.replayed(seq, backend, tool, args, idempotent)
+	reply, goLive, err := d.replayed(seq, backend, tool, args, after, idempotent)
 	if err != nil {
 		return nil, err
 	}
 	if !goLive {
+		if d.replayLatency != nil {
+			d.replayLatency(seq)
+		}
 		return replyError(reply)
 	}
-	d.start(ctx, seq, backend, tool, args)
+	d.start(ctx, seq, backend, tool, args, after)
 	if err := d.halted(); err != nil {
 		return nil, err // the call is not sent: another replica has the run
 	}
@@ -513,8 +619,8 @@ func (d *DurableRun) describe() string {
 	switch {
 	case d.off != "":
 		return "not durable: " + d.off
-	case d.replay > 0:
-		return fmt.Sprintf("resumed by replay (%d calls from the journal)", d.replay)
+	case d.initial > 0:
+		return fmt.Sprintf("resumed by replay (%d calls from the journal)", d.initial)
 	}
 	return "journalled"
 }

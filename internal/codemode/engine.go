@@ -495,7 +495,7 @@ func (e *Engine) dispatch(ctx context.Context, tier Tier, t Tool, args json.RawM
 	var value json.RawMessage
 	var err error
 	if req.Durable != nil {
-		value, err = req.Durable.call(ctx, 1, t.Backend, t.Name, args, t.Idempotent, func(ctx context.Context) (json.RawMessage, error) {
+		value, err = req.Durable.call(ctx, 1, t.Backend, t.Name, args, nil, t.Idempotent, func(ctx context.Context) (json.RawMessage, error) {
 			return e.callTool(ctx, t.Backend, t.Name, args)
 		})
 	} else {
@@ -616,7 +616,11 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 		}
 		resp := e.failure(TierV8, se.Code, msg, req, v, calls, lines)
 		resp.Code = rootCode(se.Code, se.HostCode)
-		resp.Text = withHints(resp.Text, runHints(se, waiting))
+		hs := runHints(se, waiting)
+		if se.Code == v8sandbox.CodeTimeout && waiting == "" && req.Durable != nil {
+			hs = append(hs, durableClockHint)
+		}
+		resp.Text = withHints(resp.Text, hs)
 		resp.Notices, resp.UnawaitedCalls = notices, report.count()
 		return resp
 	}
@@ -658,6 +662,11 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 	}
 	return res, host.report(), calls.inFlight(), err
 }
+
+// durableClockHint explains a durable run's TIMEOUT while its own code
+// was running: its clock stands still between tool calls (durable.go).
+const durableClockHint = "In a durable run (sandbox.durable) the clock advances only at tool calls: Date.now() and new Date() " +
+	"return the same value until the program's next call or reply, so a busy wait on the clock never ends. Wait by awaiting a tool call instead."
 
 // describeError renders an engine error with the user's line numbers.
 func describeError(se *v8sandbox.Error, prog *program) string {

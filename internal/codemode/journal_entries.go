@@ -38,6 +38,7 @@ type journalEntry struct {
 	Backend       string               `json:"backend,omitempty"`
 	Tool          string               `json:"tool,omitempty"`
 	Args          json.RawMessage      `json:"args,omitempty"`
+	After         []int                `json:"after,omitempty"`
 	Reply         *v8sandbox.HostReply `json:"reply,omitempty"`
 	Approved      bool                 `json:"approved,omitempty"`
 }
@@ -66,7 +67,7 @@ func apply(j *Journal, bySeq map[int]int, e *journalEntry) error {
 			return nil
 		}
 		bySeq[e.Seq] = len(j.Calls)
-		j.Calls = append(j.Calls, JournalCall{Seq: e.Seq, Backend: e.Backend, Tool: e.Tool, Args: e.Args, State: callStarted})
+		j.Calls = append(j.Calls, JournalCall{Seq: e.Seq, Backend: e.Backend, Tool: e.Tool, Args: e.Args, State: callStarted, After: e.After})
 	case entryAsking:
 		if known {
 			j.Calls[i].State = callAsking

@@ -34,6 +34,22 @@ const (
 // checker (sandbox.typecheck: strict): nothing of it ran.
 const CodeTypecheckFailed v8sandbox.Code = "TYPECHECK_FAILED"
 
+// The error codes of a program sandbox.typecheck: strict refused because
+// its check could not finish: nothing of it ran (issue 42: strict means
+// checked, never unchecked).
+const (
+	// CodeTypecheckUnavailable: the checker could not answer (still
+	// loading at the run's deadline, restarting, crashed, the principal's
+	// queue of checks full). Retryable.
+	CodeTypecheckUnavailable v8sandbox.Code = "TYPECHECK_UNAVAILABLE"
+	// CodeTypecheckTimeout: the check ran past sandbox.typecheck_timeout
+	// and was ended inside the checker.
+	CodeTypecheckTimeout v8sandbox.Code = "TYPECHECK_TIMEOUT"
+	// CodeTypecheckTooComplex: checking the program exceeded the checker's
+	// memory (its isolate's heap cap, or its stack).
+	CodeTypecheckTooComplex v8sandbox.Code = "TYPECHECK_TOO_COMPLEX"
+)
+
 // maxTypecheckNotices bounds the diagnostics attached to one response.
 const maxTypecheckNotices = 8
 
@@ -48,44 +64,46 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 		return resp
 	}
 	strict := e.opts.TypecheckMode == TypecheckStrict
-	if !e.opts.Typecheck.Ready() {
-		// The compiler is loading (once per process), or its worker is
-		// being replaced: this run does not wait for it.
-		e.opts.Typecheck.WarmInBackground()
-		e.checked(typecheck.OutcomeSkipped, 0, nil)
-		resp := e.runV8(ctx, req, v, calls, timeout)
-		if strict {
-			resp.Notices = append([]string{"typecheck: the program ran unchecked: " + notReadyReason(e.opts.Typecheck.Status())}, resp.Notices...)
-		}
-		return resp
-	}
 	code := stripFences(req.Code)
-	cctx, cancel := ctx, context.CancelFunc(func() {})
-	if e.opts.TypecheckTimeout > 0 {
-		cctx, cancel = context.WithTimeout(ctx, e.opts.TypecheckTimeout)
+	// A backend still starting is declared `any`: its calls would go
+	// unchecked. The run waits for those its program names (within the
+	// backend's wait), as their calls would; in strict mode one still
+	// without tools refuses the program.
+	if v = e.awaitNamedBackends(ctx, v, code, timeout); strict {
+		if b := startingBackendNamed(v, code); b != "" {
+			e.checked(typecheck.OutcomeFailed, 0, nil)
+			return e.uncheckedFailure(CodeTypecheckUnavailable, fmt.Sprintf("the tools of backend %q are not known yet: it is still starting or down", b), req, v, calls)
+		}
 	}
+	// The run's timeout bounds the waits (for a checker still loading or
+	// being replaced, for the principal's lane); the check itself has its
+	// own budget, sandbox.typecheck_timeout, past which the checker ends it.
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	start := time.Now()
-	rep, err := e.opts.Typecheck.Check(cctx, e.checkDeclarations(v), code, exportsMain(code))
+	rep, err := e.opts.Typecheck.Submit(wctx, typecheck.Request{Decls: e.checkDeclarations(v), Program: code,
+		Module: exportsMain(code), Principal: principalKey(ctx), Budget: e.opts.TypecheckTimeout})
 	took := time.Since(start)
-	ended := cctx.Err()
 	cancel()
 	var notices []string
 	switch {
 	case err != nil:
+		code, outcome := CodeTypecheckUnavailable, typecheck.OutcomeFailed
 		switch {
-		case errors.Is(ended, context.DeadlineExceeded):
-			e.checked(typecheck.OutcomeTimeout, took, err)
-		case ended != nil:
+		case ctx.Err() != nil:
 			e.checked(typecheck.OutcomeCancelled, took, nil)
-		default:
-			e.checked(typecheck.OutcomeFailed, took, err)
+			return e.failure(TierV8, v8sandbox.CodeCancelled, "CANCELLED: execution cancelled by the caller (while its program was checked)", req, v, calls, nil)
+		case errors.Is(err, typecheck.ErrTimeout):
+			code, outcome = CodeTypecheckTimeout, typecheck.OutcomeTimeout
+		case errors.Is(err, typecheck.ErrTooComplex):
+			code = CodeTypecheckTooComplex
 		}
-		// Said to the agent in strict mode, which it relies on; in warn
-		// mode only logged, so that the output stays as it was.
-		e.logger.Warn("program not type-checked", "err", err)
+		e.checked(outcome, took, err)
+		e.logger.Warn("program not type-checked", "err", err, "code", code)
+		why := strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": ")
 		if strict {
-			notices = append(notices, "typecheck: the program ran unchecked: "+strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "))
+			return e.uncheckedFailure(code, why, req, v, calls)
 		}
+		notices = append(notices, "typecheck: the program ran unchecked: "+why)
 	case strict && len(rep.Certain()) > 0:
 		e.checked(typecheck.OutcomeRefused, took, nil)
 		// A denied tool is said as such (it is not in the declarations, so
@@ -113,22 +131,55 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	return checked(resp, rep, plan)
 }
 
+// startingBackendNamed returns the first backend of v whose tools are not
+// known yet (starting, or down) and whose identifier the program names, ""
+// when none.
+func startingBackendNamed(v *view, code string) string {
+	for _, b := range v.backends {
+		if b.Ident != "" && len(b.tools) == 0 && strings.Contains(code, b.Ident) {
+			return b.Name
+		}
+	}
+	return ""
+}
+
+// awaitNamedBackends waits, within timeout, for the backends the program
+// names whose tools are not known yet, and returns the view then.
+func (e *Engine) awaitNamedBackends(ctx context.Context, v *view, code string, timeout time.Duration) *view {
+	if e.opts.Backends == nil || startingBackendNamed(v, code) == "" {
+		return v
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, b := range v.backends {
+		if b.Ident != "" && len(b.tools) == 0 && strings.Contains(code, b.Ident) {
+			_ = e.waitBackend(wctx, b.Name) // one still not ready is reported by its calls, or refused in strict mode
+		}
+	}
+	return e.view()
+}
+
+// uncheckedFailure is the response of a program sandbox.typecheck: strict
+// refused because its check could not finish (why).
+func (e *Engine) uncheckedFailure(code v8sandbox.Code, why string, req Request, v *view, calls *callTracker) *Response {
+	var msg string
+	switch code {
+	case CodeTypecheckTimeout:
+		msg = fmt.Sprintf("its check exceeded sandbox.typecheck_timeout (%v) and was stopped (%s). "+
+			"Simplify its types (a deeply recursive type, a huge union or literal), or try again if the gateway was busy", e.opts.TypecheckTimeout, why)
+	case CodeTypecheckTooComplex:
+		msg = fmt.Sprintf("checking it exceeded the type checker's memory (%s). Simplify its types or split the program", why)
+	default:
+		msg = fmt.Sprintf("sandbox.typecheck is strict and the type checker could not answer (%s). Try again in a few seconds", why)
+	}
+	return e.failure(TierV8, code, string(code)+": the program was not run (no tool was called): "+msg, req, v, calls, nil)
+}
+
 // checked tells Options.OnCheck of a check's outcome.
 func (e *Engine) checked(outcome string, took time.Duration, err error) {
 	if e.opts.OnCheck != nil {
 		e.opts.OnCheck(outcome, took, err)
 	}
-}
-
-// notReadyReason says why a program ran without waiting for the checker.
-func notReadyReason(st typecheck.Status) string {
-	switch st.State {
-	case typecheck.StateRestarting:
-		return "the checker worker is restarting"
-	case typecheck.StateFailed:
-		return "the checker could not start: " + st.Error
-	}
-	return "the checker is still loading"
 }
 
 // checked keeps what the checker found in the response (for the run

@@ -4,10 +4,12 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -206,14 +208,32 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: csrf, Path: "/console/login", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 600})
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = c.pages.render(w, "login", map[string]any{"CSRF": csrf, "Error": r.URL.Query().Get("error")})
+	_ = c.pages.render(w, "login", map[string]any{"CSRF": csrf, "Error": loginErrors[r.URL.Query().Get("error")]})
 }
 
+// loginErrors are the messages the sign-in page shows, chosen by the code
+// in its URL (/console/login?error=<code>); an unknown code shows none,
+// so no text from a URL ever reaches the page.
+var loginErrors = map[string]string{
+	errInvalidToken: "That token was not accepted.",
+}
+
+// errInvalidToken is the sign-in page's code for a token that was refused.
+const errInvalidToken = "invalid_token"
+
 // login checks the token once and starts a session for an admin; the
-// token itself is not kept.
+// token itself is not kept. Failed sign-ins are throttled per client
+// address and overall (signinThrottle): past the limit every sign-in is
+// answered 429 with Retry-After, before the token is looked at.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	if c.opts.Verify == nil || !sameOrigin(r) {
 		c.refuse(w, r, http.StatusForbidden, "sign-in not possible here")
+		return
+	}
+	if d := c.throttle.wait(r.RemoteAddr); d > 0 {
+		secs := retryAfter(d)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		c.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf("too many failed sign-ins: try again in %d s", secs))
 		return
 	}
 	ck, err := r.Cookie(loginCookie)
@@ -223,8 +243,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := c.opts.Verify(r.Context(), strings.TrimSpace(r.PostFormValue("token")), r)
 	if err != nil || p == nil {
+		c.throttle.fail(r.RemoteAddr)
 		c.logger.Warn("console: sign-in failed", slog.String("remote", r.RemoteAddr))
-		http.Redirect(w, r, "/console/login?error=invalid+token", http.StatusSeeOther)
+		http.Redirect(w, r, "/console/login?error="+errInvalidToken, http.StatusSeeOther)
 		return
 	}
 	if !p.Matches(c.opts.Admins) {

@@ -73,6 +73,7 @@ type Console struct {
 	opts     Options
 	logger   *slog.Logger
 	sessions *sessions
+	throttle *signinThrottle
 	pages    *pages
 	replays  *replays
 	mux      *http.ServeMux
@@ -91,7 +92,8 @@ func New(src Sources, opts Options) *Console {
 		opts.SessionTTL = config.Default().Server.Console.SessionTTL
 	}
 	c := &Console{src: src, opts: opts, logger: opts.Logger, sessions: newSessions(opts.SessionTTL),
-		pages: parsePages(), replays: newReplays(), started: time.Now()}
+		throttle: newSigninThrottle(nil),
+		pages:    parsePages(), replays: newReplays(), started: time.Now()}
 	static, _ := fs.Sub(files, "static")
 	m := http.NewServeMux()
 	m.Handle("GET /console/static/", http.StripPrefix("/console/static/", http.FileServerFS(static)))

@@ -53,6 +53,9 @@ type Sources struct {
 	// Checker is the type checker's state; nil (or a nil result) when
 	// sandbox.typecheck is off.
 	Checker func() *Checker
+	// TaskIntents is the number of task requests read by the gateway's
+	// boundary whose call has not started yet.
+	TaskIntents func() int
 }
 
 // LayerLevel is the level a confinement layer was obtained at.
@@ -184,6 +187,7 @@ var (
 	descWorkers  = prometheus.NewDesc("isogate_sandbox_workers", "Sandbox workers by state.", []string{"state"}, nil)
 	descDeaths   = prometheus.NewDesc("isogate_sandbox_deaths_total", "Sandbox worker processes that died, by cause.", []string{"cause"}, nil)
 	descConfined = prometheus.NewDesc("isogate_sandbox_confinement", "1 for the level each confinement layer of the sandbox workers was obtained at.", []string{"layer", "level"}, nil)
+	descIntents  = prometheus.NewDesc("isogate_task_intents", "Task requests (task-augmented tools/call, tasks/result) in flight whose call has not started yet.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -193,6 +197,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descWorkers
 	ch <- descDeaths
 	ch <- descConfined
+	ch <- descIntents
 	describeChecker(ch)
 }
 
@@ -221,6 +226,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, l := range c.src.Confinement() {
 			ch <- prometheus.MustNewConstMetric(descConfined, prometheus.GaugeValue, 1, l.Layer, l.Level)
 		}
+	}
+	if c.src.TaskIntents != nil {
+		ch <- prometheus.MustNewConstMetric(descIntents, prometheus.GaugeValue, float64(c.src.TaskIntents()))
 	}
 	if c.src.Checker != nil {
 		if st := c.src.Checker(); st != nil {

@@ -12,6 +12,8 @@
 //	  - record (record.go) adds the call to its run's record;
 //	  - observe (Options.Observe, internal/observe) records each call in the
 //	    stats, the metrics and the traces;
+//	  - the fence (fence.go) refuses a call of a task this replica no
+//	    longer holds (LEASE_LOST);
 //	  - the manager (manager.go) sends tools/call to the backend.
 //
 // Per-run state (the call budget and the record) and the way to reach the
@@ -88,12 +90,12 @@ type Options struct {
 }
 
 // New returns the standard pipeline: audit → policy → approval → record →
-// [Options.Observe] → input rounds → backend.
+// [Options.Observe] → input rounds → fence → backend.
 func New(opts Options) Caller {
 	stages := []Stage{AuditStage(opts.Audit), PolicyStage(opts.Policy), ApprovalStage(opts.Policy), RecordStage()}
 	if opts.Observe != nil {
 		stages = append(stages, opts.Observe)
 	}
-	stages = append(stages, InputStage())
+	stages = append(stages, InputStage(), FenceStage())
 	return Chain(opts.Backend, stages...)
 }

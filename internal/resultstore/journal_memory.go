@@ -24,6 +24,7 @@ type MemoryJournals struct {
 
 type journalEntry struct {
 	owner, holder, pause string
+	sealedPause          string   // the pause token of the last append, which its tail seals
 	sealed               [][]byte // the journal's entries, sealed in a chain
 	tail                 []byte
 	size                 int
@@ -38,7 +39,7 @@ func NewMemoryJournals(maxBytes int, key []byte) *MemoryJournals {
 
 // AppendJournal implements [Journals].
 func (m *MemoryJournals) AppendJournal(_ context.Context, owner, id, holder, pause string, at JournalCursor, entries [][]byte, ttl time.Duration) (JournalCursor, error) {
-	sealed, next, tail := sealEntries(m.key, owner, id, at, entries)
+	sealed, next, tail := sealEntries(m.key, owner, id, pause, at, entries)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
@@ -63,7 +64,7 @@ func (m *MemoryJournals) AppendJournal(_ context.Context, owner, id, holder, pau
 	m.bytes += size
 	e.size += size
 	e.sealed = append(e.sealed, sealed...)
-	e.tail, e.pause, e.expires = tail, pause, m.now().Add(ttl)
+	e.tail, e.pause, e.sealedPause, e.expires = tail, pause, pause, m.now().Add(ttl)
 	return next, nil
 }
 
@@ -77,7 +78,7 @@ func (m *MemoryJournals) ClaimJournal(_ context.Context, owner, id, pause, holde
 		subtle.ConstantTimeCompare([]byte(e.owner), []byte(owner)) != 1 {
 		return nil, JournalCursor{}, fmt.Errorf("journal %s: %w", id, ErrNotFound)
 	}
-	entries, at, err := openEntries(m.key, owner, id, e.sealed, e.tail)
+	entries, at, err := openEntries(m.key, owner, id, e.sealedPause, e.sealed, e.tail)
 	if err != nil {
 		return nil, JournalCursor{}, err
 	}

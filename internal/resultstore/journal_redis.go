@@ -2,6 +2,7 @@ package resultstore
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"strings"
 	"time"
@@ -12,9 +13,10 @@ import (
 // RedisJournals is the [Journals] of replicas sharing a Redis server: a
 // run paused on one replica resumes on any other. A journal is two keys
 // that expire with their run: a list of its sealed entries, appended to
-// with RPUSH, and a hash (o owner, h holder, p pause token, t tail seal, b
-// bytes held); the scripts below make an append fenced by its holder and a
-// claim single use, atomically across replicas.
+// with RPUSH, and a hash (o owner, h holder, p pause token, t tail seal, s
+// the pause token the tail was sealed with, b bytes held); the scripts
+// below make an append fenced by its holder and a claim single use,
+// atomically across replicas.
 type RedisJournals struct {
 	client   *redis.Client
 	prefix   string
@@ -56,7 +58,7 @@ func (r *RedisJournals) keys(id string) []string {
 
 // AppendJournal implements [Journals].
 func (r *RedisJournals) AppendJournal(ctx context.Context, owner, id, holder, pause string, at JournalCursor, entries [][]byte, ttl time.Duration) (JournalCursor, error) {
-	sealed, next, tail := sealEntries(r.key, owner, id, at, entries)
+	sealed, next, tail := sealEntries(r.key, owner, id, pause, at, entries)
 	args := make([]any, 0, 8+len(sealed))
 	args = append(args, owner, holder, pause, max(ttl.Milliseconds(), 1), at.N, tail, r.maxBytes, sealedSize(sealed))
 	for _, s := range sealed {
@@ -79,12 +81,15 @@ func (r *RedisJournals) AppendJournal(ctx context.Context, owner, id, holder, pa
 
 // ClaimJournal implements [Journals].
 func (r *RedisJournals) ClaimJournal(ctx context.Context, owner, id, pause, holder string) ([][]byte, JournalCursor, error) {
-	return r.open(ctx, claimJournalScript, owner, id, owner, pause, holder)
+	return r.open(ctx, claimJournalScript, owner, id, pause, owner, pause, holder)
 }
 
-// open runs script (a claim or a take, which answers the tail seal then
-// the entries, or nil) and checks the journal it answers.
-func (r *RedisJournals) open(ctx context.Context, script *redis.Script, owner, id string, args ...any) ([][]byte, JournalCursor, error) {
+// open runs script (a claim or a take, which answers the tail seal, the
+// pause token it was sealed with, then the entries, or nil) and checks the
+// journal it answers; a claim (pause, its token, not "") also checks that
+// the tail was sealed at that pause: a journal put back as it was at an
+// earlier pause, under this one's token, is refused.
+func (r *RedisJournals) open(ctx context.Context, script *redis.Script, owner, id, pause string, args ...any) ([][]byte, JournalCursor, error) {
 	res, err := script.Run(ctx, r.client, r.keys(id), args...).StringSlice()
 	if err == redis.Nil {
 		return nil, JournalCursor{}, fmt.Errorf("journal %s: %w", id, ErrNotFound)
@@ -92,11 +97,18 @@ func (r *RedisJournals) open(ctx context.Context, script *redis.Script, owner, i
 	if err != nil {
 		return nil, JournalCursor{}, r.wrap(err)
 	}
-	sealed := make([][]byte, len(res)-1)
-	for i, s := range res[1:] {
+	if len(res) < 2 {
+		return nil, JournalCursor{}, fmt.Errorf("journal %s: a reply of %d values from Redis: %w", id, len(res), ErrTampered)
+	}
+	sealedPause := res[1]
+	if len(r.key) > 0 && pause != "" && subtle.ConstantTimeCompare([]byte(sealedPause), []byte(pause)) != 1 {
+		return nil, JournalCursor{}, fmt.Errorf("journal %s: its tail was sealed at another pause than the one claimed (put back as it was earlier?): %w", id, ErrTampered)
+	}
+	sealed := make([][]byte, len(res)-2)
+	for i, s := range res[2:] {
 		sealed[i] = []byte(s)
 	}
-	return openEntries(r.key, owner, id, sealed, []byte(res[0]))
+	return openEntries(r.key, owner, id, sealedPause, sealed, []byte(res[0]))
 }
 
 // DeleteJournal implements [Journals].
@@ -137,20 +149,21 @@ if b > tonumber(ARGV[7]) then return 'toolarge' end
 for i = 9, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
-redis.call('HSET', KEYS[1], 'o', ARGV[1], 'h', ARGV[2], 'p', ARGV[3], 't', ARGV[6], 'b', b)
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'h', ARGV[2], 'p', ARGV[3], 's', ARGV[3], 't', ARGV[6], 'b', b)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 'ok'
 `))
 
-// claimJournalScript: ARGV owner, pause, new holder; returns the tail seal
-// and the entries, or nil when the journal is not owner's or not paused
-// under that token.
+// claimJournalScript: ARGV owner, pause, new holder; returns the tail
+// seal, the pause token it was sealed with, and the entries, or nil when
+// the journal is not owner's or not paused under that token.
 var claimJournalScript = redis.NewScript(strings.TrimSpace(`
-local v = redis.call('HMGET', KEYS[1], 'o', 'p', 't')
+local v = redis.call('HMGET', KEYS[1], 'o', 'p', 't', 's')
 if not v[1] or v[1] ~= ARGV[1] or not v[2] or v[2] == '' or v[2] ~= ARGV[2] then return false end
 redis.call('HSET', KEYS[1], 'p', '', 'h', ARGV[3])
 local out = redis.call('LRANGE', KEYS[2], 0, -1)
+table.insert(out, 1, v[4] or '')
 table.insert(out, 1, v[3] or '')
 return out
 `))

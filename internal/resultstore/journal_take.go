@@ -30,7 +30,7 @@ func (m *MemoryJournals) TakeJournal(_ context.Context, owner, id, holder string
 	if e == nil || subtle.ConstantTimeCompare([]byte(e.owner), []byte(owner)) != 1 {
 		return nil, JournalCursor{}, fmt.Errorf("journal %s: %w", id, ErrNotFound)
 	}
-	entries, at, err := openEntries(m.key, owner, id, e.sealed, e.tail)
+	entries, at, err := openEntries(m.key, owner, id, e.sealedPause, e.sealed, e.tail)
 	if err != nil {
 		return nil, JournalCursor{}, err
 	}
@@ -40,16 +40,18 @@ func (m *MemoryJournals) TakeJournal(_ context.Context, owner, id, holder string
 
 // TakeJournal implements [JournalTaker].
 func (r *RedisJournals) TakeJournal(ctx context.Context, owner, id, holder string) ([][]byte, JournalCursor, error) {
-	return r.open(ctx, takeJournalScript, owner, id, owner, holder)
+	return r.open(ctx, takeJournalScript, owner, id, "", owner, holder)
 }
 
-// takeJournalScript: ARGV owner, new holder; returns the tail seal and the
-// entries, or nil when there is no journal of owner's.
+// takeJournalScript: ARGV owner, new holder; returns the tail seal, the
+// pause token it was sealed with, and the entries, or nil when there is
+// no journal of owner's.
 var takeJournalScript = redis.NewScript(strings.TrimSpace(`
-local v = redis.call('HMGET', KEYS[1], 'o', 't')
+local v = redis.call('HMGET', KEYS[1], 'o', 't', 's')
 if not v[1] or v[1] ~= ARGV[1] then return false end
 redis.call('HSET', KEYS[1], 'p', '', 'h', ARGV[2])
 local out = redis.call('LRANGE', KEYS[2], 0, -1)
+table.insert(out, 1, v[3] or '')
 table.insert(out, 1, v[2] or '')
 return out
 `))

@@ -26,11 +26,15 @@ type RedisLeases struct {
 // NewRedisLeases returns the lease table on the server, key prefix and
 // HMAC key of r (its own keys: l:<id> and lapse).
 func NewRedisLeases(r *Redis) *RedisLeases {
-	return &RedisLeases{client: r.client, prefix: r.prefix + "leases:", key: r.key}
+	return &RedisLeases{client: r.client, prefix: strings.TrimSuffix(leaseKeyOf(r.prefix, ""), "l:"), key: r.key}
 }
 
 // LeaseKey is the Redis key of id's lease (tests tamper with it).
 func (r *RedisLeases) LeaseKey(id string) string { return r.prefix + "l:" + id }
+
+// leaseKeyOf is the key of id's lease for a store on prefix (the prefix
+// of [NewRedis]): where RedisTasks.UpdateHeld looks for it.
+func leaseKeyOf(prefix, id string) string { return prefix + "leases:l:" + id }
 
 // Client is the Redis client.
 func (r *RedisLeases) Client() *redis.Client { return r.client }

@@ -123,3 +123,60 @@ func TestLeases(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateHeld: on a real Redis, a task's state is written through
+// UpdateHeld only while the writer holds the task's lease, in one step:
+// once another replica took the lapsed lease over, the former holder's
+// outcome is refused (ErrLeaseLost) and the task is unchanged; the new
+// holder's is written.
+func TestUpdateHeld(t *testing.T) {
+	if redisServer == nil {
+		t.Skipf("Redis store tests skipped: %v", redisSkip)
+	}
+	ctx := context.Background()
+	r, err := resultstore.NewRedis(resultstore.RedisOptions{URL: redisServer.URL(), HMACKey: []byte("held-test-hmac-key-0123456789"),
+		Prefix: fmt.Sprintf("{test-held-%d}:", time.Now().UnixNano())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	tasks, leases := resultstore.NewRedisTasks(r), resultstore.NewRedisLeases(r)
+	now := time.Now()
+	task := &resultstore.Task{ID: "t1", Owner: "alice", Status: resultstore.TaskWorking, CreatedAt: now, UpdatedAt: now, TTL: time.Minute}
+	if err := tasks.Create(ctx, task, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := leases.Hold(ctx, "t1", "a", []byte("rec"), time.Millisecond, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	progress := *task
+	progress.StatusMessage = "a's progress"
+	if err := tasks.UpdateHeld(ctx, &progress, "a"); err != nil {
+		t.Fatalf("the holder's write: %v", err)
+	}
+	// Take the lapsed lease (1 ms: a condition, not a sleep).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := leases.Take(ctx, "t1", "b", time.Minute); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the lapsed lease was never taken: %v", err)
+		}
+	}
+	late := *task
+	late.Status, late.StatusMessage = resultstore.TaskCompleted, "a's late outcome"
+	if err := tasks.UpdateHeld(ctx, &late, "a"); !errors.Is(err, resultstore.ErrLeaseLost) {
+		t.Fatalf("the former holder's outcome: %v, want ErrLeaseLost", err)
+	}
+	if got, err := tasks.Get(ctx, "alice", "t1"); err != nil || got.Status != resultstore.TaskWorking || got.StatusMessage != "a's progress" {
+		t.Fatalf("the task after the refused write: %+v %v", got, err)
+	}
+	mine := *task
+	mine.Status, mine.StatusMessage = resultstore.TaskFailed, "b's outcome"
+	if err := tasks.UpdateHeld(ctx, &mine, "b"); err != nil {
+		t.Fatalf("the new holder's write: %v", err)
+	}
+	if got, err := tasks.Get(ctx, "alice", "t1"); err != nil || got.StatusMessage != "b's outcome" {
+		t.Fatalf("the task after the new holder's write: %+v %v", got, err)
+	}
+}

@@ -83,6 +83,15 @@ type TaskStore interface {
 	List(ctx context.Context, owner string) ([]*Task, error)
 }
 
+// HeldTaskStore is a [TaskStore] that can fence a write with a lease
+// ([Leases] on the same store): UpdateHeld is Update done only while
+// holder holds the lease of t.ID, checked and written at once; otherwise
+// it fails with ErrLeaseLost and writes nothing.
+type HeldTaskStore interface {
+	TaskStore
+	UpdateHeld(ctx context.Context, t *Task, holder string) error
+}
+
 // MemoryTasks is the in-process [TaskStore].
 type MemoryTasks struct {
 	now func() time.Time

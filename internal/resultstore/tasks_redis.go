@@ -107,6 +107,29 @@ func (r *RedisTasks) Update(ctx context.Context, t *Task) error {
 	return fmt.Errorf("task %w", ErrNotFound)
 }
 
+// UpdateHeld implements [HeldTaskStore]: the write and the check that
+// holder still holds the task's lease (RedisLeases, same server and
+// prefix) are one script.
+func (r *RedisTasks) UpdateHeld(ctx context.Context, t *Task, holder string) error {
+	data, err := r.seal(t)
+	if err != nil {
+		return err
+	}
+	res, err := updateHeldTaskScript.Run(ctx, r.client, []string{r.taskKey(t.ID), leaseKeyOf(r.prefix, t.ID)}, t.Owner, data, t.Status, holder).Text()
+	if err != nil {
+		return r.wrap(err)
+	}
+	switch res {
+	case "ok":
+		return nil
+	case "terminal":
+		return ErrTaskTerminal
+	case "lost":
+		return fmt.Errorf("task %s: %w", t.ID, ErrLeaseLost)
+	}
+	return fmt.Errorf("task %w", ErrNotFound)
+}
+
 // Cancel implements [TaskStore].
 func (r *RedisTasks) Cancel(ctx context.Context, owner, id, message string) (*Task, error) {
 	t, err := r.Get(ctx, owner, id)
@@ -189,6 +212,20 @@ return 'ok'
 // updateTaskScript writes a task's new state unless it is gone, another
 // owner's, or terminal. KEYS[1]: t:<id>. ARGV: owner, data, status.
 var updateTaskScript = redis.NewScript(strings.TrimSpace(`
+local k = KEYS[1]
+local o = redis.call('HGET', k, 'o')
+if not o or o ~= ARGV[1] then return 'gone' end
+local s = redis.call('HGET', k, 's')
+if s == 'completed' or s == 'failed' or s == 'cancelled' then return 'terminal' end
+redis.call('HSET', k, 'd', ARGV[2], 's', ARGV[3])
+return 'ok'
+`))
+
+// updateHeldTaskScript is updateTaskScript only while the lease is held
+// by ARGV[4]. KEYS: t:<id>, leases:l:<id>. ARGV: owner, data, status,
+// holder.
+var updateHeldTaskScript = redis.NewScript(strings.TrimSpace(`
+if redis.call('HGET', KEYS[2], 'h') ~= ARGV[4] then return 'lost' end
 local k = KEYS[1]
 local o = redis.call('HGET', k, 'o')
 if not o or o ~= ARGV[1] then return 'gone' end

@@ -203,9 +203,9 @@ const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
 // protectedResource serves RFC 9728 metadata (oauth mode): at the plain
 // well-known path and at the one suffixed with /mcp.
-func (sf *Surface) protectedResource(mux *http.ServeMux) {
+func (sf *Surface) protectedResource() []httpRoute {
 	if sf.opts.Auth.OAuth == nil {
-		return
+		return nil
 	}
 	h := auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               sf.opts.Auth.Audience,
@@ -214,13 +214,13 @@ func (sf *Surface) protectedResource(mux *http.ServeMux) {
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "isogate",
 	})
-	mux.Handle(protectedResourcePath, h)
-	mux.Handle(protectedResourcePath+"/mcp", h)
+	rs := []httpRoute{{protectedResourcePath, h}, {protectedResourcePath + "/mcp", h}}
 	if u, err := url.Parse(sf.opts.Auth.Audience); err == nil {
 		if p := strings.TrimSuffix(u.Path, "/"); p != "" && p != "/mcp" {
-			mux.Handle(protectedResourcePath+p, h)
+			rs = append(rs, httpRoute{protectedResourcePath + p, h})
 		}
 	}
+	return rs
 }
 
 // principalOf is the principal req was authenticated as, or nil (stdio,

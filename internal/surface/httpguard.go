@@ -27,6 +27,70 @@ func reject(w http.ResponseWriter, msg string, code int) {
 	http.Error(w, msg, code)
 }
 
+// guardHTTP puts the Host check (checkHost) and then the Origin check
+// (checkOrigin) in front of h: a request refused by either is answered
+// 403 before h, or any handler within it, sees it.
+func (sf *Surface) guardHTTP(h http.Handler) http.Handler {
+	return checkHost(sf.opts.AllowedHosts, sf.authEnabled, checkOrigin(sf.opts.AllowedOrigins, h))
+}
+
+// checkHost answers 403 to a request whose Host header names a host the
+// gateway is not known by, so that a page whose name was rebound to the
+// gateway's address (DNS rebinding) reads and does nothing. A Host passes
+// when it is
+//   - listed in allowed (server.allowed_hosts: "name" for any port,
+//     "name:port" for that port only), or
+//   - a loopback name (localhost, 127.0.0.0/8, [::1]) or the address the
+//     connection arrived at, with or without a port;
+//
+// any other Host passes only when allowed is empty, the connection did
+// not arrive at a loopback address and callers must authenticate
+// (auth): a gateway on a non-loopback listener with a token, reached by
+// whatever name, as before server.allowed_hosts. Without a local address
+// to judge by (a handler not served by net/http), only the first two
+// rules apply.
+func checkHost(allowed []string, auth func() bool, next http.Handler) http.Handler {
+	set := map[string]bool{}
+	for _, h := range allowed {
+		set[strings.ToLower(strings.TrimSpace(h))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r, set, auth) {
+			reject(w, fmt.Sprintf("host %q is not allowed (server.allowed_hosts)", r.Host), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func hostAllowed(r *http.Request, allowed map[string]bool, auth func() bool) bool {
+	host := strings.ToLower(r.Host)
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	} else if strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") {
+		name = name[1 : len(name)-1] // [::1] without a port
+	}
+	if host != "" && (allowed[host] || allowed[name]) {
+		return true
+	}
+	if isLoopback(name) {
+		return true
+	}
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if local == nil {
+		return false
+	}
+	localHost, _, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return false
+	}
+	if localIP, ip := net.ParseIP(localHost), net.ParseIP(name); localIP != nil && ip != nil && localIP.Equal(ip) {
+		return true // the address itself: no name to rebind
+	}
+	return len(allowed) == 0 && !isLoopback(localHost) && auth()
+}
+
 // checkOrigin answers 403 to a request whose Origin is foreign: not in
 // allowed, not the request's own host, and not a loopback origin arriving
 // on a loopback listener. Requests without Origin (non-browser clients)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,107 @@ type taskLease struct {
 	g      *gatewayTasks
 	id     string
 	holder string
+
+	mu sync.Mutex
+	// confirmed is when the last Hold, Take or Renew that succeeded was
+	// sent (this replica's monotonic clock): the lease lasts at least
+	// store.lease_ttl from then, so nobody can have taken it before.
+	confirmed time.Time
+	lost      bool // a renewal was refused: another replica took it
+}
+
+// errLeaseUnconfirmed is the cause of a fence refusing an action of a
+// task whose lease could not be confirmed (the store did not answer).
+var errLeaseUnconfirmed = errors.New("this replica could not confirm it still holds the task's lease")
+
+// renew extends the lease and keeps when it was confirmed.
+func (l *taskLease) renew(ctx context.Context) error {
+	sent := time.Now()
+	err := l.g.opts.Leases.Renew(ctx, l.id, l.holder, l.g.opts.LeaseTTL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil:
+		if sent.After(l.confirmed) {
+			l.confirmed = sent
+		}
+	case errors.Is(err, resultstore.ErrLeaseLost):
+		l.lost = true
+	}
+	return err
+}
+
+// fence reports whether this replica may still act for the task (send a
+// call, keep its outcome): nil while its lease is surely held (confirmed
+// less than half of store.lease_ttl ago, as the heartbeat keeps it);
+// past that, after a pause (a frozen process, a stalled machine) it is
+// confirmed with the store first. errLeaseLost: another replica took it;
+// errLeaseUnconfirmed: the store did not answer (fail closed).
+func (l *taskLease) fence(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	lost, confirmed := l.lost, l.confirmed
+	l.mu.Unlock()
+	if lost {
+		return errLeaseLost
+	}
+	if time.Since(confirmed) < l.g.opts.LeaseTTL/2 {
+		return nil
+	}
+	l.g.sf.logger.Debug("task lease not confirmed lately: confirming it before acting", slog.String("task", l.id))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardTimeout)
+	defer cancel()
+	err := l.renew(ctx)
+	switch {
+	case errors.Is(err, resultstore.ErrLeaseLost):
+		l.g.sf.logger.Warn("task taken over by another replica: stopped here (fenced)", slog.String("task", l.id))
+		return errLeaseLost
+	case err != nil:
+		return fmt.Errorf("%w: %w", errLeaseUnconfirmed, err)
+	}
+	return nil
+}
+
+// held reports, without asking the store, whether the task's lease is
+// surely held (see fence); true when the task is not leased.
+func (l *taskLease) held() bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.lost && time.Since(l.confirmed) < l.g.opts.LeaseTTL/2
+}
+
+// withFence returns ctx, a leased task's run context, whose backend calls
+// pass l's fence (pipeline.FenceStage); a lost lease also stops the run.
+func (l *taskLease) withFence(ctx context.Context, lost context.CancelCauseFunc) context.Context {
+	if l == nil {
+		return ctx
+	}
+	return pipeline.WithFence(ctx, func(ctx context.Context) error {
+		err := l.fence(ctx)
+		if errors.Is(err, errLeaseLost) {
+			lost(errLeaseLost)
+		}
+		return err
+	})
+}
+
+// outcomeCause is the cause with which a leased task's run is finished:
+// its context's, or errLeaseLost when the fence refuses to keep an
+// outcome for a task this replica no longer surely holds.
+func (l *taskLease) outcomeCause(ctx context.Context, cause error) error {
+	if cause != nil || l == nil {
+		return cause
+	}
+	if err := l.fence(ctx); err != nil {
+		l.g.sf.logger.Info("task's outcome not kept here: its lease is not surely held", slog.String("task", l.id), slog.Any("why", err))
+		return errLeaseLost
+	}
+	return nil
 }
 
 // leasing reports whether tasks are held under leases.
@@ -153,7 +255,7 @@ func (g *gatewayTasks) hold(ctx context.Context, t *resultstore.Task, tool strin
 		rec.Principal = &leasePrincipal{Name: p.Name, Groups: p.Groups, Scopes: p.Scopes}
 	}
 	data, _ := json.Marshal(rec)
-	l := &taskLease{g: g, id: t.ID, holder: randomHex(16)}
+	l := &taskLease{g: g, id: t.ID, holder: randomHex(16), confirmed: time.Now()}
 	if err := g.opts.Leases.Hold(ctx, t.ID, l.holder, data, g.opts.LeaseTTL, time.Until(t.CreatedAt.Add(t.TTL))); err != nil {
 		g.sf.logger.Warn("task not leased: it is lost if this replica stops", slog.String("task", t.ID), slog.Any("error", err))
 		return nil
@@ -177,7 +279,7 @@ func (l *taskLease) heartbeat(ctx context.Context, lost context.CancelCauseFunc)
 				return
 			case <-tick.C:
 			}
-			err := l.g.opts.Leases.Renew(ctx, l.id, l.holder, l.g.opts.LeaseTTL)
+			err := l.renew(ctx)
 			if errors.Is(err, resultstore.ErrLeaseLost) {
 				l.g.sf.logger.Warn("task taken over by another replica: stopped here", slog.String("task", l.id))
 				lost(errLeaseLost)
@@ -229,7 +331,7 @@ func (g *gatewayTasks) sweepLapsed(ctx context.Context) {
 // takeOver takes the lapsed lease of task id and continues the task by
 // replay, or fails it with REPLICA_LOST.
 func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
-	l := &taskLease{g: g, id: id, holder: randomHex(16)}
+	l := &taskLease{g: g, id: id, holder: randomHex(16), confirmed: time.Now()}
 	data, err := g.opts.Leases.Take(ctx, id, l.holder, g.opts.LeaseTTL)
 	if err != nil {
 		if !errors.Is(err, resultstore.ErrNotFound) {
@@ -269,8 +371,8 @@ func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
 		why = err.Error()
 	}
 	log.Info("task taken over from a lost replica: failed", slog.String("code", codeReplicaLost), slog.String("why", why))
-	rt := &runningTask{gt: g, task: *t}
-	rt.finish(replicaLost(rec.Tool, why), nil, nil)
+	rt := &runningTask{gt: g, task: *t, lease: l}
+	rt.finish(replicaLost(rec.Tool, why), nil, l.outcomeCause(ctx, nil))
 	g.releaseSettled(l, t)
 }
 
@@ -366,7 +468,8 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{})
 	tctx, cancelTTL := context.WithDeadline(ctx, t.CreatedAt.Add(t.TTL))
 	tctx, cancel := context.WithCancelCause(tctx)
-	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), task: *t}
+	tctx = l.withFence(tctx, cancel)
+	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), task: *t, lease: l}
 	g.running.Store(t.ID, rt)
 	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
 	d := g.taskDurable(rec.Owner, j, rec.Journal, time.Now().Add(sf.runTimeout(in)), l.holder, at, cancel)
@@ -380,7 +483,7 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 		res := sf.executeChain(withDurable(tctx, d), req, in)
 		stopWatch()
 		stopBeat()
-		rt.finish(res, nil, context.Cause(tctx))
+		rt.finish(res, nil, l.outcomeCause(tctx, context.Cause(tctx)))
 		g.releaseSettled(l, t)
 		// The journal is left to expire, held by this replica: the lost
 		// replica, were it only paused, finds its writes fenced off and

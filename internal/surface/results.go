@@ -67,7 +67,7 @@ func (sf *Surface) readResultTool(ctx context.Context, req *mcp.CallToolRequest,
 	}
 	data, err := sf.readResult(ctx, sf.ownerOf(req), in.URI)
 	if errors.Is(err, resultstore.ErrNotFound) {
-		return textResult(fmt.Sprintf("%s: %v (results are kept for %v, for the session that produced them)",
+		return textResult(fmt.Sprintf("%s: %v (results are kept for %v, for the principal that made them)",
 			in.URI, err, sf.store.Limits().TTL), true), nil, nil
 	}
 	if err != nil {

@@ -22,7 +22,7 @@ const RunURIPrefix = "isogate://runs/"
 // forgets entries by age and size.
 const maxRunIndex = 10000
 
-// runStore keeps run records for their owner (the session that ran them),
+// runStore keeps run records for their owner (the principal that ran them),
 // for sandbox.output.result_ttl within a byte budget, and writes each to
 // server.record_dir when configured.
 type runStore struct {

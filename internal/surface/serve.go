@@ -33,7 +33,7 @@ const (
 // session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
 	defer context.AfterFunc(ctx, sf.inflight.cancelAll)()
-	return sf.server.Run(ctx, codedTransport{taskTransport{stdioTransport(), sf.tasks}})
+	return sf.server.Run(ctx, codedTransport{taskTransport{stdioTransport(), sf.tasks, sf.processOwner}})
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.
@@ -42,11 +42,36 @@ var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback addre
 	"or bind 127.0.0.1")
 
 // HTTPHandler returns the streamable HTTP handler: MCP at /mcp, guarded by
-// the Origin check and the bearer token (both before the body is read),
-// plus /healthz, /readyz and /metrics.
-func (sf *Surface) HTTPHandler() http.Handler {
+// the bearer token (before the body is read), plus /healthz, /readyz,
+// /metrics, the console and the OAuth metadata (Routes). Every route, and
+// every path no route serves, is behind the Host and Origin guards
+// (guardHTTP), which answer before any handler.
+func (sf *Surface) HTTPHandler() http.Handler { return sf.guardHTTP(muxOf(sf.routes())) }
+
+// Routes lists the patterns HTTPHandler serves, in the order they are
+// registered. Each is behind the Host and Origin guards: the tests walk
+// this list, so a route added here is checked for them.
+func (sf *Surface) Routes() []string { return patternsOf(sf.routes()) }
+
+// MetricsRoutes lists the patterns ServeMetrics serves, each behind the
+// same guards as HTTPHandler's.
+func (sf *Surface) MetricsRoutes() []string { return patternsOf(sf.metricsRoutes()) }
+
+// httpRoute is one pattern an HTTP listener serves and its handler.
+type httpRoute struct {
+	pattern string
+	handler http.Handler
+}
+
+// routes are HTTPHandler's routes. The go-sdk's own DNS rebinding check
+// is off (DisableLocalhostProtection): guardHTTP applies the same rule,
+// and server.allowed_hosts, to every route, /mcp included, and the task
+// boundary (taskHTTP) answers some /mcp requests before the go-sdk sees
+// them.
+func (sf *Surface) routes() []httpRoute {
 	hopts := &mcp.StreamableHTTPOptions{Logger: sf.logger, PropagateRequestCancellation: true,
-		SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless, MaxRequestBodyBytes: maxBodyBytes}
+		SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless, MaxRequestBodyBytes: maxBodyBytes,
+		DisableLocalhostProtection: true}
 	if !sf.opts.Stateless {
 		hopts.EventStore = newResumeStore() // resumable streams (resume.go)
 	}
@@ -56,18 +81,40 @@ func (sf *Surface) HTTPHandler() http.Handler {
 	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
 	h = sf.requireAuth(h)
-	h = checkOrigin(sf.opts.AllowedOrigins, h)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	sf.protectedResource(mux)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", sf.readyz)
-	mux.Handle("/metrics", sf.metricsHandler())
+	rs := []httpRoute{{"/mcp", h}}
+	rs = append(rs, sf.protectedResource()...)
+	rs = append(rs, sf.metricsRoutes()...)
 	if sf.opts.Console != nil {
-		mux.Handle("/console", sf.opts.Console)
-		mux.Handle("/console/", sf.opts.Console)
+		rs = append(rs, httpRoute{"/console", sf.opts.Console}, httpRoute{"/console/", sf.opts.Console})
+	}
+	return rs
+}
+
+// metricsRoutes are /healthz, /readyz and /metrics: on the HTTP listener
+// and on server.metrics_addr.
+func (sf *Surface) metricsRoutes() []httpRoute {
+	return []httpRoute{
+		{"/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })},
+		{"/readyz", http.HandlerFunc(sf.readyz)},
+		{"/metrics", sf.metricsHandler()},
+	}
+}
+
+// muxOf serves rs.
+func muxOf(rs []httpRoute) *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, r := range rs {
+		mux.Handle(r.pattern, r.handler)
 	}
 	return mux
+}
+
+func patternsOf(rs []httpRoute) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.pattern
+	}
+	return out
 }
 
 // metricsHandler serves /metrics, behind the token with
@@ -136,11 +183,7 @@ func (sf *Surface) ServeHTTP(ctx context.Context, ln net.Listener) error {
 // ServeMetrics serves /metrics (and /healthz, /readyz) on ln until ctx
 // ends: server.metrics_addr, for stdio mode or a separate scrape port.
 func (sf *Surface) ServeMetrics(ctx context.Context, ln net.Listener) error {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", sf.metricsHandler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", sf.readyz)
-	return serveUntil(ctx, ln, newHTTPServer(mux), sf.opts.ShutdownGrace)
+	return serveUntil(ctx, ln, newHTTPServer(sf.guardHTTP(muxOf(sf.metricsRoutes()))), sf.opts.ShutdownGrace)
 }
 
 // newHTTPServer applies the server timeouts to h.

@@ -3,9 +3,6 @@ package surface
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -19,7 +16,6 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
-	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/sdklog"
 	"github.com/isogate/isogate/internal/stats"
 )
@@ -274,64 +270,6 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 // it to server.record_dir when that is set.
 func (sf *Surface) KeepRun(owner string, rec *pipeline.RunRecord) {
 	sf.runs.put(context.Background(), owner, rec, sf.logger)
-}
-
-// ownerOf is who owns what req stores (results, run records, approvals):
-// in stateless mode the caller's identity, the principal of its bearer
-// token, so that any replica serves the caller's results; otherwise its
-// session. The key (resultstore.OwnerKey) charges the result store's
-// budget to the principal: its sessions share one principal's share.
-func (sf *Surface) ownerOf(req mcp.Request) string {
-	if p := principalOf(req); p != nil {
-		if sf.opts.Stateless {
-			return resultstore.OwnerKey(p.Owner(), "")
-		}
-		// A session's results stay the session's, and are the principal's.
-		ss, _ := req.GetSession().(*mcp.ServerSession)
-		return resultstore.OwnerKey(p.Owner(), sf.owner(ss))
-	}
-	if sf.opts.Stateless {
-		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-			return resultstore.OwnerKey(principal(extra.Header.Get("Authorization")), "")
-		}
-	}
-	ss, _ := req.GetSession().(*mcp.ServerSession)
-	return resultstore.OwnerKey(sf.owner(ss), "")
-}
-
-// principal names the identity behind an Authorization header (already
-// checked against server.auth_token): a digest of the credential, never
-// the credential itself; "anonymous" without one.
-func principal(authorization string) string {
-	if authorization == "" {
-		return "anonymous"
-	}
-	sum := sha256.Sum256([]byte(authorization))
-	return "bearer:" + hex.EncodeToString(sum[:16])
-}
-
-// owner scopes stored results to an MCP session. Sessions without an ID
-// (stdio, in-memory) get a random one for their lifetime.
-func (sf *Surface) owner(ss *mcp.ServerSession) string {
-	if ss == nil {
-		return ""
-	}
-	if id := ss.ID(); id != "" {
-		return id
-	}
-	if id, ok := sf.sessionIDs.Load(ss); ok {
-		return id.(string)
-	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	id, loaded := sf.sessionIDs.LoadOrStore(ss, "local-"+hex.EncodeToString(b))
-	if !loaded {
-		go func() {
-			_ = ss.Wait()
-			sf.sessionIDs.Delete(ss)
-		}()
-	}
-	return id.(string)
 }
 
 func (sf *Surface) addResources(s *mcp.Server) {

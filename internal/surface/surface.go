@@ -13,7 +13,6 @@ package surface
 import (
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,6 +130,9 @@ type Options struct {
 	MetricsAuth bool
 	// AllowedOrigins are the browser origins allowed besides loopback.
 	AllowedOrigins []string
+	// AllowedHosts are the Host header values accepted besides loopback
+	// names and the listener's address (server.allowed_hosts).
+	AllowedHosts []string
 	// SessionIdleTimeout closes idle HTTP sessions.
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the open client sessions.
@@ -202,7 +204,7 @@ type Surface struct {
 	callers     callers        // each client session's backend.Caller
 	tasks       *gatewayTasks  // tasks clients create (tasks.go)
 
-	sessionIDs sync.Map // *mcp.ServerSession → owner id, for sessions without an ID
+	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
 	authToken atomic.Pointer[string] // server.auth_token now (SetAuthToken)
 	tokens    *authn.Static          // the static tokens in force
@@ -227,9 +229,10 @@ func New(p Parts, opts Options) *Surface {
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox: p.Sandbox, desk: p.Desk,
-		runs:     newRunStore(p.Runs, opts.RecordDir),
-		journals: p.Journals,
-		sessions: newSessionTracker(opts.MaxSessions, opts.Logger),
+		runs:         newRunStore(p.Runs, opts.RecordDir),
+		journals:     p.Journals,
+		sessions:     newSessionTracker(opts.MaxSessions, opts.Logger),
+		processOwner: resultstore.OwnerKey("process-"+randomHex(12), ""),
 	}
 	if sf.opts.Tasks.MaxTTL <= 0 {
 		sf.opts.Tasks.MaxTTL = config.Default().Server.Tasks.MaxTTL

@@ -63,14 +63,22 @@ type askReply struct {
 }
 
 // disguiseResult turns tasks/result's params into those of the tools/call
-// that carries its result intent's token.
-func (g *gatewayTasks) disguiseResult(params json.RawMessage, owner string) (json.RawMessage, error) {
+// that carries its result intent's token, and returns the token, for the
+// request's end to drop. Past maxTaskIntents it fails (errTooManyIntents).
+func (g *gatewayTasks) disguiseResult(params json.RawMessage, owner string) (json.RawMessage, string, error) {
 	var p taskParams
 	_ = json.Unmarshal(params, &p)
-	token := newIntentToken()
-	g.intents.Store(token, &resultIntent{owner: owner, taskID: p.TaskID})
-	return json.Marshal(map[string]any{"name": taskResultTool, "arguments": map[string]any{},
+	token, err := g.intents.add(&resultIntent{owner: owner, taskID: p.TaskID})
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := json.Marshal(map[string]any{"name": taskResultTool, "arguments": map[string]any{},
 		"_meta": map[string]any{taskResultMetaKey: token}})
+	if err != nil {
+		g.intents.drop(token)
+		return nil, "", err
+	}
+	return out, token, nil
 }
 
 // taskResultMiddleware answers a disguised tasks/result (see above): it
@@ -83,9 +91,9 @@ func (sf *Surface) taskResultMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 			return next(ctx, method, req)
 		}
 		token, _ := call.Params.Meta[taskResultMetaKey].(string)
-		v, found := sf.tasks.intents.LoadAndDelete(token)
+		v, _ := sf.tasks.intents.take(token)
 		in, isResult := v.(*resultIntent)
-		if !found || !isResult { // not put there by the boundary
+		if !isResult { // not put there by the boundary
 			return nil, errTaskNotFound()
 		}
 		res, err := sf.tasks.result(ctx, in.owner, in.taskID, call.Session)

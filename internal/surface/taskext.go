@@ -74,37 +74,44 @@ func readRequestMeta(params json.RawMessage) requestMeta {
 }
 
 // augmentModern turns a 2026-07-28 tools/call that the gateway runs as a
-// task into a plain call carrying a task intent's token (like augment);
-// ok is false when the call stays synchronous: the client did not declare
-// the extension, or the tool is not one isogate lists as task-capable. A
-// legacy `params.task` is dropped either way (SEP-2663: ignored).
-func (g *gatewayTasks) augmentModern(params json.RawMessage, rm requestMeta, owner string) (json.RawMessage, bool) {
+// task into a plain call carrying a task intent's token (like augment),
+// and returns the token ("" when the call stays synchronous: the client
+// did not declare the extension, or the tool is not one isogate lists as
+// task-capable). A legacy `params.task` is dropped either way (SEP-2663:
+// ignored). Past maxTaskIntents it fails (errTooManyIntents).
+func (g *gatewayTasks) augmentModern(params json.RawMessage, rm requestMeta, owner string) (json.RawMessage, string, error) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil {
-		return params, false
+		return params, "", nil
 	}
 	_, legacy := p["task"]
 	delete(p, "task")
 	var name string
 	_ = json.Unmarshal(p["name"], &name)
 	asTask := rm.declared && g.sf.taskSupport(name) != ""
+	var token string
 	if asTask {
 		meta := map[string]any{}
 		_ = json.Unmarshal(p["_meta"], &meta)
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		meta[taskMetaKey] = g.register(&taskIntent{owner: owner, modern: true})
+		var err error
+		if token, err = g.intents.add(&taskIntent{owner: owner, modern: true}); err != nil {
+			return params, "", err
+		}
+		meta[taskMetaKey] = token
 		p["_meta"], _ = json.Marshal(meta)
 	}
 	if !asTask && !legacy {
-		return params, false
+		return params, "", nil
 	}
 	out, err := json.Marshal(p)
 	if err != nil {
-		return params, false
+		g.intents.drop(token)
+		return params, "", nil
 	}
-	return out, asTask
+	return out, token, nil
 }
 
 // modernTask is a Task on the 2026-07-28 wire: CreateTaskResult (with

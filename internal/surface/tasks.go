@@ -77,9 +77,9 @@ type gatewayTasks struct {
 	results resultstore.Store
 	opts    TaskOptions
 
-	intents sync.Map // token → *taskIntent
-	running sync.Map // task id → *runningTask
-	tokens  sync.Map // progress token → *runningTask
+	intents intentTable // token → *taskIntent or *resultIntent
+	running sync.Map    // task id → *runningTask
+	tokens  sync.Map    // progress token → *runningTask
 }
 
 // runningTask is a task this replica runs.
@@ -88,6 +88,7 @@ type runningTask struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	notify func(wireTask)
+	lease  *taskLease // nil: not leased
 
 	mu   sync.Mutex
 	task resultstore.Task
@@ -109,11 +110,77 @@ func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *
 	return &gatewayTasks{sf: sf, store: opts.Store, results: results, opts: opts}
 }
 
-// register files a task intent and returns its token.
-func (g *gatewayTasks) register(in *taskIntent) string {
+// maxTaskIntents bounds the intents pending at once: task-augmented
+// tools/call and tasks/result requests between the boundary that read
+// them and the middleware that takes them (tasks.go, taskelicit.go).
+const maxTaskIntents = 10000
+
+// codeTasksBusy is the isogate/code of a task request refused because
+// maxTaskIntents intents are pending (retryable).
+const codeTasksBusy = "TASKS_BUSY"
+
+// errTooManyIntents refuses an intent past maxTaskIntents.
+var errTooManyIntents = fmt.Errorf("%s: %d task requests are in flight on this gateway; retry shortly", codeTasksBusy, maxTaskIntents)
+
+// intentTable holds the intents of requests in flight, each from the
+// boundary that read its request until the middleware takes it or the
+// request ends (whatever the outcome: a request the go-sdk refused before
+// any middleware leaves nothing behind), at most maxTaskIntents at once.
+type intentTable struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+// add files an intent and returns its token; past maxTaskIntents it
+// refuses with errTooManyIntents.
+func (t *intentTable) add(in any) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.m) >= maxTaskIntents {
+		return "", errTooManyIntents
+	}
+	if t.m == nil {
+		t.m = map[string]any{}
+	}
 	token := newIntentToken()
-	g.intents.Store(token, in)
-	return token
+	t.m[token] = in
+	return token, nil
+}
+
+// take removes the intent of token and returns it.
+func (t *intentTable) take(token string) (any, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	in, ok := t.m[token]
+	delete(t.m, token)
+	return in, ok
+}
+
+// drop forgets the intent of token, if still there (its request ended).
+func (t *intentTable) drop(token string) {
+	if token == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, token)
+}
+
+// len is the number of intents pending.
+func (t *intentTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// TaskIntents is the number of task intents pending: task requests read
+// by the boundary whose call has not started yet (isogate_task_intents).
+func (sf *Surface) TaskIntents() int { return sf.tasks.intents.len() }
+
+// errTasksBusy is errTooManyIntents as a JSON-RPC error.
+func errTasksBusy() *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]string{"isogate/code": codeTasksBusy})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Data: data, Message: errTooManyIntents.Error()}
 }
 
 // newIntentToken is an unguessable token for an intent of the boundary's.
@@ -182,11 +249,16 @@ func (sf *Surface) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		token, _ := call.Params.Meta[taskMetaKey].(string)
 		delete(call.Params.Meta, taskMetaKey)
-		v, found := sf.tasks.intents.LoadAndDelete(token)
-		if !found { // not put there by the boundary: a plain call
-			return next(ctx, method, req)
+		v, _ := sf.tasks.intents.take(token)
+		in, found := v.(*taskIntent)
+		if !found {
+			// Not put there by the boundary, or its request ended before
+			// the call reached here: nobody waits for a task, and the
+			// call is not run as a plain one either.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "the task's request ended before its call started (or " + taskMetaKey + " was not the gateway's)"}
 		}
-		return sf.tasks.start(ctx, v.(*taskIntent), call, func(ctx context.Context, r mcp.Request) (mcp.Result, error) {
+		return sf.tasks.start(ctx, in, call, func(ctx context.Context, r mcp.Request) (mcp.Result, error) {
 			return next(ctx, method, r)
 		})
 	}
@@ -217,7 +289,8 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	// within the task's TTL; values (principal, caller) stay.
 	tctx, cancelTTL := context.WithTimeout(context.WithoutCancel(ctx), ttl)
 	tctx, cancel := context.WithCancelCause(tctx)
-	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), notify: in.notify, task: t}
+	tctx = lease.withFence(tctx, cancel) // no backend call for a task taken over
+	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), notify: in.notify, task: t, lease: lease}
 	if !in.modern { // its elicitations wait for tasks/result (taskelicit.go)
 		tctx = context.WithValue(tctx, taskRunKey{}, rt)
 	}
@@ -243,7 +316,7 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 		stop()
 		stopBeat()
 		g.tokens.Delete(progress)
-		rt.finish(res, err, context.Cause(tctx))
+		rt.finish(res, err, lease.outcomeCause(tctx, context.Cause(tctx)))
 		g.endLeased(lease, durable, &t)
 		g.running.Delete(t.ID)
 		close(rt.done)
@@ -313,6 +386,9 @@ var errTaskCancelled = errors.New("the task was cancelled (tasks/cancel)")
 // setStatus writes the task's new status message (from the run's
 // progress) and tells the client.
 func (rt *runningTask) setStatus(message string) {
+	if !rt.lease.held() { // a status is not worth a round trip: dropped
+		return
+	}
 	rt.mu.Lock()
 	if rt.task.Terminal() {
 		rt.mu.Unlock()
@@ -386,7 +462,7 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 		status, message = resultstore.TaskFailed, "keeping the task's result: "+perr.Error()
 	}
 	t.ResultID, t.Status, t.StatusMessage, t.UpdatedAt = id, status, cut(message, 500), time.Now()
-	if err := g.store.Update(ctx, &t); err != nil {
+	if err := rt.keep(ctx, &t); err != nil {
 		log.Debug("task outcome not kept", slog.Any("error", err))
 		return
 	}
@@ -395,6 +471,17 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 	rt.mu.Unlock()
 	log.Debug("task over", slog.String("status", status))
 	rt.tell(&t)
+}
+
+// keep writes the task's outcome: a leased task's only while this
+// replica holds its lease, checked in the same step as the write where the
+// store can (a replica frozen between its fence and this write keeps
+// nothing over the taker's outcome).
+func (rt *runningTask) keep(ctx context.Context, t *resultstore.Task) error {
+	if held, ok := rt.gt.store.(resultstore.HeldTaskStore); ok && rt.lease != nil {
+		return held.UpdateHeld(ctx, t, rt.lease.holder)
+	}
+	return rt.gt.store.Update(ctx, t)
 }
 
 // firstText is the first text content of a result.

@@ -3,8 +3,6 @@ package surface
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/authn"
-	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // The JSON-RPC boundary of gateway-owned tasks (see tasks.go): where
@@ -29,12 +26,13 @@ import (
 var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true}
 
 // augment turns a task-augmented tools/call's params into a plain call's
-// that carries a task intent's token in _meta (tasks.go); params without
-// `task` come back unchanged (ok false).
-func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func(wireTask)) (json.RawMessage, bool) {
+// that carries a task intent's token in _meta (tasks.go), and returns the
+// token, for the request's end to drop; params without `task` come back
+// unchanged (token ""). Past maxTaskIntents it fails (errTooManyIntents).
+func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func(wireTask)) (json.RawMessage, string, error) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p["task"] == nil {
-		return params, false
+		return params, "", nil
 	}
 	var task struct {
 		TTL *float64 `json:"ttl"`
@@ -50,13 +48,18 @@ func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[taskMetaKey] = g.register(in)
+	token, err := g.intents.add(in)
+	if err != nil {
+		return params, "", err
+	}
+	meta[taskMetaKey] = token
 	p["_meta"], _ = json.Marshal(meta)
 	out, err := json.Marshal(p)
 	if err != nil {
-		return params, false
+		g.intents.drop(token)
+		return params, "", nil
 	}
-	return out, true
+	return out, token, nil
 }
 
 // taskTransport wraps the stdio transport: each connection's task traffic
@@ -64,6 +67,7 @@ func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func
 type taskTransport struct {
 	mcp.Transport
 	tasks *gatewayTasks
+	owner string // the process's owner key (Surface.processOwner)
 }
 
 // Connect implements mcp.Transport.
@@ -72,16 +76,14 @@ func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	c := &taskServerConn{Connection: conn, tasks: t.tasks, closed: make(chan struct{}),
-		owner: resultstore.OwnerKey("stdio-"+hex.EncodeToString(b), "")}
+	c := &taskServerConn{Connection: conn, tasks: t.tasks, closed: make(chan struct{}), owner: t.owner}
 	return c, nil
 }
 
 // taskServerConn answers tasks/* on a stdio connection and passes a
-// task-augmented tools/call on with its intent's token. Its client is the
-// tasks' owner (one per connection), and receives notifications/tasks/status.
+// task-augmented tools/call on with its intent's token. Its tasks are the
+// process's (stdio has no principal but the process), and its client
+// receives notifications/tasks/status.
 type taskServerConn struct {
 	mcp.Connection
 	tasks *gatewayTasks
@@ -89,6 +91,9 @@ type taskServerConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	mu      sync.Mutex
+	pending map[any]string // request id → its intent's token, until answered
 }
 
 // Read implements mcp.Connection.
@@ -102,28 +107,86 @@ func (c *taskServerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok || !req.IsCall() {
 			return msg, nil
 		}
-		if req.Method == "tasks/result" {
+		var (
+			params json.RawMessage
+			token  string
+		)
+		switch {
+		case req.Method == "tasks/result":
 			// Through the go-sdk, which carries the task's elicitations
 			// on this connection (taskelicit.go).
-			if params, err := c.tasks.disguiseResult(req.Params, c.owner); err == nil {
-				req.Method, req.Params = "tools/call", params
-				return msg, nil
+			params, token, err = c.tasks.disguiseResult(req.Params, c.owner)
+			if err == nil {
+				req.Method = "tools/call"
 			}
-		}
-		if taskMethods[req.Method] {
+		case taskMethods[req.Method]:
 			go c.answer(req)
 			continue
+		case req.Method == "tools/call":
+			params, token, err = c.tasks.augment(req.Params, c.owner, c.notify)
+		default:
+			return msg, nil
 		}
-		if req.Method == "tools/call" {
-			req.Params, _ = c.tasks.augment(req.Params, c.owner, c.notify)
+		if err != nil {
+			go c.refuse(req, err)
+			continue
+		}
+		if token != "" {
+			req.Params = params
+			c.track(req.ID, token)
 		}
 		return msg, nil
 	}
 }
 
+// track keeps token until request id is answered (Write) or the
+// connection closes: an intent lives as long as its request.
+func (c *taskServerConn) track(id jsonrpc.ID, token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending == nil {
+		c.pending = map[any]string{}
+	}
+	if old, ok := c.pending[id.Raw()]; ok { // an id reused while in flight
+		c.tasks.intents.drop(old)
+	}
+	c.pending[id.Raw()] = token
+}
+
+// Write implements mcp.Connection: the answer to a request ends its
+// intent, if the go-sdk answered it without taking it.
+func (c *taskServerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		token, found := c.pending[resp.ID.Raw()]
+		delete(c.pending, resp.ID.Raw())
+		c.mu.Unlock()
+		if found {
+			c.tasks.intents.drop(token)
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// refuse answers request req with err (a task request the gateway cannot
+// take now).
+func (c *taskServerConn) refuse(req *jsonrpc.Request, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	_ = c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: withCode(err)})
+}
+
 // Close implements mcp.Connection.
 func (c *taskServerConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.mu.Lock()
+		for _, token := range c.pending {
+			c.tasks.intents.drop(token)
+		}
+		c.pending = nil
+		c.mu.Unlock()
+	})
 	return c.Connection.Close()
 }
 
@@ -165,8 +228,8 @@ func (c *taskServerConn) notify(t wireTask) {
 // handler and behind the Origin check, authentication and the body read:
 // it answers tasks/* itself (as application/json) and passes a
 // task-augmented tools/call on with its intent's token. The tasks' owner
-// is the caller's principal (in session mode without authentication, its
-// session).
+// is the caller's principal (httpOwner), in session and stateless mode
+// alike.
 func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -214,26 +277,25 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 				return
 			}
 		}
-		owner := sf.httpTaskOwner(r, session)
+		owner := sf.httpOwner(authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())))
 		if req.Method == "tools/call" || (req.Method == "tasks/result" && !sf.opts.Stateless) {
-			params, augmented := sf.tasks.augment(req.Params, owner, nil)
+			var (
+				params json.RawMessage
+				token  string
+			)
 			if req.Method == "tasks/result" {
 				// Through the go-sdk, which carries the task's
 				// elicitations on this request's stream (taskelicit.go).
-				params, err = sf.tasks.disguiseResult(req.Params, owner)
-				req.Method, augmented = "tools/call", err == nil
+				params, token, err = sf.tasks.disguiseResult(req.Params, owner)
+				req.Method = "tools/call"
+			} else {
+				params, token, err = sf.tasks.augment(req.Params, owner, nil)
 			}
-			if augmented {
-				req.Params = params
-				if body, err = jsonrpc.EncodeMessage(req); err != nil {
-					http.Error(w, err.Error(), http.StatusInternalServerError)
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				r.ContentLength = int64(len(body))
-				r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+			if err != nil {
+				tasksBusy(w, req.ID, session)
+				return
 			}
-			next.ServeHTTP(w, r)
+			sf.serveIntent(w, r, next, req, params, token)
 			return
 		}
 		res, aerr, _ := sf.tasks.answer(r.Context(), owner, req.Method, req.Params)
@@ -245,20 +307,18 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 // a tools/call the gateway runs as a task gets its intent's token, and
 // tasks/get, tasks/update, tasks/cancel are answered here.
 func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request, rm requestMeta) {
-	owner := sf.httpTaskOwner(r, "")
+	owner := sf.httpOwner(authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())))
 	if req.Method == "tools/call" {
-		if params, changed := sf.tasks.augmentModern(req.Params, rm, owner); changed || !bytes.Equal(params, req.Params) {
-			req.Params = params
-			body, err := jsonrpc.EncodeMessage(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-			r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		params, token, err := sf.tasks.augmentModern(req.Params, rm, owner)
+		if err != nil {
+			tasksBusy(w, req.ID, "")
+			return
 		}
-		next.ServeHTTP(w, r)
+		if token == "" && bytes.Equal(params, req.Params) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sf.serveIntent(w, r, next, req, params, token)
 		return
 	}
 	var p taskParams
@@ -273,6 +333,33 @@ func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next h
 	}
 	res, err := sf.tasks.answerModern(r.Context(), owner, req.Method, req.Params)
 	writeAnswer(w, req.ID, "", http.StatusOK, res, err)
+}
+
+// serveIntent passes request req on to next with params (carrying the
+// intent of token, "" for none), and drops that intent when the request
+// ends, whatever the outcome: one the go-sdk refused before any
+// middleware (a wrong Accept header, a bad protocol version, an unknown
+// tool) leaves nothing behind.
+func (sf *Surface) serveIntent(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request,
+	params json.RawMessage, token string) {
+	defer sf.tasks.intents.drop(token)
+	req.Params = params
+	body, err := jsonrpc.EncodeMessage(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	next.ServeHTTP(w, r)
+}
+
+// tasksBusy refuses a task request past maxTaskIntents: 503, Retry-After,
+// and a JSON-RPC error with isogate/code TASKS_BUSY.
+func tasksBusy(w http.ResponseWriter, id jsonrpc.ID, session string) {
+	w.Header().Set("Retry-After", "1")
+	writeAnswer(w, id, session, http.StatusServiceUnavailable, nil, errTasksBusy())
 }
 
 // writeAnswer writes the JSON-RPC answer to request id (res, or err) as
@@ -296,19 +383,6 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, session string, status in
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
-}
-
-// httpTaskOwner is who owns the tasks an HTTP request creates and reads:
-// its principal; without authentication, in session mode, its session
-// (in stateless mode, everyone unauthenticated is one caller).
-func (sf *Surface) httpTaskOwner(r *http.Request, session string) string {
-	if p := authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())); p != nil {
-		return resultstore.OwnerKey(p.Owner(), "")
-	}
-	if !sf.opts.Stateless && session != "" {
-		return resultstore.OwnerKey(principal(r.Header.Get("Authorization")), "session-"+session)
-	}
-	return resultstore.OwnerKey(principal(r.Header.Get("Authorization")), "")
 }
 
 // has reports whether a session with that id is open.

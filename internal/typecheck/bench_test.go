@@ -64,3 +64,23 @@ func BenchmarkColdCheck(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }
+
+// BenchmarkCheckerFairness is issue 42's goal for the checker's fair share
+// ([MeasureFairness]; goal: a ratio of at most 2). One run measures it
+// whole (-benchtime=1x).
+func BenchmarkCheckerFairness(b *testing.B) {
+	c := New(Options{Timeout: time.Minute})
+	defer c.Close()
+	b.ResetTimer()
+	for range b.N {
+		f, err := MeasureFairness(context.Background(), c, benchWarmUp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(f.Quiet.Microseconds())/1000, "quiet-p50-ms")
+		b.ReportMetric(float64(f.Bombed.Microseconds())/1000, "bombed-p50-ms")
+		b.ReportMetric(f.Ratio(), "p50-ratio")
+		b.ReportMetric(float64(f.TimedOut), "bombs-timed-out")
+		b.ReportMetric(float64(f.Bombs), "bombs")
+	}
+}

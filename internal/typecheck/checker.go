@@ -17,17 +17,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
 // Defaults of [Options].
 const (
-	// DefaultTimeout bounds one check: past it the program runs unchecked.
+	// DefaultTimeout bounds one check: past it the check is ended inside
+	// the checker (ErrTimeout).
 	DefaultTimeout = 2 * time.Second
 	// DefaultHeapMB caps the checker's heap (the compiler and its
 	// libraries take about 41 MB).
@@ -47,11 +50,38 @@ type Options struct {
 	CodeCache v8sandbox.ResidentCodeCache
 }
 
+// Lanes is how many checks a checker serves at once, each in an isolate of
+// its own (the first built at load, the others when first needed). Its
+// lanes are shared between principals as the V8 slots are (fairshare): one
+// principal holds at most one at a time, so that another's check never
+// waits behind a principal's slow ones (a type bomb runs to its budget,
+// and its lane is then rebuilt before its principal may use it again).
+const Lanes = 2
+
+// forgetTimeout bounds the call that drops a lane's bases (it only drops
+// references).
+const forgetTimeout = 5 * time.Second
+
+// MaxQueued bounds the checks a principal holding its lane may have
+// waiting for the next: past it a check fails at once (ErrUnavailable).
+const MaxQueued = 4
+
+// NewLaneShare returns the fair share of a checker's Lanes between
+// principals (procpool.Checker keeps one in front of its worker too).
+func NewLaneShare() *fairshare.Slots {
+	return fairshare.New(fairshare.Options{Capacity: Lanes, Share: 1, MaxWaiting: MaxQueued})
+}
+
 // Checker checks programs. It is safe for concurrent use; checks are served
-// one at a time by one isolate.
+// Lanes at a time, each by an isolate of its own, shared fairly between
+// principals.
 type Checker struct {
 	opts      Options
-	res       *v8sandbox.Resident
+	res       *v8sandbox.Resident   // lanes[0]: the one loaded at start, the one Status and HeapUsed report
+	lanes     []*v8sandbox.Resident // each serves one check at a time
+	share     *fairshare.Slots      // the lanes, shared between principals
+	laneMu    sync.Mutex
+	laneBusy  []bool // a check (or a rebuild after one cut short) holds the lane
 	codeCache *CodeCacheFile
 	ready     atomic.Bool            // the compiler is loaded
 	warming   atomic.Bool            // a load was asked for
@@ -86,15 +116,19 @@ func newChecker(opts Options, cacheDir func() string) *Checker {
 	if opts.CodeCache != nil {
 		store = opts.CodeCache
 	}
-	res := v8sandbox.NewResident(v8sandbox.ResidentOptions{
-		HeapMB: opts.HeapMB,
-		Setup: []v8sandbox.ResidentScript{
-			{Origin: "typescript.js", Source: compilerScript, CodeCache: store},
-			{Origin: "isogate:typecheck-libs.js", Source: libsScript},
-			{Origin: "isogate:checker.js", Source: func() (string, error) { return checkerJS, nil }},
-		},
-	})
-	return &Checker{opts: opts, res: res, codeCache: cache, retryBase: RetryBase}
+	lanes := make([]*v8sandbox.Resident, Lanes)
+	for i := range lanes {
+		lanes[i] = v8sandbox.NewResident(v8sandbox.ResidentOptions{
+			HeapMB: opts.HeapMB,
+			Setup: []v8sandbox.ResidentScript{
+				{Origin: "typescript.js", Source: compilerScript, CodeCache: store},
+				{Origin: "isogate:typecheck-libs.js", Source: libsScript},
+				{Origin: "isogate:checker.js", Source: func() (string, error) { return checkerJS, nil }},
+			},
+		})
+	}
+	return &Checker{opts: opts, res: lanes[0], lanes: lanes, share: NewLaneShare(), laneBusy: make([]bool, Lanes),
+		codeCache: cache, retryBase: RetryBase}
 }
 
 // CodeCacheStats reports what the checker did with its code cache file
@@ -195,10 +229,12 @@ func (c *Checker) Ready() bool { return c.ready.Load() }
 // and rebuilds, its code cache file.
 func (c *Checker) Status() Status {
 	st := Status{Where: WhereInProcess, State: StateNotStarted, CodeCache: c.codeCache.Status()}
-	rs := c.res.Stats()
-	st.HeapUsedBytes = rs.HeapUsedBytes
-	if rs.Builds > 1 {
-		st.Restarts = rs.Builds - 1
+	for _, lane := range c.lanes {
+		rs := lane.Stats()
+		st.HeapUsedBytes += rs.HeapUsedBytes
+		if rs.Builds > 1 {
+			st.Restarts += rs.Builds - 1
+		}
 	}
 	switch msg := c.warmErr.Load(); {
 	case c.ready.Load():
@@ -211,8 +247,12 @@ func (c *Checker) Status() Status {
 	return st
 }
 
-// Close disposes the checker's isolate.
-func (c *Checker) Close() { c.res.Close() }
+// Close disposes the checker's isolates.
+func (c *Checker) Close() {
+	for _, lane := range c.lanes {
+		lane.Close()
+	}
+}
 
 // HeapUsed reports the checker isolate's used heap in bytes.
 func (c *Checker) HeapUsed(ctx context.Context) (int64, error) { return c.res.HeapUsed(ctx) }
@@ -355,14 +395,158 @@ func (r *Report) Certain() []Diagnostic {
 }
 
 // ErrUnchecked wraps the error of a check that could not finish (deadline,
-// heap cap, a failure of the checker): the program is then run unchecked.
+// heap cap, a failure of the checker); so does one of ErrTimeout,
+// ErrTooComplex and ErrUnavailable, which says why. sandbox.typecheck:
+// strict then refuses the program; warn runs it with a notice.
 var ErrUnchecked = errors.New("program not type-checked")
+
+// Why a check could not finish (with ErrUnchecked, errors.Is).
+var (
+	// ErrTimeout: the check ran past its budget and was ended inside the
+	// checker (the checker goes on serving).
+	ErrTimeout = errors.New("the check exceeded its time budget")
+	// ErrTooComplex: checking the program exceeded the checker's memory
+	// (its isolate's heap cap, or its stack).
+	ErrTooComplex = errors.New("the check exceeded the checker's memory")
+	// ErrUnavailable: the checker could not answer (loading, restarting,
+	// crashed, its queue for the principal full, closed).
+	ErrUnavailable = errors.New("the checker could not answer")
+)
+
+// CheckError is the error of a check that could not finish: errors.Is
+// matches ErrUnchecked, its Kind and its Err.
+type CheckError struct {
+	Kind error // ErrTimeout, ErrTooComplex or ErrUnavailable
+	Err  error
+}
+
+// Error implements error ("program not type-checked: " and why).
+func (e *CheckError) Error() string { return ErrUnchecked.Error() + ": " + e.Err.Error() }
+
+// Unwrap returns ErrUnchecked, the kind and the cause.
+func (e *CheckError) Unwrap() []error { return []error{ErrUnchecked, e.Kind, e.Err} }
+
+// Unchecked returns the error of a check that could not finish, of kind
+// (ErrTimeout, ErrTooComplex or ErrUnavailable).
+func Unchecked(kind, err error) error { return &CheckError{Kind: kind, Err: err} }
+
+// KindOf says why a check that failed with err (an error of the checker's
+// isolate, a *v8sandbox.Error) could not finish: ErrTimeout past its
+// deadline, ErrTooComplex past its heap cap or stack, else
+// ErrUnavailable.
+func KindOf(err error) error {
+	var se *v8sandbox.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case v8sandbox.CodeTimeout:
+			return ErrTimeout
+		case v8sandbox.CodeHeapLimit:
+			return ErrTooComplex
+		case v8sandbox.CodeEval:
+			for _, m := range []string{"Maximum call stack size exceeded", "Invalid string length", "Invalid array length", "out of memory"} {
+				if strings.Contains(se.Message, m) {
+					return ErrTooComplex
+				}
+			}
+		}
+	}
+	return ErrUnavailable
+}
+
+// Request is one check ([Service.Submit]).
+type Request struct {
+	Decls   Declarations
+	Program string
+	// Module is set for a program that exports its entry point.
+	Module bool
+	// Principal is whose check it is, its fair-share key ("" for none:
+	// no share, as for the V8 slots).
+	Principal string
+	// Budget bounds the check itself, not the waits before it (for the
+	// checker to load, for a lane); past it the check is ended inside
+	// the checker (ErrTimeout). 0, or more than the checker's timeout:
+	// the checker's timeout.
+	Budget time.Duration
+}
+
+// Submit checks a program for a principal: it waits, while ctx allows,
+// for the checker to load and for a lane (its share of them), then checks
+// within req.Budget and ctx. The error, when not nil, is a [*CheckError].
+func (c *Checker) Submit(ctx context.Context, req Request) (*Report, error) {
+	return c.submit(ctx, req, checkMode{})
+}
+
+// submit is Submit, done as mode says.
+func (c *Checker) submit(ctx context.Context, req Request, mode checkMode) (*Report, error) {
+	lane, release, err := c.acquire(ctx, req.Principal)
+	if err != nil {
+		return nil, err
+	}
+	res := c.lanes[lane]
+	// The lane's isolate is built outside the budget (the first check of
+	// a lane, or the one after a check cut short).
+	if err := res.Warm(ctx); err != nil {
+		release()
+		return nil, Unchecked(ErrUnavailable, fmt.Errorf("loading the checker: %w", err))
+	}
+	if lane == 0 {
+		c.ready.Store(true)
+	}
+	budget := c.opts.Timeout
+	if req.Budget > 0 && req.Budget < budget {
+		budget = req.Budget
+	}
+	cctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	rep, err := c.checkOn(cctx, res, req.Decls, req.Program, req.Module, mode)
+	if err == nil {
+		// The programs checked in a base stay in its checker until it is
+		// rebuilt: past half the cap they are dropped, before the lane
+		// serves another check.
+		if res.Stats().HeapUsedBytes > int64(c.opts.HeapMB)<<20/2 {
+			if _, ferr := res.Call(context.Background(), "__isogate_tc_forget", "", forgetTimeout); ferr != nil {
+				slog.Warn("type checker: dropping its bases failed", "err", ferr) // a call cut short rebuilt the isolate
+			}
+		}
+		release()
+		return rep, nil
+	}
+	// A check cut short cost its isolate: the lane is rebuilt before it
+	// serves again, its principal's share held meanwhile, so that the
+	// rebuild is waited for by the principal whose check caused it.
+	go func() {
+		defer release()
+		_ = res.Warm(context.Background()) // a failed build is tried again by the next check
+	}()
+	return nil, err
+}
+
+// acquire takes a lane for principal, waiting while ctx allows.
+func (c *Checker) acquire(ctx context.Context, principal string) (lane int, release func(), err error) {
+	give, err := c.share.Acquire(ctx, principal)
+	if err != nil {
+		return 0, nil, Unchecked(ErrUnavailable, fmt.Errorf("waiting for a lane of the checker: %w", err))
+	}
+	c.laneMu.Lock()
+	lane = slices.Index(c.laneBusy, false) // the share holds at most len(lanes): one is free
+	c.laneBusy[lane] = true
+	c.laneMu.Unlock()
+	var once sync.Once
+	return lane, func() {
+		once.Do(func() {
+			c.laneMu.Lock()
+			c.laneBusy[lane] = false
+			c.laneMu.Unlock()
+			give()
+		})
+	}, nil
+}
 
 // Check checks a program (TypeScript or JavaScript, with top-level await
 // and return as code mode allows; module is set for a program that exports
 // its entry point) against decls, within the checker's timeout and ctx
 // (waiting for the checker included; loading the compiler, on the first
-// check, excluded).
+// check, excluded), as the principal "" ([Checker.Submit]).
 func (c *Checker) Check(ctx context.Context, decls Declarations, program string, module bool) (*Report, error) {
 	return c.check(ctx, decls, program, module, false)
 }
@@ -385,9 +569,12 @@ type checkMode struct {
 
 // checkWith is Check, done as mode says.
 func (c *Checker) checkWith(ctx context.Context, decls Declarations, program string, module bool, mode checkMode) (*Report, error) {
+	return c.submit(ctx, Request{Decls: decls, Program: program, Module: module}, mode)
+}
+
+// checkOn checks a program in the isolate of one lane, within ctx.
+func (c *Checker) checkOn(ctx context.Context, res *v8sandbox.Resident, decls Declarations, program string, module bool, mode checkMode) (*Report, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
 	source, shift := wrap(program, module)
 	req, err := json.Marshal(struct {
 		Decls  string `json:"decls"`
@@ -395,12 +582,12 @@ func (c *Checker) checkWith(ctx context.Context, decls Declarations, program str
 		checkMode
 	}{decls.ID, source, mode})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnchecked, err)
+		return nil, Unchecked(ErrUnavailable, err)
 	}
 	for attempt := 0; ; attempt++ {
-		out, err := c.res.Call(ctx, "__isogate_tc_check", string(req), time.Until(deadline(ctx)))
+		out, err := res.Call(ctx, "__isogate_tc_check", string(req), time.Until(deadline(ctx)))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUnchecked, err)
+			return nil, Unchecked(KindOf(err), err)
 		}
 		var rep struct {
 			NeedDecls   bool         `json:"needDecls"`
@@ -410,7 +597,7 @@ func (c *Checker) checkWith(ctx context.Context, decls Declarations, program str
 			TypeQueries int          `json:"typeQueries"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			return nil, fmt.Errorf("%w: the checker's reply: %v", ErrUnchecked, err)
+			return nil, Unchecked(ErrUnavailable, fmt.Errorf("the checker's reply: %w", err))
 		}
 		if !rep.NeedDecls {
 			for i := range rep.Diagnostics {
@@ -434,25 +621,25 @@ func (c *Checker) checkWith(ctx context.Context, decls Declarations, program str
 			return &Report{Diagnostics: rep.Diagnostics, Plan: rep.Plan, Duration: time.Since(start), shared: rep.Shared}, nil
 		}
 		if attempt > 0 {
-			return nil, fmt.Errorf("%w: the checker lost the declarations", ErrUnchecked)
+			return nil, Unchecked(ErrUnavailable, errors.New("the checker lost the declarations"))
 		}
-		if err := c.load(ctx, decls); err != nil {
+		if err := load(ctx, res, decls); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// load hands decls to the checker, which parses them once.
-func (c *Checker) load(ctx context.Context, decls Declarations) error {
+// load hands decls to a lane's isolate, which parses them once.
+func load(ctx context.Context, res *v8sandbox.Resident, decls Declarations) error {
 	arg, err := json.Marshal(struct {
 		ID   string `json:"id"`
 		Text string `json:"text"`
 	}{decls.ID, decls.Text})
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnchecked, err)
+		return Unchecked(ErrUnavailable, err)
 	}
-	if _, err := c.res.Call(ctx, "__isogate_tc_decls", string(arg), time.Until(deadline(ctx))); err != nil {
-		return fmt.Errorf("%w: loading the declarations: %v", ErrUnchecked, err)
+	if _, err := res.Call(ctx, "__isogate_tc_decls", string(arg), time.Until(deadline(ctx))); err != nil {
+		return Unchecked(KindOf(err), fmt.Errorf("loading the declarations: %w", err))
 	}
 	return nil
 }

@@ -690,6 +690,15 @@
     return JSON.stringify({ diagnostics, plan, shared: false, typeQueries });
   };
 
+  // __isogate_tc_forget() drops the bases, and with them the nodes and
+  // types of the programs checked in them: the host calls it when a check
+  // left the heap past half its cap, so that one principal's large
+  // programs do not fill the heap for the next checks (issue 42).
+  globalThis.__isogate_tc_forget = () => {
+    bases.clear();
+    return "ok";
+  };
+
   // __isogate_tc_decls({id, text}) parses a set of declarations once.
   globalThis.__isogate_tc_decls = (arg) => {
     const { id, text } = JSON.parse(arg);

@@ -11,15 +11,17 @@ const (
 	// StateNotStarted: nothing has asked for the compiler yet.
 	StateNotStarted = "not_started"
 	// StateStarting: the compiler is loading (in process isolation, its
-	// worker is starting); programs run unchecked meanwhile.
+	// worker is starting); runs wait for it, within their deadline.
 	StateStarting = "starting"
 	// StateReady: a check costs only the check.
 	StateReady = "ready"
 	// StateRestarting: the checker worker died (or was killed) and its
-	// replacement is not serving yet; programs run unchecked meanwhile.
+	// replacement is not serving yet; runs wait for it, within their
+	// deadline.
 	StateRestarting = "restarting"
 	// StateFailed: the checker could not start (Status.Error says why);
-	// programs run unchecked.
+	// strict refuses programs (TYPECHECK_UNAVAILABLE), warn runs them with
+	// a notice.
 	StateFailed = "failed"
 )
 
@@ -98,14 +100,18 @@ const (
 	// OutcomeRefused: the checker answered and strict mode refused the
 	// program (TYPECHECK_FAILED).
 	OutcomeRefused = "refused"
-	// OutcomeFailed: the checker could not answer (its worker died, an
-	// error): the program ran unchecked.
+	// OutcomeFailed: the checker could not answer (not loaded within the
+	// run's deadline, its worker died, the principal's queue full, its
+	// memory exceeded): strict refused the program (TYPECHECK_UNAVAILABLE,
+	// TYPECHECK_TOO_COMPLEX), warn ran it with a notice.
 	OutcomeFailed = "failed"
-	// OutcomeTimeout: the check passed sandbox.typecheck_timeout: the
-	// program ran unchecked.
+	// OutcomeTimeout: the check passed sandbox.typecheck_timeout and was
+	// ended inside the checker: strict refused the program
+	// (TYPECHECK_TIMEOUT), warn ran it with a notice.
 	OutcomeTimeout = "timeout"
-	// OutcomeSkipped: the checker was not ready (loading, restarting,
-	// failed): the program ran unchecked without waiting for it.
+	// OutcomeSkipped: the checker was not ready and the program ran
+	// without waiting for it; no longer happens (issue 42: runs wait for
+	// the checker), kept so that the metric's series stay.
 	OutcomeSkipped = "skipped"
 	// OutcomeCancelled: the run's client went away during the check.
 	OutcomeCancelled = "cancelled"

@@ -3,6 +3,7 @@ package procpool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -19,6 +21,12 @@ import (
 // (V8 compiles the compiler with no code cache in a fresh process), many
 // seconds of wall time on a loaded machine.
 const checkerStartTimeout = time.Minute
+
+// checkerGrace is how long past a check's deadline the parent waits for
+// the worker's answer before it kills the worker: the worker ends a check
+// past its budget itself (TerminateExecution in its isolate), so a kill is
+// for a worker that stopped answering, not for a slow check.
+const checkerGrace = 5 * time.Second
 
 // CheckerOptions configure a [Checker].
 type CheckerOptions struct {
@@ -44,11 +52,13 @@ type CheckerOptions struct {
 // process of its own: the program text the TypeScript compiler parses is
 // the attacker's, so in process isolation the compiler lives behind the
 // same walls as the programs. It is a [Pool] of one checker worker (the
-// same binary's sandbox-worker, told so in its init frame) serving one
-// check at a time: supervised, restarted when it dies, killed when a check
-// overruns its deadline by the pool's grace. A check the worker does not
-// answer (death, deadline) fails with typecheck.ErrUnchecked, and the
-// program runs unchecked, as past the deadline in process.
+// same binary's sandbox-worker, told so in its init frame) serving
+// typecheck.Lanes checks at a time, shared fairly between principals here
+// and in the worker: supervised, restarted when it dies. A check past its
+// budget is ended by the worker itself (typecheck.ErrTimeout), the worker
+// going on; one it does not answer within checkerGrace more is killed with
+// its worker. A check the worker does not answer (death, deadline) fails
+// with typecheck.ErrUnchecked and why, as in process.
 //
 // A catalogue version's declarations are sent to the worker once (by ID),
 // not with every check; a restarted worker asks for them again.
@@ -60,6 +70,7 @@ type CheckerOptions struct {
 type Checker struct {
 	opts    Options
 	timeout time.Duration
+	share   *fairshare.Slots // the worker's lanes, shared between principals
 
 	startMu   sync.Mutex
 	launched  bool          // something asked for the worker (Status: not_started until then)
@@ -103,8 +114,9 @@ func NewChecker(opts CheckerOptions) *Checker {
 		kept = cache
 	}
 	return &Checker{
-		opts: Options{Workers: 1, SlotsPerWorker: 1, Command: opts.Command, Confinement: opts.Confinement,
-			Logger: opts.Logger, checker: true, checkerCache: kept},
+		opts: Options{Workers: 1, SlotsPerWorker: typecheck.Lanes, Command: opts.Command, Confinement: opts.Confinement,
+			Logger: opts.Logger, Grace: checkerGrace, checker: true, checkerCache: kept},
+		share:     typecheck.NewLaneShare(),
 		codeCache: cache,
 		timeout:   opts.Timeout,
 		retryBase: typecheck.RetryBase,
@@ -168,43 +180,72 @@ func (c *Checker) Ready() bool {
 }
 
 // Check checks program against decls in the worker, within the checker's
-// timeout and ctx (waiting for the worker included). The error, when not
-// nil, wraps typecheck.ErrUnchecked.
+// timeout and ctx (waiting for the worker included), as the principal "".
+// The error, when not nil, is a *typecheck.CheckError.
 func (c *Checker) Check(ctx context.Context, decls typecheck.Declarations, program string, module bool) (*typecheck.Report, error) {
+	return c.Submit(ctx, typecheck.Request{Decls: decls, Program: program, Module: module})
+}
+
+// Submit checks a program in the worker for a principal: it waits, while
+// ctx allows, for the worker to start (or be replaced) and for a lane of
+// the principal's share, then the worker checks it within req.Budget,
+// ending it itself past that. The error, when not nil, is a
+// *typecheck.CheckError.
+func (c *Checker) Submit(ctx context.Context, req typecheck.Request) (*typecheck.Report, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	unavailable := func(format string, args ...any) error {
+		return typecheck.Unchecked(typecheck.ErrUnavailable, fmt.Errorf(format, args...))
+	}
+	release, err := c.share.Acquire(ctx, req.Principal)
+	if err != nil {
+		return nil, unavailable("waiting for a lane of the checker: %w", err)
+	}
+	defer release()
 	p, err := c.startedPool(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", typecheck.ErrUnchecked, err)
+		return nil, unavailable("%w", err)
 	}
+	budget := req.Budget
+	if budget <= 0 || budget > c.timeout {
+		budget = c.timeout
+	}
+	decls := req.Decls
 	withText := !c.holds(decls.ID)
 	for {
-		req := checkRequest{Decls: decls.ID, Program: program, Module: module}
+		cr := checkRequest{Decls: decls.ID, Program: req.Program, Module: req.Module, Principal: req.Principal, Budget: budget}
 		if withText {
-			req.Text, req.WithText = decls.Text, true
+			cr.Text, cr.WithText = decls.Text, true
 			c.declsSent.Add(1)
 		}
-		src, err := json.Marshal(req)
+		src, err := json.Marshal(cr)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", typecheck.ErrUnchecked, err)
+			return nil, unavailable("%w", err)
 		}
 		deadline, _ := ctx.Deadline()
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, fmt.Errorf("%w: no time left for the check: %v", typecheck.ErrUnchecked, context.DeadlineExceeded)
+			return nil, unavailable("no time left for the check: %w", context.DeadlineExceeded)
 		}
+		// The run's timeout bounds the waits in the worker too (a lane, its
+		// isolate's build); the check itself is bounded by its budget.
 		res, err := p.Run(ctx, v8sandbox.Job{Source: string(src), Limits: v8sandbox.Limits{Timeout: left}}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: the checker worker: %v", typecheck.ErrUnchecked, err)
+			kind := typecheck.ErrUnavailable
+			var se *v8sandbox.Error
+			if errors.As(err, &se) && se.Code == v8sandbox.CodeHeapLimit {
+				kind = typecheck.ErrTooComplex // the worker died of memory exhaustion
+			}
+			return nil, typecheck.Unchecked(kind, fmt.Errorf("the checker worker: %w", err))
 		}
 		var rep checkReply
 		if err := json.Unmarshal(res.Value, &rep); err != nil {
-			return nil, fmt.Errorf("%w: the checker worker's reply: %v", typecheck.ErrUnchecked, err)
+			return nil, unavailable("the checker worker's reply: %w", err)
 		}
 		if rep.NeedDecls {
 			if withText {
-				return nil, fmt.Errorf("%w: the checker worker lost the declarations", typecheck.ErrUnchecked)
+				return nil, unavailable("the checker worker lost the declarations")
 			}
 			withText = true // a worker started since they were sent
 			continue
@@ -218,10 +259,10 @@ func (c *Checker) Check(ctx context.Context, decls typecheck.Declarations, progr
 			c.heapMu.Unlock()
 		}
 		if rep.Error != "" {
-			return nil, fmt.Errorf("%w: %s", typecheck.ErrUnchecked, rep.Error)
+			return nil, typecheck.Unchecked(kindOf(rep.Kind), errors.New(rep.Error))
 		}
 		if rep.Report == nil {
-			return nil, fmt.Errorf("%w: the checker worker sent no report", typecheck.ErrUnchecked)
+			return nil, unavailable("the checker worker sent no report")
 		}
 		rep.Report.Duration = time.Since(start)
 		return rep.Report, nil

@@ -28,6 +28,11 @@ type checkRequest struct {
 	WithText bool   `json:"with_text,omitempty"`
 	Program  string `json:"program"`
 	Module   bool   `json:"module,omitempty"`
+	// Principal is whose check it is (the worker's lanes are shared
+	// fairly between principals); Budget bounds the check itself, in
+	// nanoseconds (the run's timeout bounds the waits before it too).
+	Principal string        `json:"principal,omitempty"`
+	Budget    time.Duration `json:"budget,omitempty"`
 }
 
 // checkReply is the value of a checker worker's run.
@@ -35,11 +40,40 @@ type checkReply struct {
 	// NeedDecls asks for the request again with the declarations' text.
 	NeedDecls bool              `json:"need_decls,omitempty"`
 	Report    *typecheck.Report `json:"report,omitempty"`
-	// Error says why the check could not finish (the program then runs
-	// unchecked).
+	// Error says why the check could not finish; Kind is why in a word
+	// (kindTimeout, kindTooComplex, kindUnavailable).
 	Error string `json:"error,omitempty"`
+	Kind  string `json:"kind,omitempty"`
 	// HeapUsed is the compiler isolate's used heap after the check.
 	HeapUsed int64 `json:"heap_used,omitempty"`
+}
+
+// The kinds of a checkReply's error.
+const (
+	kindTimeout     = "timeout"
+	kindTooComplex  = "too_complex"
+	kindUnavailable = "unavailable"
+)
+
+// kindName is the word for a typecheck error kind, and kindOf its error.
+func kindName(err error) string {
+	switch {
+	case errors.Is(err, typecheck.ErrTimeout):
+		return kindTimeout
+	case errors.Is(err, typecheck.ErrTooComplex):
+		return kindTooComplex
+	}
+	return kindUnavailable
+}
+
+func kindOf(name string) error {
+	switch name {
+	case kindTimeout:
+		return typecheck.ErrTimeout
+	case kindTooComplex:
+		return typecheck.ErrTooComplex
+	}
+	return typecheck.ErrUnavailable
 }
 
 // maxHeldDecls bounds the declaration texts a checker worker holds (and
@@ -134,10 +168,11 @@ func (cs *checkServer) check(ctx context.Context, source string) checkReply {
 	if !ok {
 		return checkReply{NeedDecls: true}
 	}
-	rep, err := cs.checker.Check(ctx, typecheck.Declarations{ID: req.Decls, Text: text}, req.Program, req.Module)
+	rep, err := cs.checker.Submit(ctx, typecheck.Request{Decls: typecheck.Declarations{ID: req.Decls, Text: text},
+		Program: req.Program, Module: req.Module, Principal: req.Principal, Budget: req.Budget})
 	heap := cs.checker.Status().HeapUsedBytes
 	if err != nil {
-		return checkReply{Error: strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "), HeapUsed: heap}
+		return checkReply{Error: strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "), Kind: kindName(err), HeapUsed: heap}
 	}
 	return checkReply{Report: rep, HeapUsed: heap}
 }
