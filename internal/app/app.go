@@ -306,7 +306,9 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Console:                      consoleOrNil(consoleDesk, lateHandler{&consoleHandler}),
 	})
 	if consoleDesk != nil {
-		consoleHandler = a.newConsole(cfg, consoleDesk)
+		c := a.newConsole(cfg, consoleDesk)
+		consoleHandler = c
+		a.closers = append(a.closers, c) // stops its metrics sampling
 	}
 	ok = true
 	return a, nil

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/console"
@@ -26,7 +28,7 @@ func consoleAdmins(s config.ServerConfig) []string {
 
 // newConsole builds the operator's console over the composed gateway
 // (server.console); the surface serves it at /console.
-func (a *App) newConsole(cfg *config.Config, d *desk.Desk) http.Handler {
+func (a *App) newConsole(cfg *config.Config, d *desk.Desk) *console.Console {
 	replica, _ := os.Hostname()
 	return console.New(console.Sources{
 		Desk:     d,
@@ -39,8 +41,11 @@ func (a *App) newConsole(cfg *config.Config, d *desk.Desk) http.Handler {
 			}
 			return line
 		},
-		Catalog:  a.Catalog,
-		Policy:   a.Policy,
+		Catalog: a.Catalog,
+		Policy:  a.Policy,
+		BackendTools: func() map[string][]*mcp.Tool {
+			return a.Backends.Tools()
+		},
 		Stats:    func() stats.Snapshot { return a.Observer.Stats().Snapshot() },
 		Sandbox:  a.Sandbox,
 		Sessions: func() int { return a.Surface.SessionCount() },

@@ -230,6 +230,9 @@ type Request struct {
 	Owner string
 	// OnToolCall is called after each backend call completes.
 	OnToolCall func(done int, tool string)
+	// OnRun, when set, is given the run as it starts (its id is the run
+	// record's; its calls so far are readable while it runs).
+	OnRun func(*pipeline.Run)
 	// Detached marks a caller that prints the response and exits (isogate
 	// exec): nothing in it may need the gateway after the run. The output
 	// is whole (the intent filter applies, but no auto-chunking, truncation
@@ -339,6 +342,9 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	defer cancel()
 	run := pipeline.NewRun(e.opts.MaxToolCalls)
 	ctx = pipeline.WithRun(ctx, run)
+	if req.OnRun != nil {
+		req.OnRun(run)
+	}
 	v := e.view()
 	calls := &callTracker{}
 
@@ -397,6 +403,9 @@ func record(run *pipeline.Run, req Request, resp *Response) *pipeline.RunRecord 
 		rec.Error = &pipeline.RunError{Code: string(resp.Code), Message: resp.Text}
 	} else {
 		rec.Result = pipeline.NewBlob(resp.Value)
+	}
+	if resp.Shaped.StoredID != "" {
+		rec.ResultURI = resultstore.URIPrefix + resp.Shaped.StoredID
 	}
 	return rec
 }

@@ -21,7 +21,7 @@ func (c *Console) answerApproval(w http.ResponseWriter, r *http.Request, v *visi
 		http.Error(w, "decision must be approve or deny", http.StatusBadRequest)
 		return
 	}
-	ok := c.src.Desk.Answer(id, decision == "approve")
+	ok := c.src.Desk.Answer(id, decision == "approve", v.Principal)
 	c.logger.Info("console: approval answered", slog.String("principal", v.Principal), slog.String("approval", id),
 		slog.String("decision", decision), slog.Bool("found", ok))
 	http.Redirect(w, r, "/console/approvals", http.StatusSeeOther)

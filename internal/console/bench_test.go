@@ -48,9 +48,9 @@ func benchConsole(b *testing.B) *Console {
 			Calls: []pipeline.CallRecord{{Seq: 1, Backend: "backend01", Tool: "tool_001", DurationMS: 4, OK: true}}})
 	}
 	for range 10 {
-		d.StartRun("bob", "sync", func(error) {})
+		d.StartRun("bob", "sync", "", func(error) {})
 	}
-	appr := d.Approver(nil, "bob")
+	appr := d.Approver(nil, "bob", "")
 	for i := range 5 {
 		ctx, cancel := context.WithCancel(context.Background())
 		b.Cleanup(cancel)

@@ -99,6 +99,17 @@ func newFixture(t *testing.T, browser context.Context) *fixture {
 		<-ctx.Done()
 		return nil, nil, ctx.Err()
 	})
+	mcp.AddTool(work, &mcp.Tool{Name: "echo", Description: "Echoes its text."}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ECHOED " + in.Text}}}, nil, nil
+	})
+	mcp.AddTool(work, &mcp.Tool{Name: "fail", Description: "Reports a failure (isError)."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "FAIL-TEXT: the disk is full"}}}, nil, nil
+	})
+	mcp.AddTool(work, &mcp.Tool{Name: "drop_all", Description: "Drops every note."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "dropped"}}}, nil, nil
+	})
 	mcp.AddTool(work, &mcp.Tool{Name: "quick", Description: "Answers at once."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
@@ -126,7 +137,18 @@ func newFixture(t *testing.T, browser context.Context) *fixture {
 	cfg.Server.Console = config.ConsoleConfig{Enabled: true, Admins: []string{"scope:isogate.admin"}, SessionTTL: time.Hour}
 	workSpec := backend.InMemory("work", work)
 	workSpec.Backend.Tools.Approve = []string{"write"}
-	a, err := app.New(cfg, app.Options{Version: "console-test", ExtraSpecs: []backend.Spec{workSpec, backend.InMemory("evil", evil), f.flaky.spec()}})
+	workSpec.Backend.Tools.Deny = []string{"drop*"}
+	// A stdio backend (this test binary, see TestMain) whose stderr has a
+	// notice, a harmless roots/list refusal and an error.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := backend.Spec{Backend: config.Backend{Name: "files", Transport: config.TransportStdio, Command: exe,
+		Env: map[string]string{backendEnv: "noisy", "NOISY_STDERR": "Secure MCP Filesystem Server running on stdio\n" +
+			"Failed to request roots from client undefined: MCP error -32603: roots/list refused\n" +
+			"Error: EACCES: permission denied, open '/srv/private'"}}}
+	a, err := app.New(cfg, app.Options{Version: "console-test", ExtraSpecs: []backend.Spec{workSpec, backend.InMemory("evil", evil), f.flaky.spec(), files}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,11 +366,22 @@ func TestConsoleInABrowser(t *testing.T) {
 		f.shot(t, "overview-backend-down")
 		f.flaky.setDown(false)
 		f.waitFor(t, "flaky shown healthy again", `!!document.querySelector('tr[data-backend="flaky"] td[data-state="healthy"]')`)
+		f.waitFor(t, "the stderr of files", `document.querySelectorAll('tr[data-backend="files"] ul.stderr li').length === 3`)
+		if got := f.text(t, `tr[data-backend="files"] ul.stderr li:nth-child(2)`); !strings.HasPrefix(got, "notice Failed to request roots") || !strings.Contains(got, "harmless") {
+			t.Errorf("the roots/list refusal shows %q: want a notice, said to be harmless", got)
+		}
+		if got := f.text(t, `tr[data-backend="files"] ul.stderr li.error`); !strings.HasPrefix(got, "error Error: EACCES") {
+			t.Errorf("the error line shows %q", got)
+		}
 		f.shot(t, "overview")
 	})
 
 	t.Run("approve from the page and the program completes", func(t *testing.T) {
 		done := f.chain(`const r = await work.write({text: "<img src=x onerror=\"window.__xss = 4\">\u202Egpj.exe"}); return "finished: " + JSON.stringify(r);`)
+		f.do(t, "runs", chromedp.Navigate(f.url+"/console/runs"))
+		f.waitFor(t, "the live run waiting for approval", `!!document.querySelector('#live-runs tr[data-record] a.waiting')`)
+		f.do(t, "the live run's page", chromedp.Click(`#live-runs tr[data-record] td a`))
+		f.waitFor(t, "the live run's page", `!!document.querySelector('#waiting') && document.querySelector('#outcome').dataset.state === "running"`)
 		f.do(t, "approvals", chromedp.Navigate(f.url+"/console/approvals"))
 		f.waitFor(t, "the approval", `!!document.querySelector('section.approval')`)
 		args := f.text(t, "section.approval pre.args")
@@ -374,7 +407,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		if got := f.text(t, "#timeline"); !strings.Contains(got, "work.write") {
 			t.Errorf("the call timeline shows %q", got)
 		}
-		f.shot(t, "run-record")
+		if got := f.text(t, "p.approval-wait"); !strings.Contains(got, "for approval, approved by ops on the console") {
+			t.Errorf("the approval wait shows %q", got)
+		}
 		f.do(t, "replay the run", chromedp.Click("#replay"), chromedp.WaitVisible("#replay-verdict"))
 		if got := f.text(t, "#replay-verdict"); got != "reproduced" {
 			t.Errorf("the replay of the approved run shows %q (%s), want reproduced", got, f.text(t, "#replay-outcome"))
@@ -383,6 +418,35 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("the replayed result shows %q", got)
 		}
 		f.shot(t, "run-replayed")
+	})
+
+	t.Run("a run's page shows the whole run", func(t *testing.T) {
+		res := <-f.chain(`console.log("CONSOLE-LINE-7"); const e = await work.echo({text: "ARG-VALUE-9"}); await work.fail({}); return e`)
+		id, _ := res.Meta["isogate/run"].(string)
+		if !res.IsError || id == "" {
+			t.Fatalf("the failing program ended with %q (run %q)", resultText(res), id)
+		}
+		f.do(t, "the run's page", chromedp.Navigate(f.url+"/console/record?id="+id), chromedp.WaitVisible("#timeline"))
+		if got := f.text(t, `tr.call-detail[data-seq="1"] pre.call-args`); !strings.Contains(got, `"text": "ARG-VALUE-9"`) {
+			t.Errorf("the first call's arguments show %q", got)
+		}
+		if got := f.text(t, `tr.call-detail[data-seq="1"] pre.call-result`); !strings.Contains(got, "ECHOED ARG-VALUE-9") {
+			t.Errorf("the first call's result shows %q", got)
+		}
+		if got := f.text(t, `tr.call[data-seq="2"] td.call-outcome`); !strings.Contains(got, "FAIL-TEXT: the disk is full") {
+			t.Errorf("the failed call's outcome shows %q", got)
+		}
+		if got := f.text(t, "#console"); got != "CONSOLE-LINE-7" {
+			t.Errorf("the console shows %q", got)
+		}
+		code := f.text(t, "#outcome-code")
+		if code != res.Meta["isogate/code"] || code == "" {
+			t.Errorf("the run's code shows %q, the agent got %v", code, res.Meta["isogate/code"])
+		}
+		if got := f.text(t, "#run-error"); got == "" || strings.HasPrefix(got, code) {
+			t.Errorf("the run's error shows %q: want its message, without the code again", got)
+		}
+		f.shot(t, "run-record")
 	})
 
 	t.Run("cancel a running program", func(t *testing.T) {
@@ -418,6 +482,16 @@ func TestConsoleInABrowser(t *testing.T) {
 		if got := f.text(t, "#declaration"); !strings.Contains(got, "lure") {
 			t.Errorf("declaration %q", got)
 		}
+	})
+
+	t.Run("denied tools are listed with their rule", func(t *testing.T) {
+		f.do(t, "tools of work", chromedp.Navigate(f.url+"/console/tools?q=work&name=work.write"), chromedp.WaitVisible("#denied-tools"))
+		if got := f.text(t, `#denied-tools tr[data-tool="work.drop_all"]`); !strings.Contains(got, "backends.work.tools.deny: drop*") {
+			t.Errorf("the denied tool shows %q", got)
+		}
+		if got := f.text(t, "#policy"); got != "every call needs a person's approval" {
+			t.Errorf("work.write's policy shows %q", got)
+		}
 		f.shot(t, "tools")
 	})
 
@@ -449,15 +523,26 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("audit shows %q", got)
 		}
 		f.shot(t, "audit")
-		f.do(t, "metrics", chromedp.Navigate(f.url+"/console/metrics"))
-		f.waitFor(t, "a first sample", `Number(document.body.dataset.samples || 0) >= 1`)
-		for range 60 { // calls while the page samples
+		for range 20 { // calls before the page opens
 			if _, err := f.agent.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool_chain",
 				Arguments: map[string]any{"code": `await work.quick(); await flaky.ping(); return 1`}}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		f.waitFor(t, "the calls sampled", `Number(document.body.dataset.samples || 0) >= 4`)
+		// The page has the calls on arrival, from the gateway's history:
+		// read right after it loaded, before any event could arrive.
+		f.do(t, "metrics", chromedp.Navigate(f.url+"/console/metrics"))
+		points := f.eval(t, `Number(document.querySelector('#chart-calls').dataset.points || 0)`, false)
+		top := f.eval(t, `Number(document.querySelector('#chart-calls').dataset.max || 0)`, false)
+		if p, _ := points.(float64); p < 1 {
+			t.Errorf("the calls chart has %v points on arrival", points)
+		}
+		if m, _ := top.(float64); m <= 0 {
+			t.Errorf("the calls chart's highest value on arrival is %v: the calls made before are not in it", top)
+		}
+		if w := f.eval(t, `document.querySelector('#chart-calls').clientWidth / document.querySelector('#chart-calls').parentElement.clientWidth`, false); w.(float64) < 0.95 {
+			t.Errorf("the chart uses %.0f%% of its card's width", 100*w.(float64))
+		}
 		f.shot(t, "metrics")
 	})
 }

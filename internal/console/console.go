@@ -6,7 +6,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/authn"
@@ -34,6 +37,10 @@ type Sources struct {
 	Catalog *catalog.Catalog
 	// Policy decides what a tool's calls need.
 	Policy *pipeline.Policy
+	// BackendTools are every backend's tools as it lists them, denied ones
+	// included (the Tools page lists those with the rule that denies
+	// them).
+	BackendTools func() map[string][]*mcp.Tool
 	// Stats are the gateway's counters (latency per tool).
 	Stats func() stats.Snapshot
 	// Sandbox reports how programs are isolated.
@@ -71,6 +78,9 @@ type Console struct {
 	replays  *replays
 	mux      *http.ServeMux
 	started  time.Time
+	metrics  history
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // New returns the console over src.
@@ -101,7 +111,16 @@ func New(src Sources, opts Options) *Console {
 	m.Handle("POST /console/approvals/answer", c.guard(c.answerApproval))
 	m.Handle("POST /console/runs/replay", c.guard(c.replayRun))
 	c.mux = m
+	c.metrics.add(c.sample()) // the first point's start
+	c.stop = make(chan struct{})
+	go c.sampleMetrics(c.stop)
 	return c
+}
+
+// Close stops the console's metrics sampling.
+func (c *Console) Close() error {
+	c.stopOnce.Do(func() { close(c.stop) })
+	return nil
 }
 
 // ServeHTTP implements http.Handler: every answer carries the security

@@ -141,7 +141,7 @@ func TestActionsNeedTheCSRFToken(t *testing.T) {
 	c, d := testConsole(fakeVerify)
 	ck, csrf := signIn(t, c, "admin-token")
 	cancelled := false
-	run, off := d.StartRun("bob", "", func(error) { cancelled = true })
+	run, off := d.StartRun("bob", "", "", func(error) { cancelled = true })
 	defer off()
 	cookie := http.Header{"Cookie": {ck.String()}}
 	for _, form := range []url.Values{{"id": {run.ID}}, {"id": {run.ID}, "csrf": {"forged"}}} {

@@ -20,7 +20,7 @@ const refreshEvery = time.Second
 // sent when it changed; the metrics page gets "sample" events (JSON).
 func (c *Console) events(w http.ResponseWriter, r *http.Request, v *visitor) {
 	page := r.URL.Query().Get("page")
-	if !slices.Contains(pageNames, page) {
+	if !slices.Contains(pageNames, page) && page != "record" { // a run's page: live while it runs
 		http.Error(w, "unknown page", http.StatusBadRequest)
 		return
 	}
@@ -35,22 +35,27 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, v *visitor) {
 	inner := r.Clone(r.Context())
 	inner.URL.RawQuery = r.URL.Query().Get("q")
 	var last []byte
-	var prev *sample
+	made := -1
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
 	changed := func() <-chan struct{} { return c.src.Desk.Changed() }
-	if page == "metrics" { // one sample a second, whatever happens on the desk
+	if page == "metrics" { // the point in progress every second, whatever happens on the desk
 		changed = func() <-chan struct{} { return nil }
 	}
 	for {
 		if page == "metrics" {
-			s := c.sample()
-			if prev != nil {
-				b, _ := json.Marshal(s.rates(prev))
-				fmt.Fprintf(w, "event: sample\ndata: %s\n\n", b)
-				flusher.Flush()
+			// The history when it gained a point (and first), else only
+			// the point in progress.
+			series, n := c.metricsSeries()
+			if n != made {
+				made = n
+				b, _ := json.Marshal(series)
+				fmt.Fprintf(w, "event: history\ndata: %s\n\n", b)
+			} else {
+				b, _ := json.Marshal(series.Tail)
+				fmt.Fprintf(w, "event: tail\ndata: %s\n\n", b)
 			}
-			prev = s
+			flusher.Flush()
 		} else {
 			data, err := c.gather(page, inner)
 			if err != nil {

@@ -2,8 +2,90 @@ package console
 
 import (
 	"strings"
+	"sync"
 	"time"
 )
+
+// The metrics history the console keeps, so that its Metrics page is full
+// on arrival: one point per metricsEvery over the last metricsSpan, each
+// point every backend's calls, errors and mean latency over its interval.
+const (
+	metricsEvery = 10 * time.Second
+	metricsSpan  = 15 * time.Minute
+	// maxPoints bounds the history (its memory: a point per interval, each
+	// a few numbers per backend).
+	maxPoints = int(metricsSpan / metricsEvery)
+)
+
+// history is the metrics history: complete points, oldest first, and the
+// sample the next point starts from.
+type history struct {
+	mu     sync.Mutex
+	points []point
+	last   *sample
+	// made counts the points ever made (a stream sends the history again
+	// when it changed).
+	made int
+}
+
+// add takes sample s: the point from the last sample to s joins the
+// history, the oldest leaving past maxPoints.
+func (h *history) add(s *sample) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last != nil {
+		if len(h.points) == maxPoints {
+			copy(h.points, h.points[1:])
+			h.points = h.points[:maxPoints-1]
+		}
+		h.points = append(h.points, s.rates(h.last))
+		h.made++
+	}
+	h.last = s
+}
+
+// series is the history and, from its last sample to now (sample now),
+// the point in progress (nil when there is no sample yet).
+func (h *history) series(now *sample) (points []point, tail *point, made int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	points = append([]point(nil), h.points...)
+	if h.last != nil && now.at.After(h.last.at) {
+		p := now.rates(h.last)
+		tail = &p
+	}
+	return points, tail, h.made
+}
+
+// sampleMetrics adds a point to the history every metricsEvery until stop
+// is closed.
+func (c *Console) sampleMetrics(stop <-chan struct{}) {
+	t := time.NewTicker(metricsEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			c.metrics.add(c.sample())
+		}
+	}
+}
+
+// metricsData is the Metrics page's data: the history, with the point in
+// progress, as the page's script reads it.
+type metricsData struct {
+	Points []point `json:"points"`
+	Tail   *point  `json:"tail"`
+	// SpanMS and EveryMS are the history's span and its points' interval.
+	SpanMS  int64 `json:"span_ms"`
+	EveryMS int64 `json:"every_ms"`
+}
+
+func (c *Console) metricsSeries() (metricsData, int) {
+	points, tail, made := c.metrics.series(c.sample())
+	return metricsData{Points: points, Tail: tail, SpanMS: metricsSpan.Milliseconds(), EveryMS: metricsEvery.Milliseconds()}, made
+}
 
 // sample is the cumulative counters of every backend at one moment.
 type sample struct {
@@ -41,8 +123,16 @@ type rate struct {
 	LatencyMS float64 `json:"latency_ms"`
 }
 
+// point is every backend's figures over one interval, from From to T
+// (Unix milliseconds).
+type point struct {
+	From     int64  `json:"from"`
+	T        int64  `json:"t"`
+	Backends []rate `json:"backends"`
+}
+
 // rates are the figures between prev and s.
-func (s *sample) rates(prev *sample) map[string]any {
+func (s *sample) rates(prev *sample) point {
 	secs := s.at.Sub(prev.at).Seconds()
 	if secs <= 0 {
 		secs = 1
@@ -55,5 +145,5 @@ func (s *sample) rates(prev *sample) map[string]any {
 		}
 		out = append(out, r)
 	}
-	return map[string]any{"t": s.at.UnixMilli(), "backends": out}
+	return point{From: prev.at.UnixMilli(), T: s.at.UnixMilli(), Backends: out}
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"github.com/isogate/isogate/internal/desk"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/surface"
+	"github.com/isogate/isogate/internal/textcut"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // pageNames are the console's pages, in menu order.
@@ -29,6 +32,7 @@ var funcs = template.FuncMap{
 	"visible": visible,
 	"since":   func(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() },
 	"clock":   func(t time.Time) string { return t.Format("15:04:05") },
+	"stamp":   func(t time.Time) string { return t.Format("2006-01-02 15:04:05.000 MST") },
 	"pretty":  prettyArgs,
 }
 
@@ -88,20 +92,26 @@ func (c *Console) gather(name string, r *http.Request) (any, error) {
 	case "tools":
 		return c.tools(q.Get("q"), q.Get("name")), nil
 	case "runs":
-		return c.runs(), nil
+		return c.runs(q), nil
 	case "record":
-		rec, ok := c.src.Desk.RecordOf(q.Get("id"))
-		if !ok {
-			return nil, fmt.Errorf("no recent run record %q", q.Get("id"))
+		if rec, ok := c.src.Desk.RecordOf(q.Get("id")); ok {
+			d := recordView(rec)
+			d.CanReplay, d.Replay = c.src.Replay != nil, c.replays.of(rec.Run.ID)
+			return d, nil
 		}
-		return recordData{Record: rec, CanReplay: c.src.Replay != nil, Replay: c.replays.of(rec.Run.ID)}, nil
+		if run, ok := c.src.Desk.LiveRun(q.Get("id")); ok {
+			return liveView(run), nil
+		}
+		return nil, fmt.Errorf("no recent run record %q", q.Get("id"))
 	case "approvals":
 		return c.src.Desk.Approvals(), nil
 	case "audit":
 		f := desk.EventFilter{Principal: q.Get("principal"), Kind: q.Get("kind"), Text: q.Get("text"), Limit: 500}
 		return map[string]any{"Filter": f, "Events": c.src.Desk.Events(f)}, nil
 	case "metrics":
-		return nil, nil
+		series, _ := c.metricsSeries()
+		b, err := json.Marshal(series)
+		return string(b), err
 	}
 	return nil, fmt.Errorf("no page %q", name)
 }
@@ -110,6 +120,8 @@ func (c *Console) gather(name string, r *http.Request) (any, error) {
 type backendView struct {
 	backend.Status
 	Healthy bool
+	// Lines are its last stderr lines, each marked notice or error.
+	Lines []stderrLine
 }
 
 type overviewData struct {
@@ -118,7 +130,9 @@ type overviewData struct {
 	Tools                    int
 	Backends                 []backendView
 	Isolation, V8            string
-	Confinement              string
+	// Confinement is what the sandbox workers obtained, layer by layer
+	// (as isogate doctor prints it); nil without process isolation.
+	Confinement *procpool.Confinement
 	// Typecheck is the type checker (sandbox.typecheck on), nil when off.
 	Typecheck           *surface.TypecheckReport
 	LiveRuns, Approvals int
@@ -148,16 +162,13 @@ func (c *Console) overview() overviewData {
 			if n := len(st.Stderr); n > 5 {
 				st.Stderr = st.Stderr[n-5:]
 			}
-			d.Backends = append(d.Backends, backendView{Status: st, Healthy: st.State == backend.StateHealthy})
+			d.Backends = append(d.Backends, backendView{Status: st, Healthy: st.State == backend.StateHealthy, Lines: classify(st.Stderr)})
 		}
 	}
 	if c.src.Sandbox != nil {
 		rep := c.src.Sandbox()
 		d.Isolation, d.V8 = rep.Isolation, rep.V8Version
-		if rep.Confinement != nil {
-			b, _ := json.Marshal(rep.Confinement)
-			d.Confinement = string(b)
-		}
+		d.Confinement = rep.Confinement
 		d.Typecheck = rep.Typecheck
 	}
 	return d
@@ -169,19 +180,36 @@ type toolsData struct {
 	Info   *catalog.ToolInfo
 	Policy string
 	Error  string
+	// Denied are the backends' tools the configuration denies (never in
+	// the catalogue) that match the query, each with the rule.
+	Denied []deniedTool
+}
+
+// deniedTool is a tool the configuration denies, and the rule that does.
+type deniedTool struct {
+	Name, Description, Rule string
 }
 
 func (c *Console) tools(query, name string) toolsData {
-	d := toolsData{Query: query}
-	if c.src.Catalog == nil {
-		return d
+	d := toolsData{Query: query, Denied: c.deniedTools(query)}
+	if c.src.Catalog != nil {
+		d.Result = c.src.Catalog.Search(query, catalog.SearchOptions{Limit: catalog.MaxSearchLimit, Brief: true})
 	}
-	d.Result = c.src.Catalog.Search(query, catalog.SearchOptions{Limit: catalog.MaxSearchLimit, Brief: true})
 	if name == "" {
 		return d
 	}
-	info, err := c.src.Catalog.Info(name, catalog.DetailFull)
+	var info *catalog.ToolInfo
+	err := errors.New("no tool catalogue")
+	if c.src.Catalog != nil {
+		info, err = c.src.Catalog.Info(name, catalog.DetailFull)
+	}
 	if err != nil {
+		for _, t := range c.deniedTools("") {
+			if t.Name == name {
+				d.Policy = "denied by " + t.Rule
+				return d
+			}
+		}
 		d.Error = err.Error()
 		return d
 	}
@@ -192,30 +220,38 @@ func (c *Console) tools(query, name string) toolsData {
 		case pipeline.NeedsApproval:
 			d.Policy = "every call needs a person's approval"
 		case pipeline.Denied:
-			d.Policy = "denied"
+			d.Policy = "denied by " + c.src.Policy.DenyReason(info.Backend, info.Tool)
 		}
 	}
 	return d
 }
 
-// recordData is a run record's page: the record, and its latest replay.
-type recordData struct {
-	desk.Record
-	CanReplay bool
-	Replay    *replayOutcome
-}
-
-type runsData struct {
-	Live    []desk.RunView
-	Records []desk.Record
-}
-
-func (c *Console) runs() runsData {
-	recs := c.src.Desk.Records()
-	if len(recs) > 100 {
-		recs = recs[:100]
+// deniedTools lists the backends' tools the policy denies whose name or
+// description contains query (case-insensitively; all with ""), by name.
+func (c *Console) deniedTools(query string) []deniedTool {
+	if c.src.Policy == nil || c.src.BackendTools == nil {
+		return nil
 	}
-	return runsData{Live: c.src.Desk.Runs(), Records: recs}
+	q := strings.ToLower(strings.TrimSpace(query))
+	var out []deniedTool
+	for b, tools := range c.src.BackendTools() {
+		for _, t := range tools {
+			if t == nil {
+				continue
+			}
+			rule := c.src.Policy.DenyReason(b, t.Name)
+			if rule == "" {
+				continue
+			}
+			name := b + "." + t.Name
+			if q != "" && !strings.Contains(strings.ToLower(name), q) && !strings.Contains(strings.ToLower(t.Description), q) {
+				continue
+			}
+			out = append(out, deniedTool{Name: name, Description: textcut.Clip(t.Description, 200, "…"), Rule: rule})
+		}
+	}
+	slices.SortFunc(out, func(a, b deniedTool) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // visible shows s with every character that could disguise it (bidi

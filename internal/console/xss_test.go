@@ -162,8 +162,15 @@ func TestConsoleHostileText(t *testing.T) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: h.payload("TOOL-RESULT")}}}, nil
 			})
 	}
+	// A denied tool: the Tools page lists it, with the rule that denies it.
+	deniedName := short("TOOL-DENIED")
+	evil.AddTool(&mcp.Tool{Name: deniedName, Description: h.payload("DENIED-DESC"), InputSchema: schema},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	evilSpec := backend.InMemory("evil", evil)
 	evilSpec.Backend.Tools.Approve = []string{"TOOL-APPROVE*"}
+	evilSpec.Backend.Tools.Deny = []string{"TOOL-DENIED*"}
 	broken := backend.Spec{Backend: config.Backend{Name: "broken", Transport: backend.TransportCustom},
 		Dial: func(context.Context) (mcp.Transport, error) { return nil, errors.New(h.payload("DIAL-ERROR")) }}
 	exe, err := os.Executable()
@@ -317,7 +324,12 @@ func TestConsoleHostileText(t *testing.T) {
 
 	t.Run("tools: names, titles, descriptions, schemas, links", func(t *testing.T) {
 		f.do(t, "tools", chromedp.Navigate(srv.URL+"/console/tools?q=evil"), chromedp.WaitVisible("#tools"))
-		clean(t, "the tool list", "TOOL-APPROVE")
+		clean(t, "the tool list", "TOOL-APPROVE", "TOOL-DENIED", "DENIED-DESC")
+		if n := f.eval(t, `document.querySelectorAll("#denied-tools tr[data-tool]").length`, false); n != float64(1) {
+			t.Errorf("%v denied tools listed, want 1", n)
+		}
+		f.do(t, "the denied tool", chromedp.Navigate(srv.URL+"/console/tools?name="+url.QueryEscape("evil."+deniedName)), chromedp.WaitVisible("#policy"))
+		clean(t, "the denied tool's page", "TOOL-DENIED")
 		for _, name := range []string{approveName, failName, "echo"} {
 			f.do(t, "open "+name, chromedp.Navigate(srv.URL+"/console/tools?q=evil"), chromedp.WaitVisible("#tools"))
 			// Follow the list's own link (the javascript: name included).
@@ -362,6 +374,9 @@ func TestConsoleHostileText(t *testing.T) {
 		f.do(t, "runs", chromedp.Navigate(srv.URL+"/console/runs"), chromedp.WaitVisible("#live-runs"))
 		f.waitFor(t, "a live update", `!!document.body.dataset.updated && !!document.querySelector("#live-runs")`)
 		clean(t, "a live run", "PRINCIPAL-AGENT", "INTENT")
+		f.do(t, "the live run's page", chromedp.Click(`#live-runs tr[data-record] td a`), chromedp.WaitVisible("#code"))
+		f.waitFor(t, "a live update", `!!document.body.dataset.updated && document.querySelector("#outcome").dataset.state === "running"`)
+		clean(t, "a live run's page", "PRINCIPAL-AGENT", "SOURCE", "CONSOLE")
 		f.do(t, "approve", chromedp.Navigate(srv.URL+"/console/approvals"), chromedp.WaitVisible("section.approval button.approve"),
 			chromedp.Click("section.approval button.approve"))
 		f.waitFor(t, "the approval answered", `!!document.querySelector("#no-approvals")`)
@@ -386,6 +401,14 @@ func TestConsoleHostileText(t *testing.T) {
 		}
 		f.waitFor(t, "both records, live", `document.querySelectorAll("#records tr[data-record]").length === 2`)
 		clean(t, "the runs list", "PRINCIPAL-AGENT")
+		f.do(t, "runs filtered", chromedp.Navigate(srv.URL+"/console/runs?principal="+url.QueryEscape(h.payload("FILTER"))+
+			"&text="+url.QueryEscape(h.payload("TEXT"))+"&outcome="+url.QueryEscape(h.payload("OUTCOME"))+"&page=1"), chromedp.WaitVisible("#records"))
+		f.waitFor(t, "a live update", `!!document.body.dataset.updated`)
+		clean(t, "runs with hostile filters")
+		if v := f.eval(t, `document.querySelector("#run-filter input[name=text]").value`, false); v != h.payload("TEXT") {
+			t.Errorf("the text filter holds %q", v)
+		}
+		f.do(t, "runs", chromedp.Navigate(srv.URL+"/console/runs"), chromedp.WaitVisible("#records"))
 	})
 
 	t.Run("run records and their replays", func(t *testing.T) {
@@ -393,7 +416,7 @@ func TestConsoleHostileText(t *testing.T) {
 		if len(ids) != 2 {
 			t.Fatalf("%d run records listed, want 2", len(ids))
 		}
-		for i, want := range [][]string{{"SOURCE-THROWS", "THROWN"}, {"SOURCE", "CONSOLE"}} {
+		for i, want := range [][]string{{"SOURCE-THROWS", "THROWN", "TOOL-RESULT"}, {"SOURCE", "CONSOLE", "ARGS", "TOOL-RESULT", "TOOL-ERROR", "RESULT"}} {
 			id := ids[i].(string)
 			f.do(t, "record", chromedp.Navigate(srv.URL+"/console/record?id="+url.QueryEscape(id)), chromedp.WaitVisible("#timeline"))
 			clean(t, "record "+id, append(want, "PRINCIPAL-AGENT")...)

@@ -54,7 +54,7 @@ func TestConsoleAnswersWhenTheClientCannot(t *testing.T) {
 	d := New()
 	got := make(chan bool, 1)
 	go func() {
-		ok, err := d.Approver(cannotAsk{}, "bob").Approve(context.Background(), &pipeline.Call{Backend: "b", Tool: "write", Args: []byte(`{"x":1}`)})
+		ok, err := d.Approver(cannotAsk{}, "bob", "").Approve(context.Background(), &pipeline.Call{Backend: "b", Tool: "write", Args: []byte(`{"x":1}`)})
 		if err != nil {
 			t.Error(err)
 		}
@@ -64,7 +64,7 @@ func TestConsoleAnswersWhenTheClientCannot(t *testing.T) {
 	if ap.Principal != "bob" || ap.Tool != "write" || string(ap.Args) != `{"x":1}` {
 		t.Errorf("pending approval %+v", ap)
 	}
-	if !d.Answer(ap.ID, true) {
+	if !d.Answer(ap.ID, true, "alice") {
 		t.Fatal("Answer found nothing")
 	}
 	if !<-got {
@@ -82,10 +82,10 @@ func TestFirstAnswerWins(t *testing.T) {
 	w := waiting{answer: make(chan bool, 1), withdrawn: make(chan struct{})}
 	got := make(chan bool, 1)
 	go func() {
-		ok, _ := d.Approver(w, "bob").Approve(context.Background(), &pipeline.Call{Backend: "b", Tool: "write"})
+		ok, _ := d.Approver(w, "bob", "").Approve(context.Background(), &pipeline.Call{Backend: "b", Tool: "write"})
 		got <- ok
 	}()
-	d.Answer(pending(t, d).ID, false)
+	d.Answer(pending(t, d).ID, false, "alice")
 	if <-got {
 		t.Error("denied on the desk, but approved")
 	}
@@ -93,7 +93,7 @@ func TestFirstAnswerWins(t *testing.T) {
 
 	w = waiting{answer: make(chan bool, 1), withdrawn: make(chan struct{})}
 	go func() {
-		ok, _ := d.Approver(w, "bob").Approve(context.Background(), &pipeline.Call{Backend: "b", Tool: "write"})
+		ok, _ := d.Approver(w, "bob", "").Approve(context.Background(), &pipeline.Call{Backend: "b", Tool: "write"})
 		got <- ok
 	}()
 	ap := pending(t, d)
@@ -101,7 +101,7 @@ func TestFirstAnswerWins(t *testing.T) {
 	if !<-got {
 		t.Error("approved by the client, but refused")
 	}
-	if d.Answer(ap.ID, false) {
+	if d.Answer(ap.ID, false, "alice") {
 		t.Error("an approval the client answered could still be answered on the desk")
 	}
 }
@@ -111,7 +111,7 @@ func TestFirstAnswerWins(t *testing.T) {
 func TestCancelEndsTheRun(t *testing.T) {
 	d := New()
 	ctx, cancel := context.WithCancelCause(context.Background())
-	run, off := d.StartRun("bob", "sync", cancel)
+	run, off := d.StartRun("bob", "sync", "", cancel)
 	run.Called()
 	if rs := d.Runs(); len(rs) != 1 || rs[0].Calls != 1 || rs[0].Principal != "bob" {
 		t.Fatalf("runs %+v", rs)
@@ -133,10 +133,10 @@ func TestCancelEndsTheRun(t *testing.T) {
 func TestNilDeskIsInert(t *testing.T) {
 	var d *Desk
 	inner := cannotAsk{}
-	if d.Approver(inner, "x") != pipeline.Approver(inner) {
+	if d.Approver(inner, "x", "") != pipeline.Approver(inner) {
 		t.Error("a nil desk wrapped the approver")
 	}
-	_, off := d.StartRun("x", "", func(error) {})
+	_, off := d.StartRun("x", "", "", func(error) {})
 	off()
 	d.KeepRecord("x", &pipeline.RunRecord{})
 	if d.Runs() != nil || d.Records() != nil || d.Events(EventFilter{}) != nil {

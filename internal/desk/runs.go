@@ -22,7 +22,10 @@ type Run struct {
 	Intent string
 	// Started is when it started.
 	Started time.Time
+	// Code is the program.
+	Code string
 
+	record atomic.Pointer[pipeline.Run] // set by Attach as the run starts
 	calls  atomic.Int64
 	cancel context.CancelCauseFunc
 }
@@ -57,6 +60,22 @@ type RunView struct {
 	Started               time.Time
 	// Calls is how many tool calls it has completed so far.
 	Calls int64
+	// RecordID is the id its run record will have ("" until it started).
+	RecordID string
+	// Waiting counts its calls waiting for a person's approval.
+	Waiting int
+	// Code is the program.
+	Code string
+	// Record is its pipeline run (its calls so far); nil until it started.
+	Record *pipeline.Run
+}
+
+// Attach links the live run to the pipeline run that records it (its id
+// becomes the run record's; its calls are shown while it runs).
+func (r *Run) Attach(p *pipeline.Run) {
+	if r != nil {
+		r.record.Store(p)
+	}
 }
 
 // Called counts one completed tool call of the run.
@@ -68,14 +87,14 @@ func (r *Run) Called() {
 
 // StartRun puts a run on the desk; cancel ends it (the console's cancel
 // button). The returned function takes it off again.
-func (d *Desk) StartRun(principal, intent string, cancel context.CancelCauseFunc) (*Run, func()) {
+func (d *Desk) StartRun(principal, intent, code string, cancel context.CancelCauseFunc) (*Run, func()) {
 	if d == nil {
 		return nil, func() {}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.nextID++
-	r := &Run{ID: fmt.Sprintf("live-%d", d.nextID), Principal: principal, Intent: intent, Started: time.Now(), cancel: cancel}
+	r := &Run{ID: fmt.Sprintf("live-%d", d.nextID), Principal: principal, Intent: intent, Code: code, Started: time.Now(), cancel: cancel}
 	d.runs[r.ID] = r
 	d.notifyLocked()
 	return r, func() {
@@ -93,12 +112,46 @@ func (d *Desk) Runs() []RunView {
 	}
 	d.mu.Lock()
 	out := make([]RunView, 0, len(d.runs))
+	waiting := map[string]int{}
+	for _, a := range d.approvals {
+		waiting[a.Run]++
+	}
 	for _, r := range d.runs {
-		out = append(out, RunView{ID: r.ID, Principal: r.Principal, Intent: r.Intent, Started: r.Started, Calls: r.calls.Load()})
+		out = append(out, r.view(waiting[r.ID]))
 	}
 	d.mu.Unlock()
 	slices.SortFunc(out, func(a, b RunView) int { return a.Started.Compare(b.Started) })
 	return out
+}
+
+func (r *Run) view(waiting int) RunView {
+	v := RunView{ID: r.ID, Principal: r.Principal, Intent: r.Intent, Started: r.Started, Calls: r.calls.Load(),
+		Waiting: waiting, Code: r.Code, Record: r.record.Load()}
+	if v.Record != nil {
+		v.RecordID = v.Record.ID
+	}
+	return v
+}
+
+// LiveRun returns the live run whose run record will have the id id.
+func (d *Desk) LiveRun(id string) (RunView, bool) {
+	if d == nil || id == "" {
+		return RunView{}, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.runs {
+		if p := r.record.Load(); p != nil && p.ID == id {
+			waiting := 0
+			for _, a := range d.approvals {
+				if a.Run == r.ID {
+					waiting++
+				}
+			}
+			return r.view(waiting), true
+		}
+	}
+	return RunView{}, false
 }
 
 // Cancel cancels the live run id on behalf of the operator by (an

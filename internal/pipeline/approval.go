@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -19,6 +20,41 @@ type Approver interface {
 	// Approve reports whether the person accepted the call. It returns
 	// [ErrCannotAsk] when there is no way to ask.
 	Approve(ctx context.Context, c *Call) (bool, error)
+}
+
+// AnsweringApprover is an [Approver] that also says who answered (an
+// operator on the console, or the agent's client), recorded with the call.
+type AnsweringApprover interface {
+	Approver
+	// ApproveBy is Approve, also naming who answered.
+	ApproveBy(ctx context.Context, c *Call) (ok bool, by ApprovalBy, err error)
+}
+
+// ApprovalBy is who answered an approval.
+type ApprovalBy struct {
+	// Name is the principal who answered ("" when unknown: no
+	// authentication, or a client that does not say).
+	Name string `json:"by,omitempty"`
+	// Via is where: "console" (an operator) or "client" (the agent's own
+	// client, through elicitation).
+	Via string `json:"via"`
+}
+
+// The places an approval is answered from.
+const (
+	ViaConsole = "console"
+	ViaClient  = "client"
+)
+
+// ApprovalAnswer is how a call's approval was answered: recorded with the
+// call (isogate://runs/{id}) and shown by the console ("waited 83 s for
+// approval, approved by alice").
+type ApprovalAnswer struct {
+	// WaitedMS is how long the call waited for the answer.
+	WaitedMS int64 `json:"waited_ms"`
+	// Approved is the answer; false also when the wait ended without one.
+	Approved bool `json:"approved"`
+	ApprovalBy
 }
 
 // ErrCannotAsk is returned by an [Approver] that cannot reach a person.
@@ -60,7 +96,18 @@ func ApprovalStage(p *Policy) Stage {
 			if a == nil {
 				return nil, refuse(ctx, c, required(p, c))
 			}
-			ok, err := a.Approve(ctx, c)
+			asked := time.Now()
+			var ok bool
+			var err error
+			by := ApprovalBy{Via: ViaClient}
+			if aa, answering := a.(AnsweringApprover); answering {
+				ok, by, err = aa.ApproveBy(ctx, c)
+			} else {
+				ok, err = a.Approve(ctx, c)
+			}
+			if !errors.Is(err, ErrCannotAsk) {
+				c.Approval = &ApprovalAnswer{WaitedMS: time.Since(asked).Milliseconds(), Approved: ok && err == nil, ApprovalBy: by}
+			}
 			switch {
 			case errors.Is(err, ErrCannotAsk):
 				return nil, refuse(ctx, c, required(p, c))

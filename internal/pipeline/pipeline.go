@@ -41,6 +41,9 @@ type Call struct {
 	Meta mcp.Meta
 	// NeedsApproval is set by the policy stage for tools under approve.
 	NeedsApproval bool
+	// Approval is how a person answered the call's approval, set by the
+	// approval stage; nil when none was asked.
+	Approval *ApprovalAnswer
 	// InputResponses and RequestState continue a call the backend answered
 	// with an InputRequiredResult (SEP-2322, protocol 2026-07-28): the
 	// client's retry, passed to the backend untouched.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -36,7 +37,15 @@ type CallRecord struct {
 	RunEnded bool `json:"run_ended,omitempty"`
 	// Result is the backend's CallToolResult.
 	Result Blob `json:"result,omitzero"`
+	// Approval is how a person answered the call's approval (how long it
+	// waited, who answered and how); absent when none was asked. The wait
+	// comes before StartedMS.
+	Approval *ApprovalAnswer `json:"approval,omitempty"`
 }
+
+// MaxRecordedError bounds the error text kept per recorded call (a
+// result's isError text, an error's message).
+const MaxRecordedError = 4 << 10
 
 // Blob is recorded JSON: the value itself, or, past MaxRecordedBytes, its
 // first bytes as a string with the full size.
@@ -107,6 +116,7 @@ func RecordStage() Stage {
 			start := time.Now()
 			res, err := next.Call(ctx, c)
 			rec.DurationMS, rec.OK = time.Since(start).Milliseconds(), err == nil && res != nil && !res.IsError
+			rec.Approval = c.Approval
 			if err != nil {
 				var refused *Error // only a refusal's code is recorded
 				if errors.As(err, &refused) {
@@ -117,11 +127,38 @@ func RecordStage() Stage {
 			}
 			if res != nil {
 				rec.Result = resultBlob(res)
+				if res.IsError && err == nil {
+					rec.Error = resultError(res)
+				}
 			}
 			run.add(rec)
 			return res, err
 		})
 	}
+}
+
+// resultError is the error a tool reported in its result (isError): its
+// texts, cut to MaxRecordedError.
+func resultError(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		if left := MaxRecordedError - b.Len(); len(t.Text) > left {
+			b.WriteString(textcut.Prefix(t.Text, max(left, 0)) + "… [cut]")
+			break
+		}
+		b.WriteString(t.Text)
+	}
+	if b.Len() == 0 {
+		return "the tool reported an error (isError) without text"
+	}
+	return b.String()
 }
 
 // resultBlob records a backend result as [NewBlob] of its JSON would,
@@ -228,7 +265,7 @@ func refuse(ctx context.Context, c *Call, err *Error) error {
 		run.countRefused()
 	} else if run != nil {
 		rec := run.begin(c)
-		rec.Code, rec.Error = err.Code, err.Error()
+		rec.Code, rec.Error, rec.Approval = err.Code, err.Error(), c.Approval
 		run.add(rec)
 	}
 	return err
@@ -257,8 +294,11 @@ type RunRecord struct {
 	// ResultBytes is the size of the program's JSON result.
 	ResultBytes int `json:"result_bytes"`
 	// Result is the program's JSON result (for isogate replay).
-	Result Blob         `json:"result,omitzero"`
-	Calls  []CallRecord `json:"calls"`
+	Result Blob `json:"result,omitzero"`
+	// ResultURI is where the full output was stored
+	// (isogate://result/{id}) when it was too large to return whole.
+	ResultURI string       `json:"result_uri,omitempty"`
+	Calls     []CallRecord `json:"calls"`
 	// OmittedCalls counts the calls made past the record's bounds
 	// (MaxRecordCalls entries, MaxRecordBytes of arguments and results):
 	// made, not stored ("… N more calls").

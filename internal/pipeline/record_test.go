@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/config"
 )
 
 func TestBlobKeepsSmallValuesAndTruncatesLargeOnes(t *testing.T) {
@@ -239,5 +241,66 @@ func BenchmarkJSONStringBodyLen(b *testing.B) {
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
 		jsonStringBodyLen(s)
+	}
+}
+
+// operator answers every approval as the console would, naming alice.
+type operator struct{ approve bool }
+
+func (o operator) Approve(ctx context.Context, c *Call) (bool, error) {
+	ok, _, err := o.ApproveBy(ctx, c)
+	return ok, err
+}
+
+func (o operator) ApproveBy(context.Context, *Call) (bool, ApprovalBy, error) {
+	return o.approve, ApprovalBy{Name: "alice", Via: ViaConsole}, nil
+}
+
+// Issue 43 (7): a call whose tool answered isError had an empty error in
+// its record (the text only in the result), and an approval's wait was an
+// unexplained gap before the call. The record now holds the tool's error
+// text (cut to MaxRecordedError) and, per approved or declined call, the
+// wait and who answered; a plain result records no error and no approval.
+func TestRecordKeepsToolErrorsAndApprovals(t *testing.T) {
+	long := strings.Repeat("e", 3*MaxRecordedError)
+	backend := CallerFunc(func(_ context.Context, c *Call) (*mcp.CallToolResult, error) {
+		switch c.Tool {
+		case "missing":
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "ENOENT: no such file /x"}}}, nil
+		case "loud":
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: long}}}, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "fine"}}}, nil
+	})
+	pol := NewPolicy(map[string]config.Backend{"fs": {Tools: config.ToolPolicy{Approve: []string{"write"}}}})
+	p := New(Options{Backend: backend, Policy: pol})
+	run := NewRun(0)
+	ctx := WithRun(WithApprover(context.Background(), operator{approve: true}), run)
+	for _, tool := range []string{"missing", "loud", "read", "write"} {
+		_, _ = p.Call(ctx, &Call{Backend: "fs", Tool: tool})
+	}
+	_, _ = p.Call(WithApprover(ctx, operator{approve: false}), &Call{Backend: "fs", Tool: "write"})
+	calls := run.Calls()
+	if len(calls) != 5 {
+		t.Fatalf("%d calls recorded, want 5", len(calls))
+	}
+	if c := calls[0]; c.OK || c.Error != "ENOENT: no such file /x" || c.Result.IsZero() {
+		t.Errorf("an isError result is recorded as ok=%v error=%q (result kept: %v)", c.OK, c.Error, !c.Result.IsZero())
+	}
+	if c := calls[1]; len(c.Error) > MaxRecordedError+len("… [cut]") || !strings.HasSuffix(c.Error, "… [cut]") {
+		t.Errorf("a long tool error is kept as %d bytes, want at most %d and marked cut", len(c.Error), MaxRecordedError)
+	}
+	if c := calls[2]; !c.OK || c.Error != "" || c.Approval != nil {
+		t.Errorf("a plain call is recorded with error %q, approval %+v", c.Error, c.Approval)
+	}
+	if a := calls[3].Approval; a == nil || !a.Approved || a.Name != "alice" || a.Via != ViaConsole || a.WaitedMS < 0 {
+		t.Errorf("the approved call's approval is %+v, want approved by alice on the console", a)
+	}
+	if c := calls[4]; c.Code != CodeApprovalDenied || c.Approval == nil || c.Approval.Approved || c.Approval.Name != "alice" {
+		t.Errorf("the declined call is recorded with code %q, approval %+v", c.Code, c.Approval)
+	}
+	raw, _ := json.Marshal(calls[3])
+	if !strings.Contains(string(raw), `"approval":{"waited_ms":`) || !strings.Contains(string(raw), `"by":"alice","via":"console"}`) {
+		t.Errorf("the approval's JSON: %s", raw)
 	}
 }

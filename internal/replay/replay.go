@@ -205,7 +205,7 @@ func (r *recorded) Call(ctx context.Context, c *pipeline.Call) (*mcp.CallToolRes
 	switch {
 	case rc.Code != "":
 		return nil, &pipeline.Error{Code: rc.Code, Message: strings.TrimPrefix(rc.Error, string(rc.Code)+": ")}
-	case rc.Error != "":
+	case rc.Error != "" && rc.Result.IsZero(): // else a result the tool marked isError
 		return nil, errors.New(rc.Error)
 	case rc.Result.JSON == nil:
 		return nil, fmt.Errorf("replay: the recorded result of %s was truncated (%d bytes) and cannot be replayed", c.Name(), rc.Result.Bytes)
@@ -235,7 +235,7 @@ func cutShort(rc pipeline.CallRecord) bool {
 	if rc.RunEnded {
 		return true
 	}
-	return rc.Code == "" && !rc.OK && (strings.HasSuffix(rc.Error, context.Canceled.Error()) ||
+	return rc.Code == "" && !rc.OK && rc.Result.IsZero() && (strings.HasSuffix(rc.Error, context.Canceled.Error()) ||
 		strings.HasSuffix(rc.Error, context.DeadlineExceeded.Error()))
 }
 

@@ -113,3 +113,23 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestToolErrorResultReplaysAsAResult: a call whose tool answered isError
+// is recorded with its error text beside the result (issue 43); the
+// replay hands the program the result, as the backend did, not an error.
+func TestToolErrorResultReplaysAsAResult(t *testing.T) {
+	const code = `try { await fs.read({path: "/x"}) } catch (e) { return e.message }`
+	rec := record(t, `{"id": "x", "code": `+jsonString(code)+`, "tier": "v8", "outcome": "ok",
+		"result": "fs.read failed: ENOENT /x",
+		"calls": [{"seq": 1, "backend": "fs", "tool": "read", "args": {"path": "/x"}, "ok": false, "error": "ENOENT /x",
+			"result": {"content": [{"type": "text", "text": "ENOENT /x"}], "isError": true}}], "limits": {"timeout_ms": 20000}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	out, err := Run(ctx, rec, Options{Runner: runner(t), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Same {
+		t.Fatalf("not reproduced (%s): %s\n%s", out.Response.Code, out.Difference, out.Response.Text)
+	}
+}

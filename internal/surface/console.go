@@ -12,21 +12,23 @@ import (
 // runs: the returned context is cancelled by the console's cancel button,
 // carries an approver the console may answer beside the client's, and
 // onCall (called after each completed tool call) also counts the run's
-// calls. Without a desk everything is returned unchanged.
-func (sf *Surface) onDesk(ctx context.Context, intent string, onCall func(int, string)) (context.Context, func(int, string), func()) {
+// calls; onRun (for codemode.Request.OnRun) links the desk's run to the
+// run's record, so the console shows its calls while it runs. Without a
+// desk everything is returned unchanged.
+func (sf *Surface) onDesk(ctx context.Context, intent, code string, onCall func(int, string)) (context.Context, func(int, string), func(*pipeline.Run), func()) {
 	if sf.desk == nil {
-		return ctx, onCall, func() {}
+		return ctx, onCall, nil, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	run, off := sf.desk.StartRun(principalName(ctx), intent, cancel)
-	ctx = pipeline.WithApprover(ctx, sf.desk.Approver(pipeline.ApproverFrom(ctx), principalName(ctx)))
+	run, off := sf.desk.StartRun(principalName(ctx), intent, code, cancel)
+	ctx = pipeline.WithApprover(ctx, sf.desk.Approver(pipeline.ApproverFrom(ctx), principalName(ctx), run.ID))
 	counted := func(done int, tool string) {
 		run.Called()
 		if onCall != nil {
 			onCall(done, tool)
 		}
 	}
-	return ctx, counted, func() { off(); cancel(nil) }
+	return ctx, counted, run.Attach, func() { off(); cancel(nil) }
 }
 
 // principalName is the name of ctx's principal, "" without one.

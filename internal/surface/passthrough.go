@@ -310,7 +310,7 @@ func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.Tool
 			return ask, nil
 		}
 		if _, given := approver.(answered); !given {
-			approver = sf.desk.Approver(approver, principalName(ctx)) // the console may answer too
+			approver = sf.desk.Approver(approver, principalName(ctx), "") // the console may answer too
 		}
 		ctx = sf.withAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
 		flight, end := sf.forward.begin(ctx, req, call) // progress and logs back to this client

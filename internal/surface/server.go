@@ -244,7 +244,7 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 	// The operator's console sees the run, may cancel it and may answer
 	// its approvals (console.go).
 	var offDesk func()
-	ctx, creq.OnToolCall, offDesk = sf.onDesk(ctx, in.Intent, creq.OnToolCall)
+	ctx, creq.OnToolCall, creq.OnRun, offDesk = sf.onDesk(ctx, in.Intent, in.Code, creq.OnToolCall)
 	defer offDesk()
 	start := time.Now()
 	resp := sf.engine.Execute(ctx, creq)
