@@ -73,7 +73,7 @@ func TestPlanDeniedToolRefusedBeforeFirstCall(t *testing.T) {
 			g, store := planGateway(t, mode, false)
 			cs := connect(t, g, nil)
 			text, isErr, res := callText(t, cs, "call_tool_chain", map[string]any{"code": program})
-			want := "PLAN_DENIED: the program was not run (no tool was called): line 2 calls store.wipe, which the configuration denies (backends.store.tools)"
+			want := "PLAN_DENIED: the program was not run (no tool was called): line 2 calls store.wipe, which the configuration denies (backends.store.tools.deny)"
 			if !isErr || !strings.HasPrefix(text, want) {
 				t.Fatalf("got (error %v):\n%s\nwant %s", isErr, text, want)
 			}
