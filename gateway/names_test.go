@@ -41,7 +41,7 @@ func TestDeniedToolNamedEverywhere(t *testing.T) {
 
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__get-env", Arguments: map[string]any{}})
-	if err != nil || !res.IsError || res.Meta["isogate/code"] != "TOOL_DENIED" || res.Content[0].(*mcp.TextContent).Text != rule {
+	if err != nil || !res.IsError || res.Meta["isogate/code"] != "TOOL_DENIED" || res.Content[0].(*mcp.TextContent).Text != "TOOL_DENIED: "+rule {
 		t.Errorf("passthrough call of the denied tool: %v %+v", err, res)
 	}
 	// A bare name is listed prefixed (server.tool_names: prefixed).

@@ -55,7 +55,7 @@ backends:
 			}
 		}
 	}
-	if got := r["caught"]; got.IsError || got.Text != "TOOL_DENIED: "+rule {
+	if got := r["caught"]; got.IsError || got.Text != "TOOL_DENIED|TOOL_DENIED: "+rule {
 		t.Errorf("caught: %+v", got)
 	}
 }

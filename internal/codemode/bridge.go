@@ -354,9 +354,11 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 }
 
 // deniedError is the refusal of a call to a tool policy denies: the
-// program's error has code TOOL_DENIED and names the rule.
+// program's error has code TOOL_DENIED and a message that starts with it
+// and names the rule, as the pipeline's refusals do.
 func deniedError(d *catalog.DeniedTool) error {
-	return &v8sandbox.HostError{Code: pipeline.CodeToolDenied, Message: (&catalog.DeniedError{Name: d.Name(), Tool: *d}).Error()}
+	return &v8sandbox.HostError{Code: pipeline.CodeToolDenied,
+		Message: string(pipeline.CodeToolDenied) + ": " + (&catalog.DeniedError{Name: d.Name(), Tool: *d}).Error()}
 }
 
 // callTool runs one backend call and converts its result for the program.

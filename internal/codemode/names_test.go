@@ -113,7 +113,7 @@ func TestDeniedToolEveryAccessForm(t *testing.T) {
 			}
 			if mode == TypecheckOff {
 				r := f.ok(t, "try {\n  await everything.tiny_image({});\n  return 'called';\n} catch (e) {\n  return [e.code, e.message];\n}")
-				if got := string(r.Value); got != `["TOOL_DENIED","`+rule+`"]` {
+				if got := string(r.Value); got != `["TOOL_DENIED","TOOL_DENIED: `+rule+`"]` {
 					t.Fatalf("caught: %s", got)
 				}
 			}

@@ -66,7 +66,7 @@ func (sf *Surface) whatTool(ctx context.Context, name string, listing bool) (str
 	var amb *catalog.AmbiguousError
 	switch {
 	case errors.As(err, &denied):
-		r := textResult(denied.Error(), true)
+		r := textResult(string(pipeline.CodeToolDenied)+": "+denied.Error(), true)
 		r.Meta = mcp.Meta{"isogate/code": string(pipeline.CodeToolDenied)}
 		return "", r
 	case errors.As(err, &amb):

@@ -9,7 +9,7 @@ const programs = {
   dot: "const s = await everything.get_sum({a: 1, b: 2});\nreturn await everything.get_env({})",
   bracket: "const s = await everything.get_sum({a: 1, b: 2});\nreturn await everything[\"get-env\"]({})",
   computed: "const n = ['get', 'env'].join('-');\nconst s = await everything.get_sum({a: 1, b: 2});\nreturn await everything[n]({})",
-  caught: "try {\n  await everything.get_env({});\n  return 'called';\n} catch (e) {\n  return e.code + ': ' + e.message;\n}",
+  caught: "try {\n  await everything.get_env({});\n  return 'called';\n} catch (e) {\n  return e.code + '|' + e.message;\n}",
 };
 
 await main(async (client) => {
