@@ -138,8 +138,9 @@ func TestPassthroughBoth(t *testing.T) {
 	}(); !ok || sc["temperature"] == nil {
 		t.Errorf("structuredContent not passed through: %v", sc)
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__get-env", Arguments: map[string]any{}}); err == nil {
-		t.Errorf("calling the denied everything__get-env succeeded")
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__get-env", Arguments: map[string]any{}}); err == nil &&
+		(!res.IsError || res.Meta["isogate/code"] != "TOOL_DENIED") {
+		t.Errorf("calling the denied everything__get-env succeeded: %+v", res)
 	}
 	// The pipeline refuses it too, whoever asks.
 	if _, err := g.app.Calls.Call(ctx, &pipeline.Call{Backend: "everything", Tool: "get-env"}); v8sandbox.CodeOf(err) != pipeline.CodeToolDenied {
@@ -297,7 +298,9 @@ func TestPassthroughAnnotationsShownNotTrusted(t *testing.T) {
 	if _, ok := listed["everything__echo"]; ok {
 		t.Error("denied everything__echo listed because it is annotated read-only")
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hi"}}); err == nil {
-		t.Error("calling the denied, read-only-annotated everything__echo succeeded")
+	// Refused as a denied tool (TOOL_DENIED naming the rule), not run.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hi"}}); err == nil &&
+		(!res.IsError || res.Meta["isogate/code"] != "TOOL_DENIED") {
+		t.Errorf("calling the denied, read-only-annotated everything__echo succeeded: %+v", res)
 	}
 }

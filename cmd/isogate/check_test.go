@@ -16,7 +16,7 @@ import (
 func TestCheckExitCodes(t *testing.T) {
 	cfg := writeConfig(t, "")
 	data, _ := os.ReadFile(cfg)
-	data = []byte(strings.Replace(string(data), "    tags: [demo]\n", "    tags: [demo]\n    tools:\n      deny: [echo]\n", 1))
+	data = []byte(strings.Replace(string(data), "    tags: [demo]\n", "    tags: [demo]\n    tools:\n      deny: [echo, get-env]\n", 1))
 	if err := os.WriteFile(cfg, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +51,17 @@ func TestCheckExitCodes(t *testing.T) {
 	out, errOut, code = check("-e", "await everything.get_sum({a: 1, b: 2});\nawait everything.echo({message: 'x'})")
 	if code != 1 || !strings.Contains(out, "error: PLAN_DENIED: the program was not run (no tool was called): line 2 calls everything.echo, which the configuration denies") {
 		t.Fatalf("denied: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	// A denied tool in the other spelling (get_env for get-env) is the
+	// denied tool, named with its rule: no "not a tool", no did-you-mean
+	// (issue 43).
+	out, errOut, code = check("-e", "await everything.get_sum({a: 1, b: 2});\nawait everything.get_env({})")
+	if code != 1 || !strings.HasPrefix(out, "error: PLAN_DENIED: the program was not run (no tool was called): line 2 calls everything.get-env, "+
+		"which the configuration denies (backends.everything.tools.deny)\n") ||
+		!strings.Contains(out, "- everything.get-env (line 2; in a loop: no; at most 1 call; denied by backends.everything.tools.deny)") ||
+		strings.Contains(out, "did you mean") || strings.Contains(out, "not a tool") {
+		t.Fatalf("denied, other spelling: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
 	for _, args := range [][]string{{}, {filepath.Join(t.TempDir(), "missing.ts")}} {

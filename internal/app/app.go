@@ -443,7 +443,7 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 	tools := a.Backends.Tools()
 	for _, name := range a.Backends.Backends() {
 		if ts, ok := tools[name]; ok && !slices.Contains(res.Added, name) && !slices.Contains(res.Changed, name) {
-			a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, ts))
+			a.setBackend(name, ts)
 		}
 	}
 	a.Surface.NamingChanged() // tools, priorities and the order of the backends
@@ -462,8 +462,24 @@ func (a *App) publish(name string, tools []*mcp.Tool) {
 	if !slices.Contains(a.Backends.Backends(), name) {
 		return
 	}
-	a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, tools))
+	a.setBackend(name, tools)
 	a.Surface.ToolsChanged()
+}
+
+// setBackend puts a backend's tools in the catalogue: those the policy
+// offers as tools, the others as denied, each with the rule that denies
+// it (so that "what is this name?" says so, catalog.Catalog.What).
+func (a *App) setBackend(name string, tools []*mcp.Tool) {
+	var denied []catalog.DeniedTool
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		if rule := a.Policy.DeniedBy(name, t.Name); rule != "" {
+			denied = append(denied, catalog.DeniedTool{Tool: t.Name, Rule: rule})
+		}
+	}
+	a.Catalog.SetBackendPolicy(name, a.tagsOf(name), a.Policy.Filter(name, tools), denied)
 }
 
 // tagsOf returns the configured tags of a backend.

@@ -48,9 +48,10 @@ type Entry struct {
 
 // backend is one backend's processed tools, built outside the lock.
 type backend struct {
-	name  string
-	tags  []string
-	tools []*toolData // sorted by name
+	name   string
+	tags   []string
+	tools  []*toolData  // sorted by name
+	denied []DeniedTool // sorted by Tool
 }
 
 // toolData is everything derived from one tool definition that does not
@@ -90,6 +91,14 @@ type snapshot struct {
 	byJSName map[string][]*Entry
 	byTool   map[string][]*Entry
 	byJSTool map[string][]*Entry
+	// byKey finds entries by [NameKey] of their qualified and bare names
+	// (the hyphen and underscore spellings of one name).
+	byKey map[string][]*Entry
+	// denied are the tools policy keeps out of the entries, by the same
+	// names as the entries (deniedBy*), for "what is this name?".
+	denied       []DeniedTool
+	deniedByName map[string][]*DeniedTool
+	deniedByKey  map[string][]*DeniedTool
 
 	// The search index is built on first use, so that a burst of
 	// SetBackend calls (e.g. at start-up) does not index every
@@ -119,10 +128,25 @@ func New() *Catalog {
 // An empty backend name is ignored. Backend names should not contain '.',
 // which would make "backend.tool" names ambiguous.
 func (c *Catalog) SetBackend(name string, tags []string, tools []*mcp.Tool) {
+	c.SetBackendPolicy(name, tags, tools, nil)
+}
+
+// SetBackendPolicy is [Catalog.SetBackend] for a backend some of whose
+// tools policy denies: tools are those it offers, denied those it keeps
+// out, each with the rule that does. Denied tools are in no list, search
+// or entry; [Catalog.Lookup] names them as denied (a *DeniedError).
+func (c *Catalog) SetBackendPolicy(name string, tags []string, tools []*mcp.Tool, denied []DeniedTool) {
 	if name == "" {
 		return
 	}
 	b := buildBackend(name, tags, tools)
+	for _, d := range denied {
+		if d.Tool != "" {
+			d.Backend = name
+			b.denied = append(b.denied, d)
+		}
+	}
+	slices.SortFunc(b.denied, func(x, y DeniedTool) int { return strings.Compare(x.Tool, y.Tool) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.backends[name] = b
@@ -309,6 +333,10 @@ func buildSnapshot(bs []*backend, version uint64) *snapshot {
 		byJSName: map[string][]*Entry{},
 		byTool:   map[string][]*Entry{},
 		byJSTool: map[string][]*Entry{},
+		byKey:    map[string][]*Entry{},
+
+		deniedByName: map[string][]*DeniedTool{},
+		deniedByKey:  map[string][]*DeniedTool{},
 	}
 	names := make([]string, len(bs))
 	for i, b := range bs {
@@ -319,6 +347,7 @@ func buildSnapshot(bs []*backend, version uint64) *snapshot {
 	var allTags []string
 	for _, b := range bs {
 		allTags = append(allTags, b.tags...)
+		s.denied = append(s.denied, b.denied...)
 		for _, td := range b.tools {
 			e := &Entry{
 				Name:      b.name + "." + td.name,
@@ -344,6 +373,25 @@ func buildSnapshot(bs []*backend, version uint64) *snapshot {
 		s.byJSName[e.JSName] = append(s.byJSName[e.JSName], e)
 		s.byTool[e.Tool] = append(s.byTool[e.Tool], e)
 		s.byJSTool[e.JSTool] = append(s.byJSTool[e.JSTool], e)
+		for _, k := range keysOf(e.Backend, e.Tool, e.JSBackend) {
+			if !slices.Contains(s.byKey[k], e) {
+				s.byKey[k] = append(s.byKey[k], e)
+			}
+		}
+	}
+	for i := range s.denied {
+		d := &s.denied[i]
+		jb := jsb[d.Backend]
+		for _, n := range []string{d.Backend + "." + d.Tool, jb + "." + JSIdent(d.Tool), d.Tool, JSIdent(d.Tool)} {
+			if !slices.Contains(s.deniedByName[n], d) {
+				s.deniedByName[n] = append(s.deniedByName[n], d)
+			}
+		}
+		for _, k := range keysOf(d.Backend, d.Tool, jb) {
+			if !slices.Contains(s.deniedByKey[k], d) {
+				s.deniedByKey[k] = append(s.deniedByKey[k], d)
+			}
+		}
 	}
 	s.tags = normTags(allTags)
 	return s

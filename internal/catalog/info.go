@@ -82,6 +82,14 @@ type Param struct {
 // given detail level: DetailBrief (also used for "") or DetailFull. Errors
 // are those of Lookup, or ErrInvalidDetail.
 func (c *Catalog) Info(name, detail string) (*ToolInfo, error) {
+	return c.InfoFor(name, detail, nil)
+}
+
+// InfoFor is Info for a caller whose own rules (server.auth.rules) may
+// deny tools the catalogue offers (deniedBy, as [Options.DeniedBy]): a
+// denied name, by the configuration or by those rules, is a *DeniedError
+// naming the rule.
+func (c *Catalog) InfoFor(name, detail string, deniedBy func(backend, tool string) string) (*ToolInfo, error) {
 	switch strings.ToLower(strings.TrimSpace(detail)) {
 	case "", DetailBrief:
 		detail = DetailBrief
@@ -90,7 +98,7 @@ func (c *Catalog) Info(name, detail string) (*ToolInfo, error) {
 	default:
 		return nil, fmt.Errorf("%w %q: use %q or %q", ErrInvalidDetail, detail, DetailBrief, DetailFull)
 	}
-	e, err := c.Lookup(name)
+	e, err := c.What(name, Options{Suggest: true, DeniedBy: deniedBy})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/jsvalue"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/textcut"
@@ -257,11 +258,17 @@ func (h *bridgeHost) lookupHandler(ctx context.Context, args json.RawMessage) (j
 	if err != nil {
 		return nil, coded(err)
 	}
-	t := b.tool(a[1])
-	if t == nil {
-		return nil, nil
+	// A denied tool is a function too, whose calls the host refuses
+	// (call): a program reads TOOL_DENIED naming the rule, not "not a
+	// function".
+	t, d := b.resolve(a[1])
+	switch {
+	case t != nil:
+		return mustMarshal([2]string{t.Name, t.NameIdent}), nil
+	case d != nil:
+		return mustMarshal([2]string{d.Tool, catalog.JSIdent(d.Tool)}), nil
 	}
-	return mustMarshal([2]string{t.Name, t.NameIdent}), nil
+	return nil, nil
 }
 
 func (h *bridgeHost) keysHandler(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
@@ -339,7 +346,10 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 	if err != nil {
 		return nil, err
 	}
-	t := b.tool(tool)
+	t, d := b.resolve(tool)
+	if d != nil {
+		return nil, deniedError(d)
+	}
 	if t == nil {
 		return nil, fmt.Errorf("backend %q has no tool %q", b.Name, tool)
 	}
@@ -357,6 +367,14 @@ func (h *bridgeHost) call(ctx context.Context, backend, tool string, args json.R
 		h.onCall(full)
 	}
 	return value, err
+}
+
+// deniedError is the refusal of a call to a tool policy denies: the
+// program's error has code TOOL_DENIED and a message that starts with it
+// and names the rule, as the pipeline's refusals do.
+func deniedError(d *catalog.DeniedTool) error {
+	return &v8sandbox.HostError{Code: pipeline.CodeToolDenied,
+		Message: string(pipeline.CodeToolDenied) + ": " + (&catalog.DeniedError{Name: d.Name(), Tool: *d}).Error()}
 }
 
 // callTool runs one backend call and converts its result for the program.
@@ -438,6 +456,15 @@ func (e *Engine) findTool(v *view, name string, suggest bool) (Tool, error) {
 		return *vt, nil
 	}
 	return t, nil
+}
+
+// nameCode is the code of a run that fails on a name (findTool's error):
+// TOOL_DENIED for a tool policy denies, else EVAL_ERROR.
+func nameCode(err error) v8sandbox.Code {
+	if _, ok := errors.AsType[*catalog.DeniedError](err); ok {
+		return pipeline.CodeToolDenied
+	}
+	return v8sandbox.CodeEval
 }
 
 // consoleBuffer keeps the first lines a program logs.

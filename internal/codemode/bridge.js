@@ -394,6 +394,13 @@ defineProperty(global, "__isogate_finish", {
 // Error whose code property is the failure's code ("TOOL_DENIED",
 // "BACKEND_UNAVAILABLE", …): the host sends it as data (v8sandbox.HostError).
 
+// nameKey is catalog.NameKey: hyphens as underscores.
+const nameKey = (s) => {
+  let k = "";
+  for (let i = 0; i < s.length; i++) k += s[i] === "-" ? "_" : s[i];
+  return k;
+};
+
 const makeBackend = (backend) => {
   // Per run: property name → tool function, or null for "no such tool";
   // one function per tool, whichever name reached it.
@@ -401,15 +408,29 @@ const makeBackend = (backend) => {
   const byTool = objectCreate(null);
   // The backend's tools by property name when SPEC lists them: a name not
   // in it is no tool of the backend's, as the host would answer.
+  // A name not found as spelled is looked for with its hyphens as
+  // underscores (catalog.NameKey: "get-env" and "get_env" are one name).
   let known = null;
+  let knownKey = null;
   if (backend.tools !== undefined) {
     known = objectCreate(null);
-    for (const t of backend.tools) known[t[0]] = tuple(t[1], t[2]);
+    knownKey = objectCreate(null);
+    for (const t of backend.tools) {
+      const found = tuple(t[1], t[2]);
+      known[t[0]] = found;
+      const k = nameKey(t[0]);
+      if (!hasOwn(knownKey, k)) knownKey[k] = found;
+    }
   }
+  const fromTable = (prop) => {
+    if (hasOwn(known, prop)) return known[prop];
+    const k = nameKey(prop);
+    return hasOwn(knownKey, k) ? knownKey[k] : undefined;
+  };
   const resolve = (prop) => {
     if (typeof prop !== "string") return undefined;
     if (!hasOwn(cache, prop)) {
-      const found = known !== null ? (hasOwn(known, prop) ? known[prop] : undefined) :
+      const found = known !== null ? fromTable(prop) :
         lookup(backend.name, prop); // [original, ident], or undefined
       let fn = null;
       if (found !== undefined && found !== null) {

@@ -48,6 +48,9 @@ func toolOf(e *catalog.Entry) Tool {
 	return t
 }
 
+// DeniedTools lists the tools policy keeps out of the catalogue.
+func (a catalogAdapter) DeniedTools() []catalog.DeniedTool { return a.c.Denied() }
+
 // Version is the catalogue's version: code mode rebuilds its view of the
 // tools only when it changes.
 func (a catalogAdapter) Version() uint64 { return a.c.Version() }

@@ -461,7 +461,7 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 	case fastpath.KindToolInterface:
 		val, err := e.toolInterface(v, plan.InterfaceName, true)
 		if err != nil {
-			return e.failure(TierSimpleCall, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
+			return e.failure(TierSimpleCall, nameCode(err), "Error: "+err.Error(), req, v, calls, nil)
 		}
 		return &Response{Tier: TierSimpleCall, Value: mustCanonical(val)}
 	case fastpath.KindDirect:
@@ -478,11 +478,11 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 			}
 		}
 		if err != nil {
-			return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+err.Error(), req, v, calls, nil)
+			return e.failure(TierDirect, nameCode(err), "Error: "+err.Error(), req, v, calls, nil)
 		}
 		return e.dispatch(ctx, TierDirect, t, plan, req, v, calls, timeout)
 	case fastpath.KindSimpleCall:
-		if t := v.backend(plan.Backend).tool(plan.Tool); t != nil {
+		if t, _ := v.backend(plan.Backend).resolve(plan.Tool); t != nil {
 			// A bare call's value is the program's result, as in V8.
 			return e.dispatch(ctx, TierSimpleCall, *t, plan, req, v, calls, timeout)
 		}

@@ -24,9 +24,15 @@ func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
 			continue
 		}
 		b := v.backends[i]
-		if t := b.tool(c.Tool); t != nil && !c.Unknown {
+		// The name as the catalogue answers it: a tool, a denied tool
+		// (PLAN_DENIED naming the rule), or unknown.
+		t, d := b.resolve(c.Tool)
+		switch {
+		case d != nil:
+			out.AddDenied(b.Name, d.Tool, d.Rule, c.Line, c.Loop, c.Times)
+		case t != nil && !c.Unknown:
 			out.Add(b.Name, t.Name, c.Line, c.Loop, c.Times, false)
-		} else {
+		default:
 			out.Add(b.Name, c.Tool, c.Line, c.Loop, c.Times, true)
 		}
 	}
@@ -78,5 +84,31 @@ func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pi
 	if err != nil {
 		return nil, nil, err
 	}
+	rep = withoutDenied(v, rep)
 	return rep, planOf(v, rep.Plan), nil
+}
+
+// withoutDenied is rep without the diagnostics that call a denied tool
+// unknown: the declarations leave denied tools out (the checker suggests
+// only tools the program may call), and the plan names them as denied
+// (planOf), which refuses the program with PLAN_DENIED naming the rule.
+func withoutDenied(v *view, rep *typecheck.Report) *typecheck.Report {
+	if rep == nil {
+		return nil
+	}
+	keep := rep.Diagnostics[:0:0]
+	for _, d := range rep.Diagnostics {
+		if d.Kind == "unknown_tool" {
+			if _, denied := v.backend(strings.TrimSuffix(d.Tool, "."+d.Name)).resolve(d.Name); denied != nil {
+				continue
+			}
+		}
+		keep = append(keep, d)
+	}
+	if len(keep) == len(rep.Diagnostics) {
+		return rep
+	}
+	out := *rep
+	out.Diagnostics = keep
+	return &out
 }

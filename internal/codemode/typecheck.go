@@ -84,6 +84,7 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 		Module: exportsMain(code), Principal: principalKey(ctx), Budget: e.opts.TypecheckTimeout})
 	took := time.Since(start)
 	cancel()
+	rep = withoutDenied(v, rep)
 	var notices []string
 	switch {
 	case err != nil:
@@ -106,9 +107,9 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 		notices = append(notices, "typecheck: the program ran unchecked: "+why)
 	case strict && len(rep.Certain()) > 0:
 		e.checked(typecheck.OutcomeRefused, took, nil)
-		// A denied tool is said as such (it is not in the declarations, so
-		// the checker calls it unknown); no person is asked about a program
-		// refused anyway.
+		// A denied tool named by a spelling the checker cannot relate to
+		// it is said as such too (the plan resolves it); no person is asked
+		// about a program refused anyway.
 		plan := planOf(v, rep.Plan)
 		if refused := e.admitPlan(ctx, req, v, calls, plan, false); refused != nil {
 			return checked(refused, rep, plan)

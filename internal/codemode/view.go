@@ -42,8 +42,14 @@ type backendView struct {
 	Tools [][3]string `json:"tools,omitempty"`
 	tools []*Tool
 	byKey map[string]*Tool // original and sanitized tool name → tool
-	keys  []byte           // JSON array of the property names, built on first use
-	once  sync.Once
+	// byNameKey finds a tool by the catalog.NameKey of a name byKey does
+	// not know (the other spelling of hyphens and underscores).
+	byNameKey map[string]*Tool
+	// denied are the tools policy denies, by their original and sanitized
+	// names and the NameKey of those (resolve).
+	denied map[string]*catalog.DeniedTool
+	keys   []byte // JSON array of the property names, built on first use
+	once   sync.Once
 }
 
 // tool finds a tool by its original or sanitized name.
@@ -52,6 +58,27 @@ func (b *backendView) tool(name string) *Tool {
 		return nil
 	}
 	return b.byKey[name]
+}
+
+// resolve is what a property of the backend names, as the catalogue
+// answers (catalog.Catalog.What) on the run's view: a tool, or a tool
+// policy denies, or nothing. Exact spellings are tried first, then the
+// hyphen and underscore spellings as one (catalog.NameKey).
+func (b *backendView) resolve(prop string) (*Tool, *catalog.DeniedTool) {
+	if b == nil {
+		return nil, nil
+	}
+	if t := b.byKey[prop]; t != nil {
+		return t, nil
+	}
+	if d := b.denied[prop]; d != nil {
+		return nil, d
+	}
+	key := catalog.NameKey(prop)
+	if t := b.byNameKey[key]; t != nil {
+		return t, nil
+	}
+	return nil, b.denied[key]
 }
 
 // keysJSON is the JSON array of the backend object's property names:
@@ -75,13 +102,13 @@ func (b *backendView) keysJSON() []byte {
 
 // buildView indexes a catalogue snapshot. names are the configured
 // backends; each exists in the view even when none of its tools is known.
-func buildView(tools []Tool, names []string, version uint64, versioned bool) *view {
+func buildView(tools []Tool, denied []catalog.DeniedTool, names []string, version uint64, versioned bool) *view {
 	v := &view{version: version, versioned: versioned, names: names, tools: tools, byName: map[string]*backendView{}}
 	add := func(name, ident string) *backendView {
 		if b := v.byName[name]; b != nil {
 			return b
 		}
-		b := &backendView{Name: name, Ident: ident, byKey: map[string]*Tool{}}
+		b := &backendView{Name: name, Ident: ident, byKey: map[string]*Tool{}, byNameKey: map[string]*Tool{}}
 		v.backends = append(v.backends, b)
 		v.byName[name] = b
 		return b
@@ -94,7 +121,18 @@ func buildView(tools []Tool, names []string, version uint64, versioned bool) *vi
 			if _, taken := b.byKey[k]; !taken {
 				b.byKey[k] = t
 			}
+			if _, taken := b.byNameKey[catalog.NameKey(k)]; !taken {
+				b.byNameKey[catalog.NameKey(k)] = t
+			}
 		}
+	}
+	for i := range denied {
+		d := &denied[i]
+		b := v.byName[d.Backend]
+		if b == nil {
+			continue // a backend with no tool offered: reached by name only when configured (below)
+		}
+		b.addDenied(d)
 	}
 	idents := map[string]bool{}
 	for _, b := range v.backends {
@@ -109,7 +147,12 @@ func buildView(tools []Tool, names []string, version uint64, versioned bool) *vi
 			ident = "" // taken by another backend: reachable by its original name only
 		}
 		idents[ident] = true
-		add(name, ident)
+		b := add(name, ident)
+		for i := range denied {
+			if denied[i].Backend == name {
+				b.addDenied(&denied[i])
+			}
+		}
 	}
 	for _, b := range v.backends {
 		if b.Ident != "" && v.byName[b.Ident] == nil {
@@ -125,6 +168,21 @@ func buildView(tools []Tool, names []string, version uint64, versioned bool) *vi
 	return v
 }
 
+// addDenied indexes a tool policy denies under its original and
+// sanitized names and their NameKeys, where no offered tool has them.
+func (b *backendView) addDenied(d *catalog.DeniedTool) {
+	if b.denied == nil {
+		b.denied = map[string]*catalog.DeniedTool{}
+	}
+	for _, k := range []string{d.Tool, catalog.JSIdent(d.Tool)} {
+		for _, k := range []string{k, catalog.NameKey(k)} {
+			if _, taken := b.denied[k]; !taken && b.byKey[k] == nil {
+				b.denied[k] = d
+			}
+		}
+	}
+}
+
 // maxPreludeTools is the largest catalogue whose tool names the bridge
 // prelude carries, so that a program resolves a tool without a host call
 // (in process isolation a round trip to the parent, each run): the table is
@@ -133,19 +191,37 @@ func buildView(tools []Tool, names []string, version uint64, versioned bool) *vi
 const maxPreludeTools = 256
 
 // nameTable is b's Tools: every property tool resolves, in the order of
-// the tools (sanitized name first), or nil when b has no tools yet (the
-// host then waits for a backend that is still starting).
+// the tools (sanitized name first), then the names of denied tools (whose calls the host
+// refuses with TOOL_DENIED), or nil when b has no tools yet (the host then
+// waits for a backend that is still starting). The bridge finds a property
+// by its exact spelling first, then by its catalog.NameKey.
 func (b *backendView) nameTable() [][3]string {
 	if len(b.tools) == 0 {
 		return nil
 	}
 	table := make([][3]string, 0, 2*len(b.tools))
+	seen := make(map[string]bool, 2*len(b.tools))
+	row := func(k, tool string) {
+		if !seen[k] {
+			seen[k] = true
+			table = append(table, [3]string{k, tool, catalog.JSIdent(tool)})
+		}
+	}
 	for _, t := range b.tools {
 		for _, k := range []string{t.NameIdent, t.Name} {
-			if b.byKey[k] == t && (len(table) == 0 || table[len(table)-1][0] != k) {
+			if b.byKey[k] == t && !seen[k] {
+				seen[k] = true
 				table = append(table, [3]string{k, t.Name, t.NameIdent})
 			}
 		}
+	}
+	denied := make([]string, 0, len(b.denied))
+	for k := range b.denied {
+		denied = append(denied, k)
+	}
+	slices.Sort(denied)
+	for _, k := range denied {
+		row(k, b.denied[k].Tool)
 	}
 	return table
 }
@@ -204,6 +280,13 @@ type viewCache struct {
 // versioner is implemented by catalogues that can say whether they changed.
 type versioner interface{ Version() uint64 }
 
+// deniedLister is implemented by catalogues that know the tools policy
+// denies (catalog.Catalog.Denied): the bridge, the plan and the fast tiers
+// then name a denied tool as such, not as unknown.
+type deniedLister interface {
+	DeniedTools() []catalog.DeniedTool
+}
+
 // get returns the view of the catalogue as it is now.
 func (c *viewCache) get(cat Catalog, backends Backends) *view {
 	var names []string
@@ -218,7 +301,11 @@ func (c *viewCache) get(cat Catalog, backends Backends) *view {
 			return v
 		}
 	}
-	v := buildView(cat.CodeModeTools(), names, version, versioned)
+	var denied []catalog.DeniedTool
+	if dc, ok := cat.(deniedLister); ok {
+		denied = dc.DeniedTools()
+	}
+	v := buildView(cat.CodeModeTools(), denied, names, version, versioned)
 	c.cur.Store(v)
 	return v
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,9 +41,13 @@ type PlanTool struct {
 	// Loop is not "no". An approved plan covers that many calls, no more
 	// ([Plan.Covers]).
 	Calls int `json:"calls,omitempty"`
-	// Unknown marks a tool not in the catalogue (a mistake, or a tool the
-	// configuration denies): Tool is the name as written.
+	// Unknown marks a name that is no tool of the backend (a mistake):
+	// Tool is the name as written.
 	Unknown bool `json:"unknown,omitempty"`
+	// DeniedBy is the configuration key that denies the tool
+	// (backends.<b>.tools.deny or .allow), when the catalogue's answer for
+	// the name is a denied tool: Tool is then its original name.
+	DeniedBy string `json:"denied_by,omitempty"`
 }
 
 // Name is "backend.tool".
@@ -61,6 +66,17 @@ type PlanSite struct {
 // and, when that is "no", how many times it runs at most (unknown: the
 // tool is not in the catalogue).
 func (p *Plan) Add(backend, tool string, line int, loop string, times int, unknown bool) {
+	p.add(PlanTool{Backend: backend, Tool: tool, Unknown: unknown}, line, loop, times)
+}
+
+// AddDenied records a reference to a tool the configuration denies (rule
+// is the key that does), as Add does.
+func (p *Plan) AddDenied(backend, tool, rule string, line int, loop string, times int) {
+	p.add(PlanTool{Backend: backend, Tool: tool, DeniedBy: rule}, line, loop, times)
+}
+
+func (p *Plan) add(ref PlanTool, line int, loop string, times int) {
+	backend, tool, unknown := ref.Backend, ref.Tool, ref.Unknown
 	if loop == "no" {
 		times = max(times, 1)
 	} else {
@@ -68,7 +84,7 @@ func (p *Plan) Add(backend, tool string, line int, loop string, times int, unkno
 	}
 	for i := range p.Tools {
 		t := &p.Tools[i]
-		if t.Backend == backend && t.Tool == tool && t.Unknown == unknown {
+		if t.Backend == backend && t.Tool == tool && t.Unknown == unknown && t.DeniedBy == ref.DeniedBy {
 			if !slices.Contains(t.Lines, line) {
 				t.Lines = append(t.Lines, line)
 			}
@@ -81,7 +97,8 @@ func (p *Plan) Add(backend, tool string, line int, loop string, times int, unkno
 			return
 		}
 	}
-	p.Tools = append(p.Tools, PlanTool{Backend: backend, Tool: tool, Loop: loop, Lines: []int{line}, Calls: times, Unknown: unknown})
+	ref.Loop, ref.Lines, ref.Calls = loop, []int{line}, times
+	p.Tools = append(p.Tools, ref)
 }
 
 // Covers is how many calls to t one approval of its plan covers: Calls
@@ -119,7 +136,10 @@ func (p *Plan) Text() string {
 	var b strings.Builder
 	for _, t := range p.Tools {
 		note := ""
-		if t.Unknown {
+		switch {
+		case t.DeniedBy != "":
+			note = "; denied by " + t.DeniedBy
+		case t.Unknown:
 			note = "; not in the catalogue"
 		}
 		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s%s%s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop, t.calls(), note)
@@ -166,16 +186,18 @@ func AdmitPlan(ctx context.Context, p *Policy, plan *Plan, approve bool) error {
 	for _, t := range plan.Tools {
 		c := &Call{Backend: t.Backend, Tool: t.Tool}
 		decision := p.Decide(t.Backend, t.Tool)
-		if decision == Denied {
-			return errorf(CodePlanDenied, "the program was not run (no tool was called): line %s calls %s, which the configuration denies (backends.%s.tools)",
-				joinInts(t.Lines), t.Name(), t.Backend)
+		if rule := cmp.Or(p.DeniedBy(t.Backend, t.Tool), t.DeniedBy); decision == Denied || rule != "" {
+			// The catalogue's answer (t.DeniedBy) is enough: a tool it
+			// knows as denied is refused even if the policy changed since.
+			return errorf(CodePlanDenied, "the program was not run (no tool was called): line %s calls %s, which the configuration denies (%s)",
+				joinInts(t.Lines), t.Name(), cmp.Or(rule, "backends."+t.Backend+".tools"))
 		}
 		deniedBy, needs, _ := p.principalDecision(pr, c)
 		if deniedBy != "" {
 			return errorf(CodePlanDenied, "the program was not run (no tool was called): line %s calls %s, which is not available to %s: server.auth.rules.%s denies it",
 				joinInts(t.Lines), t.Name(), pr.Name, deniedBy)
 		}
-		if (decision == NeedsApproval || needs) && !t.Unknown {
+		if (decision == NeedsApproval || needs) && !t.Unknown && t.DeniedBy == "" {
 			asks = append(asks, t)
 		}
 	}

@@ -34,7 +34,7 @@ func TestAdmitPlanRefusesDeniedTools(t *testing.T) {
 	}{
 		{"configuration", context.Background(),
 			testPlan(PlanTool{Backend: "fs", Tool: "read", Lines: []int{1}}, PlanTool{Backend: "fs", Tool: "DELETE_all", Lines: []int{3, 7}, Unknown: true}),
-			"PLAN_DENIED: the program was not run (no tool was called): line 3, 7 calls fs.DELETE_all, which the configuration denies (backends.fs.tools)"},
+			"PLAN_DENIED: the program was not run (no tool was called): line 3, 7 calls fs.DELETE_all, which the configuration denies (backends.fs.tools.deny)"},
 		{"principal", authn.WithPrincipal(context.Background(), &authn.Principal{Name: "ann"}), ok,
 			"PLAN_DENIED: the program was not run (no tool was called): line 2 calls db.drop, which is not available to ann: server.auth.rules.interns denies it"},
 	}

@@ -112,6 +112,45 @@ func (p *Policy) Decide(backend, tool string) Decision {
 	return Allowed
 }
 
+// DeniedBy is the configuration key that denies backend's tool:
+// "backends.<b>.tools.deny" when a deny pattern names it,
+// "backends.<b>.tools.allow" when it is outside a non-empty allow list
+// (and not under approve), "" when the tool is offered. It agrees with
+// Decide.
+func (p *Policy) DeniedBy(backend, tool string) string {
+	if p == nil {
+		return ""
+	}
+	r, ok := p.ruleSet()[backend]
+	if !ok {
+		return ""
+	}
+	name := fold(tool)
+	switch {
+	case matchAny(r.deny, name):
+		return "backends." + backend + ".tools.deny"
+	case matchAny(r.approve, name):
+		return ""
+	case len(r.allow) > 0 && !matchAny(r.allow, name):
+		return "backends." + backend + ".tools.allow"
+	}
+	return ""
+}
+
+// DeniedTo is the caller's own policy on the tools the configuration
+// offers: for backend.tool, the server.auth.rules entry that keeps it
+// from the principal ctx carries ("server.auth.rules.<rule>"), "" when
+// none does or ctx carries no principal.
+func (p *Policy) DeniedTo(ctx context.Context) func(backend, tool string) string {
+	pr := authn.FromContext(ctx)
+	return func(backend, tool string) string {
+		if by, _, _ := p.principalDecision(pr, &Call{Backend: backend, Tool: tool}); by != "" {
+			return "server.auth.rules." + by
+		}
+		return ""
+	}
+}
+
 // DecidePrompt says whether a backend's prompt is listed and forwarded
 // (Allowed or Denied): backends.<name>.prompts, or, without one, none of a
 // backend whose tools are all denied.
@@ -198,7 +237,7 @@ func PolicyStage(p *Policy) Stage {
 			switch p.Decide(c.Backend, c.Tool) {
 			case Denied:
 				return nil, refuse(ctx, c, errorf(CodeToolDenied,
-					"%s is not available: the configuration denies it (backends.%s.tools)", c.Name(), c.Backend))
+					"%s is not available: the configuration denies it (%s)", c.Name(), p.DeniedBy(c.Backend, c.Tool)))
 			case NeedsApproval:
 				c.NeedsApproval = true
 			}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -84,6 +85,7 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 		UnsubscribeHandler: sf.aggregate.unsubscribe,
 		CompletionHandler:  sf.complete,
 	})
+	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // innermost: the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(sf.taskMiddleware) // a task's call runs detached from its request (tasks.go)
@@ -156,19 +158,28 @@ func (sf *Surface) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in s
 	}
 	starting := sf.awaitStarting(ctx)
 	res := sf.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
-	return textResult(withStartingNotice(sf.withBackendNotice(res.Text()), starting), false), nil, nil
+	text := res.Text()
+	// Denied tools are found by no search; a query that is a denied
+	// tool's name is told so (the name is known; docs/tools.md).
+	if _, err := sf.catalog.What(strings.TrimSpace(in.Query), catalog.Options{DeniedBy: sf.policy.DeniedTo(ctx)}); err != nil {
+		if d, ok := errors.AsType[*catalog.DeniedError](err); ok {
+			text = d.Error() + "\n\n" + text
+		}
+	}
+	return textResult(withStartingNotice(sf.withBackendNotice(text), starting), false), nil, nil
 }
 
 func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {
 	if r := tooLong("tool_name", in.ToolName, maxToolNameBytes); r != nil {
 		return r, nil, nil
 	}
-	info, err := sf.catalog.Info(in.ToolName, in.Detail)
+	deniedTo := sf.policy.DeniedTo(ctx) // the caller's own server.auth.rules
+	info, err := sf.catalog.InfoFor(in.ToolName, in.Detail, deniedTo)
 	if err != nil {
 		// Wait only when the name is not found: a starting backend may have it.
-		if len(sf.unknownStarting()) > 0 {
+		if _, denied := errors.AsType[*catalog.DeniedError](err); !denied && len(sf.unknownStarting()) > 0 {
 			starting := sf.awaitStarting(ctx)
-			if info, err = sf.catalog.Info(in.ToolName, in.Detail); err != nil {
+			if info, err = sf.catalog.InfoFor(in.ToolName, in.Detail, deniedTo); err != nil {
 				return textResult(withStartingNotice(sf.withDownNotice(err.Error()), starting), true), nil, nil
 			}
 			return textResult(info.Text()+typecheckNote(sf.opts.Typecheck), false), nil, nil
