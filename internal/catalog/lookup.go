@@ -19,7 +19,7 @@ type NotFoundError struct {
 // Error implements error.
 func (e *NotFoundError) Error() string {
 	if len(e.Suggestions) == 0 {
-		return fmt.Sprintf("unknown tool %q; use search to find tools", e.Name)
+		return fmt.Sprintf("unknown tool %q; use search_tools to find tools", e.Name)
 	}
 	return fmt.Sprintf("unknown tool %q; did you mean %s?", e.Name, strings.Join(e.Suggestions, ", "))
 }
