@@ -91,7 +91,7 @@ func (ti *ToolInfo) Text() string {
 
 // Text renders search results compactly for an agent: a header line, then
 // per hit "name — summary" and (unless brief) its example call, then any
-// corrections and unmatched words.
+// corrections, and the words that matched nothing when nothing was found.
 func (r SearchResult) Text() string {
 	var b strings.Builder
 	switch {
@@ -138,7 +138,9 @@ func (r SearchResult) Text() string {
 		b.WriteString(strings.Join(parts, ", "))
 		b.WriteString("\n")
 	}
-	if len(r.Unmatched) > 0 {
+	// The words that matched nothing are said only when nothing was found:
+	// under hits that answer the query they read as a failure (issue 43).
+	if len(r.Unmatched) > 0 && len(r.Hits) == 0 {
 		b.WriteString("No match for: ")
 		b.WriteString(strings.Join(r.Unmatched, ", "))
 		b.WriteString("\n")
