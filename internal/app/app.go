@@ -434,14 +434,14 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 		a.Catalog.RemoveBackend(name)
 		a.Surface.ForgetBackend(name)
 	}
-	// Tags and policy may have changed for the backends that kept running:
+	// Tags, descriptions and policy may have changed for the backends that kept running:
 	// the catalogue takes them all before the names are settled again, so
 	// that names are settled (and collisions logged) once, on what serves
 	// now, not on a half-reloaded catalogue.
 	tools := a.Backends.Tools()
 	for _, name := range a.Backends.Backends() {
 		if ts, ok := tools[name]; ok && !slices.Contains(res.Added, name) && !slices.Contains(res.Changed, name) {
-			a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, ts))
+			a.Catalog.SetDescribedBackend(name, a.descriptionOf(name), a.tagsOf(name), a.Policy.Filter(name, ts))
 		}
 	}
 	a.Surface.NamingChanged() // tools, priorities and the order of the backends
@@ -460,8 +460,19 @@ func (a *App) publish(name string, tools []*mcp.Tool) {
 	if !slices.Contains(a.Backends.Backends(), name) {
 		return
 	}
-	a.Catalog.SetBackend(name, a.tagsOf(name), a.Policy.Filter(name, tools))
+	a.Catalog.SetDescribedBackend(name, a.descriptionOf(name), a.tagsOf(name), a.Policy.Filter(name, tools))
 	a.Surface.ToolsChanged()
+}
+
+// descriptionOf returns the configured description of a backend
+// (backends.<name>.description); it follows a reload.
+func (a *App) descriptionOf(name string) string {
+	for _, s := range *a.specs.Load() {
+		if s.Name == name {
+			return s.Description
+		}
+	}
+	return ""
 }
 
 // tagsOf returns the configured tags of a backend.

@@ -36,6 +36,9 @@ type Entry struct {
 	JSName string `json:"jsName"`
 	// Summary is the first sentence of the description (at most 200 runes).
 	Summary string `json:"summary,omitempty"`
+	// BackendDescription is the backend's description
+	// (backends.<name>.description), one line; "" when it has none.
+	BackendDescription string `json:"backendDescription,omitempty"`
 	// Tags are the backend's tags plus the tool's own (from _meta.tags),
 	// sorted and de-duplicated case-insensitively.
 	Tags []string `json:"tags,omitempty"`
@@ -48,9 +51,10 @@ type Entry struct {
 
 // backend is one backend's processed tools, built outside the lock.
 type backend struct {
-	name  string
-	tags  []string
-	tools []*toolData // sorted by name
+	name        string
+	description string // one line, see SetDescribedBackend
+	tags        []string
+	tools       []*toolData // sorted by name
 }
 
 // toolData is everything derived from one tool definition that does not
@@ -116,10 +120,27 @@ func New() *Catalog {
 // An empty backend name is ignored. Backend names should not contain '.',
 // which would make "backend.tool" names ambiguous.
 func (c *Catalog) SetBackend(name string, tags []string, tools []*mcp.Tool) {
+	c.SetDescribedBackend(name, "", tags, tools)
+}
+
+// maxBackendDescription bounds the description a catalogue keeps of a
+// backend, in runes (a line, as a tool's summary).
+const maxBackendDescription = 200
+
+// SetDescribedBackend is [Catalog.SetBackend] with the backend's
+// description (backends.<name>.description): search hits from the
+// backend show it, and its words are searched (weighted half a backend
+// name's), so that twin servers are told apart.
+func (c *Catalog) SetDescribedBackend(name, description string, tags []string, tools []*mcp.Tool) {
 	if name == "" {
 		return
 	}
 	b := buildBackend(name, tags, tools)
+	b.description = clipRunes(oneLine(description), maxBackendDescription)
+	descToks := tokenize(b.description, nil)
+	for _, td := range b.tools {
+		td.fieldToks[fieldBackendDesc] = descToks
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.backends[name] = b
@@ -318,15 +339,16 @@ func buildSnapshot(bs []*backend, version uint64) *snapshot {
 		allTags = append(allTags, b.tags...)
 		for _, td := range b.tools {
 			e := &Entry{
-				Name:      b.name + "." + td.name,
-				Backend:   b.name,
-				Tool:      td.name,
-				JSBackend: jsb[b.name],
-				JSTool:    td.jsName,
-				Summary:   td.summary,
-				Tags:      normTags(append(slices.Clone(b.tags), td.tags...)),
-				Def:       td.def,
-				td:        td,
+				Name:               b.name + "." + td.name,
+				Backend:            b.name,
+				Tool:               td.name,
+				JSBackend:          jsb[b.name],
+				JSTool:             td.jsName,
+				Summary:            td.summary,
+				BackendDescription: b.description,
+				Tags:               normTags(append(slices.Clone(b.tags), td.tags...)),
+				Def:                td.def,
+				td:                 td,
 			}
 			e.JSName = e.JSBackend + "." + e.JSTool
 			allTags = append(allTags, td.tags...)
@@ -344,4 +366,13 @@ func buildSnapshot(bs []*backend, version uint64) *snapshot {
 	}
 	s.tags = normTags(allTags)
 	return s
+}
+
+// clipRunes cuts s to at most n runes, ending a cut one with "…".
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -127,6 +128,21 @@ func (r SearchResult) Text() string {
 			b.WriteString("  ")
 			b.WriteString(h.Example)
 			b.WriteString("\n")
+		}
+	}
+	// The backends of the hits, with their descriptions: what tells two
+	// backends with the same tools apart.
+	var described []string
+	for _, h := range r.Hits {
+		if line := h.Backend + " — " + h.BackendDescription; h.BackendDescription != "" && !slices.Contains(described, line) {
+			described = append(described, line)
+		}
+	}
+	if len(described) > 0 {
+		slices.Sort(described)
+		b.WriteString("Backends:\n")
+		for _, line := range described {
+			b.WriteString("- " + line + "\n")
 		}
 	}
 	if len(r.Corrections) > 0 {
