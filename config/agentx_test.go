@@ -74,3 +74,17 @@ func TestSyntaxErrorPositions(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendDescription: backends.<name>.description is read from an
+// isogate file and from an mcpServers entry's "description" (no longer
+// ignored); past MaxBackendDescription bytes it is refused.
+func TestBackendDescription(t *testing.T) {
+	path := writeConfig(t, "claude.json", `{"mcpServers": {"photos": {"command": "node", "description": "The photo archive"}}}`)
+	cfg, err := Load(LoadOptions{Path: path, Environ: testEnv(t)})
+	if err != nil || cfg.Backends["photos"].Description != "The photo archive" {
+		t.Fatalf("mcpServers description: %v, %+v", err, cfg)
+	}
+	path = writeConfig(t, "isogate.yaml", "backends:\n  fs:\n    command: node\n    description: "+strings.Repeat("x", MaxBackendDescription+1)+"\n")
+	_, err = Load(LoadOptions{Path: path, Environ: testEnv(t)})
+	wantProblem(t, err, "backends.fs.description", "at most 500 bytes")
+}

@@ -14,13 +14,12 @@ var isogateSections = []string{"server", "backends", "sandbox", "run_code"}
 
 // mcpServerFields are the keys of an mcpServers entry carried over to the
 // backend as they are.
-var mcpServerFields = []string{"command", "args", "env", "cwd", "url", "headers", "disabled"}
+var mcpServerFields = []string{"command", "args", "env", "cwd", "url", "headers", "disabled", "description"}
 
 // mcpServerIgnored are keys other clients write in an entry that change
-// nothing for isogate (per-client approval lists, a description): accepted
-// and ignored. Any other key is refused, so that a typo ("enviroment")
+// nothing for isogate (per-client approval lists): accepted and ignored. Any other key is refused, so that a typo ("enviroment")
 // is not silently dropped.
-var mcpServerIgnored = []string{"alwaysAllow", "autoApprove", "description"}
+var mcpServerIgnored = []string{"alwaysAllow", "autoApprove"}
 
 // importKey is the key of an isogate file that imports a Claude-style
 // file's servers as its backends (see Load).

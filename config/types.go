@@ -312,6 +312,12 @@ type Backend struct {
 	MaxConcurrentCallsPerPrincipal int `koanf:"max_concurrent_calls_per_principal"`
 	// Tags are free-form labels for selecting backends.
 	Tags []string `koanf:"tags"`
+	// Description says what this backend is for, in a line: search_tools
+	// shows it under results from the backend, so that an agent tells
+	// twin servers apart ("the team's source tree" and "the photo
+	// archive", both filesystem servers). At most MaxBackendDescription
+	// bytes. Default none.
+	Description string `koanf:"description"`
 	// Priority settles a name two backends share (server.tool_names bare
 	// and a resource URI): the higher priority keeps it; between equal
 	// priorities the first in configuration order (backend names sorted)
@@ -709,3 +715,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// MaxBackendDescription bounds backends.<name>.description, in bytes.
+const MaxBackendDescription = 500

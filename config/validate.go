@@ -274,6 +274,9 @@ func (c *collector) validateBackend(key, name string, b Backend, skip map[string
 			c.add(joinKey(key+".headers", k), "header value must not contain line breaks")
 		}
 	}
+	if len(b.Description) > MaxBackendDescription {
+		c.add(key+".description", fmt.Sprintf("at most %d bytes (a line that tells this backend apart), got %d", MaxBackendDescription, len(b.Description)))
+	}
 	for i, tag := range b.Tags {
 		if strings.TrimSpace(tag) == "" {
 			c.add(indexKey(key+".tags", i), "tag must not be empty")

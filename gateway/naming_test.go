@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
@@ -204,6 +206,39 @@ func TestPassthroughToolNames(t *testing.T) {
 				if len(r.NameCollisions) != 2 || r.NameCollisions[0].Name != "whoami" || r.NameCollisions[1].Name != "greet" {
 					t.Errorf("isogate://backends %s: name_collisions %+v", r.Name, r.NameCollisions)
 				}
+			}
+		})
+	}
+}
+
+// TestUnknownPassthroughNamePointsAtItsPrefixedForms: a client that calls a
+// backend tool by a name the gateway lists only prefixed (a name two
+// backends share in auto mode; every name in prefixed mode), or spells it
+// with '-' for '_', is told the names it is listed under, still as the
+// unknown tool error (-32602) the SDK gives (issue 43).
+func TestUnknownPassthroughNamePointsAtItsPrefixedForms(t *testing.T) {
+	for _, tt := range []struct {
+		mode       config.ToolNames
+		call, want string
+	}{
+		{config.ToolNamesAuto, "whoami", `unknown tool "whoami": it is listed as alpha__whoami, beta__whoami`},
+		{config.ToolNamesPrefixed, "only_alpha", `unknown tool "only_alpha": it is listed as alpha__only_alpha`},
+		{config.ToolNamesPrefixed, "only-beta", `unknown tool "only-beta": it is listed as beta__only_beta`},
+		{config.ToolNamesAuto, "no_such_tool", `unknown tool "no_such_tool"`},
+	} {
+		t.Run(string(tt.mode)+" "+tt.call, func(t *testing.T) {
+			g, _ := namingGateway(t, tt.mode, 0)
+			cs := connect(t, g, nil)
+			testutil.Eventually(t, 20*time.Second, func() bool {
+				return slices.Contains(toolNames(t, cs), "beta__only_beta") || slices.Contains(toolNames(t, cs), "only_beta")
+			}, "the passthrough tools to be listed")
+			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.call, Arguments: map[string]any{}})
+			var werr *jsonrpc.Error
+			if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams || !strings.HasSuffix(werr.Message, tt.want) {
+				t.Fatalf("calling %s: %v, want -32602 %q", tt.call, err, tt.want)
+			}
+			if tt.call == "no_such_tool" && strings.Contains(werr.Message, "listed as") {
+				t.Errorf("an unknown name with no prefixed form: %v", err)
 			}
 		})
 	}

@@ -421,3 +421,33 @@ return {s, e};`
 		t.Fatalf("tier-1 run id %q", id2)
 	}
 }
+
+// TestSearchTellsTwinBackendsApart: two real server-filesystem backends
+// offer the same tools; search_tools shows each hit's backend with its
+// backends.<name>.description, and a query naming what one is for ranks
+// its tools first (issue 43).
+func TestSearchTellsTwinBackendsApart(t *testing.T) {
+	photos, projects := t.TempDir(), t.TempDir()
+	g := fsGateway(t, projects, func(cfg *config.Config) {
+		fs := cfg.Backends["filesystem"]
+		fs.Tools = config.ToolPolicy{}
+		cfg.Backends = map[string]config.Backend{"projects": fs, "photos": fs}
+		p, q := cfg.Backends["projects"], cfg.Backends["photos"]
+		p.Name, p.Description = "projects", "The team's source code, read-write."
+		q.Name, q.Description = "photos", "The holiday photo archive, read-only."
+		q.Args = []string{fs.Args[0], photos}
+		cfg.Backends["projects"], cfg.Backends["photos"] = p, q
+	})
+	cs := connect(t, g, nil)
+	text, isErr, _ := callText(t, cs, "search_tools", map[string]any{"query": "read file", "limit": 20})
+	if isErr || !strings.Contains(text, "photos.read_text_file") || !strings.Contains(text, "projects.read_text_file") ||
+		!strings.Contains(text, "Backends:\n- photos — The holiday photo archive, read-only.\n- projects — The team's source code, read-write.\n") {
+		t.Fatalf("search_tools over twin backends:\n%s", text)
+	}
+	// projects sorts after photos: without its description a tie would
+	// put photos first.
+	text, _, _ = callText(t, cs, "search_tools", map[string]any{"query": "read file from the source code", "limit": 3})
+	if _, first, _ := strings.Cut(text, "\n"); !strings.HasPrefix(first, "projects.") {
+		t.Fatalf("a query naming the source code does not rank its tools first:\n%s", text)
+	}
+}

@@ -82,6 +82,9 @@ func runReplay(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []strin
 		return execFail(env, "INTERNAL", err.Error(), 1)
 	}
 	resp := out.Response
+	if out.NotRun != "" {
+		fmt.Fprintln(env.stderr, "replay: "+out.NotRun)
+	}
 	for _, line := range resp.Console {
 		fmt.Fprintln(env.stderr, line)
 	}

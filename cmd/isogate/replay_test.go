@@ -225,3 +225,64 @@ return await everything.trigger_long_running_operation({duration: 30, steps: 30}
 		t.Fatalf("--log-level warn logs INFO:\n%s", errOut)
 	}
 }
+
+// TestReplayRefusedRun: a run sandbox.typecheck: strict refused before it
+// started (TYPECHECK_FAILED, PLAN_DENIED) replays as its refusal: exit 0,
+// the recorded refusal on stdout, the reason it was not re-run on stderr;
+// never the program run against a catalogue it was never meant to meet
+// (issue 43: `ReferenceError: everything is not defined`, REPLAY_DIFFERS).
+// A tampered refusal that made calls is replayed as a run.
+func TestReplayRefusedRun(t *testing.T) {
+	cfg, recDir := recordDirConfig(t)
+	data, _ := os.ReadFile(cfg)
+	data = []byte(strings.Replace(string(data), "sandbox:\n", "sandbox:\n  typecheck: strict\n", 1))
+	data = []byte(strings.Replace(string(data), "    args:", "    tools:\n      deny: [echo]\n    args:", 1))
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ code, want string }{
+		{`return await everything.no_such_tool({})`, "TYPECHECK_FAILED"},
+		{`const n = "echo"; return await everything["echo"]({message: n})`, "PLAN_DENIED"},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			for _, f := range replayMust(filepath.Glob(filepath.Join(recDir, "*.json"))) {
+				_ = os.Remove(f)
+			}
+			out, errOut, exit := runBinary(t, "", "exec", "--config", cfg, "--log-level", "error", "-e", c.code)
+			if exit == 0 || !strings.Contains(out+errOut, c.want) {
+				t.Fatalf("exec: exit %d\n%s\n%s", exit, out, errOut)
+			}
+			path := onlyRecord(t, recDir)
+			var rec map[string]any
+			if err := json.Unmarshal(replayMust(os.ReadFile(path)), &rec); err != nil {
+				t.Fatal(err)
+			}
+			recErr, _ := rec["error"].(map[string]any)
+			if recErr["code"] != c.want {
+				t.Fatalf("record's error %v, want %s", recErr, c.want)
+			}
+			out, errOut, exit = runBinary(t, "", "replay", path)
+			if exit != 0 || !strings.Contains(out, recErr["message"].(string)) ||
+				!strings.Contains(errOut, "refused before it started ("+c.want+")") || strings.Contains(out+errOut, "ReferenceError") {
+				t.Fatalf("replay: exit %d\nstdout:\n%s\nstderr:\n%s", exit, out, errOut)
+			}
+			// A "refusal" that made calls is no refusal: it is run.
+			rec["calls"] = []any{map[string]any{"seq": 1, "backend": "everything", "tool": "echo", "args": map[string]any{"message": "x"}, "ok": true}}
+			tampered := filepath.Join(t.TempDir(), "tampered.json")
+			if err := os.WriteFile(tampered, replayMust(json.Marshal(rec)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, errOut, exit := runBinary(t, "", "replay", tampered); exit != 1 || !strings.Contains(errOut, "REPLAY_DIFFERS") {
+				t.Fatalf("tampered refusal: exit %d\n%s", exit, errOut)
+			}
+		})
+	}
+}
+
+// replayMust returns v, panicking on err (the test's own files).
+func replayMust[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -436,7 +436,7 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 		a.Catalog.RemoveBackend(name)
 		a.Surface.ForgetBackend(name)
 	}
-	// Tags and policy may have changed for the backends that kept running:
+	// Tags, descriptions and policy may have changed for the backends that kept running:
 	// the catalogue takes them all before the names are settled again, so
 	// that names are settled (and collisions logged) once, on what serves
 	// now, not on a half-reloaded catalogue.
@@ -468,7 +468,8 @@ func (a *App) publish(name string, tools []*mcp.Tool) {
 
 // setBackend puts a backend's tools in the catalogue: those the policy
 // offers as tools, the others as denied, each with the rule that denies
-// it (so that "what is this name?" says so, catalog.Catalog.What).
+// it (so that "what is this name?" says so, catalog.Catalog.What), with
+// its configured description and tags.
 func (a *App) setBackend(name string, tools []*mcp.Tool) {
 	var denied []catalog.DeniedTool
 	for _, t := range tools {
@@ -479,7 +480,19 @@ func (a *App) setBackend(name string, tools []*mcp.Tool) {
 			denied = append(denied, catalog.DeniedTool{Tool: t.Name, Rule: rule})
 		}
 	}
-	a.Catalog.SetBackendPolicy(name, a.tagsOf(name), a.Policy.Filter(name, tools), denied)
+	a.Catalog.SetBackendSpec(name, catalog.BackendSpec{Description: a.descriptionOf(name), Tags: a.tagsOf(name), Denied: denied},
+		a.Policy.Filter(name, tools))
+}
+
+// descriptionOf returns the configured description of a backend
+// (backends.<name>.description); it follows a reload.
+func (a *App) descriptionOf(name string) string {
+	for _, s := range *a.specs.Load() {
+		if s.Name == name {
+			return s.Description
+		}
+	}
+	return ""
 }
 
 // tagsOf returns the configured tags of a backend.

@@ -28,6 +28,10 @@ const (
 // task itself (callAsTask).
 const TaskSupportRequired = "required"
 
+// relatedTaskKey is the _meta key tying a message to a task (MCP
+// 2025-11-25): a backend's tasks/result carries its own task's id there.
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
 // Task statuses (MCP 2025-11-25, tasks utility).
 const (
 	taskWorking       = "working"
@@ -184,10 +188,19 @@ func (b *backend) callAsTask(ctx context.Context, c *conn, p *mcp.CallToolParams
 		return nil, err
 	}
 	res, err := decodeCallResult(raw)
-	if err == nil && task.Status == taskFailed {
+	if err != nil {
+		return nil, err
+	}
+	// The task is the gateway's, made for a plain call: its id means
+	// nothing to the caller (whose tasks/get does not know it).
+	delete(res.Meta, relatedTaskKey)
+	if len(res.Meta) == 0 {
+		res.Meta = nil
+	}
+	if task.Status == taskFailed {
 		res.IsError = true
 	}
-	return res, err
+	return res, nil
 }
 
 // taskCallParams returns p as the params of a task-augmented tools/call:

@@ -18,7 +18,8 @@ import (
 // a plain tools/call; a plain Manager.Call (what passthrough and programs
 // make) gets its completed report, the gateway having created the task,
 // polled it and read its result, and the task's status messages arrive as
-// progress under the call's token, numbered 1, 2, 3…
+// progress under the call's token, numbered 1, 2, 3…; the result does not
+// name the backend's task (_meta related-task), which the caller never made.
 func TestTaskRequiredToolOfServerEverything(t *testing.T) {
 	spec := everythingSpec(t)
 	var mu sync.Mutex
@@ -43,6 +44,11 @@ func TestTaskRequiredToolOfServerEverything(t *testing.T) {
 	}
 	if got := resultText(t, res); res.IsError || !strings.Contains(got, "# Research Report: isolates") {
 		t.Fatalf("result (isError %v): %.300s", res.IsError, got)
+	}
+	// The backend's task is the gateway's own business: its id, which no
+	// client's tasks/get knows, is not in the plain call's result (issue 43).
+	if rt, ok := res.Meta["io.modelcontextprotocol/related-task"]; ok {
+		t.Errorf("a plain call's result carries the backend's task: _meta related-task %v", rt)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -100,10 +100,11 @@ func (m *Manager) startLocked(b *backend) {
 
 // sameSpec compares two normalized specs; a Dial function has no identity,
 // so custom backends with the same name and settings are the same. The
-// tool policy, the priority and Disabled are not the manager's: a change to
-// them alone keeps the backend running.
+// tool policy, the priority, the description and Disabled are not the
+// manager's: a change to them alone keeps the backend running.
 func sameSpec(a, b Spec) bool {
 	a.Dial, b.Dial = nil, nil
+	a.Description, b.Description = "", ""
 	a.Tools, b.Tools = config.ToolPolicy{}, config.ToolPolicy{}
 	a.Priority, b.Priority = 0, 0
 	a.Disabled, b.Disabled = false, false

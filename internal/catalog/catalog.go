@@ -36,6 +36,9 @@ type Entry struct {
 	JSName string `json:"jsName"`
 	// Summary is the first sentence of the description (at most 200 runes).
 	Summary string `json:"summary,omitempty"`
+	// BackendDescription is the backend's description
+	// (backends.<name>.description), one line; "" when it has none.
+	BackendDescription string `json:"backendDescription,omitempty"`
 	// Tags are the backend's tags plus the tool's own (from _meta.tags),
 	// sorted and de-duplicated case-insensitively.
 	Tags []string `json:"tags,omitempty"`
@@ -48,10 +51,11 @@ type Entry struct {
 
 // backend is one backend's processed tools, built outside the lock.
 type backend struct {
-	name   string
-	tags   []string
-	tools  []*toolData  // sorted by name
-	denied []DeniedTool // sorted by Tool
+	name        string
+	description string // one line, see BackendSpec
+	tags        []string
+	tools       []*toolData  // sorted by name
+	denied      []DeniedTool // sorted by Tool
 }
 
 // toolData is everything derived from one tool definition that does not
@@ -128,7 +132,7 @@ func New() *Catalog {
 // An empty backend name is ignored. Backend names should not contain '.',
 // which would make "backend.tool" names ambiguous.
 func (c *Catalog) SetBackend(name string, tags []string, tools []*mcp.Tool) {
-	c.SetBackendPolicy(name, tags, tools, nil)
+	c.SetBackendSpec(name, BackendSpec{Tags: tags}, tools)
 }
 
 // SetBackendPolicy is [Catalog.SetBackend] for a backend some of whose
@@ -136,6 +140,37 @@ func (c *Catalog) SetBackend(name string, tags []string, tools []*mcp.Tool) {
 // out, each with the rule that does. Denied tools are in no list, search
 // or entry; [Catalog.Lookup] names them as denied (a *DeniedError).
 func (c *Catalog) SetBackendPolicy(name string, tags []string, tools []*mcp.Tool, denied []DeniedTool) {
+	c.SetBackendSpec(name, BackendSpec{Tags: tags, Denied: denied}, tools)
+}
+
+// maxBackendDescription bounds the description a catalogue keeps of a
+// backend, in runes (a line, as a tool's summary).
+const maxBackendDescription = 200
+
+// SetDescribedBackend is [Catalog.SetBackend] with the backend's
+// description (backends.<name>.description): search hits from the
+// backend show it, and its words are searched (weighted half a backend
+// name's), so that twin servers are told apart.
+func (c *Catalog) SetDescribedBackend(name, description string, tags []string, tools []*mcp.Tool) {
+	c.SetBackendSpec(name, BackendSpec{Description: description, Tags: tags}, tools)
+}
+
+// BackendSpec is what the catalogue keeps of a backend beside its tools.
+type BackendSpec struct {
+	// Description is backends.<name>.description ([Catalog.SetDescribedBackend]).
+	Description string
+	// Tags are the backend's configured tags.
+	Tags []string
+	// Denied are the tools policy keeps out, each with its rule
+	// ([Catalog.SetBackendPolicy]).
+	Denied []DeniedTool
+}
+
+// SetBackendSpec replaces a backend's tools with tools, and what the
+// catalogue keeps of it with spec: [Catalog.SetBackend],
+// [Catalog.SetBackendPolicy] and [Catalog.SetDescribedBackend] in one.
+func (c *Catalog) SetBackendSpec(name string, spec BackendSpec, tools []*mcp.Tool) {
+	tags, denied, description := spec.Tags, spec.Denied, spec.Description
 	if name == "" {
 		return
 	}
@@ -147,6 +182,11 @@ func (c *Catalog) SetBackendPolicy(name string, tags []string, tools []*mcp.Tool
 		}
 	}
 	slices.SortFunc(b.denied, func(x, y DeniedTool) int { return strings.Compare(x.Tool, y.Tool) })
+	b.description = clipRunes(oneLine(description), maxBackendDescription)
+	descToks := tokenize(b.description, nil)
+	for _, td := range b.tools {
+		td.fieldToks[fieldBackendDesc] = descToks
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.backends[name] = b
@@ -350,15 +390,16 @@ func buildSnapshot(bs []*backend, version uint64) *snapshot {
 		s.denied = append(s.denied, b.denied...)
 		for _, td := range b.tools {
 			e := &Entry{
-				Name:      b.name + "." + td.name,
-				Backend:   b.name,
-				Tool:      td.name,
-				JSBackend: jsb[b.name],
-				JSTool:    td.jsName,
-				Summary:   td.summary,
-				Tags:      normTags(append(slices.Clone(b.tags), td.tags...)),
-				Def:       td.def,
-				td:        td,
+				Name:               b.name + "." + td.name,
+				Backend:            b.name,
+				Tool:               td.name,
+				JSBackend:          jsb[b.name],
+				JSTool:             td.jsName,
+				Summary:            td.summary,
+				BackendDescription: b.description,
+				Tags:               normTags(append(slices.Clone(b.tags), td.tags...)),
+				Def:                td.def,
+				td:                 td,
 			}
 			e.JSName = e.JSBackend + "." + e.JSTool
 			allTags = append(allTags, td.tags...)
@@ -395,4 +436,13 @@ func buildSnapshot(bs []*backend, version uint64) *snapshot {
 	}
 	s.tags = normTags(allTags)
 	return s
+}
+
+// clipRunes cuts s to at most n runes, ending a cut one with "…".
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -114,3 +114,14 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+// TestNotFoundNamesSearchTools: an unknown name with nothing close points
+// at the tool that finds tools by its name, search_tools, not at a
+// "search" the agent has no tool of (issue 43).
+func TestNotFoundNamesSearchTools(t *testing.T) {
+	_, err := testCatalog().Lookup("zzqqxxyyww")
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || len(nf.Suggestions) != 0 || !strings.Contains(err.Error(), "use search_tools to find tools") {
+		t.Fatalf("Lookup of a name with nothing close: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -91,7 +92,7 @@ func (ti *ToolInfo) Text() string {
 
 // Text renders search results compactly for an agent: a header line, then
 // per hit "name — summary" and (unless brief) its example call, then any
-// corrections and unmatched words.
+// corrections, and the words that matched nothing when nothing was found.
 func (r SearchResult) Text() string {
 	var b strings.Builder
 	switch {
@@ -129,6 +130,21 @@ func (r SearchResult) Text() string {
 			b.WriteString("\n")
 		}
 	}
+	// The backends of the hits, with their descriptions: what tells two
+	// backends with the same tools apart.
+	var described []string
+	for _, h := range r.Hits {
+		if line := h.Backend + " — " + h.BackendDescription; h.BackendDescription != "" && !slices.Contains(described, line) {
+			described = append(described, line)
+		}
+	}
+	if len(described) > 0 {
+		slices.Sort(described)
+		b.WriteString("Backends:\n")
+		for _, line := range described {
+			b.WriteString("- " + line + "\n")
+		}
+	}
 	if len(r.Corrections) > 0 {
 		parts := make([]string, len(r.Corrections))
 		for i, c := range r.Corrections {
@@ -138,7 +154,9 @@ func (r SearchResult) Text() string {
 		b.WriteString(strings.Join(parts, ", "))
 		b.WriteString("\n")
 	}
-	if len(r.Unmatched) > 0 {
+	// The words that matched nothing are said only when nothing was found:
+	// under hits that answer the query they read as a failure (issue 43).
+	if len(r.Unmatched) > 0 && len(r.Hits) == 0 {
 		b.WriteString("No match for: ")
 		b.WriteString(strings.Join(r.Unmatched, ", "))
 		b.WriteString("\n")

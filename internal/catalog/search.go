@@ -10,12 +10,13 @@ import (
 // weighted sum of the term's occurrences over the fields (a simplified
 // BM25F), and its length the weighted sum of the fields' lengths.
 const (
-	fieldName      = iota // tool name split into words, e.g. get-sum → get, sum
-	fieldBackend          // backend name
-	fieldDesc             // title and description
-	fieldParamName        // top-level parameter names
-	fieldParamDesc        // top-level parameter descriptions
-	fieldTags             // backend and tool tags
+	fieldName        = iota // tool name split into words, e.g. get-sum → get, sum
+	fieldBackend            // backend name
+	fieldDesc               // title and description
+	fieldParamName          // top-level parameter names
+	fieldParamDesc          // top-level parameter descriptions
+	fieldTags               // backend and tool tags
+	fieldBackendDesc        // the backend's description (backends.<name>.description)
 	numFields
 )
 
@@ -26,6 +27,9 @@ var fieldWeights = [numFields]float32{
 	fieldParamName: 1.5,
 	fieldParamDesc: 0.5,
 	fieldTags:      1,
+	// Half a backend name's: it tells twin backends apart without
+	// outweighing what the tools themselves say.
+	fieldBackendDesc: 0.5,
 }
 
 // BM25 parameters.
@@ -96,6 +100,9 @@ type Hit struct {
 	Tool string `json:"tool"`
 	// Summary is the first sentence of the tool's description.
 	Summary string `json:"summary,omitempty"`
+	// BackendDescription is the backend's description, "" when it has
+	// none: what tells two backends with the same tools apart.
+	BackendDescription string `json:"backendDescription,omitempty"`
 	// Signature is the tool's TypeScript signature line, e.g.
 	// `everything.get_sum(args: { a: number; b: number }): Promise<unknown>`.
 	Signature string `json:"signature,omitempty"`
@@ -192,8 +199,8 @@ func idf(n, df int) float64 {
 
 // Search ranks tools against a free-text query with BM25 (k1=1.2, b=0.75)
 // over the weighted fields tool name (×3), backend name, title and
-// description, parameter names (×1.5), parameter descriptions (×0.5) and
-// tags. Query words are tokenized like the documents (lower-cased, split on
+// description, parameter names (×1.5), parameter descriptions (×0.5),
+// tags and the backend's description (×0.5). Query words are tokenized like the documents (lower-cased, split on
 // punctuation and camelCase, stopwords dropped, crudely stemmed); a word
 // absent from the catalogue is corrected to the nearest catalogue word (see
 // [SearchResult.Corrections]) and reported in Unmatched if none is close.
@@ -307,7 +314,8 @@ func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 
 // makeHit renders an entry as a search hit.
 func makeHit(e *Entry, score float64, brief bool) Hit {
-	h := Hit{Name: e.Name, Backend: e.Backend, Tool: e.Tool, Summary: e.Summary, Signature: e.Signature(), Score: score}
+	h := Hit{Name: e.Name, Backend: e.Backend, Tool: e.Tool, Summary: e.Summary, BackendDescription: e.BackendDescription,
+		Signature: e.Signature(), Score: score}
 	h.Example = e.Example() // the ready-to-paste call, brief or not
 	if !brief {
 		h.Tags = slices.Clone(e.Tags)

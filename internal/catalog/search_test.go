@@ -227,12 +227,14 @@ func TestSearchResultText(t *testing.T) {
 		"everything.get-sum — Returns the sum of two numbers",
 		"await everything.get_sum({ a: 0, b: 0 })",
 		"Corrected: smu → sum",
-		"No match for: xylophone",
 		"(top 1)",
 	} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("text lacks %q:\n%s", want, txt)
 		}
+	}
+	if strings.Contains(txt, "No match for") { // said only when nothing was found
+		t.Errorf("text with hits says a word matched nothing:\n%s", txt)
 	}
 	if txt := c.Search("qqqq", SearchOptions{}).Text(); !strings.HasPrefix(txt, `No tools match "qqqq"`) {
 		t.Errorf("no-hit text:\n%s", txt)
@@ -243,5 +245,31 @@ func TestSearchResultText(t *testing.T) {
 	}
 	if txt := c.Search("gzip", SearchOptions{}).Text(); !strings.HasPrefix(txt, `1 tool matches "gzip"`) {
 		t.Errorf("one hit:\n%s", txt)
+	}
+}
+
+// TestSearchAddTwoNumbers is issue 43's query against server-everything's
+// tools: get-sum first; trigger-url-elicitation, which shares only the
+// word "two" ("Supports two mechanisms"), not among the hits; and no "No
+// match for: add" under results that answer the query.
+func TestSearchAddTwoNumbers(t *testing.T) {
+	c := New()
+	c.SetBackend("everything", nil, append(everythingTools(), &mcp.Tool{Name: "trigger-url-elicitation", Title: "Trigger URL Elicitation Tool",
+		Description: "Trigger a URL elicitation so the client can direct the user to a browser flow. " +
+			"Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's " +
+			"response, and the error path (UrlElicitationRequiredError, -32042) which signals the client " +
+			"to handle URL elicitation via the error response. Set errorPath=true to use the error path.",
+		InputSchema: obj([]string{"url"}, map[string]any{"url": str("The URL the user should open"),
+			"message": str("Message shown to the user before opening the URL")})}))
+	r := c.Search("add two numbers", SearchOptions{})
+	if len(r.Hits) == 0 || r.Hits[0].Name != "everything.get-sum" || slices.Contains(hitNames(r), "everything.trigger-url-elicitation") {
+		t.Errorf("hits = %v, want everything.get-sum first and no trigger-url-elicitation", hitNames(r))
+	}
+	if txt := r.Text(); strings.Contains(txt, "No match for") {
+		t.Errorf("a query that found its tool says a word matched nothing:\n%s", txt)
+	}
+	// A query that found nothing still says which words matched nothing.
+	if txt := c.Search("xylophone kazoo", SearchOptions{}).Text(); !strings.Contains(txt, "No match for: xylophone, kazoo") {
+		t.Errorf("no-hit text:\n%s", txt)
 	}
 }

@@ -24,6 +24,10 @@ var stopwords = map[string]bool{
 	"this": true, "to": true, "use": true, "was": true, "we": true,
 	"what": true, "when": true, "which": true, "will": true, "with": true,
 	"you": true, "your": true,
+	// Small counts: "add two numbers" is about numbers, and a tool that
+	// "supports two mechanisms" is no answer to it.
+	"one": true, "two": true, "three": true, "four": true, "five": true,
+	"six": true, "seven": true, "eight": true, "nine": true, "ten": true,
 }
 
 // tokenize splits s into words (runs of letters and digits, further split at

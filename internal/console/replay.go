@@ -41,6 +41,9 @@ type replayOutcome struct {
 	// says how it differs otherwise (REPLAY_DIFFERS).
 	Same       bool
 	Difference string
+	// NotRun says why the program was not re-run (a run refused before
+	// it started replays as its recorded refusal); "" when it was.
+	NotRun string
 	// Result is what the program returned this time (or its error).
 	Result  string
 	Console []string
@@ -108,7 +111,7 @@ func (c *Console) replayRun(w http.ResponseWriter, r *http.Request, v *visitor) 
 	case err != nil:
 		o.Failed = err.Error()
 	default:
-		o.Same, o.Difference = out.Same, textcut.Clip(out.Difference, maxReplayText, "…")
+		o.Same, o.Difference, o.NotRun = out.Same, textcut.Clip(out.Difference, maxReplayText, "…"), out.NotRun
 		o.Console = out.Response.Console
 		if out.Response.IsError {
 			o.Result = string(out.Response.Code) + ": " + out.Response.Text

@@ -88,3 +88,29 @@ func TestNoReplayWithoutAReplayer(t *testing.T) {
 		t.Errorf("replay without a replayer: %d, want 501", res.StatusCode)
 	}
 }
+
+// TestReplayRefusedRecord: the Replay button on a run sandbox.typecheck:
+// strict refused before it started (replayed by the real replay.Run, as
+// the gateway's console does) shows it reproduced as its recorded refusal,
+// and says why it was not re-run, not REPLAY_DIFFERS (issue 43).
+func TestReplayRefusedRecord(t *testing.T) {
+	d := desk.New()
+	rp := func(ctx context.Context, rec *pipeline.RunRecord) (*replay.Outcome, error) {
+		return replay.Run(ctx, rec, replay.Options{})
+	}
+	c := New(Sources{Desk: d, Replay: rp}, Options{Admins: []string{"scope:isogate.admin"}, Verify: fakeVerify})
+	msg := "TYPECHECK_FAILED: the program was not run (no tool was called): its tool calls have 1 certain mistake. Fix them and run it again:\n- line 1, column 25: `no_such_tool` is not a tool of everything"
+	d.KeepRecord("bob", &pipeline.RunRecord{ID: "run-1", Code: "return await everything.no_such_tool({})", Tier: "v8",
+		Outcome: pipeline.OutcomeError, Error: &pipeline.RunError{Code: "TYPECHECK_FAILED", Message: msg}, Console: []string{}})
+	ck, csrf := signIn(t, c, "admin-token")
+	cookie := http.Header{"Cookie": {ck.String()}}
+	if res := do(t, c, "POST", "/console/runs/replay", url.Values{"id": {"run-1"}, "csrf": {csrf}}, cookie); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("replay: %d, want a redirect to the record", res.StatusCode)
+	}
+	b, _ := io.ReadAll(do(t, c, "GET", "/console/record?id=run-1", nil, cookie).Body)
+	page := string(b)
+	if !strings.Contains(page, `id="replay-verdict" class="state ok">reproduced`) || strings.Contains(page, "REPLAY_DIFFERS") ||
+		!strings.Contains(page, "refused before it started (TYPECHECK_FAILED)") || !strings.Contains(page, "is not a tool of everything") {
+		t.Fatalf("the refused record's replay:\n%s", page)
+	}
+}

@@ -48,7 +48,8 @@ func ReadRecord(path string) (*pipeline.RunRecord, error) {
 
 // Options configure [Run].
 type Options struct {
-	// Runner runs tier-3 programs; required.
+	// Runner runs tier-3 programs; required, except for a run refused
+	// before it started (RefusedBeforeStart), which is not re-run.
 	Runner v8sandbox.Runner
 	// Timeout bounds the replay instead of the recorded timeout; 0: the
 	// recorded one, or the engine's default for a record without limits.
@@ -80,10 +81,52 @@ type Outcome struct {
 	Same bool
 	// Difference says how it differs when it is not the same.
 	Difference string
+	// NotRun says why the program was not re-run: its run was refused
+	// before it started (see [RefusedBeforeStart]), and Response is that
+	// refusal as recorded. "" when the program was re-run.
+	NotRun string
+}
+
+// refusalCodes are the codes of a run refused before its program started:
+// the type check's (sandbox.typecheck: strict) and the plan's (a denied
+// tool, a plan the person declined).
+var refusalCodes = map[string]bool{
+	"TYPECHECK_FAILED":      true,
+	"TYPECHECK_UNAVAILABLE": true,
+	"TYPECHECK_TIMEOUT":     true,
+	"TYPECHECK_TOO_COMPLEX": true,
+	"PLAN_DENIED":           true,
+	"APPROVAL_DENIED":       true,
+}
+
+// notRunMark is how every refusal before the start says so.
+const notRunMark = "the program was not run (no tool was called)"
+
+// RefusedBeforeStart reports whether rec is a run refused before its
+// program started: a refusal code (TYPECHECK_*, PLAN_DENIED, a declined
+// plan's APPROVAL_DENIED), a message that says the program was not run,
+// and not one call or console line. Such a run has nothing to replay: the
+// refusal was decided against the catalogue, the policy and the checker
+// of its gateway then, which a replay has none of (the record keeps the
+// diagnostics and the plan, not the catalogue's declarations).
+func RefusedBeforeStart(rec *pipeline.RunRecord) bool {
+	return rec.Outcome == pipeline.OutcomeError && rec.Error != nil && refusalCodes[rec.Error.Code] &&
+		strings.Contains(rec.Error.Message, notRunMark) && len(rec.Calls) == 0 && rec.OmittedCalls == 0 &&
+		rec.RefusedCalls == 0 && len(rec.Console) == 0
 }
 
 // Run replays rec.
 func Run(ctx context.Context, rec *pipeline.RunRecord, opts Options) (*Outcome, error) {
+	if RefusedBeforeStart(rec) {
+		// Reproduced as recorded: running the program here would meet a
+		// catalogue of no backend at all, and fail as it never did.
+		return &Outcome{
+			Response: codemode.Response{Tier: codemode.Tier(rec.Tier), IsError: true, Code: v8sandbox.Code(rec.Error.Code),
+				Text: rec.Error.Message, Console: []string{}, Diagnostics: rec.Diagnostics, Plan: rec.Plan},
+			Same:   true,
+			NotRun: fmt.Sprintf("the run was refused before it started (%s): nothing of it ran, so it is not re-run; its refusal as recorded follows", rec.Error.Code),
+		}, nil
+	}
 	if opts.Runner == nil {
 		return nil, errors.New("replay: a Runner is required")
 	}
