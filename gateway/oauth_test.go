@@ -358,9 +358,17 @@ func TestPrincipalsOwnTheirResultsAndRules(t *testing.T) {
 		t.Fatal("bob read alice's run record")
 	}
 
+	// A run of bob's that ends on his denied call: its audit line has the
+	// run's code (issue 43, 3: it said "error").
+	if res, err = bob.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool_chain",
+		Arguments: map[string]any{"code": "const n = 1;\nreturn await local.secret({n});"}}); err != nil || !res.IsError || res.Meta["isogate/code"] != "TOOL_DENIED" {
+		t.Fatalf("bob's program calling local.secret: %v %+v", err, res)
+	}
+
 	testutil.Eventually(t, 5*time.Second, func() bool {
 		l := logs.String()
-		return strings.Contains(l, `"event":"tool_call","principal":"bob","tool":"local.secret","outcome":"TOOL_DENIED"`) &&
+		return strings.Contains(l, `"event":"program_run","principal":"bob","outcome":"TOOL_DENIED"`) &&
+			strings.Contains(l, `"event":"tool_call","principal":"bob","tool":"local.secret","outcome":"TOOL_DENIED"`) &&
 			strings.Contains(l, `"event":"tool_call","principal":"alice","tool":"local.secret","outcome":"ok"`) &&
 			strings.Contains(l, `"event":"program_run","principal":"alice","outcome":"ok"`)
 	}, "audit lines missing:\n%s", logs.String())

@@ -29,7 +29,8 @@ func principalMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // auditRun logs the audit event of one program run by a principal: who,
-// the run id, the tools it called, the outcome and the duration; never the
+// the run id, the tools it called, the outcome (ok, or the run's error code)
+// and the duration; never the
 // program, its arguments or its result. The run's span gets the principal
 // and run id as attributes.
 func (sf *Surface) auditRun(ctx context.Context, rec *pipeline.RunRecord, failed bool, d time.Duration) {
@@ -40,6 +41,9 @@ func (sf *Surface) auditRun(ctx context.Context, rec *pipeline.RunRecord, failed
 	outcome := "ok"
 	if failed {
 		outcome = "error"
+		if rec != nil && rec.Error != nil && rec.Error.Code != "" {
+			outcome = rec.Error.Code // the run's code, as its result's _meta says
+		}
 	}
 	attrs := []any{slog.String("event", "program_run"), slog.String("principal", p.Name),
 		slog.String("outcome", outcome), slog.Int64("duration_ms", d.Milliseconds())}
