@@ -221,9 +221,9 @@ func TestUnknownPassthroughNamePointsAtItsPrefixedForms(t *testing.T) {
 		mode       config.ToolNames
 		call, want string
 	}{
-		{config.ToolNamesAuto, "whoami", `unknown tool "whoami": it is listed as alpha__whoami, beta__whoami`},
-		{config.ToolNamesPrefixed, "only_alpha", `unknown tool "only_alpha": it is listed as alpha__only_alpha`},
-		{config.ToolNamesPrefixed, "only-beta", `unknown tool "only-beta": it is listed as beta__only_beta`},
+		{config.ToolNamesAuto, "whoami", `unknown tool "whoami": several backends offer it; it is listed as "alpha__whoami" or "beta__whoami"`},
+		{config.ToolNamesPrefixed, "only_alpha", `unknown tool "only_alpha": it is listed as "alpha__only_alpha"`},
+		{config.ToolNamesPrefixed, "only-beta", `unknown tool "only-beta": it is listed as "beta__only_beta"`},
 		{config.ToolNamesAuto, "no_such_tool", `unknown tool "no_such_tool"`},
 	} {
 		t.Run(string(tt.mode)+" "+tt.call, func(t *testing.T) {

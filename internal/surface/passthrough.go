@@ -7,12 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/catalog"
@@ -366,53 +364,3 @@ func (p *passthrough) origin(name string) (backend, tool string, ok bool) {
 	o, ok := p.origins[name]
 	return o.backend, o.name, ok
 }
-
-// maxListedForms bounds the listed names an unknown tool's error names.
-const maxListedForms = 8
-
-// unknownName is a receiving middleware: when the SDK answers a tools/call
-// with "unknown tool X" and a backend tool X (with '-' and '_' the same) is
-// listed under other names (prefixed: two backends share X in
-// server.tool_names auto, or every name in prefixed), the error names them:
-// `unknown tool "X": it is listed as a__X, b__X`. The code stays -32602.
-func (p *passthrough) unknownName(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		call, ok := req.(*mcp.CallToolRequest)
-		if err == nil || method != "tools/call" || !ok || call.Params == nil {
-			return res, err
-		}
-		var werr *jsonrpc.Error
-		if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams || werr.Message != fmt.Sprintf("unknown tool %q", call.Params.Name) {
-			return res, err
-		}
-		forms := p.listedAs(call.Params.Name)
-		if len(forms) == 0 {
-			return res, err
-		}
-		if len(forms) > maxListedForms {
-			forms = append(forms[:maxListedForms], "…")
-		}
-		return res, &jsonrpc.Error{Code: werr.Code, Message: werr.Message + ": it is listed as " + strings.Join(forms, ", "), Data: werr.Data}
-	}
-}
-
-// listedAs returns the names, sorted, under which the backend tools called
-// name (with '-' and '_' the same) are listed; none when name is not a
-// backend tool's.
-func (p *passthrough) listedAs(name string) []string {
-	key := sameSpelling(name)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for listed, o := range p.origins {
-		if sameSpelling(o.name) == key {
-			out = append(out, listed)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// sameSpelling folds '-' into '_': the two spellings of one tool name.
-func sameSpelling(name string) string { return strings.ReplaceAll(name, "-", "_") }

@@ -92,8 +92,7 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	s.AddReceivingMiddleware(principalMiddleware)
 	s.AddReceivingMiddleware(sf.taskResultMiddleware) // a disguised tasks/result (taskelicit.go)
 	s.AddReceivingMiddleware(sf.taskListing)
-	s.AddReceivingMiddleware(sf.passthrough.unknownName) // the SDK's "unknown tool" names the listed forms
-	s.AddReceivingMiddleware(wireSafe)                   // outermost: sees every answer
+	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
 	s.AddSendingMiddleware(sf.taskProgress)
 	s.AddSendingMiddleware(sf.taskElicit)
 	sf.addResources(s)
