@@ -30,6 +30,7 @@ type Redis struct {
 	limits Limits
 	prefix string
 	key    []byte // HMAC key of the entries (store.hmac_key); nil: none
+	onFull func() // RedisOptions.OnFull
 	// dataOnly charges entries their data alone (RedisOptions.CountDataOnly).
 	dataOnly bool
 }
@@ -51,6 +52,9 @@ type RedisOptions struct {
 	// CountDataOnly charges entries their data's length alone, not what
 	// they take in Redis (tests of exact byte budgets use it).
 	CountDataOnly bool
+	// OnFull, when set, is called each time the store refuses an entry
+	// with [ErrFull] (a metric counts them).
+	OnFull func()
 }
 
 // RedisEntryOverhead is what a [Redis] store charges each entry beyond its
@@ -73,7 +77,7 @@ func NewRedis(o RedisOptions) (*Redis, error) {
 		o.Prefix = RedisKeyPrefix
 	}
 	return &Redis{client: redis.NewClient(opt), limits: o.Limits.WithDefaults(), prefix: o.Prefix, key: o.HMACKey,
-		dataOnly: o.CountDataOnly}, nil
+		dataOnly: o.CountDataOnly, onFull: o.OnFull}, nil
 }
 
 // Limits implements [Store].
@@ -124,6 +128,9 @@ func (r *Redis) PutID(ctx context.Context, owner, id string, data []byte) error 
 	case "dup":
 		return fmt.Errorf("%w: %s", errDuplicate, id)
 	case "full":
+		if r.onFull != nil {
+			r.onFull()
+		}
 		return fmt.Errorf("%w: %v of %d bytes held by other callers' results until they expire",
 			ErrFull, res[1], r.limits.MaxBytes)
 	}
