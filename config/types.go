@@ -229,6 +229,13 @@ type StoreConfig struct {
 	// leaves its tasks to be taken over by another replica (or failed with
 	// REPLICA_LOST) about this long after its death.
 	LeaseTTL time.Duration `koanf:"lease_ttl"`
+	// MaxBytes caps what the run-record store (isogate://runs/{id}) holds,
+	// counted as the store holds it (data and per-entry bookkeeping): per
+	// replica in memory, shared by every replica on Redis. A record that
+	// does not fit is refused with STORE_FULL and the run's response names
+	// no record. Default DefaultStoreMaxBytes (64 MiB: about 30 000 runs
+	// of one small call each on Redis, see docs/operations.md).
+	MaxBytes int64 `koanf:"max_bytes"`
 }
 
 // TelemetryConfig configures OpenTelemetry tracing.
@@ -554,6 +561,8 @@ const (
 	DefaultSpareWorkers = 2
 	// DefaultLeaseTTL is the default of StoreConfig.LeaseTTL.
 	DefaultLeaseTTL = 6 * time.Second
+	// DefaultStoreMaxBytes is the default of StoreConfig.MaxBytes.
+	DefaultStoreMaxBytes = 64 << 20
 	// MaxSpareWorkers is the largest SandboxConfig.SpareWorkers.
 	MaxSpareWorkers = 64
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
@@ -603,7 +612,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 				IntrospectionCacheTTL: DefaultIntrospectionCacheTTL, IntrospectionRate: DefaultIntrospectionRate},
 			Console: ConsoleConfig{SessionTTL: DefaultConsoleSessionTTL},
 		},
-		Store:    StoreConfig{LeaseTTL: DefaultLeaseTTL},
+		Store:    StoreConfig{LeaseTTL: DefaultLeaseTTL, MaxBytes: DefaultStoreMaxBytes},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation:     IsolationProcess,

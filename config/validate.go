@@ -111,6 +111,9 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	if !skip["store.lease_ttl"] {
 		c.durationBetween("store.lease_ttl", cfg.Store.LeaseTTL, 10*time.Minute)
 	}
+	if !skip["store.max_bytes"] {
+		c.between("store.max_bytes", cfg.Store.MaxBytes, 1<<20, 64<<30)
+	}
 	if k := cfg.Store.HMACKey; k != "" && len(k) < 16 && !skip["store.hmac_key"] {
 		c.add("store.hmac_key", fmt.Sprintf("must be at least 16 characters (got %d); use a long random secret", len(k)))
 	}

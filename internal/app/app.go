@@ -127,11 +127,12 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 			a.Close()
 		}
 	}()
-	results, err := newStore(cfg, "results:")
+	// a.Metrics is read at each refusal: the stores come before it.
+	results, err := newStore(cfg, storeResults, cfg.Sandbox.Output.ResultStoreBytes, func() { a.Metrics.StoreRefusal(storeResults) })
 	if err != nil {
 		return nil, err
 	}
-	runs, err := newStore(cfg, "runs:")
+	runs, err := newStore(cfg, storeRuns, cfg.Store.MaxBytes, func() { a.Metrics.StoreRefusal(storeRuns) })
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +214,10 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.tcMode = cfg.Sandbox.Typecheck
-	a.Metrics = newMetrics(a.Backends, a.Runner, a.checkerMetrics, a.taskIntents)
+	a.Metrics = newMetrics(a.Backends, a.Runner, a.checkerMetrics, a.taskIntents,
+		func() map[string]int64 {
+			return storeBytes(map[string]resultstore.Store{storeResults: results, storeRuns: runs})
+		})
 	if a.typecheckOn() {
 		a.Metrics.InitChecks(typecheck.Outcomes)
 	}

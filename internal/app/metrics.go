@@ -9,7 +9,8 @@ import (
 
 // newMetrics builds the gateway's metrics over its backends, sandbox, type
 // checker and pending task intents.
-func newMetrics(manager *backend.Manager, runner v8sandbox.Runner, checker func() *metrics.Checker, intents func() int) *metrics.Metrics {
+func newMetrics(manager *backend.Manager, runner v8sandbox.Runner, checker func() *metrics.Checker, intents func() int,
+	stores func() map[string]int64) *metrics.Metrics {
 	return metrics.New(metrics.Sources{
 		Backends: func() []metrics.BackendState {
 			var out []metrics.BackendState
@@ -22,6 +23,7 @@ func newMetrics(manager *backend.Manager, runner v8sandbox.Runner, checker func(
 		Confinement: func() []metrics.LayerLevel { return confinementLevels(runner) },
 		Checker:     checker,
 		TaskIntents: intents,
+		StoreBytes:  stores,
 	})
 }
 

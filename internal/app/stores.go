@@ -1,23 +1,55 @@
 package app
 
 import (
+	"context"
+	"time"
+
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backendauth"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/surface"
 )
 
-// newStore returns the store for stored results or run records (kind, a
-// key prefix): on Redis when store.redis_url is set, in memory otherwise,
-// with the TTL and byte budget of sandbox.output.
-func newStore(cfg *config.Config, kind string) (resultstore.Store, error) {
-	o := cfg.Sandbox.Output
-	limits := resultstore.Limits{TTL: o.ResultTTL, MaxBytes: int(o.ResultStoreBytes)}
+// The stores of [newStore]: stored results (sandbox.output.result_store_bytes)
+// and run records (store.max_bytes); each is also its metrics' label and,
+// with ":", its Redis key prefix.
+const (
+	storeResults = "results"
+	storeRuns    = "runs"
+)
+
+// newStore returns the store for stored results or run records (kind): on
+// Redis when store.redis_url is set, in memory otherwise, with the TTL of
+// sandbox.output and a byte cap of maxBytes; onFull is called on each
+// STORE_FULL refusal.
+func newStore(cfg *config.Config, kind string, maxBytes int64, onFull func()) (resultstore.Store, error) {
+	limits := resultstore.Limits{TTL: cfg.Sandbox.Output.ResultTTL, MaxBytes: int(maxBytes)}
 	if cfg.Store.RedisURL == "" {
-		return resultstore.NewMemory(limits), nil
+		return resultstore.NewMemory(limits, resultstore.WithOnFull(onFull)), nil
 	}
 	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Limits: limits,
-		Prefix: resultstore.RedisKeyPrefix + kind, HMACKey: []byte(cfg.Store.HMACKey)})
+		Prefix: resultstore.RedisKeyPrefix + kind + ":", HMACKey: []byte(cfg.Store.HMACKey), OnFull: onFull})
+}
+
+// storeBytes reads what each store holds (isogate_store_bytes); a Redis
+// that does not answer leaves its store out of the scrape.
+func storeBytes(stores map[string]resultstore.Store) map[string]int64 {
+	out := make(map[string]int64, len(stores))
+	for name, s := range stores {
+		switch s := s.(type) {
+		case *resultstore.Memory:
+			total, _ := s.Bytes("")
+			out[name] = int64(total)
+		case *resultstore.Redis:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			n, err := s.Bytes(ctx)
+			cancel()
+			if err == nil {
+				out[name] = n
+			}
+		}
+	}
+	return out
 }
 
 // newJournals returns the store of durable runs' journals

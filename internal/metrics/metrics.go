@@ -56,6 +56,9 @@ type Sources struct {
 	// TaskIntents is the number of task requests read by the gateway's
 	// boundary whose call has not started yet.
 	TaskIntents func() int
+	// StoreBytes is what each of the gateway's stores ("results", "runs")
+	// holds, in the bytes it charges against its cap; nil: not reported.
+	StoreBytes func() map[string]int64
 }
 
 // LayerLevel is the level a confinement layer was obtained at.
@@ -77,6 +80,7 @@ type Metrics struct {
 	authRejct *prometheus.CounterVec
 	shareHits *prometheus.CounterVec
 	checker   checkerMetrics
+	storeFull *prometheus.CounterVec
 }
 
 // New registers the metrics (and the Go runtime and process collectors) on
@@ -111,12 +115,23 @@ func New(src Sources) *Metrics {
 		Help: "Acquisitions of a sandbox or backend call slot that found their principal at its share, by pool " +
 			"(sandbox, run_code, or backend), backend (\"\" for the sandbox pools) and outcome (waited or refused).",
 	}, []string{"pool", "backend", "outcome"})
+	m.storeFull = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "isogate_store_refusals_total", Help: "Entries a store refused at its byte cap (STORE_FULL), by store (results or runs).",
+	}, []string{"store"})
 	m.checker = newCheckerMetrics()
-	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output, m.authRejct, m.shareHits,
+	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output, m.authRejct, m.shareHits, m.storeFull,
 		m.checker.checks, m.checker.duration,
 		&stateCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// StoreRefusal counts an entry store refused at its byte cap.
+func (m *Metrics) StoreRefusal(store string) {
+	if m == nil {
+		return
+	}
+	m.storeFull.WithLabelValues(store).Inc()
 }
 
 // Handler serves the metrics in the Prometheus text format.
@@ -187,6 +202,7 @@ var (
 	descWorkers  = prometheus.NewDesc("isogate_sandbox_workers", "Sandbox workers by state.", []string{"state"}, nil)
 	descDeaths   = prometheus.NewDesc("isogate_sandbox_deaths_total", "Sandbox worker processes that died, by cause.", []string{"cause"}, nil)
 	descConfined = prometheus.NewDesc("isogate_sandbox_confinement", "1 for the level each confinement layer of the sandbox workers was obtained at.", []string{"layer", "level"}, nil)
+	descStore    = prometheus.NewDesc("isogate_store_bytes", "Bytes a store holds as charged against its cap (its data and bookkeeping), by store (results or runs); for Redis, shared by every replica.", []string{"store"}, nil)
 	descIntents  = prometheus.NewDesc("isogate_task_intents", "Task requests (task-augmented tools/call, tasks/result) in flight whose call has not started yet.", nil, nil)
 )
 
@@ -198,6 +214,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descDeaths
 	ch <- descConfined
 	ch <- descIntents
+	ch <- descStore
 	describeChecker(ch)
 }
 
@@ -225,6 +242,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.src.Confinement != nil {
 		for _, l := range c.src.Confinement() {
 			ch <- prometheus.MustNewConstMetric(descConfined, prometheus.GaugeValue, 1, l.Layer, l.Level)
+		}
+	}
+	if c.src.StoreBytes != nil {
+		for store, n := range c.src.StoreBytes() {
+			ch <- prometheus.MustNewConstMetric(descStore, prometheus.GaugeValue, float64(n), store)
 		}
 	}
 	if c.src.TaskIntents != nil {

@@ -30,6 +30,7 @@ type Memory struct {
 	now      func() time.Time
 	newID    func() string
 	overhead int // charged per entry beyond its data and id
+	onFull   func()
 
 	mu        sync.Mutex
 	byID      map[string]*list.Element // of *entry
@@ -87,6 +88,12 @@ func WithClock(now func() time.Time) MemoryOption {
 // not what they hold in memory (tests of exact byte budgets use it).
 func CountDataOnly() MemoryOption {
 	return func(m *Memory) { m.overhead = 0 }
+}
+
+// WithOnFull makes the store call onFull each time it refuses an entry
+// with [ErrFull] (a metric counts them).
+func WithOnFull(onFull func()) MemoryOption {
+	return func(m *Memory) { m.onFull = onFull }
 }
 
 // WithIDs makes the store draw ids from newID instead of crypto/rand (tests
@@ -149,6 +156,9 @@ func (m *Memory) Put(_ context.Context, owner string, data []byte) (string, erro
 		m.removeLocked(u.order.Front().Value.(*list.Element))
 	}
 	if m.bytes+size > m.limits.MaxBytes {
+		if m.onFull != nil {
+			m.onFull()
+		}
 		return "", fmt.Errorf("%w: %d of %d bytes held by other callers' results until they expire",
 			ErrFull, m.bytes, m.limits.MaxBytes)
 	}

@@ -38,7 +38,7 @@ func newRedis(t testing.TB, limits resultstore.Limits) *resultstore.Redis {
 		t.Skipf("Redis store tests skipped: %v", redisSkip)
 	}
 	s, err := resultstore.NewRedis(resultstore.RedisOptions{URL: redisServer.URL(), Limits: limits,
-		Prefix: fmt.Sprintf("{test-%s-%d}:", t.Name(), time.Now().UnixNano())})
+		Prefix: fmt.Sprintf("{test-%s-%d}:", t.Name(), time.Now().UnixNano()), CountDataOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,13 +91,18 @@ var (
 	ErrNotFound = errors.New("result not found or expired")
 	// ErrTooLarge means one entry is larger than an owner may hold.
 	ErrTooLarge = errors.New("result larger than the result store's per-owner share")
-	// ErrFull means the store is full of other owners' live results.
-	ErrFull = errors.New("result store is full")
+	// ErrFull means the store is full of other owners' live entries: a
+	// typed, retryable refusal (its text starts with [CodeStoreFull]).
+	ErrFull = errors.New(CodeStoreFull + ": the store is full of other callers' live entries; retry once they expire")
 	// ErrNotJSON means a path was requested into data that is not JSON.
 	ErrNotJSON = errors.New("stored result is not JSON; read it without a path")
 	// ErrBadPath means a path or URI does not address a part of a result.
 	ErrBadPath = errors.New("bad result path")
 )
+
+// CodeStoreFull is the error code of a store at its byte cap: retryable,
+// as its entries expire.
+const CodeStoreFull = "STORE_FULL"
 
 // OwnerKey returns the owner key of what scope (a session; "" for none)
 // of account (a principal, or a session without one) stores. Get needs the

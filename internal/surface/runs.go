@@ -41,20 +41,23 @@ func newRunStore(store resultstore.Store, dir string) *runStore {
 	return &runStore{store: store, dir: dir, index: map[string]string{}}
 }
 
-// put keeps rec for owner and writes it to the record directory. The
-// store keeps it compact (indented, a record of small values is about twice
-// as large); get and the record directory give it indented.
-func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecord, logger *slog.Logger) {
+// put keeps rec for owner and writes it to the record directory; it
+// returns why the store did not keep it (STORE_FULL at store.max_bytes),
+// so that the run's response does not promise isogate://runs/{id}. The
+// store keeps it compact (indented, a record of small values is about
+// twice as large); get and the record directory give it indented.
+func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecord, logger *slog.Logger) (kept error) {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
-		return
+		return fmt.Errorf("encoding run record: %w", err)
 	}
 	if keyed, ok := s.store.(resultstore.Keyed); ok {
-		if err := keyed.PutID(ctx, owner, rec.ID, data); err != nil {
-			logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
+		if kept = keyed.PutID(ctx, owner, rec.ID, data); kept != nil {
+			logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", kept))
 		}
 	} else if sid, err := s.store.Put(ctx, owner, data); err != nil {
+		kept = err
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
 	} else {
 		s.mu.Lock()
@@ -71,6 +74,7 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 			logger.Warn("run record not written", slog.String("run", rec.ID), slog.Any("error", err))
 		}
 	}
+	return kept
 }
 
 // get returns the record of run id if owner produced it and it is still kept.

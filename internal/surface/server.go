@@ -261,9 +261,14 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 	resp := sf.engine.Execute(ctx, creq)
 	res := textResult(resp.Render(), resp.IsError)
 	if resp.Record != nil {
-		sf.KeepRun(creq.Owner, resp.Record)
+		// The response names the record only when the store kept it; a
+		// full store says so (isogate/run_not_kept: STORE_FULL: ...).
+		if err := sf.KeepRun(creq.Owner, resp.Record); err != nil {
+			res.Meta = mcp.Meta{"isogate/run_not_kept": err.Error()}
+		} else {
+			res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
+		}
 		sf.desk.KeepRecord(principalName(ctx), resp.Record)
-		res.Meta = mcp.Meta{"isogate/run": resp.Record.ID}
 	}
 	if resp.IsError && resp.Code != "" {
 		// The run's error code as data, as for a refused passthrough call:
@@ -278,9 +283,10 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 }
 
 // KeepRun keeps a run record for owner as isogate://runs/{id} and writes
-// it to server.record_dir when that is set.
-func (sf *Surface) KeepRun(owner string, rec *pipeline.RunRecord) {
-	sf.runs.put(context.Background(), owner, rec, sf.logger)
+// it to server.record_dir when that is set; it returns why the store did
+// not keep it (an error wrapping resultstore.ErrFull at store.max_bytes).
+func (sf *Surface) KeepRun(owner string, rec *pipeline.RunRecord) error {
+	return sf.runs.put(context.Background(), owner, rec, sf.logger)
 }
 
 func (sf *Surface) addResources(s *mcp.Server) {
