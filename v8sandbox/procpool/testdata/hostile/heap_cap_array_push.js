@@ -1,4 +1,5 @@
 // expect: HEAP_LIMIT
+// timeout: 60s
 // One growing array of small integers: its backing store is a single large
 // allocation that V8 lets past the old-generation limit, so the heap cap
 // must also be checked while the script runs (160 MB against 64 MB).
