@@ -37,7 +37,7 @@ var layers = []struct {
 	{6, []string{"internal/surface"}},
 	{7, []string{"internal/app", "internal/console"}},
 	{8, []string{"gateway"}},
-	{9, []string{"cmd/...", "bench/...", "deploy/...", "interop/...", "internal/testutil", "internal/typecheck/cmd/..."}},
+	{9, []string{"cmd/...", "bench/...", "deploy/...", "interop/...", "internal/testutil"}},
 }
 
 // leaves import nothing of the module.
