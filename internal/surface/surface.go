@@ -255,6 +255,11 @@ func New(p Parts, opts Options) *Surface {
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release
 	}
+	// The one wait for each session's end: what is kept per session is
+	// forgotten by these hooks.
+	sf.callers.watch, sf.aggregate.subs.watch = sf.sessions.watch, sf.sessions.watch
+	sf.sessions.onClose(sf.callers.forget)
+	sf.sessions.onClose(sf.aggregate.forgetSession)
 	sf.servers = map[config.Expose]*mcp.Server{}
 	for _, e := range config.Exposes {
 		sf.servers[e] = sf.newServer(e)
