@@ -33,7 +33,7 @@ var layers = []struct {
 		"internal/codemode/fastpath"}},
 	{3, []string{"internal/pipeline"}},
 	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},
-	{5, []string{"internal/observe"}},
+	{5, []string{"internal/observe", "internal/tasks"}},
 	{6, []string{"internal/surface"}},
 	{7, []string{"internal/app", "internal/console"}},
 	{8, []string{"gateway"}},

@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // Tasks that outlive their replica (issue 35). With the task state in
@@ -197,26 +198,26 @@ func (g *gatewayTasks) journalled(call *mcp.CallToolRequest) bool {
 // durableTask returns the durable run of a journalled call_tool_chain task
 // (its journal is under the task's id), nil when its arguments are not a
 // program; lost stops the run when another replica took its journal.
-func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task, lost context.CancelCauseFunc) *durableRun {
+func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task, lost context.CancelCauseFunc) *tasks.Durable {
 	var in chainInput
 	if raw, err := json.Marshal(call.Params.Arguments); err != nil || json.Unmarshal(raw, &in) != nil || in.Code == "" {
 		return nil
 	}
 	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
-	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.sf.runTimeout(in)), randomHex(16), resultstore.JournalCursor{}, lost)
+	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.sf.runTimeout(in)), tasks.NewHolder(), resultstore.JournalCursor{}, lost)
 }
 
 // taskDurable is the durable run of a task's journal j under id, held by
 // holder and written through: a write fenced off (another replica took the
 // task over) stops the run at once, before it sends anything more.
 func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
-	at resultstore.JournalCursor, lost context.CancelCauseFunc) *durableRun {
-	d := &durableRun{id: id, holder: holder, task: true, at: at}
+	at resultstore.JournalCursor, lost context.CancelCauseFunc) *tasks.Durable {
+	d := tasks.NewDurable(id, holder, true, at)
 	log := g.sf.logger.With(slog.String("task", id))
 	sink := func(ctx context.Context, entries [][]byte) error {
 		var err error
 		if entries != nil {
-			err = g.sf.appendEntries(ctx, d, owner, "", entries, deadline)
+			err = g.sf.durables.Append(ctx, d, owner, "", entries, deadline)
 		}
 		switch {
 		case errors.Is(err, resultstore.ErrFenced):
@@ -237,7 +238,7 @@ func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string,
 		}
 		return err
 	}
-	d.run = codemode.NewDurableRun(j, g.sf.opts.DurableLimits, sink)
+	d.Run = codemode.NewDurableRun(j, g.sf.durables.Limits, sink)
 	return d
 }
 
@@ -381,7 +382,7 @@ func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
 // (the store failed), both stay: the lease lapses and another replica
 // replays the journal (every call answered from it) to keep the outcome,
 // or fails the task with REPLICA_LOST.
-func (g *gatewayTasks) endLeased(l *taskLease, d *durableRun, t *resultstore.Task) {
+func (g *gatewayTasks) endLeased(l *taskLease, d *tasks.Durable, t *resultstore.Task) {
 	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
 	defer cancel()
 	if l != nil {
@@ -392,7 +393,7 @@ func (g *gatewayTasks) endLeased(l *taskLease, d *durableRun, t *resultstore.Tas
 		l.release()
 	}
 	if d != nil {
-		_ = g.sf.journals.DeleteJournal(ctx, d.id, d.holder)
+		_ = g.sf.journals.DeleteJournal(ctx, d.ID, d.Holder)
 	}
 }
 
@@ -448,7 +449,7 @@ func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder 
 	case err != nil:
 		return nil, none, &storeUnavailable{err}
 	}
-	j, _, err := readJournal(entries)
+	j, _, err := tasks.ReadJournal(entries)
 	if err != nil {
 		return nil, none, fmt.Errorf("its journal: %w", err)
 	}
@@ -480,7 +481,7 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 		defer cancel(nil)
 		stopBeat := l.heartbeat(tctx, cancel)
 		stopWatch := g.watchCancel(tctx, rt)
-		res := sf.executeChain(withDurable(tctx, d), req, in)
+		res := sf.executeChain(tasks.WithDurable(tctx, d), req, in)
 		stopWatch()
 		stopBeat()
 		rt.finish(res, nil, l.outcomeCause(tctx, context.Cause(tctx)))

@@ -30,6 +30,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/tasks"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
@@ -184,6 +185,7 @@ type Surface struct {
 	store    resultstore.Store
 	runs     *runStore
 	journals resultstore.Journals
+	durables tasks.Durables // writes durable runs' journals to journals
 	observer *observe.Observer
 	metrics  *metrics.Metrics
 	sandbox  func() SandboxReport // nil: not reported
@@ -231,6 +233,7 @@ func New(p Parts, opts Options) *Surface {
 		sandbox: p.Sandbox, desk: p.Desk,
 		runs:         newRunStore(p.Runs, opts.RecordDir),
 		journals:     p.Journals,
+		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
 		sessions:     newSessionTracker(opts.MaxSessions, opts.Logger),
 		processOwner: resultstore.OwnerKey("process-"+randomHex(12), ""),
 	}

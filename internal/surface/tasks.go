@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // Gateway-owned tasks (MCP 2025-11-25, tasks utility): a client may send
@@ -298,10 +299,10 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	progress := "isogate-task-progress-" + t.ID
 	g.tokens.Store(progress, rt)
 	bg := taskRequest(call, progress)
-	var durable *durableRun
+	var durable *tasks.Durable
 	if journalled {
 		if durable = g.durableTask(call, &t, cancel); durable != nil {
-			tctx = withDurable(tctx, durable)
+			tctx = tasks.WithDurable(tctx, durable)
 		}
 	}
 	go func() {
