@@ -18,12 +18,12 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/stats"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // requestKeyHeader carries the key of the HTTP request a message arrived in
-// from the HTTP layer to the MCP handlers (RequestExtra.Header). Clients
-// cannot set it: the HTTP layer overwrites it.
-const requestKeyHeader = "Isogate-Http-Request"
+// from the HTTP layer to the MCP handlers (tasks.RequestKeyHeader).
+const requestKeyHeader = tasks.RequestKeyHeader
 
 // httpRequests remembers the context of every POST in flight so that a
 // request handler can end when its HTTP request goes away (the client
@@ -190,6 +190,14 @@ func (t *sessionTracker) dropLocked(ss *mcp.ServerSession, use *sessionUse) {
 	if t.byID[use.id] == use {
 		delete(t.byID, use.id)
 	}
+}
+
+// has reports whether a session with that id is open.
+func (t *sessionTracker) has(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.byID[id]
+	return ok
 }
 
 func (t *sessionTracker) end(ss *mcp.ServerSession) {

@@ -204,7 +204,7 @@ type Surface struct {
 	forward     forwarder      // backend progress and logs to the calling client
 	clientReqs  clientRequests // backend requests to the calling client
 	callers     callers        // each client session's backend.Caller
-	tasks       *gatewayTasks  // tasks clients create (tasks.go)
+	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
 
 	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
@@ -243,7 +243,7 @@ func New(p Parts, opts Options) *Surface {
 	if sf.opts.Tasks.MaxPerPrincipal <= 0 {
 		sf.opts.Tasks.MaxPerPrincipal = config.Default().Server.Tasks.MaxPerPrincipal
 	}
-	sf.tasks = newGatewayTasks(sf, p.Results, sf.opts.Tasks)
+	sf.tasks = tasks.New(sf.taskHost(), p.Results, sf.opts.Tasks)
 	sf.authToken.Store(&opts.AuthToken)
 	sf.tokens = opts.Auth.Tokens
 	if sf.tokens == nil {

@@ -6,6 +6,8 @@ import (
 	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // What clients are told about gateway-owned tasks (tasks.go): the `tasks`
@@ -81,7 +83,7 @@ func discoverWithTasks(r *mcp.DiscoverResult) *mcp.DiscoverResult {
 	out := *r
 	caps := *r.Capabilities
 	caps.Extensions = maps.Clone(caps.Extensions)
-	caps.AddExtension(tasksExtension, nil)
+	caps.AddExtension(tasks.Extension, nil)
 	out.Capabilities = &caps
 	return &out
 }
