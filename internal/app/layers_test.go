@@ -26,7 +26,7 @@ var layers = []struct {
 	// procpool) as well as V8 runs and backend calls.
 	{0, []string{"internal/fairshare"}},
 	{0, []string{"internal/textcut", "internal/jsonscan"}}, // leaves, used by v8sandbox too
-	{1, []string{"internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
+	{1, []string{"internal/resume", "internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
 		"internal/backendauth", "internal/jsonrpcio"}},
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/resume"
 )
 
 // HTTP server timeouts. There is no write timeout: a response streams for
@@ -73,9 +74,9 @@ func (sf *Surface) routes() []httpRoute {
 		SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless, MaxRequestBodyBytes: maxBodyBytes,
 		DisableLocalhostProtection: true}
 	if !sf.opts.Stateless {
-		hopts.EventStore = newResumeStore() // resumable streams (resume.go)
+		hopts.EventStore = resume.NewStore() // resumable streams (internal/resume)
 	}
-	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
+	var h http.Handler = resume.RetryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
 	h = sf.tasks.HTTP(h)
 	h = sf.sessionGuard(h)
 	h = sf.requests.link(h)
