@@ -86,10 +86,10 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	})
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
-	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (tasks.go)
+	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)
 	s.AddReceivingMiddleware(principalMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.ResultMiddleware) // a disguised tasks/result (taskelicit.go)
-	s.AddReceivingMiddleware(sf.taskListing)
+	s.AddReceivingMiddleware(sf.tasks.Listing)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
 	s.AddSendingMiddleware(sf.tasks.Progress)
 	s.AddSendingMiddleware(sf.tasks.Elicit)

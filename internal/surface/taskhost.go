@@ -63,3 +63,23 @@ func (sf *Surface) runOwner(ctx context.Context, req *mcp.CallToolRequest) strin
 	}
 	return sf.ownerOf(req)
 }
+
+// taskSupportOptional is the `execution.taskSupport` isogate lists.
+const taskSupportOptional = "optional"
+
+// taskSupport is the execution.taskSupport isogate lists for a tool it
+// serves under name ("": none).
+func (sf *Surface) taskSupport(name string) string {
+	if name == "call_tool_chain" {
+		return taskSupportOptional
+	}
+	if sf.manager == nil {
+		return ""
+	}
+	if b, t, ok := sf.passthrough.origin(name); ok {
+		if s := sf.manager.TaskSupport(b, t); s == "required" || s == "optional" {
+			return taskSupportOptional
+		}
+	}
+	return ""
+}
