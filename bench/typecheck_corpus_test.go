@@ -65,7 +65,7 @@ func staticCorpus(t *testing.T) []corpusProgram {
 // sandbox.typecheck would: none may have a certain diagnostic (strict
 // would refuse a valid program). Hints are counted, and listed with -v.
 // The programs run through code mode elsewhere are measured by the
-// census (go run ./internal/typecheck/cmd/tccensus).
+// census (go run ./cmd/tccensus).
 func TestTypecheckStaticCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads the TypeScript compiler")

@@ -26,18 +26,18 @@ var layers = []struct {
 	// procpool) as well as V8 runs and backend calls.
 	{0, []string{"internal/fairshare"}},
 	{0, []string{"internal/textcut", "internal/jsonscan"}}, // leaves, used by v8sandbox too
-	{1, []string{"internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
+	{1, []string{"internal/resume", "internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
 		"internal/backendauth", "internal/jsonrpcio"}},
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
 	{3, []string{"internal/pipeline"}},
 	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},
-	{5, []string{"internal/observe"}},
+	{5, []string{"internal/observe", "internal/tasks"}},
 	{6, []string{"internal/surface"}},
 	{7, []string{"internal/app", "internal/console"}},
 	{8, []string{"gateway"}},
-	{9, []string{"cmd/...", "bench/...", "deploy/...", "interop/...", "internal/testutil", "internal/typecheck/cmd/..."}},
+	{9, []string{"cmd/...", "bench/...", "deploy/...", "interop/...", "internal/testutil"}},
 }
 
 // leaves import nothing of the module.

@@ -22,7 +22,7 @@ import (
 // run ended. A program is checked once per process and catalogue version
 // (its first run is recorded; benchmarks repeat theirs). The output of the
 // run is unchanged. It is a measurement
-// tool (`go run ./internal/typecheck/cmd/tccensus` runs the test suites
+// tool (`go run ./cmd/tccensus` runs the test suites
 // with it and counts the would-be refusals of valid programs), never set
 // in production: each run then waits for a check.
 const CensusEnv = "ISOGATE_TYPECHECK_CENSUS"

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // Approvals reach the person through MCP elicitation. Clients on protocol
@@ -64,7 +65,7 @@ type liveRun struct {
 	canElicit bool // the client declared elicitation (approvals)
 
 	// durable journals the run (sandbox.durable); nil: not durable.
-	durable *durableRun
+	durable *tasks.Durable
 	// preset are the answers a run resumed by replay was given, by
 	// request (durable.go).
 	presetMu sync.Mutex
@@ -341,7 +342,7 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 // durable, when set, journals it (and replays its journal first).
 // preset answers the approvals a resumed run paused for (by request).
 func (sf *Surface) startRun(ctx context.Context, req *mcp.CallToolRequest, owner string, in chainInput, deadline time.Time,
-	durable *durableRun, preset map[string]mcp.InputResponse) *liveRun {
+	durable *tasks.Durable, preset map[string]mcp.InputResponse) *liveRun {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &liveRun{owner: owner, deadline: deadline, asks: make(chan *ask),
 		done: make(chan *mcp.CallToolResult, 1), cancel: cancel, ended: runCtx.Done(), pending: map[string]*ask{},
@@ -350,7 +351,7 @@ func (sf *Surface) startRun(ctx context.Context, req *mcp.CallToolRequest, owner
 		defer cancel()
 		runCtx := pipeline.WithAnswerer(pipeline.WithApprover(runCtx, run), run)
 		if durable != nil {
-			runCtx = withDurable(runCtx, durable)
+			runCtx = tasks.WithDurable(runCtx, durable)
 			defer sf.endDurable(run)
 		}
 		run.done <- sf.executeChain(runCtx, req, in)

@@ -17,7 +17,8 @@ import (
 // the client gets one. When the client session ends, its backend sessions
 // are released.
 type callers struct {
-	release func(key string) // closes the backend sessions of a key
+	release func(key string)            // closes the backend sessions of a key
+	watch   func(ss *mcp.ServerSession) // makes ss's end call forget (sessionTracker.watch)
 
 	next atomic.Uint64
 	mu   sync.Mutex
@@ -30,8 +31,8 @@ func (cs *callers) of(ss *mcp.ServerSession, make func(key string) *backend.Call
 		return nil
 	}
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
 	if c, ok := cs.all[ss]; ok {
+		cs.mu.Unlock()
 		return c
 	}
 	if cs.all == nil {
@@ -39,16 +40,23 @@ func (cs *callers) of(ss *mcp.ServerSession, make func(key string) *backend.Call
 	}
 	c := make("client-" + strconv.FormatUint(cs.next.Add(1), 10))
 	cs.all[ss] = c
-	go func() {
-		_ = ss.Wait()
-		cs.mu.Lock()
-		delete(cs.all, ss)
-		cs.mu.Unlock()
-		if cs.release != nil {
-			cs.release(c.Key)
-		}
-	}()
+	cs.mu.Unlock()
+	if cs.watch != nil {
+		cs.watch(ss)
+	}
 	return c
+}
+
+// forget releases the backend sessions of the ended session ss (a close
+// hook of the session tracker).
+func (cs *callers) forget(ss *mcp.ServerSession) {
+	cs.mu.Lock()
+	c, ok := cs.all[ss]
+	delete(cs.all, ss)
+	cs.mu.Unlock()
+	if ok && cs.release != nil {
+		cs.release(c.Key)
+	}
 }
 
 // callerOf returns the backend.Caller of ss (nil before it initialized):

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // Durable runs across replicas (sandbox.durable, codemode/durable.go). A
@@ -32,128 +32,39 @@ import (
 // durablePrefix starts the requestState of a durable paused run.
 const durablePrefix = "durable-"
 
-// durableRun is what a replica keeps of a durable run it serves.
-type durableRun struct {
-	run    *codemode.DurableRun
-	id     string // the run's key in the journal store
-	holder string // this replica's claim on it
-	// task: the run is a task's (its journal is under the task's id, named
-	// by its lease): the task's end drops the journal (endLeased), once
-	// its outcome is kept, never the run's.
-	task bool
-
-	mu sync.Mutex
-	at resultstore.JournalCursor // where this replica appends to the journal next
-}
-
-// appendEntries appends entries to the run's journal in the store for
-// owner, with pause as its pause token ("": not paused).
-func (sf *Surface) appendEntries(ctx context.Context, d *durableRun, owner, pause string, entries [][]byte, deadline time.Time) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	next, err := sf.journals.AppendJournal(ctx, owner, d.id, d.holder, pause, d.at, entries, journalTTL(deadline))
-	if err != nil {
-		return err
-	}
-	d.at = next
-	return nil
-}
-
-// pauseKind is the kind of the journal entry a pause appends after the
-// run's own entries (codemode's kinds are other words).
-const pauseKind = "pause"
-
-// pausedRecord is the journal entry of a pause: the approvals asked of the
-// client, so that another replica resumes the run with their answers.
-type pausedRecord struct {
-	K      string                     `json:"k"`    // pauseKind
-	Asks   map[string]json.RawMessage `json:"asks"` // input request id → request
-	NextID int                        `json:"next_id"`
-}
-
-// readJournal reads a journal's entries: the run's journal and its last
-// pause (zero when it never paused).
-func readJournal(entries [][]byte) (*codemode.Journal, pausedRecord, error) {
-	var last pausedRecord
-	run := make([][]byte, 0, len(entries))
-	for _, e := range entries {
-		var p pausedRecord
-		if json.Unmarshal(e, &p) == nil && p.K == pauseKind {
-			last = p
-			continue
-		}
-		run = append(run, e)
-	}
-	j, err := codemode.ParseJournal(run)
-	return j, last, err
-}
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-type durableKey struct{}
-
-// withDurable returns ctx carrying the durable run executeChain journals.
-func withDurable(ctx context.Context, d *durableRun) context.Context {
-	return context.WithValue(ctx, durableKey{}, d)
-}
-
 // durableFrom is the journal of the durable run ctx carries, nil for none.
 func durableFrom(ctx context.Context) *codemode.DurableRun {
-	if d := durableRunFrom(ctx); d != nil {
-		return d.run
+	if d := tasks.DurableFrom(ctx); d != nil {
+		return d.Run
 	}
 	return nil
-}
-
-func durableRunFrom(ctx context.Context) *durableRun {
-	d, _ := ctx.Value(durableKey{}).(*durableRun)
-	return d
 }
 
 // runDurable is the durable run of a new run of in: the task's, when ctx
 // is a journalled task's (a 2026-07-28 client's task runs its program in
 // rounds, and its lease names the task's journal: a replica taking the task
 // over replays that one), else a new one (nil when runs are not durable).
-func (sf *Surface) runDurable(ctx context.Context, owner string, in chainInput, deadline time.Time) *durableRun {
-	if d := durableRunFrom(ctx); d != nil && d.task {
+func (sf *Surface) runDurable(ctx context.Context, owner string, in chainInput, deadline time.Time) *tasks.Durable {
+	if d := tasks.DurableFrom(ctx); d != nil && d.Task {
 		return d
 	}
 	return sf.newDurable(owner, in, deadline)
 }
 
-// journalTTL is how long a paused run's journal is kept: the run's own
-// deadline and a minute (as a parked run in memory).
-func journalTTL(deadline time.Time) time.Duration { return time.Until(deadline) + time.Minute }
-
 // newDurable starts the journal of a run of in for owner, or returns nil
 // when runs are not durable.
-func (sf *Surface) newDurable(owner string, in chainInput, deadline time.Time) *durableRun {
-	if sf.journals == nil || sf.opts.Durable == "" || sf.opts.Durable == codemode.DurableOff {
+func (sf *Surface) newDurable(owner string, in chainInput, deadline time.Time) *tasks.Durable {
+	if !sf.durables.On() {
 		return nil
 	}
 	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
-	return sf.durableOf(owner, j, randomHex(16), deadline)
-}
-
-// durableOf is the durable run of journal j under id, held by this
-// replica; with sandbox.durable: all its journal is written through.
-func (sf *Surface) durableOf(owner string, j *codemode.Journal, id string, deadline time.Time) *durableRun {
-	d := &durableRun{id: id, holder: randomHex(16)}
-	var sink codemode.JournalSink
-	if sf.opts.Durable == codemode.DurableAll {
-		sink = func(ctx context.Context, entries [][]byte) error {
-			if entries == nil { // not durable any more: its journal is stale
-				return sf.journals.DeleteJournal(ctx, id, d.holder)
-			}
-			return sf.appendEntries(ctx, d, owner, "", entries, deadline)
-		}
-	}
-	d.run = codemode.NewDurableRun(j, sf.opts.DurableLimits, sink)
-	return d
+	return sf.durables.Of(owner, j, randomHex(16), tasks.NewHolder(), resultstore.JournalCursor{}, deadline)
 }
 
 // pauseDurable writes a durable run's journal with the approvals it waits
@@ -172,23 +83,23 @@ func (sf *Surface) pauseDurable(ctx context.Context, run *liveRun, requests mcp.
 		}
 		asks[id], _ = json.Marshal(requests[id])
 	}
-	if durable, _ := d.run.Durable(); !durable {
+	if durable, _ := d.Run.Durable(); !durable {
 		return ""
 	}
-	rec, err := json.Marshal(pausedRecord{K: pauseKind, Asks: asks, NextID: run.nextID})
+	rec, err := tasks.PauseEntry(asks, run.nextID)
 	if err != nil {
 		return ""
 	}
 	token := randomHex(16)
-	err = d.run.Flush(ctx, func(ctx context.Context, entries [][]byte) error {
-		return sf.appendEntries(ctx, d, run.owner, token, append(entries, rec), run.deadline)
+	err = d.Run.Flush(ctx, func(ctx context.Context, entries [][]byte) error {
+		return sf.durables.Append(ctx, d, run.owner, token, append(entries, rec), run.deadline)
 	})
 	if err != nil {
 		sf.logger.Warn("durable run's journal not kept: it resumes on this replica only",
-			slog.String("run", d.id), slog.Any("error", err))
+			slog.String("run", d.ID), slog.Any("error", err))
 		return ""
 	}
-	return durablePrefix + d.id + "-" + token
+	return durablePrefix + d.ID + "-" + token
 }
 
 // takeoverCheckEvery is how often a replica checks that it still holds
@@ -215,12 +126,12 @@ func (sf *Surface) watchTakeover(run *liveRun, state string) {
 		if !sf.trips.parkedAs(state, run) {
 			return
 		}
-		held, err := sf.journals.HoldsJournal(context.Background(), d.id, d.holder)
+		held, err := sf.journals.HoldsJournal(context.Background(), d.ID, d.Holder)
 		if err != nil || held {
 			continue
 		}
 		if sf.trips.drop(state, run) {
-			sf.logger.Info("durable run resumed by another replica: its paused copy here ends", slog.String("run", d.id))
+			sf.logger.Info("durable run resumed by another replica: its paused copy here ends", slog.String("run", d.ID))
 			run.cancel()
 		}
 		return
@@ -244,15 +155,9 @@ func (sf *Surface) claimLocal(ctx context.Context, run *liveRun, state string) b
 	if !ok || run.durable == nil {
 		return true
 	}
-	d := run.durable
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, at, err := sf.journals.ClaimJournal(ctx, run.owner, id, token, d.holder)
+	err := sf.durables.Claim(ctx, run.durable, run.owner, id, token)
 	if errors.Is(err, resultstore.ErrNotFound) || errors.Is(err, resultstore.ErrTampered) {
 		return false
-	}
-	if err == nil {
-		d.at = at
 	}
 	return true // the store is down: nobody else could claim it either
 }
@@ -265,7 +170,7 @@ func (sf *Surface) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, 
 	if !ok || sf.journals == nil {
 		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again", true)
 	}
-	holder := randomHex(16)
+	holder := tasks.NewHolder()
 	entries, at, err := sf.journals.ClaimJournal(ctx, owner, id, token, holder)
 	switch {
 	case errors.Is(err, resultstore.ErrTampered):
@@ -274,14 +179,13 @@ func (sf *Surface) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, 
 	case err != nil:
 		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended or was resumed already): "+err.Error(), true)
 	}
-	j, rec, err := readJournal(entries)
+	j, rec, err := tasks.ReadJournal(entries)
 	if err != nil {
 		return nil, textResult("call_tool_chain: the paused run's journal cannot be read: "+err.Error(), true)
 	}
 	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
 	deadline := time.Now().Add(sf.runTimeout(in))
-	d := sf.durableOf(owner, j, id, deadline)
-	d.holder, d.at = holder, at
+	d := sf.durables.Of(owner, j, id, holder, at, deadline)
 	preset := map[string]mcp.InputResponse{}
 	for askID, request := range rec.Asks {
 		if res, ok := req.Params.InputResponses[askID]; ok {
@@ -290,7 +194,7 @@ func (sf *Surface) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	run := sf.startRun(ctx, req, owner, in, deadline, d, preset)
 	run.nextID = rec.NextID // the request serving the run numbers its input requests
-	sf.logger.Info("durable run resumed by replay", slog.String("run", id), slog.Int("journalled_calls", d.run.Replayed()))
+	sf.logger.Info("durable run resumed by replay", slog.String("run", id), slog.Int("journalled_calls", d.Run.Replayed()))
 	return run, nil
 }
 
@@ -320,8 +224,8 @@ func (r *liveRun) presetAnswer(request mcp.InputRequest) (mcp.InputResponse, boo
 // endDurable forgets a finished run's journal (a task's is forgotten by
 // the task, once its outcome is kept).
 func (sf *Surface) endDurable(run *liveRun) {
-	if run.durable != nil && !run.durable.task {
-		_ = sf.journals.DeleteJournal(context.Background(), run.durable.id, run.durable.holder)
+	if run.durable != nil && !run.durable.Task {
+		_ = sf.journals.DeleteJournal(context.Background(), run.durable.ID, run.durable.Holder)
 	}
 }
 

@@ -10,18 +10,18 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // forwardTimeout bounds sending one forwarded notification to one client:
 // notifications are forwarded on the backend connection's read loop, so a
 // client that does not read must not hold the backend up for long.
-const forwardTimeout = 5 * time.Second
+const forwardTimeout = tasks.SendTimeout
 
 // progressTokenPrefix starts the progress tokens the gateway sends backends.
 const progressTokenPrefix = "isogate-progress-"

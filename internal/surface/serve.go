@@ -13,6 +13,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/authn"
+	"github.com/isogate/isogate/internal/resume"
 )
 
 // HTTP server timeouts. There is no write timeout: a response streams for
@@ -33,7 +34,7 @@ const (
 // session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
 	defer context.AfterFunc(ctx, sf.inflight.cancelAll)()
-	return sf.server.Run(ctx, codedTransport{taskTransport{stdioTransport(), sf.tasks, sf.processOwner}})
+	return sf.server.Run(ctx, codedTransport{sf.tasks.Transport(stdioTransport(), sf.processOwner)})
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.
@@ -66,17 +67,17 @@ type httpRoute struct {
 // routes are HTTPHandler's routes. The go-sdk's own DNS rebinding check
 // is off (DisableLocalhostProtection): guardHTTP applies the same rule,
 // and server.allowed_hosts, to every route, /mcp included, and the task
-// boundary (taskHTTP) answers some /mcp requests before the go-sdk sees
+// boundary (tasks.Tasks.HTTP) answers some /mcp requests before the go-sdk sees
 // them.
 func (sf *Surface) routes() []httpRoute {
 	hopts := &mcp.StreamableHTTPOptions{Logger: sf.logger, PropagateRequestCancellation: true,
 		SessionTimeout: sf.opts.SessionIdleTimeout, Stateless: sf.opts.Stateless, MaxRequestBodyBytes: maxBodyBytes,
 		DisableLocalhostProtection: true}
 	if !sf.opts.Stateless {
-		hopts.EventStore = newResumeStore() // resumable streams (resume.go)
+		hopts.EventStore = resume.NewStore() // resumable streams (internal/resume)
 	}
-	var h http.Handler = retryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
-	h = sf.taskHTTP(h)
+	var h http.Handler = resume.RetryFirst(mcp.NewStreamableHTTPHandler(sf.serverForRequest, hopts))
+	h = sf.tasks.HTTP(h)
 	h = sf.sessionGuard(h)
 	h = sf.requests.link(h)
 	h = readBody(readBodyTimeout, h)
@@ -176,7 +177,7 @@ func (sf *Surface) Listen(addr string) (net.Listener, error) {
 // given up to server.shutdown_grace to answer before their connections are
 // closed.
 func (sf *Surface) ServeHTTP(ctx context.Context, ln net.Listener) error {
-	go sf.tasks.sweepLapsed(ctx) // tasks of replicas that died (leases.go)
+	go sf.tasks.SweepLapsed(ctx) // tasks of replicas that died (leases.go)
 	return serveUntil(ctx, ln, newHTTPServer(sf.HTTPHandler()), sf.opts.ShutdownGrace)
 }
 

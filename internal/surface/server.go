@@ -88,13 +88,13 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // innermost: the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
-	s.AddReceivingMiddleware(sf.taskMiddleware) // a task's call runs detached from its request (tasks.go)
+	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)
 	s.AddReceivingMiddleware(principalMiddleware)
-	s.AddReceivingMiddleware(sf.taskResultMiddleware) // a disguised tasks/result (taskelicit.go)
-	s.AddReceivingMiddleware(sf.taskListing)
+	s.AddReceivingMiddleware(sf.tasks.ResultMiddleware) // a disguised tasks/result (taskelicit.go)
+	s.AddReceivingMiddleware(sf.tasks.Listing)
 	s.AddReceivingMiddleware(wireSafe) // outermost: sees every answer
-	s.AddSendingMiddleware(sf.taskProgress)
-	s.AddSendingMiddleware(sf.taskElicit)
+	s.AddSendingMiddleware(sf.tasks.Progress)
+	s.AddSendingMiddleware(sf.tasks.Elicit)
 	sf.addResources(s)
 	sf.aggregate.attach(s)
 	if expose == config.ExposePassthrough {

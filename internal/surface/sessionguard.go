@@ -10,7 +10,7 @@ import (
 // opened exactly as one naming no session: 404 "session not found". The
 // go-sdk refuses such a request too, but with 403 "session user
 // mismatch", which tells that the session exists; and the gateway's own
-// tasks/* answers (taskHTTP) only asked whether the session exists.
+// tasks/* answers (tasks.Tasks.HTTP) only asked whether the session exists.
 func (sf *Surface) sessionGuard(next http.Handler) http.Handler {
 	if sf.opts.Stateless {
 		return next

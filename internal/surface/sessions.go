@@ -18,12 +18,12 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/stats"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // requestKeyHeader carries the key of the HTTP request a message arrived in
-// from the HTTP layer to the MCP handlers (RequestExtra.Header). Clients
-// cannot set it: the HTTP layer overwrites it.
-const requestKeyHeader = "Isogate-Http-Request"
+// from the HTTP layer to the MCP handlers (tasks.RequestKeyHeader).
+const requestKeyHeader = tasks.RequestKeyHeader
 
 // httpRequests remembers the context of every POST in flight so that a
 // request handler can end when its HTTP request goes away (the client
@@ -69,7 +69,9 @@ func (l *httpRequests) bind(ctx context.Context, req mcp.Request) (_ context.Con
 }
 
 // sessionTracker bounds the open client sessions: past max, the session
-// idle the longest (no request in flight) is closed.
+// idle the longest (no request in flight) is closed. It is also the one
+// place that waits for a session's end: state kept per session registers
+// a close hook (onClose) and asks for the session to be watched (watch).
 type sessionTracker struct {
 	max    int
 	logger *slog.Logger
@@ -77,6 +79,8 @@ type sessionTracker struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionUse
 	byID     map[string]*sessionUse // the same sessions by their Mcp-Session-Id
+	watched  map[*mcp.ServerSession]bool
+	hooks    []func(*mcp.ServerSession) // run when a watched session ends
 }
 
 type sessionUse struct {
@@ -90,7 +94,51 @@ func newSessionTracker(max int, logger *slog.Logger) *sessionTracker {
 	if max <= 0 {
 		max = config.DefaultMaxSessions
 	}
-	return &sessionTracker{max: max, logger: logger, sessions: map[*mcp.ServerSession]*sessionUse{}, byID: map[string]*sessionUse{}}
+	return &sessionTracker{max: max, logger: logger, sessions: map[*mcp.ServerSession]*sessionUse{},
+		byID: map[string]*sessionUse{}, watched: map[*mcp.ServerSession]bool{}}
+}
+
+// onClose registers fn to run, after the tracker has dropped it, for each
+// watched session that ends: where per-session state is forgotten.
+// Register before serving.
+func (t *sessionTracker) onClose(fn func(*mcp.ServerSession)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hooks = append(t.hooks, fn)
+}
+
+// watch makes sure ss's end runs the close hooks. Call it after storing
+// state for ss: a session that has ended already runs them at once. A
+// session watched already changes nothing.
+func (t *sessionTracker) watch(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.watchLocked(ss)
+}
+
+func (t *sessionTracker) watchLocked(ss *mcp.ServerSession) {
+	if t.watched[ss] {
+		return
+	}
+	t.watched[ss] = true
+	go func() {
+		_ = ss.Wait()
+		t.closed(ss)
+	}()
+}
+
+// closed drops the ended session ss and runs the close hooks.
+func (t *sessionTracker) closed(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	if use, ok := t.sessions[ss]; ok {
+		t.dropLocked(ss, use)
+	}
+	delete(t.watched, ss)
+	hooks := t.hooks
+	t.mu.Unlock()
+	for _, fn := range hooks {
+		fn(ss)
+	}
 }
 
 // Len returns the number of open sessions.
@@ -129,14 +177,7 @@ func (t *sessionTracker) begin(ss *mcp.ServerSession, initialize bool, user stri
 		if use.id != "" { // stdio's one session has none
 			t.byID[use.id] = use
 		}
-		go func() {
-			_ = ss.Wait()
-			t.mu.Lock()
-			if t.sessions[ss] == use {
-				t.dropLocked(ss, use)
-			}
-			t.mu.Unlock()
-		}()
+		t.watchLocked(ss)
 	}
 	use.inflight++
 	use.last = time.Now()
@@ -149,6 +190,14 @@ func (t *sessionTracker) dropLocked(ss *mcp.ServerSession, use *sessionUse) {
 	if t.byID[use.id] == use {
 		delete(t.byID, use.id)
 	}
+}
+
+// has reports whether a session with that id is open.
+func (t *sessionTracker) has(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.byID[id]
+	return ok
 }
 
 func (t *sessionTracker) end(ss *mcp.ServerSession) {

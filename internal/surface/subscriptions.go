@@ -14,8 +14,8 @@ import (
 // that subscribed unsubscribes or closes, never on the request of a
 // session that did not subscribe (another principal's, say).
 type subscriptions struct {
-	byURI   map[string]map[*mcp.ServerSession]bool
-	watched map[*mcp.ServerSession]bool // sessions whose end is awaited
+	byURI map[string]map[*mcp.ServerSession]bool
+	watch func(ss *mcp.ServerSession) // makes ss's end call forgetSession (sessionTracker.watch)
 }
 
 // subscribe forwards resources/subscribe to the resource's backend, once
@@ -55,22 +55,14 @@ func (a *aggregate) subscribe(ctx context.Context, req *mcp.SubscribeRequest) er
 	a.mu.Lock()
 	if a.subs.byURI == nil {
 		a.subs.byURI = map[string]map[*mcp.ServerSession]bool{}
-		a.subs.watched = map[*mcp.ServerSession]bool{}
 	}
 	if a.subs.byURI[uri] == nil {
 		a.subs.byURI[uri] = map[*mcp.ServerSession]bool{}
 	}
 	a.subs.byURI[uri][ss] = true
-	watch := ss != nil && !a.subs.watched[ss]
-	if watch {
-		a.subs.watched[ss] = true
-	}
 	a.mu.Unlock()
-	if watch {
-		go func() {
-			_ = ss.Wait()
-			a.forgetSession(ss)
-		}()
+	if ss != nil && a.subs.watch != nil {
+		a.subs.watch(ss)
 	}
 	return nil
 }
@@ -106,7 +98,6 @@ func (a *aggregate) release(uri string, ss *mcp.ServerSession) (backend string, 
 // forgetSession ends every subscription of a closed session.
 func (a *aggregate) forgetSession(ss *mcp.ServerSession) {
 	a.mu.Lock()
-	delete(a.subs.watched, ss)
 	var uris []string
 	for uri, sessions := range a.subs.byURI {
 		if sessions[ss] {

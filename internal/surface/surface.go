@@ -30,6 +30,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/tasks"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
@@ -184,6 +185,7 @@ type Surface struct {
 	store    resultstore.Store
 	runs     *runStore
 	journals resultstore.Journals
+	durables tasks.Durables // writes durable runs' journals to journals
 	observer *observe.Observer
 	metrics  *metrics.Metrics
 	sandbox  func() SandboxReport // nil: not reported
@@ -202,7 +204,7 @@ type Surface struct {
 	forward     forwarder      // backend progress and logs to the calling client
 	clientReqs  clientRequests // backend requests to the calling client
 	callers     callers        // each client session's backend.Caller
-	tasks       *gatewayTasks  // tasks clients create (tasks.go)
+	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
 
 	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
@@ -231,6 +233,7 @@ func New(p Parts, opts Options) *Surface {
 		sandbox: p.Sandbox, desk: p.Desk,
 		runs:         newRunStore(p.Runs, opts.RecordDir),
 		journals:     p.Journals,
+		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
 		sessions:     newSessionTracker(opts.MaxSessions, opts.Logger),
 		processOwner: resultstore.OwnerKey("process-"+randomHex(12), ""),
 	}
@@ -240,7 +243,7 @@ func New(p Parts, opts Options) *Surface {
 	if sf.opts.Tasks.MaxPerPrincipal <= 0 {
 		sf.opts.Tasks.MaxPerPrincipal = config.Default().Server.Tasks.MaxPerPrincipal
 	}
-	sf.tasks = newGatewayTasks(sf, p.Results, sf.opts.Tasks)
+	sf.tasks = tasks.New(sf.taskHost(), p.Results, sf.opts.Tasks)
 	sf.authToken.Store(&opts.AuthToken)
 	sf.tokens = opts.Auth.Tokens
 	if sf.tokens == nil {
@@ -255,6 +258,11 @@ func New(p Parts, opts Options) *Surface {
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release
 	}
+	// The one wait for each session's end: what is kept per session is
+	// forgotten by these hooks.
+	sf.callers.watch, sf.aggregate.subs.watch = sf.sessions.watch, sf.sessions.watch
+	sf.sessions.onClose(sf.callers.forget)
+	sf.sessions.onClose(sf.aggregate.forgetSession)
 	sf.servers = map[config.Expose]*mcp.Server{}
 	for _, e := range config.Exposes {
 		sf.servers[e] = sf.newServer(e)

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/internal/tasks"
 )
 
 // JSON-RPC error codes isogate sends (besides the go-sdk's own).
@@ -127,14 +127,4 @@ func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // withCode gives err a JSON-RPC code when it has none.
-func withCode(err error) error {
-	var coded *jsonrpc.Error
-	if errors.As(err, &coded) && coded.Code != 0 {
-		return err
-	}
-	code := int64(codeInternal)
-	if strings.Contains(err.Error(), "invalid during session initialization") {
-		code = jsonrpc.CodeInvalidRequest
-	}
-	return &jsonrpc.Error{Code: code, Message: err.Error()}
-}
+func withCode(err error) error { return tasks.WireError(err) }

@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"context"
@@ -77,7 +77,7 @@ type leasePrincipal struct {
 
 // taskLease is this replica's hold on a task.
 type taskLease struct {
-	g      *gatewayTasks
+	g      *Tasks
 	id     string
 	holder string
 
@@ -129,13 +129,13 @@ func (l *taskLease) fence(ctx context.Context) error {
 	if time.Since(confirmed) < l.g.opts.LeaseTTL/2 {
 		return nil
 	}
-	l.g.sf.logger.Debug("task lease not confirmed lately: confirming it before acting", slog.String("task", l.id))
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardTimeout)
+	l.g.host.Logger.Debug("task lease not confirmed lately: confirming it before acting", slog.String("task", l.id))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SendTimeout)
 	defer cancel()
 	err := l.renew(ctx)
 	switch {
 	case errors.Is(err, resultstore.ErrLeaseLost):
-		l.g.sf.logger.Warn("task taken over by another replica: stopped here (fenced)", slog.String("task", l.id))
+		l.g.host.Logger.Warn("task taken over by another replica: stopped here (fenced)", slog.String("task", l.id))
 		return errLeaseLost
 	case err != nil:
 		return fmt.Errorf("%w: %w", errLeaseUnconfirmed, err)
@@ -177,46 +177,44 @@ func (l *taskLease) outcomeCause(ctx context.Context, cause error) error {
 		return cause
 	}
 	if err := l.fence(ctx); err != nil {
-		l.g.sf.logger.Info("task's outcome not kept here: its lease is not surely held", slog.String("task", l.id), slog.Any("why", err))
+		l.g.host.Logger.Info("task's outcome not kept here: its lease is not surely held", slog.String("task", l.id), slog.Any("why", err))
 		return errLeaseLost
 	}
 	return nil
 }
 
 // leasing reports whether tasks are held under leases.
-func (g *gatewayTasks) leasing() bool { return g.opts.Leases != nil && g.opts.LeaseTTL > 0 }
+func (g *Tasks) leasing() bool { return g.opts.Leases != nil && g.opts.LeaseTTL > 0 }
 
 // journalled reports whether a task of call is a durable run: a
 // call_tool_chain task when runs are journalled through (sandbox.durable:
 // all) and tasks are leased.
-func (g *gatewayTasks) journalled(call *mcp.CallToolRequest) bool {
-	sf := g.sf
-	return g.leasing() && call.Params.Name == "call_tool_chain" && sf.journals != nil && sf.opts.Durable == codemode.DurableAll
+func (g *Tasks) journalled(call *mcp.CallToolRequest) bool {
+	return g.leasing() && call.Params.Name == "call_tool_chain" && g.host.Durables.Store != nil && g.host.Durables.Durability == codemode.DurableAll
 }
 
 // durableTask returns the durable run of a journalled call_tool_chain task
 // (its journal is under the task's id), nil when its arguments are not a
 // program; lost stops the run when another replica took its journal.
-func (g *gatewayTasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task, lost context.CancelCauseFunc) *durableRun {
-	var in chainInput
-	if raw, err := json.Marshal(call.Params.Arguments); err != nil || json.Unmarshal(raw, &in) != nil || in.Code == "" {
+func (g *Tasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task, lost context.CancelCauseFunc) *Durable {
+	j := g.host.ChainJournal(call.Params.Arguments)
+	if j == nil {
 		return nil
 	}
-	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
-	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.sf.runTimeout(in)), randomHex(16), resultstore.JournalCursor{}, lost)
+	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.host.RunTimeout(j)), NewHolder(), resultstore.JournalCursor{}, lost)
 }
 
 // taskDurable is the durable run of a task's journal j under id, held by
 // holder and written through: a write fenced off (another replica took the
 // task over) stops the run at once, before it sends anything more.
-func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
-	at resultstore.JournalCursor, lost context.CancelCauseFunc) *durableRun {
-	d := &durableRun{id: id, holder: holder, task: true, at: at}
-	log := g.sf.logger.With(slog.String("task", id))
+func (g *Tasks) taskDurable(owner string, j *codemode.Journal, id string, deadline time.Time, holder string,
+	at resultstore.JournalCursor, lost context.CancelCauseFunc) *Durable {
+	d := NewDurable(id, holder, true, at)
+	log := g.host.Logger.With(slog.String("task", id))
 	sink := func(ctx context.Context, entries [][]byte) error {
 		var err error
 		if entries != nil {
-			err = g.sf.appendEntries(ctx, d, owner, "", entries, deadline)
+			err = g.host.Durables.Append(ctx, d, owner, "", entries, deadline)
 		}
 		switch {
 		case errors.Is(err, resultstore.ErrFenced):
@@ -227,7 +225,7 @@ func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string,
 			// The run goes on without a journal only once the store holds
 			// none: a replica taking it over would replay a stale one and
 			// make its later calls again.
-			if derr := g.sf.journals.DeleteJournal(ctx, id, holder); derr != nil {
+			if derr := g.host.Durables.Store.DeleteJournal(ctx, id, holder); derr != nil {
 				log.Warn("task's journal neither written nor dropped: stopped", slog.Any("error", derr))
 				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w) nor dropped; the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, derr)))
 				return fmt.Errorf("%w: %w", codemode.ErrHalt, cmpErr(err, derr))
@@ -237,13 +235,13 @@ func (g *gatewayTasks) taskDurable(owner string, j *codemode.Journal, id string,
 		}
 		return err
 	}
-	d.run = codemode.NewDurableRun(j, g.sf.opts.DurableLimits, sink)
+	d.Run = codemode.NewDurableRun(j, g.host.Durables.Limits, sink)
 	return d
 }
 
 // hold puts task t under this replica's lease; nil when tasks are not
 // leased or the lease table refused it (the task then only lives here).
-func (g *gatewayTasks) hold(ctx context.Context, t *resultstore.Task, tool string, journalled bool) *taskLease {
+func (g *Tasks) hold(ctx context.Context, t *resultstore.Task, tool string, journalled bool) *taskLease {
 	if !g.leasing() {
 		return nil
 	}
@@ -255,9 +253,9 @@ func (g *gatewayTasks) hold(ctx context.Context, t *resultstore.Task, tool strin
 		rec.Principal = &leasePrincipal{Name: p.Name, Groups: p.Groups, Scopes: p.Scopes}
 	}
 	data, _ := json.Marshal(rec)
-	l := &taskLease{g: g, id: t.ID, holder: randomHex(16), confirmed: time.Now()}
+	l := &taskLease{g: g, id: t.ID, holder: NewHolder(), confirmed: time.Now()}
 	if err := g.opts.Leases.Hold(ctx, t.ID, l.holder, data, g.opts.LeaseTTL, time.Until(t.CreatedAt.Add(t.TTL))); err != nil {
-		g.sf.logger.Warn("task not leased: it is lost if this replica stops", slog.String("task", t.ID), slog.Any("error", err))
+		g.host.Logger.Warn("task not leased: it is lost if this replica stops", slog.String("task", t.ID), slog.Any("error", err))
 		return nil
 	}
 	return l
@@ -281,12 +279,12 @@ func (l *taskLease) heartbeat(ctx context.Context, lost context.CancelCauseFunc)
 			}
 			err := l.renew(ctx)
 			if errors.Is(err, resultstore.ErrLeaseLost) {
-				l.g.sf.logger.Warn("task taken over by another replica: stopped here", slog.String("task", l.id))
+				l.g.host.Logger.Warn("task taken over by another replica: stopped here", slog.String("task", l.id))
 				lost(errLeaseLost)
 				return
 			}
 			if err != nil && ctx.Err() == nil {
-				l.g.sf.logger.Warn("task lease not renewed", slog.String("task", l.id), slog.Any("error", err))
+				l.g.host.Logger.Warn("task lease not renewed", slog.String("task", l.id), slog.Any("error", err))
 			}
 		}
 	}()
@@ -298,14 +296,14 @@ func (l *taskLease) release() {
 	if l == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
 	_ = l.g.opts.Leases.Release(ctx, l.id, l.holder)
 }
 
-// sweepLapsed takes over the tasks whose lease lapsed, every third of
+// SweepLapsed takes over the tasks whose lease lapsed, every third of
 // store.lease_ttl, until ctx ends.
-func (g *gatewayTasks) sweepLapsed(ctx context.Context) {
+func (g *Tasks) SweepLapsed(ctx context.Context) {
 	if !g.leasing() {
 		return
 	}
@@ -319,7 +317,7 @@ func (g *gatewayTasks) sweepLapsed(ctx context.Context) {
 		}
 		ids, err := g.opts.Leases.Lapsed(ctx, leaseScanBatch)
 		if err != nil {
-			g.sf.logger.Debug("lapsed leases not scanned", slog.Any("error", err))
+			g.host.Logger.Debug("lapsed leases not scanned", slog.Any("error", err))
 			continue
 		}
 		for _, id := range ids {
@@ -330,16 +328,16 @@ func (g *gatewayTasks) sweepLapsed(ctx context.Context) {
 
 // takeOver takes the lapsed lease of task id and continues the task by
 // replay, or fails it with REPLICA_LOST.
-func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
-	l := &taskLease{g: g, id: id, holder: randomHex(16), confirmed: time.Now()}
+func (g *Tasks) takeOver(ctx context.Context, id string) {
+	l := &taskLease{g: g, id: id, holder: NewHolder(), confirmed: time.Now()}
 	data, err := g.opts.Leases.Take(ctx, id, l.holder, g.opts.LeaseTTL)
 	if err != nil {
 		if !errors.Is(err, resultstore.ErrNotFound) {
-			g.sf.logger.Warn("lapsed lease not taken over", slog.String("task", id), slog.Any("error", err))
+			g.host.Logger.Warn("lapsed lease not taken over", slog.String("task", id), slog.Any("error", err))
 		}
 		return
 	}
-	log := g.sf.logger.With(slog.String("task", id))
+	log := g.host.Logger.With(slog.String("task", id))
 	var rec leaseRecord
 	if err := json.Unmarshal(data, &rec); err != nil || rec.Task != id {
 		log.Warn("lapsed lease's record unreadable", slog.Any("error", err))
@@ -381,8 +379,8 @@ func (g *gatewayTasks) takeOver(ctx context.Context, id string) {
 // (the store failed), both stay: the lease lapses and another replica
 // replays the journal (every call answered from it) to keep the outcome,
 // or fails the task with REPLICA_LOST.
-func (g *gatewayTasks) endLeased(l *taskLease, d *durableRun, t *resultstore.Task) {
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+func (g *Tasks) endLeased(l *taskLease, d *Durable, t *resultstore.Task) {
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
 	if l != nil {
 		now, err := g.store.Get(ctx, t.Owner, t.ID)
@@ -392,7 +390,7 @@ func (g *gatewayTasks) endLeased(l *taskLease, d *durableRun, t *resultstore.Tas
 		l.release()
 	}
 	if d != nil {
-		_ = g.sf.journals.DeleteJournal(ctx, d.id, d.holder)
+		_ = g.host.Durables.Store.DeleteJournal(ctx, d.ID, d.Holder)
 	}
 }
 
@@ -400,11 +398,11 @@ func (g *gatewayTasks) endLeased(l *taskLease, d *durableRun, t *resultstore.Tas
 // kept) or gone; otherwise the lease lapses and a next scan takes the task
 // over again, so that a task is never left working because one write of
 // its outcome failed.
-func (g *gatewayTasks) releaseSettled(l *taskLease, t *resultstore.Task) {
+func (g *Tasks) releaseSettled(l *taskLease, t *resultstore.Task) {
 	if l == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
 	now, err := g.store.Get(ctx, t.Owner, t.ID)
 	if errors.Is(err, resultstore.ErrNotFound) || err == nil && now.Terminal() {
@@ -420,23 +418,23 @@ func (e *storeUnavailable) Unwrap() error { return e.err }
 
 // replicaLost is the result of a task failed with REPLICA_LOST.
 func replicaLost(tool, why string) *mcp.CallToolResult {
-	res := textResult(fmt.Sprintf("%s: the replica running this task (%s) stopped before it ended, and the task could not be continued on another replica: %s. What it did before is unknown; check before running it again.",
-		codeReplicaLost, tool, why), true)
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: the replica running this task (%s) stopped before it ended, and the task could not be continued on another replica: %s. What it did before is unknown; check before running it again.",
+		codeReplicaLost, tool, why)}}}
 	res.Meta = mcp.Meta{"isogate/code": codeReplicaLost}
 	return res
 }
 
 // takeJournal takes the task's journal for holder (fencing off the lost
 // replica) and reads it.
-func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder string) (*codemode.Journal, resultstore.JournalCursor, error) {
+func (g *Tasks) takeJournal(ctx context.Context, rec leaseRecord, holder string) (*codemode.Journal, resultstore.JournalCursor, error) {
 	var none resultstore.JournalCursor
-	taker, ok := g.sf.journals.(resultstore.JournalTaker)
+	taker, ok := g.host.Durables.Store.(resultstore.JournalTaker)
 	if !ok {
 		return nil, none, errors.New("the journal store cannot hand journals over")
 	}
 	// Replaying runs a program read from the store, for the principal the
 	// lease names, with nobody asking: only what this gateway sealed.
-	if s, ok := g.sf.journals.(interface{ Sealed() bool }); !ok || !s.Sealed() {
+	if s, ok := g.host.Durables.Store.(interface{ Sealed() bool }); !ok || !s.Sealed() {
 		return nil, none, errors.New("store.hmac_key is not set, so a journal read from the store cannot be trusted to run")
 	}
 	entries, at, err := taker.TakeJournal(ctx, rec.Owner, rec.Journal, holder)
@@ -448,7 +446,7 @@ func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder 
 	case err != nil:
 		return nil, none, &storeUnavailable{err}
 	}
-	j, _, err := readJournal(entries)
+	j, _, err := ReadJournal(entries)
 	if err != nil {
 		return nil, none, fmt.Errorf("its journal: %w", err)
 	}
@@ -458,8 +456,7 @@ func (g *gatewayTasks) takeJournal(ctx context.Context, rec leaseRecord, holder 
 // resume runs a taken-over task's program again on this replica, from its
 // journal, for the principal it ran for, and keeps its outcome as the
 // task's.
-func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.Journal, at resultstore.JournalCursor, l *taskLease) {
-	sf := g.sf
+func (g *Tasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.Journal, at resultstore.JournalCursor, l *taskLease) {
 	ctx := withTakenOwner(context.Background(), rec.Owner)
 	if p := rec.Principal; p != nil {
 		ctx = authn.WithPrincipal(ctx, &authn.Principal{Name: p.Name, Groups: p.Groups, Scopes: p.Scopes})
@@ -471,16 +468,13 @@ func (g *gatewayTasks) resume(t *resultstore.Task, rec leaseRecord, j *codemode.
 	tctx = l.withFence(tctx, cancel)
 	rt := &runningTask{gt: g, cancel: cancel, done: make(chan struct{}), task: *t, lease: l}
 	g.running.Store(t.ID, rt)
-	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
-	d := g.taskDurable(rec.Owner, j, rec.Journal, time.Now().Add(sf.runTimeout(in)), l.holder, at, cancel)
-	args, _ := json.Marshal(in)
-	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "call_tool_chain", Arguments: args}}
+	d := g.taskDurable(rec.Owner, j, rec.Journal, time.Now().Add(g.host.RunTimeout(j)), l.holder, at, cancel)
 	go func() {
 		defer cancelTTL()
 		defer cancel(nil)
 		stopBeat := l.heartbeat(tctx, cancel)
 		stopWatch := g.watchCancel(tctx, rt)
-		res := sf.executeChain(withDurable(tctx, d), req, in)
+		res := g.host.RunJournal(WithDurable(tctx, d), j)
 		stopWatch()
 		stopBeat()
 		rt.finish(res, nil, l.outcomeCause(tctx, context.Cause(tctx)))
@@ -501,11 +495,9 @@ func withTakenOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, takenOwnerKey{}, owner)
 }
 
-// runOwner is the owner of a run of req: a taken-over run's, or the
-// request's.
-func (sf *Surface) runOwner(ctx context.Context, req *mcp.CallToolRequest) string {
-	if o, ok := ctx.Value(takenOwnerKey{}).(string); ok {
-		return o
-	}
-	return sf.ownerOf(req)
+// TakenOwner is the owner of a taken-over run ctx carries (its request
+// came through another replica); ok false for any other run.
+func TakenOwner(ctx context.Context) (owner string, ok bool) {
+	owner, ok = ctx.Value(takenOwnerKey{}).(string)
+	return owner, ok
 }

@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"context"
@@ -37,8 +37,8 @@ import (
 //     (-32020, HTTP 400), as the go-sdk checks them for the methods it
 //     knows (SEP-2243).
 
-// tasksExtension is the 2026-07-28 tasks extension's identifier.
-const tasksExtension = "io.modelcontextprotocol/tasks"
+// Extension is the 2026-07-28 tasks extension's identifier.
+const Extension = "io.modelcontextprotocol/tasks"
 
 // modernProtocol is the first protocol revision with per-request _meta
 // (no initialize) and tasks as an extension.
@@ -69,7 +69,7 @@ func readRequestMeta(params json.RawMessage) requestMeta {
 		return requestMeta{}
 	}
 	v := p.Meta.Version
-	_, declared := p.Meta.Caps.Extensions[tasksExtension]
+	_, declared := p.Meta.Caps.Extensions[Extension]
 	return requestMeta{modern: v >= modernProtocol, version: v, declared: declared}
 }
 
@@ -79,7 +79,7 @@ func readRequestMeta(params json.RawMessage) requestMeta {
 // did not declare the extension, or the tool is not one isogate lists as
 // task-capable). A legacy `params.task` is dropped either way (SEP-2663:
 // ignored). Past maxTaskIntents it fails (errTooManyIntents).
-func (g *gatewayTasks) augmentModern(params json.RawMessage, rm requestMeta, owner string) (json.RawMessage, string, error) {
+func (g *Tasks) augmentModern(params json.RawMessage, rm requestMeta, owner string) (json.RawMessage, string, error) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil {
 		return params, "", nil
@@ -88,7 +88,7 @@ func (g *gatewayTasks) augmentModern(params json.RawMessage, rm requestMeta, own
 	delete(p, "task")
 	var name string
 	_ = json.Unmarshal(p["name"], &name)
-	asTask := rm.declared && g.sf.taskSupport(name) != ""
+	asTask := rm.declared && g.host.TaskSupport(name) != ""
 	var token string
 	if asTask {
 		meta := map[string]any{}
@@ -144,10 +144,10 @@ var ack = map[string]string{"resultType": "complete"}
 // declare the extension.
 func errMissingTasksExtension() *jsonrpc.Error {
 	caps := &mcp.ClientCapabilities{}
-	caps.AddExtension(tasksExtension, nil)
+	caps.AddExtension(Extension, nil)
 	data, _ := json.Marshal(mcp.MissingRequiredClientCapabilityData{RequiredCapabilities: caps})
 	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Data: data,
-		Message: "Missing required client capability: declare the " + tasksExtension +
+		Message: "Missing required client capability: declare the " + Extension +
 			" extension in _meta[\"" + mcp.MetaKeyClientCapabilities + "\"].extensions"}
 }
 
@@ -171,13 +171,13 @@ func checkModernHeaders(h http.Header, method, version, taskID string) error {
 
 // answerModern serves one 2026-07-28 tasks/get, tasks/update or
 // tasks/cancel of owner.
-func (g *gatewayTasks) answerModern(ctx context.Context, owner, method string, params json.RawMessage) (any, error) {
+func (g *Tasks) answerModern(ctx context.Context, owner, method string, params json.RawMessage) (any, error) {
 	var p struct {
 		TaskID         string                     `json:"taskId"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: method + ": params.taskId is required"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": params.taskId is required"}
 	}
 	switch method {
 	case "tasks/get":
@@ -192,7 +192,7 @@ func (g *gatewayTasks) answerModern(ctx context.Context, owner, method string, p
 		}
 		if v, ok := g.running.Load(p.TaskID); ok {
 			if err := v.(*runningTask).update(p.InputResponses); err != nil {
-				return nil, &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
 		}
 		return ack, nil
@@ -209,7 +209,7 @@ func (g *gatewayTasks) answerModern(ctx context.Context, owner, method string, p
 // detailed is tasks/get's DetailedTask: over, the call's result inlined
 // (status completed, a tool's error result included) or its JSON-RPC
 // error (status failed).
-func (g *gatewayTasks) detailed(ctx context.Context, t *resultstore.Task) (modernTask, error) {
+func (g *Tasks) detailed(ctx context.Context, t *resultstore.Task) (modernTask, error) {
 	out := toModern(t, "complete")
 	if t.Status == resultstore.TaskInputRequired {
 		out.InputRequests = t.InputRequests
@@ -219,7 +219,7 @@ func (g *gatewayTasks) detailed(ctx context.Context, t *resultstore.Task) (moder
 	}
 	if t.ResultID == "" { // its outcome could not be kept
 		out.Status = resultstore.TaskFailed
-		out.Error = &jsonrpc.Error{Code: codeInternal, Message: t.StatusMessage}
+		out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: t.StatusMessage}
 		return out, nil
 	}
 	data, err := g.results.Get(ctx, t.Owner, t.ResultID)
@@ -228,7 +228,7 @@ func (g *gatewayTasks) detailed(ctx context.Context, t *resultstore.Task) (moder
 	}
 	var o taskOutcome
 	if err := json.Unmarshal(data, &o); err != nil {
-		return out, &jsonrpc.Error{Code: codeInternal, Message: "decoding the task's result: " + err.Error()}
+		return out, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "decoding the task's result: " + err.Error()}
 	}
 	if o.Error != nil {
 		out.Status, out.Error = resultstore.TaskFailed, o.Error

@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"context"
@@ -26,13 +26,13 @@ import (
 // tasks/result request's own stream (HTTP) or connection (stdio), the
 // boundary (taskwire.go) passes tasks/result on to the go-sdk disguised as
 // a tools/call carrying, in _meta["isogate/task-result"], the unguessable
-// token of a result intent (owner, task id); taskResultMiddleware answers
+// token of a result intent (owner, task id); ResultMiddleware answers
 // it before any tool is looked up. The input is asked of the replica that
 // runs the task: a tasks/result on another replica waits for the outcome
 // only.
 
 // taskResultMetaKey carries the token of a result intent in the disguised
-// tools/call, from the boundary to taskResultMiddleware.
+// tools/call, from the boundary to ResultMiddleware.
 const taskResultMetaKey = "isogate/task-result"
 
 // taskResultTool names the disguised tools/call (never looked up).
@@ -45,7 +45,7 @@ type resultIntent struct {
 }
 
 // taskRunKey carries the runningTask of a 2025-11-25 task in its run's
-// context, for taskElicit.
+// context, for Elicit.
 type taskRunKey struct{}
 
 // taskAsk is one elicitation a task's run waits to have answered.
@@ -65,7 +65,7 @@ type askReply struct {
 // disguiseResult turns tasks/result's params into those of the tools/call
 // that carries its result intent's token, and returns the token, for the
 // request's end to drop. Past maxTaskIntents it fails (errTooManyIntents).
-func (g *gatewayTasks) disguiseResult(params json.RawMessage, owner string) (json.RawMessage, string, error) {
+func (g *Tasks) disguiseResult(params json.RawMessage, owner string) (json.RawMessage, string, error) {
 	var p taskParams
 	_ = json.Unmarshal(params, &p)
 	token, err := g.intents.add(&resultIntent{owner: owner, taskID: p.TaskID})
@@ -81,22 +81,22 @@ func (g *gatewayTasks) disguiseResult(params json.RawMessage, owner string) (jso
 	return out, token, nil
 }
 
-// taskResultMiddleware answers a disguised tasks/result (see above): it
+// ResultMiddleware answers a disguised tasks/result (see above): it
 // waits for the task's outcome, asking the client, on this request, what
 // the task's run asks meanwhile.
-func (sf *Surface) taskResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (g *Tasks) ResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
 		if method != "tools/call" || !ok || call.Params == nil || call.Params.Meta[taskResultMetaKey] == nil {
 			return next(ctx, method, req)
 		}
 		token, _ := call.Params.Meta[taskResultMetaKey].(string)
-		v, _ := sf.tasks.intents.take(token)
+		v, _ := g.intents.take(token)
 		in, isResult := v.(*resultIntent)
 		if !isResult { // not put there by the boundary
 			return nil, errTaskNotFound()
 		}
-		res, err := sf.tasks.result(ctx, in.owner, in.taskID, call.Session)
+		res, err := g.result(ctx, in.owner, in.taskID, call.Session)
 		if err != nil {
 			return nil, err
 		}
@@ -209,10 +209,10 @@ func (rt *runningTask) setInputStatus(status string) {
 	}
 }
 
-// taskElicit is a sending middleware: an elicitation a 2025-11-25 task's
+// Elicit is a sending middleware: an elicitation a 2025-11-25 task's
 // run sends is held for the task's tasks/result (see above) instead of
 // going out on no request.
-func (sf *Surface) taskElicit(next mcp.MethodHandler) mcp.MethodHandler {
+func (g *Tasks) Elicit(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "elicitation/create" {
 			if rt, ok := ctx.Value(taskRunKey{}).(*runningTask); ok {

@@ -4,11 +4,11 @@
 // program run with typecheck off is also checked, and recorded with how
 // its run ended) and summarises the census.
 //
-//	go run ./internal/typecheck/cmd/tccensus                    # run every suite, then summarise
-//	go run ./internal/typecheck/cmd/tccensus -run 'gateway interop' -dir DIR  # some suites, into DIR
-//	go run ./internal/typecheck/cmd/tccensus -summary -dir DIR  # summarise an existing census
-//	go run ./internal/typecheck/cmd/tccensus -recheck -dir DIR  # check its programs again (a changed checker), then summarise
-//	go run ./internal/typecheck/cmd/tccensus -args              # the argument check's census alone (quicker)
+//	go run ./cmd/tccensus                    # run every suite, then summarise
+//	go run ./cmd/tccensus -run 'gateway interop' -dir DIR  # some suites, into DIR
+//	go run ./cmd/tccensus -summary -dir DIR  # summarise an existing census
+//	go run ./cmd/tccensus -recheck -dir DIR  # check its programs again (a changed checker), then summarise
+//	go run ./cmd/tccensus -args              # the argument check's census alone (quicker)
 //
 // The suites: gateway, interop, codemode (internal/codemode and
 // cmd/isogate), bench (the bench module's tests) and bench-sections (the

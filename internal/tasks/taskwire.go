@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"bytes"
@@ -10,11 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/isogate/isogate/internal/authn"
 )
 
 // The JSON-RPC boundary of gateway-owned tasks (see tasks.go): where
@@ -29,7 +26,7 @@ var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "task
 // that carries a task intent's token in _meta (tasks.go), and returns the
 // token, for the request's end to drop; params without `task` come back
 // unchanged (token ""). Past maxTaskIntents it fails (errTooManyIntents).
-func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func(wireTask)) (json.RawMessage, string, error) {
+func (g *Tasks) augment(params json.RawMessage, owner string, notify func(wireTask)) (json.RawMessage, string, error) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p["task"] == nil {
 		return params, "", nil
@@ -66,8 +63,15 @@ func (g *gatewayTasks) augment(params json.RawMessage, owner string, notify func
 // is read by a taskServerConn.
 type taskTransport struct {
 	mcp.Transport
-	tasks *gatewayTasks
-	owner string // the process's owner key (Surface.processOwner)
+	tasks *Tasks
+	owner string // the process's owner key
+}
+
+// Transport wraps the stdio transport t: its connections answer tasks/*
+// and run task-augmented calls as tasks, owned by owner (the process's
+// owner key).
+func (g *Tasks) Transport(t mcp.Transport, owner string) mcp.Transport {
+	return taskTransport{Transport: t, tasks: g, owner: owner}
 }
 
 // Connect implements mcp.Transport.
@@ -86,7 +90,7 @@ func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // receives notifications/tasks/status.
 type taskServerConn struct {
 	mcp.Connection
-	tasks *gatewayTasks
+	tasks *Tasks
 	owner string
 
 	closeOnce sync.Once
@@ -171,9 +175,9 @@ func (c *taskServerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // refuse answers request req with err (a task request the gateway cannot
 // take now).
 func (c *taskServerConn) refuse(req *jsonrpc.Request, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
-	_ = c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: withCode(err)})
+	_ = c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: WireError(err)})
 }
 
 // Close implements mcp.Connection.
@@ -204,11 +208,11 @@ func (c *taskServerConn) answer(req *jsonrpc.Request) {
 	res, err, _ := c.tasks.answer(ctx, c.owner, req.Method, req.Params)
 	resp := &jsonrpc.Response{ID: req.ID}
 	if err != nil {
-		resp.Error = withCode(err)
+		resp.Error = WireError(err)
 	} else if resp.Result, err = json.Marshal(res); err != nil {
-		resp.Error = withCode(err)
+		resp.Error = WireError(err)
 	}
-	wctx, wcancel := context.WithTimeout(context.Background(), forwardTimeout)
+	wctx, wcancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer wcancel()
 	_ = c.Connection.Write(wctx, resp)
 }
@@ -219,18 +223,18 @@ func (c *taskServerConn) notify(t wireTask) {
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
 	_ = c.Connection.Write(ctx, &jsonrpc.Request{Method: "notifications/tasks/status", Params: raw})
 }
 
-// taskHTTP is the streamable HTTP boundary, in front of the go-sdk's
+// HTTP is the streamable HTTP boundary, in front of the go-sdk's
 // handler and behind the Origin check, authentication and the body read:
 // it answers tasks/* itself (as application/json) and passes a
 // task-augmented tools/call on with its intent's token. The tasks' owner
-// is the caller's principal (httpOwner), in session and stateless mode
+// is the caller's principal (Host.Owner), in session and stateless mode
 // alike.
-func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
+func (g *Tasks) HTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
@@ -238,7 +242,8 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(r.Body) // already read, bounded (readBody)
 		if err != nil {
-			reject(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+			w.Header().Set("Connection", "close") // as the surface's reject
+			http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -251,8 +256,8 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 		if rm := readRequestMeta(req.Params); rm.modern {
 			// 2026-07-28 (taskext.go): on a stateful server the go-sdk
 			// refuses the version; tasks/result and tasks/list are gone.
-			if sf.opts.Stateless && (modernMethods[req.Method] || req.Method == "tools/call") {
-				sf.modernTaskHTTP(w, r, next, req, rm)
+			if g.host.Stateless && (modernMethods[req.Method] || req.Method == "tools/call") {
+				g.modernHTTP(w, r, next, req, rm)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -263,7 +268,7 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 			return
 		}
 		session := r.Header.Get("Mcp-Session-Id")
-		if !sf.opts.Stateless {
+		if !g.host.Stateless {
 			if session == "" {
 				if taskMethods[req.Method] {
 					http.Error(w, "Bad Request: Mcp-Session-Id header is required", http.StatusBadRequest)
@@ -272,13 +277,13 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r) // initialize-less call: the go-sdk answers
 				return
 			}
-			if !sf.sessions.has(session) {
+			if !g.host.HasSession(session) {
 				http.Error(w, "session not found", http.StatusNotFound)
 				return
 			}
 		}
-		owner := sf.httpOwner(authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())))
-		if req.Method == "tools/call" || (req.Method == "tasks/result" && !sf.opts.Stateless) {
+		owner := g.host.Owner(r)
+		if req.Method == "tools/call" || (req.Method == "tasks/result" && !g.host.Stateless) {
 			var (
 				params json.RawMessage
 				token  string
@@ -286,19 +291,19 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 			if req.Method == "tasks/result" {
 				// Through the go-sdk, which carries the task's
 				// elicitations on this request's stream (taskelicit.go).
-				params, token, err = sf.tasks.disguiseResult(req.Params, owner)
+				params, token, err = g.disguiseResult(req.Params, owner)
 				req.Method = "tools/call"
 			} else {
-				params, token, err = sf.tasks.augment(req.Params, owner, nil)
+				params, token, err = g.augment(req.Params, owner, nil)
 			}
 			if err != nil {
 				tasksBusy(w, req.ID, session)
 				return
 			}
-			sf.serveIntent(w, r, next, req, params, token)
+			g.serveIntent(w, r, next, req, params, token)
 			return
 		}
-		res, aerr, _ := sf.tasks.answer(r.Context(), owner, req.Method, req.Params)
+		res, aerr, _ := g.answer(r.Context(), owner, req.Method, req.Params)
 		writeAnswer(w, req.ID, session, http.StatusOK, res, aerr)
 	})
 }
@@ -306,10 +311,10 @@ func (sf *Surface) taskHTTP(next http.Handler) http.Handler {
 // modernTaskHTTP is the boundary for a 2026-07-28 request (stateless):
 // a tools/call the gateway runs as a task gets its intent's token, and
 // tasks/get, tasks/update, tasks/cancel are answered here.
-func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request, rm requestMeta) {
-	owner := sf.httpOwner(authn.FromTokenInfo(auth.TokenInfoFromContext(r.Context())))
+func (g *Tasks) modernHTTP(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request, rm requestMeta) {
+	owner := g.host.Owner(r)
 	if req.Method == "tools/call" {
-		params, token, err := sf.tasks.augmentModern(req.Params, rm, owner)
+		params, token, err := g.augmentModern(req.Params, rm, owner)
 		if err != nil {
 			tasksBusy(w, req.ID, "")
 			return
@@ -318,7 +323,7 @@ func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next h
 			next.ServeHTTP(w, r)
 			return
 		}
-		sf.serveIntent(w, r, next, req, params, token)
+		g.serveIntent(w, r, next, req, params, token)
 		return
 	}
 	var p taskParams
@@ -331,7 +336,7 @@ func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next h
 		writeAnswer(w, req.ID, "", http.StatusOK, nil, errMissingTasksExtension())
 		return
 	}
-	res, err := sf.tasks.answerModern(r.Context(), owner, req.Method, req.Params)
+	res, err := g.answerModern(r.Context(), owner, req.Method, req.Params)
 	writeAnswer(w, req.ID, "", http.StatusOK, res, err)
 }
 
@@ -340,9 +345,9 @@ func (sf *Surface) modernTaskHTTP(w http.ResponseWriter, r *http.Request, next h
 // ends, whatever the outcome: one the go-sdk refused before any
 // middleware (a wrong Accept header, a bad protocol version, an unknown
 // tool) leaves nothing behind.
-func (sf *Surface) serveIntent(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request,
+func (g *Tasks) serveIntent(w http.ResponseWriter, r *http.Request, next http.Handler, req *jsonrpc.Request,
 	params json.RawMessage, token string) {
-	defer sf.tasks.intents.drop(token)
+	defer g.intents.drop(token)
 	req.Params = params
 	body, err := jsonrpc.EncodeMessage(req)
 	if err != nil {
@@ -368,9 +373,9 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, session string, status in
 	resp := &jsonrpc.Response{ID: id}
 	var err error
 	if aerr != nil {
-		resp.Error = withCode(aerr)
+		resp.Error = WireError(aerr)
 	} else if resp.Result, err = json.Marshal(res); err != nil {
-		resp.Error = withCode(err)
+		resp.Error = WireError(err)
 	}
 	out, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
@@ -383,12 +388,4 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, session string, status in
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
-}
-
-// has reports whether a session with that id is open.
-func (t *sessionTracker) has(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.byID[id]
-	return ok
 }

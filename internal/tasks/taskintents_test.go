@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // is refused with TASKS_BUSY (a JSON-RPC error carrying the code), and
 // one ending makes room again.
 func TestTaskIntentsAreBounded(t *testing.T) {
-	g := &gatewayTasks{}
+	g := &Tasks{}
 	var last string
 	for i := range maxTaskIntents {
 		token, err := g.intents.add(&taskIntent{})
@@ -45,7 +45,7 @@ func TestTaskIntentsAreBounded(t *testing.T) {
 // answer it without running the call, e.g. before initialize) or the
 // connection closes, never longer.
 func TestStdioTaskIntentEndsWithItsRequest(t *testing.T) {
-	g := &gatewayTasks{}
+	g := &Tasks{}
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	server, err := taskTransport{Transport: st, tasks: g}.Connect(ctx)

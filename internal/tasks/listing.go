@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"context"
@@ -19,10 +19,8 @@ import (
 // call is driven as a task by the gateway (internal/backend/tasks.go), so
 // a client that declares no tasks (and would refuse to call a tool listed
 // "required" plainly) still uses it, and one that does may run it as a
-// task. A task-augmented call of any other tool is accepted too.
-
-// taskSupportOptional is the `execution.taskSupport` isogate lists.
-const taskSupportOptional = "optional"
+// task (Host.TaskSupport says which). A task-augmented call of any other
+// tool is accepted too.
 
 // tasksCapability is the server's `capabilities.tasks` (2025-11-25).
 var tasksCapability = map[string]any{
@@ -31,10 +29,10 @@ var tasksCapability = map[string]any{
 	"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
 }
 
-// taskListing is a receiving middleware that adds the tasks capability to
+// Listing is a receiving middleware that adds the tasks capability to
 // the initialize result, the tasks extension to server/discover's, and
 // execution.taskSupport to tools/list.
-func (sf *Surface) taskListing(next mcp.MethodHandler) mcp.MethodHandler {
+func (g *Tasks) Listing(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if err != nil {
@@ -51,28 +49,11 @@ func (sf *Surface) taskListing(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case *mcp.ListToolsResult:
 			if r != nil {
-				return toolsWithExecution{r, sf.taskSupport}, nil
+				return toolsWithExecution{r, g.host.TaskSupport}, nil
 			}
 		}
 		return res, nil
 	}
-}
-
-// taskSupport is the execution.taskSupport isogate lists for a tool it
-// serves under name ("": none).
-func (sf *Surface) taskSupport(name string) string {
-	if name == "call_tool_chain" {
-		return taskSupportOptional
-	}
-	if sf.manager == nil {
-		return ""
-	}
-	if b, t, ok := sf.passthrough.origin(name); ok {
-		if s := sf.manager.TaskSupport(b, t); s == "required" || s == "optional" {
-			return taskSupportOptional
-		}
-	}
-	return ""
 }
 
 // discoverWithTasks is a server/discover result (2026-07-28) that
@@ -81,7 +62,7 @@ func discoverWithTasks(r *mcp.DiscoverResult) *mcp.DiscoverResult {
 	out := *r
 	caps := *r.Capabilities
 	caps.Extensions = maps.Clone(caps.Extensions)
-	caps.AddExtension(tasksExtension, nil)
+	caps.AddExtension(Extension, nil)
 	out.Capabilities = &caps
 	return &out
 }

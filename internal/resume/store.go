@@ -1,4 +1,4 @@
-package surface
+package resume
 
 import (
 	"container/list"

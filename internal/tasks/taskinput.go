@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"context"
@@ -111,7 +111,7 @@ func (rt *runningTask) update(responses map[string]json.RawMessage) error {
 
 // save writes the task's state to the store.
 func (rt *runningTask) save(t *resultstore.Task) error {
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
 	if err := rt.gt.store.Update(ctx, t); err != nil {
 		return fmt.Errorf("keeping the task's state: %w", err)

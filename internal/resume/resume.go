@@ -1,4 +1,7 @@
-package surface
+// Package resume makes a stateful HTTP session's event streams resumable
+// (SEP-1699, protocol 2025-11-25): a bounded store of their events and the
+// retry field that starts every POST event stream.
+package resume
 
 import (
 	"net/http"
@@ -27,15 +30,15 @@ const resumeStoreBytes = 10 << 20
 // client waits before reconnecting a dropped stream.
 const reconnectAfter = 1000
 
-// newResumeStore returns the event store of stateful HTTP serving.
-func newResumeStore() mcp.EventStore {
+// NewStore returns the event store of stateful HTTP serving.
+func NewStore() mcp.EventStore {
 	return newResumeEventStore(resumeStoreBytes)
 }
 
-// retryFirst starts every POST response that is an event stream with the
+// RetryFirst starts every POST response that is an event stream with the
 // retry field (an SSE block with no data: clients take the field and see
 // no event), so a client whose stream drops knows when to reconnect.
-func retryFirst(next http.Handler) http.Handler {
+func RetryFirst(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)

@@ -1,4 +1,4 @@
-package surface
+package tasks
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // itself from the task store, on any replica sharing it.
 
 // taskMetaKey carries the token of a task intent in a tools/call's _meta,
-// from the JSON-RPC boundary to taskMiddleware.
+// from the JSON-RPC boundary to Middleware.
 const taskMetaKey = "isogate/task"
 
 // relatedTaskKey is the _meta key tying a message to a task (2025-11-25).
@@ -43,8 +43,8 @@ const taskPollInterval = 500 * time.Millisecond
 // principal has server.tasks.max_per_principal tasks in progress.
 const codeTooManyTasks = "TOO_MANY_TASKS"
 
-// TaskOptions bound the tasks clients create (server.tasks).
-type TaskOptions struct {
+// Options bound the tasks clients create (server.tasks).
+type Options struct {
 	// Store keeps task state; nil: in memory.
 	Store resultstore.TaskStore
 	// MaxTTL clamps a task's ttl, and is the ttl of a task that asks for
@@ -70,12 +70,13 @@ type taskIntent struct {
 	modern bool           // a 2026-07-28 call: answered on that era's wire (taskext.go)
 }
 
-// gatewayTasks are the tasks of one surface.
-type gatewayTasks struct {
-	sf      *Surface
+// Tasks are the tasks of one surface: the task-augmented calls it runs in
+// the background, tasks/* answered, their leases and takeovers.
+type Tasks struct {
+	host    Host
 	store   resultstore.TaskStore
 	results resultstore.Store
-	opts    TaskOptions
+	opts    Options
 
 	intents intentTable // token → *taskIntent or *resultIntent
 	running sync.Map    // task id → *runningTask
@@ -84,7 +85,7 @@ type gatewayTasks struct {
 
 // runningTask is a task this replica runs.
 type runningTask struct {
-	gt     *gatewayTasks
+	gt     *Tasks
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	notify func(wireTask)
@@ -103,11 +104,13 @@ type runningTask struct {
 	askPoke chan struct{}
 }
 
-func newGatewayTasks(sf *Surface, results resultstore.Store, opts TaskOptions) *gatewayTasks {
+// New returns the tasks of a surface: host is what they need of it, results
+// keeps their outcomes, opts bound them.
+func New(host Host, results resultstore.Store, opts Options) *Tasks {
 	if opts.Store == nil {
 		opts.Store = resultstore.NewMemoryTasks(nil)
 	}
-	return &gatewayTasks{sf: sf, store: opts.Store, results: results, opts: opts}
+	return &Tasks{host: host, store: opts.Store, results: results, opts: opts}
 }
 
 // maxTaskIntents bounds the intents pending at once: task-augmented
@@ -173,9 +176,9 @@ func (t *intentTable) len() int {
 	return len(t.m)
 }
 
-// TaskIntents is the number of task intents pending: task requests read
+// Intents is the number of task intents pending: task requests read
 // by the boundary whose call has not started yet (isogate_task_intents).
-func (sf *Surface) TaskIntents() int { return sf.tasks.intents.len() }
+func (g *Tasks) Intents() int { return g.intents.len() }
 
 // errTasksBusy is errTooManyIntents as a JSON-RPC error.
 func errTasksBusy() *jsonrpc.Error {
@@ -238,10 +241,10 @@ func (r createTaskResult) MarshalJSON() ([]byte, error) {
 	}{r.task})
 }
 
-// taskMiddleware runs a tools/call that carries a task intent's token as a
+// Middleware runs a tools/call that carries a task intent's token as a
 // task: it creates the task, starts the rest of the chain in the
 // background and answers the CreateTaskResult at once.
-func (sf *Surface) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (g *Tasks) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
 		if method != "tools/call" || !ok || call.Params == nil || call.Params.Meta[taskMetaKey] == nil {
@@ -249,7 +252,7 @@ func (sf *Surface) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		token, _ := call.Params.Meta[taskMetaKey].(string)
 		delete(call.Params.Meta, taskMetaKey)
-		v, _ := sf.tasks.intents.take(token)
+		v, _ := g.intents.take(token)
 		in, found := v.(*taskIntent)
 		if !found {
 			// Not put there by the boundary, or its request ended before
@@ -258,14 +261,14 @@ func (sf *Surface) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 				Message: "the task's request ended before its call started (or " + taskMetaKey + " was not the gateway's)"}
 		}
-		return sf.tasks.start(ctx, in, call, func(ctx context.Context, r mcp.Request) (mcp.Result, error) {
+		return g.start(ctx, in, call, func(ctx context.Context, r mcp.Request) (mcp.Result, error) {
 			return next(ctx, method, r)
 		})
 	}
 }
 
 // start creates the task of call and runs it with run in the background.
-func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.CallToolRequest,
+func (g *Tasks) start(ctx context.Context, in *taskIntent, call *mcp.CallToolRequest,
 	run func(context.Context, mcp.Request) (mcp.Result, error)) (mcp.Result, error) {
 	ttl := in.ttl
 	if ttl <= 0 || ttl > g.opts.MaxTTL {
@@ -298,10 +301,10 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 	progress := "isogate-task-progress-" + t.ID
 	g.tokens.Store(progress, rt)
 	bg := taskRequest(call, progress)
-	var durable *durableRun
+	var durable *Durable
 	if journalled {
 		if durable = g.durableTask(call, &t, cancel); durable != nil {
-			tctx = withDurable(tctx, durable)
+			tctx = WithDurable(tctx, durable)
 		}
 	}
 	go func() {
@@ -321,7 +324,7 @@ func (g *gatewayTasks) start(ctx context.Context, in *taskIntent, call *mcp.Call
 		g.running.Delete(t.ID)
 		close(rt.done)
 	}()
-	g.sf.logger.Debug("task created", slog.String("task", t.ID), slog.String("tool", call.Params.Name),
+	g.host.Logger.Debug("task created", slog.String("task", t.ID), slog.String("tool", call.Params.Name),
 		slog.Duration("ttl", ttl))
 	created := createTaskResult{CallToolResult: &mcp.CallToolResult{}, task: toWire(&t)}
 	if in.modern {
@@ -346,7 +349,7 @@ func taskRequest(call *mcp.CallToolRequest, progress string) *mcp.CallToolReques
 		extra := *call.Extra
 		if extra.Header != nil {
 			extra.Header = extra.Header.Clone()
-			extra.Header.Del(requestKeyHeader)
+			extra.Header.Del(RequestKeyHeader)
 		}
 		bg.Extra = &extra
 	}
@@ -355,7 +358,7 @@ func taskRequest(call *mcp.CallToolRequest, progress string) *mcp.CallToolReques
 
 // watchCancel cancels rt when its task is cancelled through another
 // replica (the shared store says cancelled), until stop.
-func (g *gatewayTasks) watchCancel(ctx context.Context, rt *runningTask) (stop func()) {
+func (g *Tasks) watchCancel(ctx context.Context, rt *runningTask) (stop func()) {
 	if _, local := g.store.(*resultstore.MemoryTasks); local {
 		return func() {}
 	}
@@ -398,7 +401,7 @@ func (rt *runningTask) setStatus(message string) {
 	rt.task.UpdatedAt = time.Now()
 	t := rt.task
 	rt.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
 	if err := rt.gt.store.Update(ctx, &t); err != nil {
 		return // cancelled or gone meanwhile
@@ -419,12 +422,12 @@ func (rt *runningTask) tell(t *resultstore.Task) {
 // store says so already).
 func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 	g := rt.gt
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), SendTimeout)
 	defer cancel()
 	rt.mu.Lock()
 	t := rt.task
 	rt.mu.Unlock()
-	log := g.sf.logger.With(slog.String("task", t.ID))
+	log := g.host.Logger.With(slog.String("task", t.ID))
 	if errors.Is(cause, errTaskCancelled) {
 		log.Debug("task cancelled")
 		return
@@ -447,11 +450,11 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 	}
 	if err != nil {
 		var coded *jsonrpc.Error
-		if !errors.As(withCode(err), &coded) {
-			coded = &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+		if !errors.As(WireError(err), &coded) {
+			coded = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 		if cause != nil {
-			coded = &jsonrpc.Error{Code: codeInternal, Message: "the task ended: " + cause.Error()}
+			coded = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task ended: " + cause.Error()}
 		}
 		out.Error = coded
 		status, message = resultstore.TaskFailed, coded.Message
@@ -501,16 +504,16 @@ func cut(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// taskProgress is a sending middleware: a progress notification for a
+// Progress is a sending middleware: a progress notification for a
 // task's own token becomes the task's status message (and
 // notifications/tasks/status where the client can receive it) instead of
 // going out.
-func (sf *Surface) taskProgress(next mcp.MethodHandler) mcp.MethodHandler {
+func (g *Tasks) Progress(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "notifications/progress" {
 			if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok {
 				if tok, ok := p.ProgressToken.(string); ok {
-					if v, ok := sf.tasks.tokens.Load(tok); ok {
+					if v, ok := g.tokens.Load(tok); ok {
 						v.(*runningTask).setStatus(p.Message)
 						return nil, nil
 					}
@@ -523,7 +526,7 @@ func (sf *Surface) taskProgress(next mcp.MethodHandler) mcp.MethodHandler {
 
 // errTaskNotFound answers an unknown, expired or foreign task id alike.
 func errTaskNotFound() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeInvalidParams, Message: "Failed to retrieve task: Task not found"}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}
 }
 
 // taskParams are the params of tasks/get, tasks/result, tasks/cancel.
@@ -533,11 +536,11 @@ type taskParams struct {
 
 // answer serves one tasks/* request of owner; ok is false for a method
 // that is not one of them.
-func (g *gatewayTasks) answer(ctx context.Context, owner, method string, params json.RawMessage) (result any, err error, ok bool) {
+func (g *Tasks) answer(ctx context.Context, owner, method string, params json.RawMessage) (result any, err error, ok bool) {
 	var p taskParams
 	if method != "tasks/list" {
 		if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
-			return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: method + ": params.taskId is required"}, true
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": params.taskId is required"}, true
 		}
 	}
 	switch method {
@@ -565,7 +568,7 @@ func (g *gatewayTasks) answer(ctx context.Context, owner, method string, params 
 	case "tasks/cancel":
 		t, err := g.cancel(ctx, owner, p.TaskID)
 		if errors.Is(err, resultstore.ErrTaskTerminal) {
-			return nil, &jsonrpc.Error{Code: codeInvalidParams,
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: fmt.Sprintf("Cannot cancel task: already %s", t.Status)}, true
 		}
 		if err != nil {
@@ -578,7 +581,7 @@ func (g *gatewayTasks) answer(ctx context.Context, owner, method string, params 
 
 // cancel moves owner's task id to cancelled and stops its run when this
 // replica runs it (another replica's watchCancel stops it there).
-func (g *gatewayTasks) cancel(ctx context.Context, owner, id string) (*resultstore.Task, error) {
+func (g *Tasks) cancel(ctx context.Context, owner, id string) (*resultstore.Task, error) {
 	t, err := g.store.Cancel(ctx, owner, id, "cancelled by the client")
 	if err != nil {
 		return t, err
@@ -599,14 +602,14 @@ func storeError(err error) error {
 	if errors.Is(err, resultstore.ErrNotFound) {
 		return errTaskNotFound()
 	}
-	return &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 // result waits for owner's task id to be over and returns its call's
 // result (or error), tied to the task by _meta. With ss, while the task
 // runs on this replica, its run's elicitations are sent to the client of
 // ss and their answers handed back (taskelicit.go); nil: it only waits.
-func (g *gatewayTasks) result(ctx context.Context, owner, id string, ss *mcp.ServerSession) (any, error) {
+func (g *Tasks) result(ctx context.Context, owner, id string, ss *mcp.ServerSession) (any, error) {
 	for {
 		t, err := g.store.Get(ctx, owner, id)
 		if err != nil {
@@ -638,9 +641,9 @@ func (g *gatewayTasks) result(ctx context.Context, owner, id string, ss *mcp.Ser
 }
 
 // outcome reads a terminal task's result.
-func (g *gatewayTasks) outcome(ctx context.Context, t *resultstore.Task) (any, error) {
+func (g *Tasks) outcome(ctx context.Context, t *resultstore.Task) (any, error) {
 	if t.ResultID == "" { // cancelled before it ended
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "Task " + t.Status + ": it has no result"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Task " + t.Status + ": it has no result"}
 	}
 	data, err := g.results.Get(ctx, t.Owner, t.ResultID)
 	if err != nil {
@@ -648,14 +651,14 @@ func (g *gatewayTasks) outcome(ctx context.Context, t *resultstore.Task) (any, e
 	}
 	var out taskOutcome
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, &jsonrpc.Error{Code: codeInternal, Message: "decoding the task's result: " + err.Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "decoding the task's result: " + err.Error()}
 	}
 	if out.Error != nil {
 		return nil, out.Error
 	}
 	var res map[string]any
 	if err := json.Unmarshal(out.Result, &res); err != nil || res == nil {
-		return nil, &jsonrpc.Error{Code: codeInternal, Message: "decoding the task's result"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "decoding the task's result"}
 	}
 	meta, _ := res["_meta"].(map[string]any)
 	if meta == nil {
