@@ -59,6 +59,13 @@ type sessionsStep struct {
 	// worker processes; FDs its open file descriptors (/proc/PID/fd).
 	RSS, TreeRSS [2]int64
 	FDs          [2]int
+	// ClientCPU is the bench process's CPU (the clients and the backend)
+	// over the hold ÷ the hold; MachineBusy the share of all the
+	// machine's CPU time that was not idle over the hold (/proc/stat).
+	ClientCPU, MachineBusy float64
+	// GatewayRun is the mean duration of the replicas' tier-3 runs over
+	// the hold, as they time them (isogate_run_duration_seconds{tier="v8"}).
+	GatewayRun time.Duration
 	// RedisMemory is redis-server's used_memory (INFO memory).
 	RedisMemory int64
 	// CPU is each replica's CPU time (with its sandbox workers') over
@@ -178,7 +185,8 @@ func runSessions(ctx context.Context, cfg sessionsConfig, progress func(sessions
 		c := mcp.NewClient(&mcp.Implementation{Name: "sessions-" + strconv.Itoa(i)}, nil)
 		connecting <- struct{}{}
 		cctx, ccancel := context.WithTimeout(ctx, time.Minute)
-		cs, err := c.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: "http://" + replicas[i%2].addr + "/mcp", HTTPClient: hc},
+		// Pinned: each protocol version's clients half on each replica.
+		cs, err := c.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: "http://" + replicas[(i/len(sessionsProtocols))%2].addr + "/mcp", HTTPClient: hc},
 			&mcp.ClientSessionOptions{ProtocolVersion: version})
 		ccancel()
 		<-connecting
@@ -246,6 +254,12 @@ func runSessions(ctx context.Context, cfg sessionsConfig, progress func(sessions
 		measuring = true
 		mu.Unlock()
 		before := [2]float64{procCPU(replicas[0].cmd.Process.Pid), procCPU(replicas[1].cmd.Process.Pid)}
+		clientsBefore := statCPU(os.Getpid(), false)
+		busyBefore, allBefore := machineCPU()
+		var metricsBefore [2]gatewayMetrics
+		for i, r := range replicas {
+			metricsBefore[i] = scrapeMetrics(r.addr)
+		}
 		select {
 		case <-ctx.Done():
 			return steps, ctx.Err()
@@ -269,6 +283,19 @@ func runSessions(ctx context.Context, cfg sessionsConfig, progress func(sessions
 			st.CPU[i] = (procCPU(pid) - before[i]) / cfg.Hold.Seconds()
 		}
 		st.RedisMemory, _ = redisUsedMemory(rds.Addr)
+		st.ClientCPU = (statCPU(os.Getpid(), false) - clientsBefore) / cfg.Hold.Seconds()
+		if busy, all := machineCPU(); all > allBefore {
+			st.MachineBusy = (busy - busyBefore) / (all - allBefore)
+		}
+		var runSum, runN float64
+		for i, r := range replicas {
+			m := scrapeMetrics(r.addr)
+			runSum += m.RunSum - metricsBefore[i].RunSum
+			runN += m.RunCount - metricsBefore[i].RunCount
+		}
+		if runN > 0 {
+			st.GatewayRun = time.Duration(runSum / runN * float64(time.Second))
+		}
 		steps = append(steps, st)
 		if progress != nil {
 			progress(st)
@@ -398,6 +425,68 @@ func statCPU(pid int, reaped bool) float64 {
 		ticks += v
 	}
 	return ticks / 100 // clock ticks: USER_HZ is 100 on Linux
+}
+
+// machineCPU returns the machine's busy and total CPU time in clock
+// ticks (the first line of /proc/stat; idle and iowait are not busy).
+func machineCPU() (busy, total float64) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.ParseFloat(f, 64)
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		total += v
+		if i != 3 && i != 4 {
+			busy += v
+		}
+	}
+	return busy, total
+}
+
+// gatewayMetrics are the sum and count of a replica's tier-3 run
+// duration histogram.
+type gatewayMetrics struct{ RunSum, RunCount float64 }
+
+// scrapeMetrics reads a replica's /metrics (zero on any error).
+func scrapeMetrics(addr string) gatewayMetrics {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return gatewayMetrics{}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return gatewayMetrics{}
+	}
+	return parseGatewayMetrics(string(body))
+}
+
+// parseGatewayMetrics reads the histograms gatewayMetrics holds from
+// Prometheus text.
+func parseGatewayMetrics(text string) gatewayMetrics {
+	var m gatewayMetrics
+	for line := range strings.SplitSeq(text, "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case `isogate_run_duration_seconds_sum{tier="v8"}`:
+			m.RunSum = v
+		case `isogate_run_duration_seconds_count{tier="v8"}`:
+			m.RunCount = v
+		}
+	}
+	return m
 }
 
 // redisUsedMemory asks the redis-server at addr for INFO memory and

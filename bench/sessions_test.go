@@ -111,3 +111,18 @@ func TestSessionsProbes(t *testing.T) {
 		t.Fatalf("CPU time %f", c)
 	}
 }
+
+// The replicas' tier-3 run histogram is read from their Prometheus text,
+// and the machine's CPU counters from /proc/stat.
+func TestSessionsMetricsParse(t *testing.T) {
+	m := parseGatewayMetrics("# TYPE isogate_run_duration_seconds histogram\n" +
+		"isogate_run_duration_seconds_sum{tier=\"simple\"} 9\n" +
+		"isogate_run_duration_seconds_sum{tier=\"v8\"} 1.5\n" +
+		"isogate_run_duration_seconds_count{tier=\"v8\"} 100\n")
+	if m.RunSum != 1.5 || m.RunCount != 100 {
+		t.Fatalf("parsed %+v, want the v8 tier's sum 1.5 and count 100", m)
+	}
+	if busy, total := machineCPU(); total <= 0 || busy < 0 || busy > total {
+		t.Fatalf("machine CPU busy %f of %f", busy, total)
+	}
+}
