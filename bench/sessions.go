@@ -39,6 +39,9 @@ type sessionsConfig struct {
 	// false); else they are stateless and 2025-11-25 clients get a
 	// temporary session per request.
 	Stateful bool
+	// Overrides are the configuration variables (ISOGATE_SANDBOX__… and
+	// the like) the replicas inherit from the environment, for the report.
+	Overrides []string
 }
 
 // sessionsStep is what one step of the ramp measured.

@@ -53,6 +53,11 @@ func sessionsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", err
 	}
 	sc.Bin = bin
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "ISOGATE_SANDBOX__") || strings.HasPrefix(kv, "ISOGATE_SERVER__") || strings.HasPrefix(kv, "ISOGATE_BACKENDS__") {
+			sc.Overrides = append(sc.Overrides, kv)
+		}
+	}
 	steps, err := runSessions(ctx, sc, func(s sessionsStep) {
 		cfg.progress("sessions: %d sessions: %d runs (%.0f/s), %d errors, p50 %s, p99 %s, gateway run %s, RSS %d+%d MB, fds %d+%d, CPU %.2f+%.2f, clients %.2f, machine %.0f%%, redis %d MB",
 			s.Sessions, s.Runs, s.RunsPerSec, s.Errors, s.P50.Round(time.Millisecond), s.P99.Round(time.Millisecond),
@@ -118,8 +123,12 @@ func sessionsReport(sc sessionsConfig, steps []sessionsStep) string {
 	if sc.Stateful {
 		mode = "with protocol sessions (`server.stateless: false`: every client pinned to the replica it connected to, which holds its session)"
 	}
-	fmt.Fprintf(&b, "Two replicas of the isogate binary (`isogate serve --http`, defaults: process isolation, `sandbox.max_concurrent` 8) on one redis-server (`store.redis_url`), %s, one principal (loopback, no authentication), an MCP backend over streamable HTTP in the bench process. go-sdk clients, half asking for MCP 2026-07-28 and half for 2025-11-25, each running a small program (one backend call and a loop: `%s`) every %s from a random offset. The sessions are ramped through %s; each step is measured for %s once its sessions are connected, and the ramp stops after a step with errors or a p99 over ten times the first step's and over a second. Errors are counted from the start of a step's ramp; latencies over its hold. RSS and file descriptors (`/proc/PID/fd`) per replica at the end of each hold (RSS: the gateway process; + workers: with its sandbox worker processes), CPU per replica with its workers over the hold (1.00 = one core), the bench process's CPU (the clients and the backend), the whole machine's busy share of its 2 cores (/proc/stat: other work on the machine included), the replicas' mean tier-3 run as they time it (`isogate_run_duration_seconds{tier=\"v8\"}`) from `/metrics`, Redis `used_memory` (INFO memory). Opt-in: `bench/sessions.sh` (or `go run ./cmd/benchreport -sections sessions`; `-quick`: %v for %s; `ISOGATE_SESSIONS_STEPS`, `ISOGATE_SESSIONS_HOLD`, `ISOGATE_SESSIONS_EVERY`, `ISOGATE_SESSIONS_STATEFUL=1`, `ISOGATE_BIN`).\n\n",
-		mode, sessionsProgram(1), sc.Every, joinInts(sc.Steps), sc.Hold, quickSessionsSteps, quickSessionsHold)
+	defaults := "defaults: process isolation, `sandbox.max_concurrent` 8"
+	if len(sc.Overrides) > 0 {
+		defaults = "defaults but for `" + strings.Join(sc.Overrides, "`, `") + "` from the environment"
+	}
+	fmt.Fprintf(&b, "Two replicas of the isogate binary (`isogate serve --http`, %s) on one redis-server (`store.redis_url`), %s, one principal (loopback, no authentication), an MCP backend over streamable HTTP in the bench process. go-sdk clients, half asking for MCP 2026-07-28 and half for 2025-11-25, each running a small program (one backend call and a loop: `%s`) every %s from a random offset. The sessions are ramped through %s; each step is measured for %s once its sessions are connected, and the ramp stops after a step with errors or a p99 over ten times the first step's and over a second. Errors are counted from the start of a step's ramp; latencies over its hold. RSS and file descriptors (`/proc/PID/fd`) per replica at the end of each hold (RSS: the gateway process; + workers: with its sandbox worker processes), CPU per replica with its workers over the hold (1.00 = one core), the bench process's CPU (the clients and the backend), the whole machine's busy share of its 2 cores (/proc/stat: other work on the machine included), the replicas' mean tier-3 run as they time it (`isogate_run_duration_seconds{tier=\"v8\"}`) from `/metrics`, Redis `used_memory` (INFO memory). Opt-in: `bench/sessions.sh` (or `go run ./cmd/benchreport -sections sessions`; `-quick`: %v for %s; `ISOGATE_SESSIONS_STEPS`, `ISOGATE_SESSIONS_HOLD`, `ISOGATE_SESSIONS_EVERY`, `ISOGATE_SESSIONS_STATEFUL=1`, `ISOGATE_BIN`; `ISOGATE_SANDBOX__…` and other configuration variables reach the replicas).\n\n",
+		defaults, mode, sessionsProgram(1), sc.Every, joinInts(sc.Steps), sc.Hold, quickSessionsSteps, quickSessionsHold)
 	b.WriteString("| sessions | runs in hold | runs/s | errors | p50 | p99 | max | run in gateway (mean) | RSS A / B | + workers A / B | fds A / B | CPU A / B | CPU clients | machine busy | Redis memory |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range steps {
 		fmt.Fprintf(&b, "| %d | %d | %.1f | %d | %s | %s | %s | %s | %d / %d MB | %d / %d MB | %d / %d | %.2f / %.2f | %.2f | %.0f %% | %.1f MB |\n",
