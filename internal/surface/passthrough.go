@@ -16,6 +16,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // MaxPassthroughName is the longest passthrough tool name: several model
@@ -326,9 +327,11 @@ func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.Tool
 				return nil, rpc
 			}
 			r := textResult(err.Error(), true)
-			var refused *pipeline.Error // a refusal's code, not a backend's
-			if errors.As(err, &refused) {
-				r.Meta = mcp.Meta{"isogate/code": string(refused.Code)}
+			// A refusal's code or the backend manager's (BACKEND_BUSY,
+			// BACKEND_UNAVAILABLE, ...), as a program's call would see it;
+			// none for an error the backend answered itself.
+			if code := v8sandbox.CodeOf(err); code != "" {
+				r.Meta = mcp.Meta{"isogate/code": string(code)}
 			}
 			return r, nil
 		}
