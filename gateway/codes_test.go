@@ -412,6 +412,7 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"REPLICA_LOST":          {by: "cmd/isogate/takeover_test.go:TestTaskSurvivesItsReplica"},
 		"JOURNAL_TAMPERED":      {by: "gateway/journal_tamper_test.go:TestJournalTamperedInRedis"},
 		"LEASE_LOST":            {by: "cmd/isogate/fencing_test.go:TestFrozenReplicaIsFenced"},
+		"STORE_FULL":            {by: "internal/resultstore/full_test.go:TestMemoryFullIsTyped"},
 		"JOURNAL_UNAVAILABLE": {gap: "needs a durable task whose store refuses both the journal write and its drop mid-run " +
 			"(internal/surface/leases.go); no test reaches it yet"},
 		// Last: it closes the gateway's backend manager.
