@@ -207,19 +207,33 @@ func (p *Pool) reclaimLocked(principal string, waiting map[string]int, idleOnly 
 		return false // wait for a drain to end (bounded by its runs' deadlines)
 	}
 	s := p.slots[victim.slot]
-	spare := p.takeSpareLocked()
-	if spare != nil {
-		// The spare takes the victim's place at once, bound to principal.
-		spare.slot, spare.owner, spare.bound = s.index, principal, true
-		s.cur = spare
+	// The victim's place goes to principal's own parked worker (idle.go),
+	// else a spare, else a process started for it.
+	next := p.takeIdleLocked(principal)
+	if next == nil {
+		next = p.takeSpareLocked()
+	}
+	if next != nil {
+		next.slot, next.owner, next.bound = s.index, principal, true
+		s.cur = next
 	} else {
 		s.reserved, s.reservedFor = true, principal
 	}
-	p.rebound.Add(1)
-	p.logger.Debug("retiring a sandbox worker for another principal", "pid", victim.pid, "runs", len(victim.runs), "spare", spare != nil)
-	p.retireLocked(victim)
+	if p.parkLocked(victim) {
+		// Kept warm for its principal; the slot's supervisor moves on to
+		// the process in its place (or starts the reserved one).
+		if s.cur == victim {
+			s.cur = nil
+		}
+		s.wakeSupervisor()
+		p.logger.Debug("parking a sandbox worker for another principal", "pid", victim.pid, "next", next != nil)
+	} else {
+		p.rebound.Add(1)
+		p.logger.Debug("retiring a sandbox worker for another principal", "pid", victim.pid, "runs", len(victim.runs), "next", next != nil)
+		p.retireLocked(victim)
+	}
 	p.wantSparesLocked()
-	return spare != nil
+	return next != nil
 }
 
 // drainingLocked counts the processes draining.

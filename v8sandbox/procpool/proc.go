@@ -84,6 +84,8 @@ type proc struct {
 	bound     bool             // owner is set: given a run, or born reserved
 	used      bool             // a run was registered on it: it serves owner alone, for good
 	spare     bool             // started, never used, waiting in Pool.spares (spares.go)
+	parked    bool             // waiting in Pool.idle for owner (idle.go)
+	idleBytes int64            // what it is counted for while parked
 
 	// Written by the stderr goroutine.
 	errMu              sync.Mutex
@@ -535,6 +537,7 @@ func (pr *proc) reap() {
 	p.inflight -= len(runs)
 	delete(p.procs, pr)
 	p.dropSpareLocked(pr)
+	p.dropIdleLocked(pr)
 	slot := pr.slot
 	unexpected := pr.reason == killNone && !pr.stopping
 	pr.idleCrash = unexpected && len(runs) == 0 && !pr.draining
