@@ -8,9 +8,10 @@ import "slices"
 // idle workers, a slot moving to another principal ends its worker and the
 // next run of the first principal waits for (or takes a spare in place of)
 // a fresh one: principals taking turns pay a worker start per turn. With
-// Options.IdleWorkersMB, a worker retired for another principal while it
-// has no run is parked instead: it leaves its slot alive, still bound to
-// its principal, and waits in Pool.idle. When that principal next needs a
+// Options.IdleWorkersMB, a worker retired for another principal is parked
+// instead (at once when it has no run; a busy one leaves its slot, drains
+// its runs, then is parked): alive, still bound to its principal, it waits
+// in Pool.idle. When that principal next needs a
 // worker, its parked worker takes the slot back at once.
 //
 //   - A parked worker keeps its principal: it is given back to that

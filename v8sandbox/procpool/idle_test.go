@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // runOn runs principal's wait job and returns the pid of the worker it ran
@@ -130,4 +131,34 @@ func TestIdleWorkersNeverServeAnotherPrincipal(t *testing.T) {
 	if st := p.Stats(); st.Resumed == 0 {
 		t.Errorf("no parked worker was ever given back: the attack did not reach idle workers; %+v", st)
 	}
+}
+
+// TestIdleWorkersBusyVictimParkedOnceDrained: a worker taken for another
+// principal while it runs leaves its slot, finishes its run, and is parked
+// for its principal rather than ended. Red before: it was retired, and
+// alice's next run waited for a fresh process.
+func TestIdleWorkersBusyVictimParkedOnceDrained(t *testing.T) {
+	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 2, IdleWorkersMB: 1024})
+	held, free := newPIDHost(true), newPIDHost(false)
+	aliceRun := runAsync(context.Background(), p, principalJob("alice"), held)
+	held.awaitCalls(t, 1)
+	bob := runOn(t, p, free, "bob") // alice's worker, busy, leaves the slot
+	close(held.release)
+	o := receive(t, aliceRun, 30*time.Second)
+	if o.err != nil {
+		t.Fatalf("alice's held run: %v", o.err)
+	}
+	alice, _ := strconv.Atoi(o.value())
+	if alice == 0 || alice == bob {
+		t.Fatalf("alice ran on %d, bob on %d", alice, bob)
+	}
+	waitState(t, p, workerStartTimeout, "alice's worker parked", func() bool { return p.Stats().Parked == 1 })
+	if again := runOn(t, p, free, "alice"); again != alice {
+		t.Errorf("alice's next run went to %d, not her drained worker %d", again, alice)
+	}
+	if st := p.Stats(); st.Rebound != 0 || st.Spawned != 2 {
+		t.Errorf("%d workers ended (want 0), %d started (want 2: the first, bob's)", st.Rebound, st.Spawned)
+	}
+	held.checkNoMixing(t)
+	free.checkNoMixing(t)
 }

@@ -439,6 +439,18 @@ func (p *Pool) detach(r *pending) bool {
 	delete(pr.runs, r.id)
 	p.inflight--
 	if pr.draining && len(pr.runs) == 0 && !pr.dead {
+		if pr.parkOnDrain {
+			// Drained for another principal: park it (idle.go) unless it
+			// was killed meanwhile or does not fit.
+			pr.parkOnDrain, pr.draining = false, false
+			if pr.reason == killNone && p.parkLocked(pr) {
+				p.broadcastLocked()
+				return true
+			}
+			p.rebound.Add(1)
+			pr.draining = true
+			pr.release()
+		}
 		go pr.shutdown()
 	}
 	p.broadcastLocked()
@@ -449,10 +461,11 @@ func (p *Pool) detach(r *pending) bool {
 // and its slot starts a replacement right away.
 func (p *Pool) retire(pr *proc, why string) {
 	p.mu.Lock()
-	if pr.draining || pr.dead {
+	if pr.dead || (pr.draining && !pr.parkOnDrain) {
 		p.mu.Unlock()
 		return
 	}
+	pr.parkOnDrain = false // draining to be parked: ended instead
 	p.retireLocked(pr)
 	p.broadcastLocked()
 	p.mu.Unlock()
@@ -460,8 +473,8 @@ func (p *Pool) retire(pr *proc, why string) {
 	p.logger.Info("recycling sandbox worker", "pid", pr.pid, "reason", why)
 }
 
-// retireLocked drains pr (see retire) without broadcasting; pr is neither
-// draining nor dead.
+// retireLocked drains pr (see retire) without broadcasting; pr is not dead
+// and, unless it was draining to be parked, not draining.
 func (p *Pool) retireLocked(pr *proc) {
 	p.dropSpareLocked(pr)
 	p.dropIdleLocked(pr)
