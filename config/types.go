@@ -559,8 +559,9 @@ const (
 	// DefaultSpareWorkers is the default of SandboxConfig.SpareWorkers.
 	DefaultSpareWorkers = 2
 	// DefaultIdleWorkersMB is the default of SandboxConfig.IdleWorkersMB:
-	// room for 64 principals' idle workers at ~4–8 MB of their own each.
-	DefaultIdleWorkersMB = 512
+	// room for about 120 principals' idle workers at ~8 MB of their own
+	// each (bench/RESULTS.md, issue 44).
+	DefaultIdleWorkersMB = 1024
 	// MaxIdleWorkersMB is the largest SandboxConfig.IdleWorkersMB.
 	MaxIdleWorkersMB = 65536
 	// DefaultLeaseTTL is the default of StoreConfig.LeaseTTL.
