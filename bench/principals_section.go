@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,8 +44,8 @@ func principalsBudget(cfg ReportConfig) (budget time.Duration, rounds, samples i
 func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	budget, rounds, samples := principalsBudget(cfg)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Process isolation's pool as the gateway builds it by default (`procpool`: %d worker processes × %d slots, `sandbox.spare_workers` %d), measured through its exported API in this process. A worker holds runs of one principal at a time; a principal with no worker of its own takes a spare or has an idle worker retired and replaced.\n\n",
-		procpool.DefaultProcesses, procpool.DefaultSlotsPerWorker, config.DefaultSpareWorkers)
+	fmt.Fprintf(&b, "Process isolation's pool as the gateway builds it by default (`procpool`: %d worker processes × %d slots, `sandbox.spare_workers` %d, `sandbox.idle_workers_mb` %d), measured through its exported API in this process. A worker holds runs of one principal for life; a principal with no worker in a slot takes back its parked idle worker, or a spare, or has an idle worker of another retired and replaced.\n\n",
+		procpool.DefaultProcesses, procpool.DefaultSlotsPerWorker, config.DefaultSpareWorkers, config.DefaultIdleWorkersMB)
 
 	start, err := workerStart(ctx, cfg.WorkerCommand, samples)
 	if err != nil {
@@ -57,11 +59,11 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("first run without spares: %w", err)
 	}
-	cells, err := principalThroughput(ctx, cfg.WorkerCommand, budget, rounds)
+	cells, idle, err := principalThroughput(ctx, cfg.WorkerCommand, budget, rounds)
 	if err != nil {
 		return "", err
 	}
-	oneSeq := cells[cellKey{1, 1}]
+	oneSeq := cells[cellKey{config.DefaultIdleWorkersMB, 1, 1}]
 	perRun := time.Duration(float64(time.Second) / oneSeq.rate())
 
 	b.WriteString("| figure | p50 | ÷ a warm run of one principal |\n|---|---:|---:|\n")
@@ -70,15 +72,22 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	fmt.Fprintf(&b, "| a new principal's first run, pool at rest, %d spares (%d samples) | %s ms | %s |\n", config.DefaultSpareWorkers, len(firstSpare), ms(median(firstSpare)), times(float64(median(firstSpare))/float64(perRun)))
 	fmt.Fprintf(&b, "| a new principal's first run, pool at rest, no spares (%d samples) | %s ms | %s |\n", len(firstBare), ms(median(firstBare)), times(float64(median(firstBare))/float64(perRun)))
 
-	fmt.Fprintf(&b, "\nThroughput of trivial runs (`1 + 1`) whose principals take turns round-robin, one at a time and 8 at once (the pool's 8 slots); the three pools take turns in %d rounds, %s per cell in all. \"Retired\" is the workers retired to serve another principal (each costs a worker start in the background).\n\n", rounds, budget)
-	b.WriteString("| principals | one at a time: runs/s | ÷ 1 principal | retired per 1 000 runs | 8 at once: runs/s | ÷ 1 principal | retired per 1 000 runs |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "\nThroughput of trivial runs (`1 + 1`) whose principals take turns round-robin, one at a time and 8 at once (the pool's 8 slots), with idle workers off (`sandbox.idle_workers_mb: 0`, the behaviour before them) and at their default; each pool first runs each of its principals once, then the six pools take turns in %d rounds, %s per cell in all. \"Ended\" is the workers ended to serve another principal (each costs a worker start in the background).\n\n", rounds, budget)
+	b.WriteString("| principals | idle workers | one at a time: runs/s | ÷ 1 principal | ended per 1 000 runs | 8 at once: runs/s | ÷ 1 principal | ended per 1 000 runs |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, n := range principalCounts {
-		fmt.Fprintf(&b, "| %d |", n)
-		for _, c := range []int{1, 8} {
-			cell, base := cells[cellKey{n, c}], cells[cellKey{1, c}]
-			fmt.Fprintf(&b, " %s | %s | %.1f |", rate(cell.rate()), times(base.rate()/cell.rate()), cell.retiredPerThousand())
+		for _, idleMB := range idleVariants {
+			fmt.Fprintf(&b, "| %d | %d MB |", n, idleMB)
+			for _, c := range []int{1, 8} {
+				cell, base := cells[cellKey{idleMB, n, c}], cells[cellKey{idleMB, 1, c}]
+				fmt.Fprintf(&b, " %s | %s | %.1f |", rate(cell.rate()), times(base.rate()/cell.rate()), cell.retiredPerThousand())
+			}
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
+	}
+
+	if idle.n > 0 {
+		fmt.Fprintf(&b, "\nAfter the 64-principal cells, %d workers were parked for their principal (idle workers): each counted for %.1f MB of its own memory against the budget, %.1f MB RSS and %.1f MB PSS on average (`/proc/<pid>/smaps_rollup`; the rest of the RSS is the binary's pages shared with the other workers).\n",
+			idle.n, float64(idle.own)/float64(idle.n)/(1<<20), float64(idle.rss)/float64(idle.n)/(1<<20), float64(idle.pss)/float64(idle.n)/(1<<20))
 	}
 
 	shares := fairShareCost(ctx, budget, rounds)
@@ -92,9 +101,9 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 }
 
 // newBenchProcPool is the gateway's default process pool.
-func newBenchProcPool(command []string, spares int) (*procpool.Pool, error) {
+func newBenchProcPool(command []string, spares, idleMB int) (*procpool.Pool, error) {
 	return procpool.New(procpool.Options{Workers: procpool.DefaultProcesses, SlotsPerWorker: procpool.DefaultSlotsPerWorker,
-		SpareWorkers: spares, Command: command, Logger: quietLogger})
+		SpareWorkers: spares, IdleWorkersMB: idleMB, Command: command, Logger: quietLogger})
 }
 
 // trivialRun runs `1 + 1` as principal on p.
@@ -133,7 +142,7 @@ func workerStart(ctx context.Context, command []string, n int) ([]time.Duration,
 // the spares started, nothing draining). The pool moves between
 // principals before the first sample, so spares are wanted.
 func firstRuns(ctx context.Context, command []string, spares, n int) ([]time.Duration, error) {
-	p, err := newBenchProcPool(command, spares)
+	p, err := newBenchProcPool(command, spares, config.DefaultIdleWorkersMB)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +178,10 @@ func awaitRest(ctx context.Context, p *procpool.Pool, want int) error {
 	deadline := time.Now().Add(restTimeout)
 	for {
 		st := p.Stats()
-		if len(st.Workers) == want && !slices.ContainsFunc(st.Workers, func(w procpool.WorkerStats) bool { return w.Draining }) {
+		// Workers parked for their principal (idle workers) wait outside
+		// the slots and the spares: they do not count.
+		live := slices.DeleteFunc(slices.Clone(st.Workers), func(w procpool.WorkerStats) bool { return w.Idle })
+		if len(live) == want && !slices.ContainsFunc(live, func(w procpool.WorkerStats) bool { return w.Draining }) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -181,8 +193,12 @@ func awaitRest(ctx context.Context, p *procpool.Pool, want int) error {
 	}
 }
 
-// cellKey is a throughput cell: principals × concurrency.
-type cellKey struct{ principals, concurrency int }
+// idleVariants are the sandbox.idle_workers_mb values compared: off (the
+// behaviour before idle workers) and the default.
+var idleVariants = []int{0, config.DefaultIdleWorkersMB}
+
+// cellKey is a throughput cell: idle budget × principals × concurrency.
+type cellKey struct{ idleMB, principals, concurrency int }
 
 // cell accumulates a cell's runs over rounds.
 type cell struct {
@@ -205,10 +221,19 @@ func (c cell) retiredPerThousand() float64 {
 	return float64(c.retired) * 1000 / float64(c.runs)
 }
 
-// principalThroughput measures every cell on one default pool per
-// principal count, the pools taking turns in rounds (rotating order).
-func principalThroughput(ctx context.Context, command []string, budget time.Duration, rounds int) (map[cellKey]cell, error) {
-	pools := make([]*procpool.Pool, len(principalCounts))
+// principalThroughput measures every cell on one default pool per idle
+// budget and principal count; each pool first runs each of its principals
+// once (so that idle workers measure their steady state, not their
+// filling), then the pools take turns in rounds (rotating order).
+func principalThroughput(ctx context.Context, command []string, budget time.Duration, rounds int) (map[cellKey]cell, idleWorkers, error) {
+	type poolKey struct{ idleMB, principals int }
+	var keys []poolKey
+	for _, idleMB := range idleVariants {
+		for _, n := range principalCounts {
+			keys = append(keys, poolKey{idleMB, n})
+		}
+	}
+	pools := make([]*procpool.Pool, len(keys))
 	defer func() {
 		for _, p := range pools {
 			if p != nil {
@@ -216,40 +241,82 @@ func principalThroughput(ctx context.Context, command []string, budget time.Dura
 			}
 		}
 	}()
-	counters := make([]atomic.Uint64, len(principalCounts))
-	for i := range principalCounts {
-		p, err := newBenchProcPool(command, config.DefaultSpareWorkers)
+	counters := make([]atomic.Uint64, len(keys))
+	for i, k := range keys {
+		p, err := newBenchProcPool(command, config.DefaultSpareWorkers, k.idleMB)
 		if err != nil {
-			return nil, err
+			return nil, idleWorkers{}, err
 		}
 		pools[i] = p
-		if err := trivialRun(ctx, p, "p0"); err != nil { // V8 warm in the workers
-			return nil, err
+		for j := range k.principals { // V8 warm in the workers; each principal seen once
+			if err := trivialRun(ctx, p, fmt.Sprint("p", j)); err != nil {
+				return nil, idleWorkers{}, err
+			}
 		}
 	}
 	cells := map[cellKey]cell{}
+	var idle idleWorkers
 	for round := range rounds {
-		for k := range principalCounts {
-			i := (k + round) % len(principalCounts)
-			n, p := principalCounts[i], pools[i]
+		for k := range keys {
+			i := (k + round) % len(keys)
+			key, p := keys[i], pools[i]
+			n := key.principals
 			for _, c := range []int{1, 8} {
 				before := p.Stats().Rebound
 				runs, elapsed, err := throughput(ctx, c, budget/time.Duration(rounds), func() error {
 					return trivialRun(ctx, p, fmt.Sprint("p", (counters[i].Add(1)-1)%uint64(n)))
 				})
 				if err != nil {
-					return nil, fmt.Errorf("%d principals, %d at once: %w", n, c, err)
+					return nil, idleWorkers{}, fmt.Errorf("%d principals, %d at once, idle workers %d MB: %w", n, c, key.idleMB, err)
 				}
-				key := cellKey{n, c}
-				sum := cells[key]
+				ck := cellKey{key.idleMB, n, c}
+				sum := cells[ck]
 				sum.runs += runs
 				sum.elapsed += elapsed
 				sum.retired += p.Stats().Rebound - before
-				cells[key] = sum
+				cells[ck] = sum
+			}
+			if key.idleMB > 0 && n == principalCounts[len(principalCounts)-1] {
+				idle = parkedWorkers(p)
 			}
 		}
 	}
-	return cells, nil
+	return cells, idle, nil
+}
+
+// idleWorkers sums what a pool's parked workers hold.
+type idleWorkers struct {
+	n             int
+	own, rss, pss int64
+}
+
+// parkedWorkers reads the memory of p's parked workers.
+func parkedWorkers(p *procpool.Pool) idleWorkers {
+	st := p.Stats()
+	out := idleWorkers{own: st.IdleBytes}
+	for _, w := range st.Workers {
+		if w.Idle {
+			out.n++
+			out.rss += w.RSSBytes
+			out.pss += readPSS(w.PID)
+		}
+	}
+	return out
+}
+
+// readPSS returns the proportional set size of process pid (0 if unknown).
+func readPSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // gateCost is one gate's acquire + release measurement.

@@ -127,7 +127,7 @@ func TestDefaults(t *testing.T) {
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation: IsolationProcess, Confinement: "best-effort", Timeout: 30 * time.Second, MaxHeapMB: 50,
-			MaxConcurrent: 8, MaxConcurrentPerPrincipal: 4, SpareWorkers: 2, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
+			MaxConcurrent: 8, MaxConcurrentPerPrincipal: 4, SpareWorkers: 2, IdleWorkersMB: 1024, MaxOutputSize: 200000, MaxToolCalls: 1000, BackendWait: 10 * time.Second,
 			Typecheck: "off", TypecheckTimeout: 2 * time.Second,
 			Durable: "paused", DurableMaxCalls: 1000, DurableMaxBytes: 4 << 20,
 			Output: OutputConfig{

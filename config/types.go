@@ -449,6 +449,12 @@ type SandboxConfig struct {
 	// retired for another principal, so that a principal's first run does
 	// not wait for a worker to start (0 to 64). Default DefaultSpareWorkers.
 	SpareWorkers int `koanf:"spare_workers"`
+	// IdleWorkersMB is the memory, in MiB, that process isolation's idle
+	// workers may hold: a worker whose slot goes to another principal
+	// while it is idle stays alive for its own principal's next run, the
+	// least recently parked ended beyond the budget (0 to 65536; 0 ends
+	// them as before). Default DefaultIdleWorkersMB.
+	IdleWorkersMB int `koanf:"idle_workers_mb"`
 	// MaxOutputSize bounds the output of one run, in bytes. Default 200000.
 	MaxOutputSize int `koanf:"max_output_size"`
 	// MaxToolCalls bounds the backend calls of one run; the next call
@@ -559,6 +565,12 @@ const (
 	DefaultBackendMaxSessions = 16
 	// DefaultSpareWorkers is the default of SandboxConfig.SpareWorkers.
 	DefaultSpareWorkers = 2
+	// DefaultIdleWorkersMB is the default of SandboxConfig.IdleWorkersMB:
+	// room for about 120 principals' idle workers at ~8 MB of their own
+	// each (bench/RESULTS.md, issue 44).
+	DefaultIdleWorkersMB = 1024
+	// MaxIdleWorkersMB is the largest SandboxConfig.IdleWorkersMB.
+	MaxIdleWorkersMB = 65536
 	// DefaultLeaseTTL is the default of StoreConfig.LeaseTTL.
 	DefaultLeaseTTL = 6 * time.Second
 	// DefaultStoreMaxBytes is the default of StoreConfig.MaxBytes.
@@ -621,6 +633,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			MaxHeapMB:     50,
 			MaxConcurrent: 8,
 			SpareWorkers:  DefaultSpareWorkers,
+			IdleWorkersMB: DefaultIdleWorkersMB,
 			MaxOutputSize: 200000,
 
 			MaxConcurrentPerPrincipal: 4,

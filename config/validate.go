@@ -334,6 +334,7 @@ func (c *collector) validateSandbox(s *SandboxConfig) {
 	c.between("sandbox.max_concurrent", int64(s.MaxConcurrent), 1, MaxConcurrentLimit)
 	c.between("sandbox.max_concurrent_per_principal", int64(s.MaxConcurrentPerPrincipal), 0, MaxConcurrentLimit)
 	c.between("sandbox.spare_workers", int64(s.SpareWorkers), 0, MaxSpareWorkers)
+	c.between("sandbox.idle_workers_mb", int64(s.IdleWorkersMB), 0, MaxIdleWorkersMB)
 	c.between("sandbox.max_output_size", int64(s.MaxOutputSize), 1, 8<<20)
 	c.between("sandbox.max_tool_calls", int64(s.MaxToolCalls), 1, 1_000_000)
 	c.durationBetween("sandbox.backend_wait", s.BackendWait, 10*time.Minute)

@@ -321,7 +321,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 // sandboxOf describes a runner in the configured isolation mode.
 func sandboxOf(cfg *config.Config, concurrent, heapMB int, logger *slog.Logger) Sandbox {
 	return Sandbox{Isolation: cfg.Sandbox.Isolation, Concurrent: concurrent, Confinement: cfg.Sandbox.Confinement,
-		SpareWorkers: cfg.Sandbox.SpareWorkers, Limits: v8sandbox.Limits{Timeout: cfg.Sandbox.Timeout, HeapMB: heapMB}, Logger: logger}
+		SpareWorkers: cfg.Sandbox.SpareWorkers, IdleWorkersMB: cfg.Sandbox.IdleWorkersMB, Limits: v8sandbox.Limits{Timeout: cfg.Sandbox.Timeout, HeapMB: heapMB}, Logger: logger}
 }
 
 // OutputOptions maps sandbox.max_output_size and sandbox.output onto the

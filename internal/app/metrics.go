@@ -32,7 +32,7 @@ func workerStates(r v8sandbox.Runner) metrics.Workers {
 	switch p := r.(type) {
 	case *procpool.Pool:
 		st := p.Stats()
-		w := metrics.Workers{States: map[string]int{"busy": 0, "idle": 0, "draining": 0, "spare": 0},
+		w := metrics.Workers{States: map[string]int{"busy": 0, "idle": 0, "draining": 0, "spare": 0, "parked": 0},
 			Deaths: map[string]uint64{"crashed": st.Crashed, "killed": st.Killed, "recycled": st.Recycled, "rebound": st.Rebound}}
 		for _, pr := range st.Workers {
 			switch {
@@ -40,6 +40,8 @@ func workerStates(r v8sandbox.Runner) metrics.Workers {
 				w.States["draining"]++
 			case pr.Spare:
 				w.States["spare"]++
+			case pr.Idle:
+				w.States["parked"]++
 			case pr.Runs > 0:
 				w.States["busy"]++
 			default:

@@ -31,6 +31,9 @@ type Sandbox struct {
 	// SpareWorkers is sandbox.spare_workers for process isolation: never
 	// used worker processes kept ready for principals without one.
 	SpareWorkers int
+	// IdleWorkersMB is sandbox.idle_workers_mb for process isolation: the
+	// memory idle workers kept warm for their principal may hold.
+	IdleWorkersMB int
 }
 
 // NewRunner builds the runner s describes. It is the one place that maps an
@@ -48,5 +51,6 @@ func NewRunner(s Sandbox) (v8sandbox.Runner, error) {
 		Logger:         s.Logger,
 		Confinement:    procpool.ConfinementMode(s.Confinement),
 		SpareWorkers:   s.SpareWorkers,
+		IdleWorkersMB:  s.IdleWorkersMB,
 	})
 }

@@ -85,6 +85,13 @@ type Options struct {
 	// instead of waiting for a start (spares.go); 0 (the default) keeps
 	// none.
 	SpareWorkers int
+	// IdleWorkersMB is the memory, in MiB, that workers parked for their
+	// principal may hold: a worker whose slot goes to another principal
+	// while it has no run waits alive, bound to its principal, to take a
+	// slot back at that principal's next run instead of a fresh start; the
+	// least recently parked are ended beyond the budget (idle.go). 0 (the
+	// default) parks none.
+	IdleWorkersMB int
 
 	// layers overrides the layers a worker applies itself, noNamespaces
 	// spawns it without namespaces (tests only).
@@ -114,6 +121,10 @@ type Pool struct {
 	sparesStarting int
 	sparesWanted   bool          // a worker was retired for another principal
 	spareWake      chan struct{} // capacity 1: the keeper may have work
+	// Idle workers parked for their principal (idle.go), least recently
+	// parked first, and the memory they are counted for.
+	idle      []*proc
+	idleBytes int64
 
 	nextRun  atomic.Uint64
 	spawned  atomic.Uint64
@@ -121,6 +132,9 @@ type Pool struct {
 	killed   atomic.Uint64
 	recycled atomic.Uint64
 	rebound  atomic.Uint64
+	parked   atomic.Uint64
+	resumed  atomic.Uint64
+	evicted  atomic.Uint64
 
 	layers      layerSet    // what workers apply themselves
 	cgroups     pidsCgroups // where workers get a pids cgroup (layers.threads)
@@ -148,6 +162,17 @@ type slot struct {
 	// (principals.go).
 	reserved    bool
 	reservedFor string
+	// wake (capacity 1) tells the supervisor its process left the slot
+	// alive (parked, idle.go): serve what is in the slot now.
+	wake chan struct{}
+}
+
+// wakeSupervisor tells the slot's supervisor that its process moved out.
+func (s *slot) wakeSupervisor() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 type spawnRequest struct {
@@ -234,7 +259,7 @@ func New(opts Options) (*Pool, error) {
 
 	first := make(chan error, opts.Workers)
 	for i := range opts.Workers {
-		s := &slot{index: i}
+		s := &slot{index: i, wake: make(chan struct{}, 1)}
 		p.slots = append(p.slots, s)
 		p.loops.Add(1)
 		go p.supervise(s, first)
@@ -414,6 +439,18 @@ func (p *Pool) detach(r *pending) bool {
 	delete(pr.runs, r.id)
 	p.inflight--
 	if pr.draining && len(pr.runs) == 0 && !pr.dead {
+		if pr.parkOnDrain {
+			// Drained for another principal: park it (idle.go) unless it
+			// was killed meanwhile or does not fit.
+			pr.parkOnDrain, pr.draining = false, false
+			if pr.reason == killNone && p.parkLocked(pr) {
+				p.broadcastLocked()
+				return true
+			}
+			p.rebound.Add(1)
+			pr.draining = true
+			pr.release()
+		}
 		go pr.shutdown()
 	}
 	p.broadcastLocked()
@@ -424,10 +461,11 @@ func (p *Pool) detach(r *pending) bool {
 // and its slot starts a replacement right away.
 func (p *Pool) retire(pr *proc, why string) {
 	p.mu.Lock()
-	if pr.draining || pr.dead {
+	if pr.dead || (pr.draining && !pr.parkOnDrain) {
 		p.mu.Unlock()
 		return
 	}
+	pr.parkOnDrain = false // draining to be parked: ended instead
 	p.retireLocked(pr)
 	p.broadcastLocked()
 	p.mu.Unlock()
@@ -435,10 +473,11 @@ func (p *Pool) retire(pr *proc, why string) {
 	p.logger.Info("recycling sandbox worker", "pid", pr.pid, "reason", why)
 }
 
-// retireLocked drains pr (see retire) without broadcasting; pr is neither
-// draining nor dead.
+// retireLocked drains pr (see retire) without broadcasting; pr is not dead
+// and, unless it was draining to be parked, not draining.
 func (p *Pool) retireLocked(pr *proc) {
 	p.dropSpareLocked(pr)
+	p.dropIdleLocked(pr)
 	pr.draining = true
 	pr.release()
 	if len(pr.runs) == 0 {
@@ -549,10 +588,19 @@ func (p *Pool) supervise(s *slot, first chan<- error) {
 			p.mu.Unlock()
 		}
 
-		select {
-		case <-pr.released:
-		case <-p.quit:
-			return
+		for serving := true; serving; {
+			select {
+			case <-pr.released:
+				serving = false
+			case <-s.wake:
+				// pr may have been parked (idle.go); a wake left over
+				// from an earlier process is ignored.
+				p.mu.Lock()
+				serving = s.cur == pr
+				p.mu.Unlock()
+			case <-p.quit:
+				return
+			}
 		}
 
 		p.mu.Lock()
@@ -659,9 +707,15 @@ type Stats struct {
 	// (deadline, cancellation, hard RSS limit, protocol violation) and
 	// processes recycled for their RSS.
 	Spawned, Crashed, Killed, Recycled uint64
-	// Rebound counts processes retired so that a principal none of whose
-	// processes was free could have a fresh one (principals.go).
+	// Rebound counts processes ended so that a principal none of whose
+	// processes was free could have another (principals.go), including
+	// parked ones ended beyond the idle budget (idle.go).
 	Rebound uint64
+	// Parked, Resumed and Evicted count workers parked for their principal,
+	// given back to it, and ended beyond Options.IdleWorkersMB (idle.go);
+	// IdleBytes is the memory the parked workers are counted for now.
+	Parked, Resumed, Evicted uint64
+	IdleBytes                int64
 }
 
 // WorkerStats describes one live worker process.
@@ -681,24 +735,28 @@ type WorkerStats struct {
 	// Spare is true for a started process that has never been given a run
 	// and waits outside the slots for a principal (spares.go).
 	Spare bool
+	// Idle is true for a process parked for its principal outside the
+	// slots (idle.go).
+	Idle bool
 }
 
 // Stats returns a snapshot of the worker processes.
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	st := Stats{Spawned: p.spawned.Load(), Crashed: p.crashed.Load(), Killed: p.killed.Load(), Recycled: p.recycled.Load(),
-		Rebound: p.rebound.Load()}
+		Rebound: p.rebound.Load(), Parked: p.parked.Load(), Resumed: p.resumed.Load(), Evicted: p.evicted.Load(),
+		IdleBytes: p.idleBytes}
 	for pr := range p.procs {
 		if pr.dead {
 			continue
 		}
 		slot := pr.slot
-		if pr.draining || pr.spare {
+		if pr.draining || pr.spare || pr.parked {
 			slot = -1
 		}
 		st.Workers = append(st.Workers, WorkerStats{Slot: slot, PID: pr.pid, Runs: len(pr.runs),
 			Completed: pr.completed.Load(), Draining: pr.draining, Uptime: time.Since(pr.started),
-			Principal: pr.owner, Bound: pr.bound, Spare: pr.spare})
+			Principal: pr.owner, Bound: pr.bound, Spare: pr.spare, Idle: pr.parked})
 	}
 	p.mu.Unlock()
 	for i := range st.Workers {

@@ -20,9 +20,10 @@ import (
 //     the pool exactly as before: a deployment without principals, where
 //     every run has the key "", behaves and performs as it always did);
 //   - when a principal has runs waiting and no process at all, an idle
-//     process of another principal is retired (or, if none is idle, a busy
-//     one: it finishes its runs while draining) and its slot starts a fresh
-//     process reserved for the waiting principal; a principal whose own
+//     process of another principal is parked (idle.go) or retired (or, if
+//     none is idle, a busy one: it finishes its runs while draining) and
+//     its slot takes the waiting principal's parked process, or a spare, or
+//     starts a fresh process reserved for it; a principal whose own
 //     processes are full takes an idle process of a principal with nothing
 //     waiting the same way;
 //   - runs are handed out in arrival order, so a principal waiting for a
@@ -33,12 +34,14 @@ import (
 // needing a busy victim beyond that waits for a drain to end), so the pool
 // never runs more than twice Workers processes plus Options.SpareWorkers
 // started in advance for such moves (spares.go), plus those recycled for
-// their RSS, as before. Starvation: a principal with no process gets a
+// their RSS, as before, plus the idle workers parked for their principal
+// within Options.IdleWorkersMB (idle.go). Starvation: a principal with no process gets a
 // victim as soon as one is open, and the victim's replacement is its own;
 // the wait is one worker start (none when a spare worker is ready) plus,
 // when every process is busy and Workers are draining already, the end of
-// a run (bounded by its deadline). The cost is a process start (see BenchmarkPrincipals) each
-// time the pool moves to another principal.
+// a run (bounded by its deadline). The cost is a process start (see
+// BenchmarkPrincipals) each time the pool moves to another principal,
+// unless that principal's worker was parked (idle.go): then none.
 
 // waiter is a run waiting to be registered on a process.
 type waiter struct {
@@ -207,19 +210,40 @@ func (p *Pool) reclaimLocked(principal string, waiting map[string]int, idleOnly 
 		return false // wait for a drain to end (bounded by its runs' deadlines)
 	}
 	s := p.slots[victim.slot]
-	spare := p.takeSpareLocked()
-	if spare != nil {
-		// The spare takes the victim's place at once, bound to principal.
-		spare.slot, spare.owner, spare.bound = s.index, principal, true
-		s.cur = spare
+	// The victim's place goes to principal's own parked worker (idle.go),
+	// else a spare, else a process started for it.
+	next := p.takeIdleLocked(principal)
+	if next == nil {
+		next = p.takeSpareLocked()
+	}
+	if next != nil {
+		next.slot, next.owner, next.bound = s.index, principal, true
+		s.cur = next
 	} else {
 		s.reserved, s.reservedFor = true, principal
 	}
-	p.rebound.Add(1)
-	p.logger.Debug("retiring a sandbox worker for another principal", "pid", victim.pid, "runs", len(victim.runs), "spare", spare != nil)
-	p.retireLocked(victim)
+	parked := len(victim.runs) == 0 && p.parkLocked(victim)
+	if !parked && len(victim.runs) > 0 && p.opts.IdleWorkersMB > 0 {
+		// Busy: it finishes its runs outside the slot, then is parked
+		// (detach).
+		victim.draining, victim.parkOnDrain = true, true
+		parked = true
+	}
+	if parked {
+		// Kept warm for its principal; the slot's supervisor moves on to
+		// the process in its place (or starts the reserved one).
+		if s.cur == victim {
+			s.cur = nil
+		}
+		s.wakeSupervisor()
+		p.logger.Debug("parking a sandbox worker for another principal", "pid", victim.pid, "runs", len(victim.runs), "next", next != nil)
+	} else {
+		p.rebound.Add(1)
+		p.logger.Debug("retiring a sandbox worker for another principal", "pid", victim.pid, "runs", len(victim.runs), "next", next != nil)
+		p.retireLocked(victim)
+	}
 	p.wantSparesLocked()
-	return spare != nil
+	return next != nil
 }
 
 // drainingLocked counts the processes draining.

@@ -14,7 +14,8 @@ import (
 // own costs (issue 32): a worker's start (spawn, confinement, V8 up, the
 // handshake: what a principal waits for when it gets a fresh worker), and
 // trivial runs round-robin over 1, 8 and 64 principals on the default pool
-// (2 workers × 4 slots, sandbox.spare_workers' default of spares), one run
+// (2 workers × 4 slots, the defaults of sandbox.spare_workers and
+// sandbox.idle_workers_mb), one run
 // at a time ("seq") and eight at once ("par"). One principal is the old
 // behaviour: the pool never retires a worker for it, and chooses workers as
 // it always did (and starts no spare).
@@ -71,7 +72,8 @@ func BenchmarkPrincipals(b *testing.B) {
 	for _, n := range []int{1, 8, 64} {
 		for _, mode := range []string{"seq", "par"} {
 			b.Run(fmt.Sprintf("%s/principals=%d", mode, n), func(b *testing.B) {
-				p := newTestPool(b, Options{Workers: DefaultProcesses, SlotsPerWorker: DefaultSlotsPerWorker, SpareWorkers: config.DefaultSpareWorkers})
+				p := newTestPool(b, Options{Workers: DefaultProcesses, SlotsPerWorker: DefaultSlotsPerWorker, SpareWorkers: config.DefaultSpareWorkers,
+					IdleWorkersMB: config.DefaultIdleWorkersMB})
 				jobs := make([]v8sandbox.Job, n)
 				for i := range jobs {
 					jobs[i] = v8sandbox.Job{Source: `1 + 1`, AwaitResult: true, Principal: fmt.Sprint("p", i)}
@@ -98,6 +100,7 @@ func BenchmarkPrincipals(b *testing.B) {
 				st := p.Stats()
 				b.ReportMetric(float64(st.Rebound)/float64(b.N), "rebinds/op")
 				b.ReportMetric(float64(st.Spawned)/float64(b.N), "spawns/op")
+				b.ReportMetric(float64(st.Resumed)/float64(b.N), "resumes/op")
 			})
 		}
 	}

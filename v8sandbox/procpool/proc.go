@@ -72,18 +72,21 @@ type proc struct {
 	stdout, stderr io.ReadCloser
 
 	// Guarded by pool.mu.
-	runs      map[uint64]*pending
-	draining  bool // no new runs; exits when idle
-	stopping  bool // shutdown requested
-	dead      bool
-	reason    killReason
-	detail    string
-	idleCrash bool             // died on its own with no run on it
-	deathErr  *v8sandbox.Error // what its runs got
-	owner     string           // the principal it serves, once bound
-	bound     bool             // owner is set: given a run, or born reserved
-	used      bool             // a run was registered on it: it serves owner alone, for good
-	spare     bool             // started, never used, waiting in Pool.spares (spares.go)
+	runs        map[uint64]*pending
+	draining    bool // no new runs; exits when idle
+	stopping    bool // shutdown requested
+	dead        bool
+	reason      killReason
+	detail      string
+	idleCrash   bool             // died on its own with no run on it
+	deathErr    *v8sandbox.Error // what its runs got
+	owner       string           // the principal it serves, once bound
+	bound       bool             // owner is set: given a run, or born reserved
+	used        bool             // a run was registered on it: it serves owner alone, for good
+	spare       bool             // started, never used, waiting in Pool.spares (spares.go)
+	parked      bool             // waiting in Pool.idle for owner (idle.go)
+	parkOnDrain bool             // draining out of its slot, to be parked once idle
+	idleBytes   int64            // what it is counted for while parked
 
 	// Written by the stderr goroutine.
 	errMu              sync.Mutex
@@ -535,6 +538,7 @@ func (pr *proc) reap() {
 	p.inflight -= len(runs)
 	delete(p.procs, pr)
 	p.dropSpareLocked(pr)
+	p.dropIdleLocked(pr)
 	slot := pr.slot
 	unexpected := pr.reason == killNone && !pr.stopping
 	pr.idleCrash = unexpected && len(runs) == 0 && !pr.draining

@@ -188,6 +188,29 @@ func readRSS(pid int) (int64, error) {
 	return pages * pageSize, nil
 }
 
+// readAnonRSS returns the resident memory of process pid that is its own
+// (resident minus file-backed shared pages: the anonymous memory V8's heaps
+// and the Go runtime live in), from /proc/pid/statm.
+func readAnonRSS(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0, err
+	}
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return 0, errors.New("short statm")
+	}
+	resident, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	shared, err := strconv.ParseInt(string(f[2]), 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return (resident - shared) * pageSize, nil
+}
+
 // oomKills returns the oom_kill counter of this process's cgroup (v2), which
 // counts processes of the cgroup killed by any OOM killer. ok is false when
 // it cannot be read (cgroup v1, no /sys).

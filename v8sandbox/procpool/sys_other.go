@@ -35,4 +35,8 @@ func hardenProcess() (in, out *os.File, err error) {
 
 func readRSS(int) (int64, error) { return 0, errors.New("RSS is not available on this system") }
 
+func readAnonRSS(int) (int64, error) {
+	return 0, errors.New("RSS is not available on this system")
+}
+
 func oomKills() (int64, bool) { return 0, false }
