@@ -193,6 +193,8 @@ return "sum " + s;`, base, base)
 	for _, l := range logs {
 		outcomes["takeovers: resumed by replay"] += strings.Count(l.String(), "resumed by replay")
 		outcomes["takeovers: failed REPLICA_LOST"] += strings.Count(l.String(), "code=REPLICA_LOST")
+		outcomes["takeovers: journal stopped, CALL_INDETERMINATE"] += strings.Count(l.String(), "its journal stopped, failed")
+		outcomes["tasks ended TASK_EXPIRED (no lease)"] += strings.Count(l.String(), "code=TASK_EXPIRED")
 	}
 	var lines []string
 	for o, n := range outcomes {

@@ -32,8 +32,12 @@ type Task struct {
 	CreatedAt     time.Time `json:"createdAt"`
 	UpdatedAt     time.Time `json:"updatedAt"`
 	// TTL is how long the task is kept from its creation.
-	TTL      time.Duration `json:"ttl"`
-	ResultID string        `json:"resultId,omitempty"`
+	TTL time.Duration `json:"ttl"`
+	// Deadline is when the replica running the task surely ended its run
+	// (the run's timeout); zero: none known. A task not over by Deadline
+	// and a lease is ended by whichever replica sees it (TASK_EXPIRED).
+	Deadline time.Time `json:"deadline,omitzero"`
+	ResultID string    `json:"resultId,omitempty"`
 	// InputRequests are the outstanding input requests (by key) of a task
 	// in input_required (MCP 2026-07-28 tasks extension).
 	InputRequests json.RawMessage `json:"inputRequests,omitempty"`

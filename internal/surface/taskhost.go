@@ -83,3 +83,7 @@ func (sf *Surface) taskSupport(name string) string {
 	}
 	return ""
 }
+
+// SetTaskHook makes h see each step of the tasks this replica runs: a
+// test stops the replica at a chosen step (nil: no hook).
+func (sf *Surface) SetTaskHook(h tasks.TaskHook) { sf.tasks.SetTaskHook(h) }

@@ -28,9 +28,10 @@ import (
 //     from the journal (none is made again), a call that was started and
 //     has no result fails the run with CALL_INDETERMINATE unless its tool
 //     declares idempotentHint, and the program continues live;
+//   - one whose journal says its run went on without it fails with
+//     CALL_INDETERMINATE naming the journalled calls (tasklife.go);
 //   - any other task (durability off, a passthrough call, a journal that
-//     stopped being durable or is gone) is failed with REPLICA_LOST: never
-//     "working" until its TTL.
+//     is gone) is failed with REPLICA_LOST: never "working" until its TTL.
 // A replica whose lease was taken (it was alive but could not renew in
 // time) stops its run and writes nothing more: the journal's holder fence
 // refuses its writes, and its outcome is not kept.
@@ -201,7 +202,10 @@ func (g *Tasks) durableTask(call *mcp.CallToolRequest, t *resultstore.Task, lost
 	if j == nil {
 		return nil
 	}
-	return g.taskDurable(t.Owner, j, t.ID, time.Now().Add(g.host.RunTimeout(j)), NewHolder(), resultstore.JournalCursor{}, lost)
+	deadline := time.Now().Add(g.host.RunTimeout(j))
+	d := g.taskDurable(t.Owner, j, t.ID, deadline, NewHolder(), resultstore.JournalCursor{}, lost)
+	g.beginJournal(d, t.Owner, deadline)
+	return d
 }
 
 // taskDurable is the durable run of a task's journal j under id, held by
@@ -214,7 +218,7 @@ func (g *Tasks) taskDurable(owner string, j *codemode.Journal, id string, deadli
 	sink := func(ctx context.Context, entries [][]byte) error {
 		var err error
 		if entries != nil {
-			err = g.host.Durables.Append(ctx, d, owner, "", entries, deadline)
+			err = g.writeTaskJournal(ctx, d, owner, entries, deadline)
 		}
 		switch {
 		case errors.Is(err, resultstore.ErrFenced):
@@ -222,16 +226,20 @@ func (g *Tasks) taskDurable(owner string, j *codemode.Journal, id string, deadli
 			lost(errLeaseLost)
 			return fmt.Errorf("%w: %w", codemode.ErrHalt, err)
 		case entries == nil || err != nil:
-			// The run goes on without a journal only once the store holds
-			// none: a replica taking it over would replay a stale one and
-			// make its later calls again.
-			if derr := g.host.Durables.Store.DeleteJournal(ctx, id, holder); derr != nil {
-				log.Warn("task's journal neither written nor dropped: stopped", slog.Any("error", derr))
-				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w) nor dropped; the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, derr)))
-				return fmt.Errorf("%w: %w", codemode.ErrHalt, cmpErr(err, derr))
-			} else {
-				log.Info("task not durable any more: it fails with REPLICA_LOST if its replica stops", slog.Any("error", err))
+			// The run goes on without a journal only once the store's says
+			// so: a replica taking it over would replay a stale one and
+			// make its later calls again. It stays, for the calls it holds
+			// (tasklife.go).
+			why := "sandbox.durable_max_calls or sandbox.durable_max_bytes reached"
+			if err != nil {
+				why = "a write of its journal failed: " + err.Error()
 			}
+			if merr := g.markUndurable(ctx, d, owner, why, deadline); merr != nil {
+				log.Warn("task's journal neither written nor closed: stopped", slog.Any("error", merr))
+				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w); the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, merr)))
+				return fmt.Errorf("%w: %w", codemode.ErrHalt, cmpErr(err, merr))
+			}
+			log.Info("task not durable any more: it fails with CALL_INDETERMINATE if its replica stops", slog.Any("error", err))
 		}
 		return err
 	}
@@ -354,10 +362,17 @@ func (g *Tasks) takeOver(ctx context.Context, id string) {
 		return
 	}
 	why := "the task was not journalled (sandbox.durable: all journals call_tool_chain tasks)"
+	rt := &runningTask{gt: g, task: *t, lease: l}
 	if rec.Journal != "" {
 		j, at, err := g.takeJournal(ctx, rec, l.holder)
 		var unavailable *storeUnavailable
+		var undurable *undurableJournal
 		switch {
+		case errors.As(err, &undurable):
+			log.Info("task taken over from a lost replica: its journal stopped, failed", slog.String("code", string(codemode.CodeCallIndeterminate)))
+			rt.finish(indeterminate(rec.Tool, undurable), nil, l.outcomeCause(ctx, nil))
+			g.releaseSettled(l, t)
+			return
 		case err == nil:
 			log.Info("task taken over from a lost replica: resumed by replay", slog.Int("journalled_calls", len(j.Calls)))
 			g.resume(t, rec, j, at, l)
@@ -369,7 +384,6 @@ func (g *Tasks) takeOver(ctx context.Context, id string) {
 		why = err.Error()
 	}
 	log.Info("task taken over from a lost replica: failed", slog.String("code", codeReplicaLost), slog.String("why", why))
-	rt := &runningTask{gt: g, task: *t, lease: l}
 	rt.finish(replicaLost(rec.Tool, why), nil, l.outcomeCause(ctx, nil))
 	g.releaseSettled(l, t)
 }
@@ -440,15 +454,19 @@ func (g *Tasks) takeJournal(ctx context.Context, rec leaseRecord, holder string)
 	entries, at, err := taker.TakeJournal(ctx, rec.Owner, rec.Journal, holder)
 	switch {
 	case errors.Is(err, resultstore.ErrNotFound):
-		return nil, none, errors.New("it has no journal (it stopped being durable, was not journalled yet, or expired)")
+		return nil, none, errors.New("it has no journal (the replica stopped before writing it: no call was made, or it expired)")
 	case errors.Is(err, resultstore.ErrTampered):
 		return nil, none, fmt.Errorf("its journal: %w", err)
 	case err != nil:
 		return nil, none, &storeUnavailable{err}
 	}
+	entries, undurable := cutUndurable(entries)
 	j, _, err := ReadJournal(entries)
 	if err != nil {
 		return nil, none, fmt.Errorf("its journal: %w", err)
+	}
+	if undurable != "" {
+		return nil, none, &undurableJournal{j: j, why: undurable}
 	}
 	return j, at, nil
 }

@@ -185,7 +185,7 @@ func (g *Tasks) answerModern(ctx context.Context, owner, method string, params j
 		if err != nil {
 			return nil, storeError(err)
 		}
-		return g.detailed(ctx, t)
+		return g.detailed(ctx, g.expire(ctx, t))
 	case "tasks/update":
 		if _, err := g.store.Get(ctx, owner, p.TaskID); err != nil {
 			return nil, storeError(err)

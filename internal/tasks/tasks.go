@@ -81,6 +81,7 @@ type Tasks struct {
 	intents intentTable // token → *taskIntent or *resultIntent
 	running sync.Map    // task id → *runningTask
 	tokens  sync.Map    // progress token → *runningTask
+	hooks   taskHooks   // a test's (tasklife.go)
 }
 
 // runningTask is a task this replica runs.
@@ -276,7 +277,7 @@ func (g *Tasks) start(ctx context.Context, in *taskIntent, call *mcp.CallToolReq
 	}
 	now := time.Now()
 	t := resultstore.Task{ID: newTaskID(), Owner: in.owner, Status: resultstore.TaskWorking,
-		CreatedAt: now, UpdatedAt: now, TTL: ttl}
+		CreatedAt: now, UpdatedAt: now, TTL: ttl, Deadline: g.deadline(now, in, call)}
 	journalled := g.journalled(call)
 	lease := g.hold(ctx, &t, call.Params.Name, journalled) // before the task exists: never unleased
 	if err := g.store.Create(ctx, &t, g.opts.MaxPerPrincipal); err != nil {
@@ -312,15 +313,22 @@ func (g *Tasks) start(ctx context.Context, in *taskIntent, call *mcp.CallToolReq
 		defer cancel(nil)
 		stopBeat := lease.heartbeat(tctx, cancel)
 		stop := g.watchCancel(tctx, rt)
-		res, err := run(tctx, bg)
-		if in.modern {
-			res, err = rt.inputRounds(tctx, bg, res, err, run)
+		var res mcp.Result
+		err := errLeaseLost
+		if !g.killedAt(StepCreated, t.ID, cancel) {
+			res, err = run(tctx, bg)
+			if in.modern {
+				res, err = rt.inputRounds(tctx, bg, res, err, run)
+			}
 		}
+		g.killedAt(StepRunEnded, t.ID, cancel)
 		stop()
 		stopBeat()
 		g.tokens.Delete(progress)
 		rt.finish(res, err, lease.outcomeCause(tctx, context.Cause(tctx)))
-		g.endLeased(lease, durable, &t)
+		if !g.killedAt(StepOutcomeKept, t.ID, cancel) {
+			g.endLeased(lease, durable, &t)
+		}
 		g.running.Delete(t.ID)
 		close(rt.done)
 	}()
@@ -549,7 +557,7 @@ func (g *Tasks) answer(ctx context.Context, owner, method string, params json.Ra
 		if err != nil {
 			return nil, storeError(err), true
 		}
-		return toWire(t), nil, true
+		return toWire(g.expire(ctx, t)), nil, true
 	case "tasks/result":
 		r, err := g.result(ctx, owner, p.TaskID, nil)
 		return r, err, true
@@ -562,7 +570,7 @@ func (g *Tasks) answer(ctx context.Context, owner, method string, params json.Ra
 			Tasks []wireTask `json:"tasks"`
 		}{Tasks: []wireTask{}}
 		for _, t := range ts {
-			out.Tasks = append(out.Tasks, toWire(t))
+			out.Tasks = append(out.Tasks, toWire(g.expire(ctx, t)))
 		}
 		return out, nil, true
 	case "tasks/cancel":
@@ -615,7 +623,7 @@ func (g *Tasks) result(ctx context.Context, owner, id string, ss *mcp.ServerSess
 		if err != nil {
 			return nil, storeError(err)
 		}
-		if t.Terminal() {
+		if t = g.expire(ctx, t); t.Terminal() {
 			return g.outcome(ctx, t)
 		}
 		var done, asked <-chan struct{}
