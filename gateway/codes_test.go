@@ -413,8 +413,9 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"JOURNAL_TAMPERED":      {by: "gateway/journal_tamper_test.go:TestJournalTamperedInRedis"},
 		"LEASE_LOST":            {by: "cmd/isogate/fencing_test.go:TestFrozenReplicaIsFenced"},
 		"STORE_FULL":            {by: "internal/resultstore/full_test.go:TestMemoryFullIsTyped"},
+		"TASK_EXPIRED":          {by: "gateway/tasklife_test.go:TestEveryTaskEnds"},
 		"JOURNAL_UNAVAILABLE": {gap: "needs a durable task whose store refuses both the journal write and its drop mid-run " +
-			"(internal/surface/leases.go); no test reaches it yet"},
+			"(internal/tasks/leases.go); no test reaches it yet"},
 		// Last: it closes the gateway's backend manager.
 		"BACKEND_CLOSED": {run: func(t *testing.T, h *codesHarness) {
 			alice := h.client(t, "alice", false)
