@@ -136,8 +136,12 @@ func TestCheckerWorkerDeaths(t *testing.T) {
 		t.Fatalf("still worker %d", pid)
 	}
 	wantRefusal(t, c)
-	if n := c.declsSent.Load(); n != uint64(attempts)+1 {
-		t.Errorf("the declarations' text went %d times; want %d (once to each worker)", n, attempts+1)
+	// At most once to each worker (attempts killed ones and the last), and
+	// at least to the first and the last: a worker killed while its check
+	// waited to be sent (a retried attempt on a loaded machine) may never
+	// have been sent it.
+	if n := c.declsSent.Load(); n < 2 || n > uint64(attempts)+1 {
+		t.Errorf("the declarations' text went %d times; want 2 to %d (at most once to each worker)", n, attempts+1)
 	}
 
 	for attempt := 1; ; attempt++ { // again when the stopped worker still answered (as above)
