@@ -414,8 +414,7 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"LEASE_LOST":            {by: "cmd/isogate/fencing_test.go:TestFrozenReplicaIsFenced"},
 		"STORE_FULL":            {by: "internal/resultstore/full_test.go:TestMemoryFullIsTyped"},
 		"TASK_EXPIRED":          {by: "gateway/tasklife_test.go:TestEveryTaskEnds"},
-		"JOURNAL_UNAVAILABLE": {gap: "needs a durable task whose store refuses both the journal write and its drop mid-run " +
-			"(internal/tasks/leases.go); no test reaches it yet"},
+		"JOURNAL_UNAVAILABLE":   {by: "gateway/tasklife_test.go:TestJournalUnavailableStopsTheRun"},
 		// Last: it closes the gateway's backend manager.
 		"BACKEND_CLOSED": {run: func(t *testing.T, h *codesHarness) {
 			alice := h.client(t, "alice", false)

@@ -262,3 +262,37 @@ func createChainTaskWith(t *testing.T, url string, args map[string]any) string {
 	}
 	return created.Task.TaskID
 }
+
+// TestJournalUnavailableStopsTheRun: a durable task whose journal the
+// store refuses twice in a row (the write after its first call, then the
+// entry that would say the run goes on without it) is stopped before its
+// next call with JOURNAL_UNAVAILABLE: the journal no longer says what the
+// run did, so no replica could tell which calls were made; the second call
+// is never sent.
+func TestJournalUnavailableStopsTheRun(t *testing.T) {
+	srv := redistest.ForTest(t)
+	counter := newCountingBackend()
+	url, a := leasedReplica(t, srv.URL(), counter, false)
+	// The journal writes of the task: 1 its begin, 2 call #1 started,
+	// 3 #1 done (refused), 4 the undurable entry (refused).
+	var writes atomic.Int32
+	a.app.Surface.SetTaskHook(func(step tasks.TaskStep, id string) tasks.TaskAct {
+		if step == tasks.StepJournalWrite && writes.Add(1) >= 3 {
+			return tasks.TaskFailWrite
+		}
+		return tasks.TaskGoOn
+	})
+	defer a.app.Surface.SetTaskHook(nil)
+	before := counter.count()
+	id := createChainTask(t, url, twoBumps)
+	_, res, err := taskRPC(context.Background(), url, "alice", taskWire{}, "tasks/result", map[string]any{"taskId": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Result), "JOURNAL_UNAVAILABLE") {
+		t.Errorf("outcome %s %+v, want JOURNAL_UNAVAILABLE", res.Result, res.Error)
+	}
+	if n := counter.count() - before; n != 1 {
+		t.Errorf("the backend received %d calls, want 1 (the run stopped before its second)", n)
+	}
+}

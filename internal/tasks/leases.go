@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // Tasks that outlive their replica (issue 35). With the task state in
@@ -43,6 +44,21 @@ const codeReplicaLost = "REPLICA_LOST"
 // codeJournalUnavailable is the code of a durable task stopped because
 // its journal could neither be written nor dropped.
 const codeJournalUnavailable = "JOURNAL_UNAVAILABLE"
+
+// codedCause is why a task's run was stopped, with the code the run then
+// ends with: code mode reports a coded cause of its context's end as the
+// run's code and message, instead of CANCELLED.
+type codedCause struct {
+	code v8sandbox.Code
+	err  error
+}
+
+func (e *codedCause) Error() string { return e.err.Error() }
+
+func (e *codedCause) Unwrap() error { return e.err }
+
+// ErrorCode implements [v8sandbox.Coded].
+func (e *codedCause) ErrorCode() v8sandbox.Code { return e.code }
 
 func cmpErr(a, b error) error {
 	if a != nil {
@@ -236,7 +252,7 @@ func (g *Tasks) taskDurable(owner string, j *codemode.Journal, id string, deadli
 			}
 			if merr := g.markUndurable(ctx, d, owner, why, deadline); merr != nil {
 				log.Warn("task's journal neither written nor closed: stopped", slog.Any("error", merr))
-				lost(fmt.Errorf("%s: the task's journal could not be written to the store (%w); the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, merr)))
+				lost(&codedCause{code: codeJournalUnavailable, err: fmt.Errorf("%s: the task's journal could not be written to the store (%w); the run was stopped before its next call, so that no call is made twice", codeJournalUnavailable, cmpErr(err, merr))})
 				return fmt.Errorf("%w: %w", codemode.ErrHalt, cmpErr(err, merr))
 			}
 			log.Info("task not durable any more: it fails with CALL_INDETERMINATE if its replica stops", slog.Any("error", err))
