@@ -403,7 +403,7 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"PLAN_DENIED":           {by: "gateway/plan_test.go:TestPlanDeniedToolRefusedBeforeFirstCall"},
 		"TYPECHECK_FAILED":      {by: "gateway/typecheck_test.go:TestTypecheckStrictRefusesBeforeAnyCall"},
 		"TYPECHECK_UNAVAILABLE": {by: "gateway/typecheck_strict_test.go:TestTypecheckStrictRightAfterStart"},
-		"TYPECHECK_TIMEOUT":     {by: "gateway/typecheck_strict_test.go:TestTypecheckStrictTypeBombs"},
+		"TYPECHECK_TIMEOUT":     {by: "gateway/typecheck_ops_test.go:TestTypecheckTimeoutCounted"},
 		"TYPECHECK_TOO_COMPLEX": {by: "gateway/typecheck_strict_test.go:TestTypecheckMemoryBombs"},
 		"SANDBOX_CRASHED":       {by: "v8sandbox/procpool/pool_test.go:TestWorkerKilledMidRun"},
 		"INTERNAL":              {by: "v8sandbox/host_test.go:TestReplyAndDispatch"},
