@@ -90,32 +90,27 @@ func (r *RedisTasks) Get(ctx context.Context, owner, id string) (*Task, error) {
 
 // Update implements [TaskStore].
 func (r *RedisTasks) Update(ctx context.Context, t *Task) error {
-	data, err := r.seal(t)
-	if err != nil {
-		return err
-	}
-	res, err := updateTaskScript.Run(ctx, r.client, []string{r.taskKey(t.ID)}, t.Owner, data, t.Status).Text()
-	if err != nil {
-		return r.wrap(err)
-	}
-	switch res {
-	case "ok":
-		return nil
-	case "terminal":
-		return ErrTaskTerminal
-	}
-	return fmt.Errorf("task %w", ErrNotFound)
+	return r.update(ctx, t, updateTaskScript, []string{r.taskKey(t.ID)})
 }
 
 // UpdateHeld implements [HeldTaskStore]: the write and the check that
 // holder still holds the task's lease (RedisLeases, same server and
 // prefix) are one script.
 func (r *RedisTasks) UpdateHeld(ctx context.Context, t *Task, holder string) error {
+	return r.update(ctx, t, updateHeldTaskScript, []string{r.taskKey(t.ID), leaseKeyOf(r.prefix, t.ID)}, holder)
+}
+
+// update writes t's sealed state with script (keys; its arguments: the
+// owner, the state, the status, then extra) and reads its answer: "ok",
+// "terminal" (ErrTaskTerminal), "lost" (the lease, ErrLeaseLost) or not
+// found.
+func (r *RedisTasks) update(ctx context.Context, t *Task, script *redis.Script, keys []string, extra ...any) error {
 	data, err := r.seal(t)
 	if err != nil {
 		return err
 	}
-	res, err := updateHeldTaskScript.Run(ctx, r.client, []string{r.taskKey(t.ID), leaseKeyOf(r.prefix, t.ID)}, t.Owner, data, t.Status, holder).Text()
+	args := append([]any{t.Owner, data, t.Status}, extra...)
+	res, err := script.Run(ctx, r.client, keys, args...).Text()
 	if err != nil {
 		return r.wrap(err)
 	}
