@@ -71,7 +71,9 @@ type Source interface {
 type SourceFunc func(ctx context.Context, principal *authn.Principal) ([]Skill, error)
 
 // Skills implements [Source].
-func (f SourceFunc) Skills(ctx context.Context, p *authn.Principal) ([]Skill, error) { return f(ctx, p) }
+func (f SourceFunc) Skills(ctx context.Context, p *authn.Principal) ([]Skill, error) {
+	return f(ctx, p)
+}
 
 // Skill is one skill as a [Source] serves it.
 type Skill struct {

@@ -202,7 +202,9 @@ func TestOwnSkillsPerPrincipal(t *testing.T) {
 		return []Skill{sk}, err
 	})
 	s := New(Options{Sources: []Source{src}})
-	as := func(name string) context.Context { return authn.WithPrincipal(context.Background(), &authn.Principal{Name: name}) }
+	as := func(name string) context.Context {
+		return authn.WithPrincipal(context.Background(), &authn.Principal{Name: name})
+	}
 	for _, who := range []string{"alice", "bob"} {
 		ctx := as(who)
 		l, err := s.List(ctx, &ListParams{})
@@ -240,7 +242,10 @@ func TestOwnSkillsPerPrincipal(t *testing.T) {
 	failing = errors.New("store down")
 	for name, call := range map[string]func() error{
 		"list": func() error { _, err := s.List(ctx, nil); return err },
-		"get":  func() error { _, err := s.Get(ctx, &GetParams{URI: "skill://isogate/programs/bob-report/SKILL.md"}); return err },
+		"get": func() error {
+			_, err := s.Get(ctx, &GetParams{URI: "skill://isogate/programs/bob-report/SKILL.md"})
+			return err
+		},
 		"read": func() error {
 			_, _, err := s.Read(ctx, "skill://isogate/programs/bob-report/SKILL.md")
 			return err
