@@ -182,7 +182,8 @@ func (s *Service) Resources(ctx context.Context) ([]*mcp.Resource, error) {
 }
 
 // Middleware adds the caller's own skill files to the last page of
-// resources/list and answers resources/read of every skill file isogate
+// resources/list (none when a source fails: the list is not refused for
+// it) and answers resources/read of every skill file isogate
 // serves (its own, and its backends' under their prefix); other requests
 // go on untouched. It must run inside the middleware that puts the
 // principal in the context.
@@ -204,7 +205,10 @@ func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			own, err := s.Resources(ctx)
 			if err != nil {
-				return nil, err
+				// The other resources are still listed; the skills
+				// methods and reads refuse (SKILLS_UNAVAILABLE).
+				s.log.Warn("resources/list without isogate's own skill files", slog.Any("error", err))
+				return lr, nil
 			}
 			if len(own) > 0 {
 				lr.Resources = append(slices.Clip(lr.Resources), own...)

@@ -259,4 +259,26 @@ func TestOwnSkillsPerPrincipal(t *testing.T) {
 	if _, handled, _ := s.Read(ctx, "isogate://stats"); handled {
 		t.Error("a read of another resource handled")
 	}
+	// resources/list still answers with the source down, without its files.
+	listed := func() []string {
+		next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{{URI: "isogate://stats"}}}, nil
+		}
+		res, err := s.Middleware(next)(ctx, "resources/list", &mcp.ListResourcesRequest{Params: &mcp.ListResourcesParams{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, r := range res.(*mcp.ListResourcesResult).Resources {
+			uris = append(uris, r.URI)
+		}
+		return uris
+	}
+	if got := listed(); !reflect.DeepEqual(got, []string{"isogate://stats"}) {
+		t.Errorf("resources/list with the source down: %v", got)
+	}
+	failing = nil
+	if got := listed(); len(got) != 3 || got[1] != "skill://isogate/programs/bob-report/SKILL.md" {
+		t.Errorf("resources/list: %v", got)
+	}
 }
