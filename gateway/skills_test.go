@@ -110,6 +110,19 @@ func skillsGateway(t *testing.T, mutate func(*config.Config), sources ...skills.
 	beta := backend.InMemory("beta", skillsBackend("beta", betaSeen, map[string]skillFiles{"refunds": refundsSkill("beta"),
 		"private": {"SKILL.md": "---\nname: private\ndescription: beta's secret\n---\nsecret\n"}}))
 	beta.Resources.Deny = []string{"skill://private/*"}
+	// plain does not declare the extension: its skill:// resources are
+	// ordinary ones, except one under alpha's prefix (an impersonation).
+	plain := mcp.NewServer(&mcp.Implementation{Name: "plain"}, nil)
+	mcp.AddTool(plain, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	plainSpec := backend.InMemory("plain", plain)
+	plainSpec.Priority = 10 // it would win a URI it shares with alpha
+	for _, uri := range []string{"skill://alpha/refunds/SKILL.md", "skill://notes/SKILL.md"} {
+		plain.AddResource(&mcp.Resource{URI: uri, Name: "n"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "from plain"}}}, nil
+		})
+	}
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
 	cfg.Sandbox.Isolation = config.IsolationThread
@@ -117,7 +130,7 @@ func skillsGateway(t *testing.T, mutate func(*config.Config), sources ...skills.
 		mutate(cfg)
 	}
 	g, base = serveHealthy(t, cfg, app.Options{Runner: testPool(), Logger: slog.New(slog.DiscardHandler),
-		ExtraSpecs: []backend.Spec{alpha, beta}, Skills: sources})
+		ExtraSpecs: []backend.Spec{alpha, beta, plainSpec}, Skills: sources})
 	return g, base, alphaSeen, betaSeen
 }
 
@@ -208,7 +221,9 @@ func isInvalidParams(err error, uri string) bool {
 // skills/get answers each entry as listed, and resources/list shows the
 // files under their prefixes only. Policy: backends.beta.resources.deny
 // keeps beta's skill://private out of every answer, and a read of it never
-// reaches beta; an unprefixed URI names no skill.
+// reaches beta; an unprefixed URI names no skill. A backend that does not
+// declare the extension keeps its skill:// resources as ordinary ones,
+// except one under alpha's prefix, which is neither listed nor served.
 func TestSkillsOfTwoBackendsKeptApart(t *testing.T) {
 	program, err := skills.ProgramSkill(skills.Program{Name: "weekly_report", Description: "Build the weekly report.", Version: 2,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"week":{"type":"integer"}},"required":["week"]}`),
@@ -278,7 +293,11 @@ func TestSkillsOfTwoBackendsKeptApart(t *testing.T) {
 			// The aggregated resource lists are published in the background.
 			wantFiles := []string{"skill://alpha/refunds/SKILL.md", "skill://alpha/refunds/examples/email.md",
 				"skill://beta/refunds/SKILL.md", "skill://beta/refunds/examples/email.md",
-				"skill://isogate/programs/weekly-report/SKILL.md", "skill://isogate/programs/weekly-report/program.ts"}
+				"skill://isogate/programs/weekly-report/SKILL.md", "skill://isogate/programs/weekly-report/program.ts",
+				"skill://notes/SKILL.md"}
+			if res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://notes/SKILL.md"}); err != nil || res.Contents[0].Text != "from plain" {
+				t.Errorf("plain's ordinary skill:// resource: %v", err)
+			}
 			for {
 				var listed []string
 				for r, err := range cs.Resources(ctx, nil) {
@@ -287,6 +306,9 @@ func TestSkillsOfTwoBackendsKeptApart(t *testing.T) {
 					}
 					if strings.HasPrefix(r.URI, "skill://") {
 						listed = append(listed, r.URI)
+					}
+					if r.URI == "skill://alpha/refunds/SKILL.md" && r.Name != "SKILL.md" {
+						t.Errorf("resources/list shows another backend's %s as alpha's: %+v", r.URI, r)
 					}
 				}
 				slices.Sort(listed)
