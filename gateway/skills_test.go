@@ -138,11 +138,14 @@ func skillsGateway(t *testing.T, mutate func(*config.Config), sources ...skills.
 func skillsClient(t *testing.T, opts *mcp.ClientOptions) *mcp.Client {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "host"}, opts)
-	if err := skills.AddClientMethods(c); err != nil {
+	if err := addSkillMethods(c); err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
+
+// addSkillMethods lets c's sessions send skills/list and skills/get.
+func addSkillMethods(c *mcp.Client) error { return skills.AddClientMethods(c) }
 
 // listSkills is the client's skills/list.
 func listSkills(ctx context.Context, cs *mcp.ClientSession) ([]skills.Entry, error) {
