@@ -36,6 +36,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/skills"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/toolcache"
@@ -64,6 +65,9 @@ type Options struct {
 	// StartWait overrides sandbox.backend_wait: how long a call to a
 	// backend that is still starting waits for it.
 	StartWait time.Duration
+	// Skills serve isogate's own skills (internal/skills) besides the
+	// backends'; none: only the backends' skills.
+	Skills []skills.Source
 }
 
 // App is a composed gateway: its parts and the MCP surface over them.
@@ -281,6 +285,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox: a.Sandbox,
 		Desk:    consoleDesk,
+		Skills:  opts.Skills,
 	}, surface.Options{
 		Version:                      opts.Version,
 		Logger:                       a.logger,

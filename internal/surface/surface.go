@@ -30,6 +30,7 @@ import (
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/skills"
 	"github.com/isogate/isogate/internal/tasks"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox/procpool"
@@ -56,6 +57,9 @@ type Parts struct {
 	// records, and may cancel runs and answer approvals (the operator's
 	// console); nil: no console.
 	Desk *desk.Desk
+	// Skills serve isogate's own skills (internal/skills), such as saved
+	// programs; none: only the backends' skills are served.
+	Skills []skills.Source
 }
 
 // sandboxReport is the sandbox's report, nil when there is none.
@@ -206,6 +210,8 @@ type Surface struct {
 	callers     callers        // each client session's backend.Caller
 	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
 
+	skills *skills.Service // the Skills extension (skills.go)
+
 	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
 	authToken atomic.Pointer[string] // server.auth_token now (SetAuthToken)
@@ -254,6 +260,8 @@ func New(p Parts, opts Options) *Surface {
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.forward = forwarder{logger: opts.Logger}
+	sf.skills = sf.newSkills(p.Skills)
+	sf.aggregate.skillRead = sf.skillRead
 	sf.clientReqs = clientRequests{f: &sf.forward}
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release
