@@ -464,39 +464,60 @@ func (s *Semantic) logQueryFailure(kind string, err error) {
 }
 
 // semanticRanking is the depth tools closest to q (cosine, above 0),
-// closest first, within the tag filter.
+// closest first (ties by name), within the tag filter.
 func semanticRanking(set *vectorSet, q []float32, tag string, depth int) []*catalog.Entry {
 	type cand struct {
 		i   int
-		sim float64
+		sim float32
 	}
-	var cands []cand
+	better := func(a, b cand) bool { // a ranks before b
+		if a.sim != b.sim {
+			return a.sim > b.sim
+		}
+		return set.entries[a.i].Name < set.entries[b.i].Name
+	}
+	top := make([]cand, 0, depth+1) // the best so far, best first
 	for i, e := range set.entries {
 		if tag != "" && !e.HasTag(tag) {
 			continue
 		}
-		var dot float64
-		for j, x := range set.vec(i) {
-			dot += float64(x) * float64(q[j])
+		c := cand{i, dot(set.vec(i), q)}
+		if !(c.sim > 0) || (len(top) == depth && !better(c, top[depth-1])) {
+			continue
 		}
-		if dot > 0 && !math.IsNaN(dot) {
-			cands = append(cands, cand{i, dot})
+		at, _ := slices.BinarySearchFunc(top, c, func(x, y cand) int {
+			if better(x, y) {
+				return -1
+			}
+			return 1
+		})
+		top = slices.Insert(top, at, c)
+		if len(top) > depth {
+			top = top[:depth]
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		switch {
-		case a.sim > b.sim:
-			return -1
-		case a.sim < b.sim:
-			return 1
-		}
-		return strings.Compare(set.entries[a.i].Name, set.entries[b.i].Name)
-	})
-	out := make([]*catalog.Entry, 0, min(depth, len(cands)))
-	for _, c := range cands[:min(depth, len(cands))] {
-		out = append(out, set.entries[c.i])
+	out := make([]*catalog.Entry, len(top))
+	for k, c := range top {
+		out[k] = set.entries[c.i]
 	}
 	return out
+}
+
+// dot is the dot product of two vectors of one length.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // fuse merges the lexical hits and the semantic ranking by reciprocal
