@@ -26,6 +26,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/metrics"
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // Options configure [New]; the zero value of each field but Client and
@@ -314,6 +315,10 @@ func (s *Semantic) awaitOther(ctx context.Context, key string, set *vectorSet) e
 // not decode: it is then recomputed).
 func (s *Semantic) load(ctx context.Context, key string, set *vectorSet) (bool, error) {
 	data, err := s.store.Get(ctx, key)
+	if errors.Is(err, resultstore.ErrTampered) {
+		s.logger.Warn("search embeddings: stored tool vectors refused (store.hmac_key); computing them again", slog.Any("error", err))
+		return false, nil
+	}
 	if err != nil {
 		s.logger.Warn("search embeddings: store unavailable", slog.Any("error", err))
 		return false, nil
@@ -392,9 +397,10 @@ func (s *Semantic) embed(ctx context.Context, kind string, bound time.Duration, 
 
 // Notices of a search answered by words only.
 const (
-	NoticeNotReady = "Ranked by words only: tool embeddings are still being computed."
-	noticeTimeout  = "Ranked by words only: the embeddings endpoint did not answer within %s."
-	noticeFailed   = "Ranked by words only: the embeddings endpoint failed (%s)."
+	NoticeNotReady    = "Ranked by words only: tool embeddings are still being computed."
+	noticeNotComputed = "Ranked by words only: tool embeddings could not be computed (%s); retrying."
+	noticeTimeout     = "Ranked by words only: the embeddings endpoint did not answer within %s."
+	noticeFailed      = "Ranked by words only: the embeddings endpoint failed (%s)."
 )
 
 // Fusion parameters.
@@ -426,6 +432,12 @@ func (s *Semantic) Search(ctx context.Context, query string, opts catalog.Search
 	if set == nil || set.version != s.cat.Version() || len(set.entries) == 0 {
 		s.Changed()
 		s.metrics.EmbeddingFallback("not_ready")
+		s.mu.Lock()
+		last := s.lastErr
+		s.mu.Unlock()
+		if last != nil {
+			return s.cat.Search(query, opts), fmt.Sprintf(noticeNotComputed, kindOf(last))
+		}
 		return s.cat.Search(query, opts), NoticeNotReady
 	}
 	depth := min(catalog.MaxSearchLimit, max(2*limit, minDepth))

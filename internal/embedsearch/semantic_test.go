@@ -2,6 +2,7 @@ package embedsearch
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
@@ -263,7 +264,7 @@ func TestEndpointFailuresFallBack(t *testing.T) {
 
 // TestNotReadyFallsBackThenFuses: while the tool vectors cannot be
 // computed (the endpoint fails), search answers lexically with a notice
-// and the failure is logged by kind; once the endpoint answers, the next
+// naming the failure, which is logged by kind; once the endpoint answers, the next
 // catalogue change computes them and search fuses.
 func TestNotReadyFallsBackThenFuses(t *testing.T) {
 	ep := fakeembed.Start(t, fakeembed.Options{Model: testModel})
@@ -276,8 +277,8 @@ func TestNotReadyFallsBackThenFuses(t *testing.T) {
 		t.Errorf("the failure's log line does not name its kind:\n%s", h.logs)
 	}
 	res, notice := h.sem.Search(t.Context(), "mkdir", catalog.SearchOptions{})
-	if notice != NoticeNotReady {
-		t.Fatalf("notice %q, want %q", notice, NoticeNotReady)
+	if want := "Ranked by words only: tool embeddings could not be computed (status); retrying."; notice != want {
+		t.Fatalf("notice %q, want %q", notice, want)
 	}
 	if len(res.Hits) > 0 && res.Hits[0].Name == "fs.create_directory" {
 		t.Fatalf("lexical fallback already answers mkdir: %v", names(res.Hits))
@@ -365,5 +366,51 @@ func TestReplicasShareToolVectorsOnRedis(t *testing.T) {
 		hs[1].counter(t, "isogate_search_embeddings_tool_vectors_total", map[string]string{"source": "stored"})
 	if want := float64(len(toolTexts(hs[0].cat))); stored != want {
 		t.Errorf("tool vectors read from Redis = %v, want %v (one replica's)", stored, want)
+	}
+}
+
+// TestForgedStoredVectorsRefused: tool vectors planted in Redis by
+// something without store.hmac_key (every tool the same vector: a ranking
+// of names only) are refused; the replica computes its own, stores them
+// sealed, and ranks by them.
+func TestForgedStoredVectorsRefused(t *testing.T) {
+	srv := redistest.ForTest(t)
+	ep := fakeembed.Start(t, fakeembed.Options{Model: testModel})
+	cat := testCatalog()
+	entries, _ := cat.View()
+	forged := &vectorSet{entries: entries, dims: 256}
+	for _, e := range entries {
+		forged.texts = append(forged.texts, sha256.Sum256([]byte(e.EmbeddingText())))
+		v := make([]float32, 256)
+		v[0] = 1
+		forged.vecs = append(forged.vecs, v...)
+	}
+	attacker, err := NewRedis(srv.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer attacker.Close()
+	if err := attacker.Put(t.Context(), storeKey(testModel, 0, catalogueHash(forged.texts)), forged.encode()); err != nil {
+		t.Fatal(err)
+	}
+
+	store, err := NewRedis(srv.URL(), []byte("0123456789abcdef-hmac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h := newHarness(t, ep, cat, store, waitLong)
+	h.waitReady(t)
+	stats := ep.Stats(t)
+	for _, text := range toolTexts(cat) {
+		if stats.Inputs[text] != 1 {
+			t.Errorf("tool text embedded %d times, want once (the forged entry refused): %q", stats.Inputs[text], text)
+		}
+	}
+	if !strings.Contains(h.logs.String(), "stored tool vectors refused") {
+		t.Errorf("no log line says the stored vectors were refused:\n%s", h.logs)
+	}
+	if res, notice := h.sem.Search(t.Context(), "mkdir", catalog.SearchOptions{}); notice != "" || res.Hits[0].Name != "fs.create_directory" {
+		t.Fatalf("search: %v, notice %q", names(res.Hits), notice)
 	}
 }
