@@ -48,7 +48,8 @@ const (
 
 // Synonyms are the word classes whose words get one vector component: the
 // semantics this fake endpoint knows. Words are lower-cased, with a
-// trailing "s" dropped from words longer than three letters.
+// trailing "s" dropped from words longer than three letters that are not
+// themselves in a class ("plus").
 var Synonyms = [][]string{
 	{"folder", "directory", "dir", "mkdir"},
 	{"people", "person", "user", "member", "account"},
@@ -197,7 +198,7 @@ func Vector(text string, dims int) []float64 {
 	v := make([]float64, dims)
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	for _, w := range words {
-		if len(w) > 3 && strings.HasSuffix(w, "s") {
+		if _, known := classOf[w]; !known && len(w) > 3 && strings.HasSuffix(w, "s") {
 			w = strings.TrimSuffix(w, "s")
 		}
 		if c, ok := classOf[w]; ok {
