@@ -414,11 +414,12 @@ const (
 
 // Search is [catalog.Catalog.Search] fused with the embeddings' ranking:
 // the lexical and the semantic rankings (each to depth max(2×limit, 20))
-// are fused by reciprocal rank (k = 60), and a hit's Score is its fused
-// score. When the fusion cannot be made (vectors not ready, the query's
-// vector not back within the bound, the endpoint failing) the answer is
-// the lexical one, and notice says why; notice is "" otherwise. An empty
-// query lists tools, as the catalogue does.
+// are fused by reciprocal rank (k = 60), a tool the query names stays
+// first, and a hit's Score is its fused score. When the fusion cannot be
+// made (vectors not ready, the query's vector not back within the bound,
+// the endpoint failing) the answer is the lexical one, and notice says
+// why; notice is "" otherwise. An empty query lists tools, as the
+// catalogue does.
 func (s *Semantic) Search(ctx context.Context, query string, opts catalog.SearchOptions) (res catalog.SearchResult, notice string) {
 	limit := opts.Limit
 	if limit <= 0 {
@@ -456,7 +457,7 @@ func (s *Semantic) Search(ctx context.Context, query string, opts catalog.Search
 		s.metrics.EmbeddingFallback("error")
 		return lex, fmt.Sprintf(noticeFailed, kind)
 	}
-	return fuse(lex, semanticRanking(set, vecs[0], opts.Tag, depth), opts.Brief, limit), ""
+	return fuse(lex, semanticRanking(set, vecs[0], opts.Tag, depth), namedTools(s.cat, query), opts.Brief, limit), ""
 }
 
 // logQueryFailure logs a query's failure, each kind at most once per
@@ -533,15 +534,17 @@ func dot(a, b []float32) float32 {
 }
 
 // fuse merges the lexical hits and the semantic ranking by reciprocal
-// rank: a tool's score is the sum over both rankings of 1/(rrfK + rank),
-// where a tool a ranking does not list ranks just after its last (a
-// lexical answer of one weak match says little about the others). Best
-// first; ties go to the semantic ranking, then to names. The lexical
-// answer's query, tag and corrections are kept.
-func fuse(lex catalog.SearchResult, sem []*catalog.Entry, brief bool, limit int) catalog.SearchResult {
+// rank: a tool's score is the sum over the rankings that list it of
+// 1/(rrfK + its rank). The tools the query names (named, in the lexical
+// order) come first whatever their score: a query that is a tool's name
+// loses nothing to fusion. Then best first; ties go to the semantic
+// ranking, then to names. The lexical answer's query, tag and corrections
+// are kept.
+func fuse(lex catalog.SearchResult, sem []*catalog.Entry, named []string, brief bool, limit int) catalog.SearchResult {
 	type fused struct {
 		hit            catalog.Hit
 		lexRank, sRank int // 0: not listed
+		pinned         int // 1 + position in named, 0: not named
 	}
 	byName := map[string]*fused{}
 	var all []*fused
@@ -560,28 +563,39 @@ func fuse(lex catalog.SearchResult, sem []*catalog.Entry, brief bool, limit int)
 	for i, e := range sem {
 		at(e.Name, func() catalog.Hit { return e.Hit(0, brief) }).sRank = i + 1
 	}
-	rank := func(r, listed int) float64 {
+	for i, name := range named {
+		if f := byName[name]; f != nil {
+			f.pinned = i + 1
+		}
+	}
+	rank := func(r int) float64 {
 		if r == 0 {
-			r = listed + 1
+			return 0
 		}
 		return 1 / float64(rrfK+r)
 	}
-	score := func(f *fused) float64 { return rank(f.lexRank, len(lex.Hits)) + rank(f.sRank, len(sem)) }
-	semRank := func(f *fused) int {
-		if f.sRank == 0 {
-			return len(sem) + 1
+	score := func(f *fused) float64 { return rank(f.lexRank) + rank(f.sRank) }
+	last := func(r int) int { // a rank, with "not listed" after every listed one
+		if r == 0 {
+			return math.MaxInt
 		}
-		return f.sRank
+		return r
 	}
 	slices.SortFunc(all, func(a, b *fused) int {
+		if a.pinned != b.pinned {
+			return last(a.pinned) - last(b.pinned)
+		}
 		if sa, sb := score(a), score(b); sa != sb {
 			if sa > sb {
 				return -1
 			}
 			return 1
 		}
-		if d := semRank(a) - semRank(b); d != 0 {
-			return d
+		if a.sRank != b.sRank {
+			if last(a.sRank) < last(b.sRank) {
+				return -1
+			}
+			return 1
 		}
 		return strings.Compare(a.hit.Name, b.hit.Name)
 	})
@@ -594,4 +608,25 @@ func fuse(lex catalog.SearchResult, sem []*catalog.Entry, brief bool, limit int)
 		out.Hits = append(out.Hits, h)
 	}
 	return out
+}
+
+// namedTools are the tools a query names, best first: the query is a
+// tool's name (any form [catalog.Catalog.Resolve] takes), or is one with
+// spaces for its underscores or hyphens ("move file"); a bare name two
+// backends share names both. None for any other query.
+func namedTools(cat *catalog.Catalog, query string) []string {
+	words := strings.Fields(query)
+	if len(words) == 0 {
+		return nil
+	}
+	for _, name := range []string{strings.Join(words, "_"), strings.Join(words, "-")} {
+		e, err := cat.Resolve(name)
+		if e != nil {
+			return []string{e.Name}
+		}
+		if amb, ok := errors.AsType[*catalog.AmbiguousError](err); ok {
+			return amb.Candidates
+		}
+	}
+	return nil
 }

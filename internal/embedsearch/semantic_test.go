@@ -152,12 +152,12 @@ func TestFusionFindsWhatWordsMiss(t *testing.T) {
 	differs := 0
 	for _, c := range []struct{ query, want string }{
 		{"mkdir", "fs.create_directory"},
-		{"make a folder", "fs.create_directory"},
 		{"find people on github", "github.search_users"},
 		{"look something up on the internet", "brave.brave_web_search"},
 		// Queries that name the tool: no regression.
 		{"write_file", "fs.write_file"},
 		{"create issue", "github.create_issue"},
+		{"move file", "fs.move_file"},
 	} {
 		lex := cat.Search(c.query, catalog.SearchOptions{Limit: 3})
 		res, notice := h.sem.Search(t.Context(), c.query, catalog.SearchOptions{Limit: 3})
@@ -412,5 +412,36 @@ func TestForgedStoredVectorsRefused(t *testing.T) {
 	}
 	if res, notice := h.sem.Search(t.Context(), "mkdir", catalog.SearchOptions{}); notice != "" || res.Hits[0].Name != "fs.create_directory" {
 		t.Fatalf("search: %v, notice %q", names(res.Hits), notice)
+	}
+}
+
+// TestQueryNamingAToolKeepsItFirst: a query that is a tool's name (or its
+// words) keeps that tool first even where the embeddings prefer another
+// (here a tool whose description is all synonyms of "sum"); a bare name
+// two backends share keeps both first.
+func TestQueryNamingAToolKeepsItFirst(t *testing.T) {
+	ep := fakeembed.Start(t, fakeembed.Options{Model: testModel})
+	cat := catalog.New()
+	cat.SetBackend("calc", nil, []*mcp.Tool{
+		tool("get_sum", "Returns the result of a computation over two values.", "a", "b"),
+		tool("add_numbers", "Adds numbers together: plus, total, sum, addition.", "numbers"),
+	})
+	cat.SetBackend("github", nil, []*mcp.Tool{tool("push_files", "Push several files in one commit.", "files")})
+	cat.SetBackend("gitlab", nil, []*mcp.Tool{tool("push_files", "Push several files in one commit.", "files")})
+	h := newHarness(t, ep, cat, nil, waitLong)
+	h.waitReady(t)
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"get_sum", []string{"calc.get_sum"}},
+		{"get sum", []string{"calc.get_sum"}},
+		{"calc.get-sum", []string{"calc.get_sum"}},
+		{"push_files", []string{"github.push_files", "gitlab.push_files"}},
+	} {
+		res, notice := h.sem.Search(t.Context(), c.query, catalog.SearchOptions{})
+		if got := names(res.Hits); notice != "" || len(got) < len(c.want) || fmt.Sprint(got[:len(c.want)]) != fmt.Sprint(c.want) {
+			t.Errorf("%q: %v (notice %q), want %v first", c.query, got, notice, c.want)
+		}
 	}
 }

@@ -180,6 +180,16 @@ func (e *endpoint) embeddings(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
+// stopwords carry no meaning of their own: they are left out of vectors.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be by can do for from how i if in into is it its me my
+		of on or so that the their then there this to use was we what when which will with you your`) {
+		m[w] = true
+	}
+	return m
+}()
+
 // classOf maps each synonym to its class's first word.
 var classOf = func() map[string]string {
 	m := map[string]string{}
@@ -192,12 +202,15 @@ var classOf = func() map[string]string {
 }()
 
 // Vector is the endpoint's vector of text, of length dims, unit length:
-// each word (or its synonym class) adds ±1 to a component its hash picks;
-// a text without words is the first axis.
+// each word but a few stopwords (or its synonym class) adds ±1 to a
+// component its hash picks; a text without such words is the first axis.
 func Vector(text string, dims int) []float64 {
 	v := make([]float64, dims)
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	for _, w := range words {
+		if stopwords[w] {
+			continue
+		}
 		if _, known := classOf[w]; !known && len(w) > 3 && strings.HasSuffix(w, "s") {
 			w = strings.TrimSuffix(w, "s")
 		}
