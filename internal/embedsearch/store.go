@@ -34,8 +34,10 @@ type Memory struct {
 	locks   map[string]time.Time
 }
 
-// maxMemoryEntries is how many catalogue versions' vectors Memory keeps.
-const maxMemoryEntries = 4
+// maxMemoryEntries is how many catalogue versions' vectors Memory keeps:
+// the current one and the one before (a backend that leaves and comes back
+// costs no request), at most 4 bytes per dimension per tool each.
+const maxMemoryEntries = 2
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
