@@ -295,8 +295,9 @@ func TestNotReadyFallsBackThenFuses(t *testing.T) {
 }
 
 // TestCatalogueChangeComputesOnlyWhatChanged: a tool added is embedded
-// once, alone; the same tools published again are not embedded again; no
-// search triggers a computation of its own.
+// once, alone; the same tools published again, or a backend that leaves
+// and comes back, are not embedded again; no search triggers a
+// computation of its own.
 func TestCatalogueChangeComputesOnlyWhatChanged(t *testing.T) {
 	ep := fakeembed.Start(t, fakeembed.Options{Model: testModel})
 	cat := testCatalog()
@@ -329,6 +330,17 @@ func TestCatalogueChangeComputesOnlyWhatChanged(t *testing.T) {
 	h.waitReady(t)
 	if again := ep.Stats(t); again.Requests != after.Requests {
 		t.Errorf("%d requests for a catalogue whose texts did not change", again.Requests-after.Requests)
+	}
+	// A backend that leaves and comes back: no request either (its
+	// vectors are the store's).
+	cat.RemoveBackend("memory")
+	h.sem.Changed()
+	h.waitReady(t)
+	cat.SetBackend("memory", nil, []*mcp.Tool{tool("create_entities", "Create entities in the knowledge graph.", "entities")})
+	h.sem.Changed()
+	h.waitReady(t)
+	if again := ep.Stats(t); again.Requests != after.Requests {
+		t.Errorf("%d requests for a backend that left and came back", again.Requests-after.Requests)
 	}
 	if n := h.counter(t, "isogate_search_embeddings_tool_vectors_total", map[string]string{"source": "computed"}); int(n) != len(added) {
 		t.Errorf("tool vectors computed = %v, want %d (each tool once)", n, len(added))
