@@ -138,6 +138,7 @@ func TestDefaults(t *testing.T) {
 		},
 		RunCode: RunCodeConfig{Weather: WeatherConfig{BaseURL: "https://api.open-meteo.com"}},
 		Store:   StoreConfig{LeaseTTL: 6 * time.Second, MaxBytes: 64 << 20, DataDir: "/data/isogate"},
+		Search:  SearchConfig{Embeddings: EmbeddingsConfig{Timeout: time.Second, BatchSize: 32}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load with no file:\n got %+v\nwant %+v", cfg, want)

@@ -87,6 +87,7 @@ func (c *collector) expand(cfg *Config, lookup func(string) (string, bool)) map[
 	one("store.data_dir", &cfg.Store.DataDir, true)
 	one("store.hmac_key", &cfg.Store.HMACKey, true)
 	one("store.token_key", &cfg.Store.TokenKey, true)
+	c.expandSearch(&cfg.Search, one)
 	one("server.auth.introspection_client_secret", &cfg.Server.Auth.IntrospectionClientSecret, true)
 	for _, name := range sortedKeys(cfg.Server.Auth.Tokens) {
 		t := cfg.Server.Auth.Tokens[name]

@@ -26,6 +26,8 @@ type Config struct {
 	Telemetry TelemetryConfig `koanf:"telemetry"`
 	// Store configures where stored results and run records are kept.
 	Store StoreConfig `koanf:"store"`
+	// Search configures search_tools beyond its lexical ranking (search.go).
+	Search SearchConfig `koanf:"search"`
 	// Import is a Claude-style mcpServers file whose servers become
 	// backends, under this file's own backends.<name> settings; relative to
 	// this file. Empty: none.
@@ -630,6 +632,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			Console: ConsoleConfig{SessionTTL: DefaultConsoleSessionTTL},
 		},
 		Store:    StoreConfig{LeaseTTL: DefaultLeaseTTL, MaxBytes: DefaultStoreMaxBytes, DataDir: defaultDataDir(lookup)},
+		Search:   SearchConfig{Embeddings: EmbeddingsConfig{Timeout: DefaultEmbeddingsTimeout, BatchSize: DefaultEmbeddingsBatchSize}},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation:     IsolationProcess,
