@@ -34,6 +34,7 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
 	"github.com/isogate/isogate/internal/stats"
@@ -80,7 +81,10 @@ type App struct {
 	// checker worker process in process isolation, else in this process.
 	Typecheck typecheck.Service
 	RunCode   *runcode.Service // nil: run_code off
-	Surface   *surface.Surface
+	// Programs are the saved programs (save_program), kept in store.redis_url
+	// or store.data_dir.
+	Programs *programs.Programs
+	Surface  *surface.Surface
 
 	logger   *slog.Logger
 	opts     Options
@@ -275,12 +279,20 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 			return nil, fmt.Errorf("run_code: %w", err)
 		}
 	}
+	pstore, err := programStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, pstore)
+	a.Programs = programs.New(programs.Options{Store: pstore, Logger: a.logger,
+		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout},
+		OnChange: func() { a.Surface.ProgramsChanged() }})
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox: a.Sandbox,
-		Desk:    consoleDesk,
+		Desk:    consoleDesk, Programs: a.Programs,
 	}, surface.Options{
 		Version:                      opts.Version,
 		Logger:                       a.logger,

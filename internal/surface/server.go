@@ -85,7 +85,8 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 		UnsubscribeHandler: sf.aggregate.unsubscribe,
 		CompletionHandler:  sf.complete,
 	})
-	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // innermost: the principal is known
+	sf.attachPrograms(s, expose)                               // innermost: program tools become call_tool_chain runs
+	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)

@@ -28,6 +28,7 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
 	"github.com/isogate/isogate/internal/tasks"
@@ -56,6 +57,8 @@ type Parts struct {
 	// records, and may cancel runs and answer approvals (the operator's
 	// console); nil: no console.
 	Desk *desk.Desk
+	// Programs, when set, are the saved programs (programs.go).
+	Programs *programs.Programs
 }
 
 // sandboxReport is the sandbox's report, nil when there is none.
@@ -205,6 +208,7 @@ type Surface struct {
 	clientReqs  clientRequests // backend requests to the calling client
 	callers     callers        // each client session's backend.Caller
 	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
+	programs    programSurface // saved programs (programs.go)
 
 	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
@@ -230,7 +234,7 @@ func New(p Parts, opts Options) *Surface {
 		opts: opts, logger: opts.Logger,
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
-		sandbox: p.Sandbox, desk: p.Desk,
+		sandbox: p.Sandbox, desk: p.Desk, programs: programSurface{programs: p.Programs},
 		runs:         newRunStore(p.Runs, opts.RecordDir),
 		journals:     p.Journals,
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
