@@ -152,11 +152,11 @@ func TestSavedProgramsAsTools(t *testing.T) {
 	if _, isErr, code = callProgramTool(t, bob, "program_echo_twice", map[string]any{"x": "hi"}); !isErr || code != "PROGRAM_NOT_FOUND" {
 		t.Fatalf("bob calls alice's program: code %q", code)
 	}
-	if _, isErr, code = callProgramTool(t, bob, "publish_program", map[string]any{"owner": "alice", "name": "echo_twice", "to": []string{"bob"}}); !isErr || code != "PROGRAM_FORBIDDEN" {
+	if _, isErr, code = callProgramTool(t, bob, "programs", map[string]any{"action": "publish", "owner": "alice", "name": "echo_twice", "to": []string{"bob"}}); !isErr || code != "PROGRAM_FORBIDDEN" {
 		t.Fatalf("bob publishes: code %q", code)
 	}
 	root := h.connectProgram(t, "root", nil)
-	if text, isErr, _ = callProgramTool(t, root, "publish_program", map[string]any{"owner": "alice", "name": "echo_twice", "to": []string{"bob"}}); isErr {
+	if text, isErr, _ = callProgramTool(t, root, "programs", map[string]any{"action": "publish", "owner": "alice", "name": "echo_twice", "to": []string{"bob"}}); isErr {
 		t.Fatalf("root publishes: %s", text)
 	}
 	if !slices.Contains(programToolNames(t, bob), "program_echo_twice") {

@@ -486,7 +486,7 @@ func (p *Programs) Lookup(ctx context.Context, c Caller, name string) (*Listed, 
 }
 
 func notFound(ref string) error {
-	return v8sandbox.Errorf(CodeNotFound, "no saved program %q that you may call (list_programs lists them)", ref)
+	return v8sandbox.Errorf(CodeNotFound, "no saved program %q that you may call (the programs tool lists them)", ref)
 }
 
 // splitRef splits "name@3" into its name and version (0: none given).

@@ -17,8 +17,8 @@ import (
 	"github.com/isogate/isogate/v8sandbox"
 )
 
-// Saved programs on the surface (issue 45): the meta-tools save_program,
-// list_programs, set_program_version and publish_program; each program the
+// Saved programs on the surface (issue 45): the meta-tools save_program
+// and programs (list, versions, set_current, publish); each program the
 // caller may call listed in tools/list as program_<name>; a tools/call of
 // one runs its code as call_tool_chain would run it, under the caller's
 // principal, with the same policy, approvals, journal, run record, limits
@@ -60,20 +60,12 @@ type saveProgramInput struct {
 	Parameters  any    `json:"parameters,omitempty"`
 }
 
-type listProgramsInput struct {
-	Name string `json:"name,omitempty" jsonschema:"one of your programs: list its versions"`
-}
-
-type setProgramVersionInput struct {
-	Name    string `json:"name" jsonschema:"your program"`
-	Version int    `json:"version" jsonschema:"the version to make current"`
-}
-
-type publishProgramInput struct {
-	Owner   string   `json:"owner,omitempty" jsonschema:"the principal that saved it (default: you)"`
-	Name    string   `json:"name"`
-	Version int      `json:"version,omitempty" jsonschema:"the version to publish (default: its current one)"`
-	To      []string `json:"to" jsonschema:"principal names, group:<g>, scope:<s>, or * for everyone; [] withdraws the publication"`
+type programsInput struct {
+	Action  string   `json:"action" jsonschema:"list (default), versions, set_current or publish (admins)"`
+	Name    string   `json:"name,omitempty"`
+	Version int      `json:"version,omitempty"`
+	Owner   string   `json:"owner,omitempty" jsonschema:"publish: whose (default: yours)"`
+	To      []string `json:"to,omitempty" jsonschema:"publish: names, group:g, scope:s or *; [] withdraws"`
 }
 
 // attachPrograms adds the saved programs' meta-tools to s (not on a
@@ -84,21 +76,29 @@ func (sf *Surface) attachPrograms(s *mcp.Server, expose config.Expose) {
 	}
 	s.AddReceivingMiddleware(sf.programsMiddleware)
 	mcp.AddTool(s, &mcp.Tool{Name: "save_program", InputSchema: saveProgramSchema(),
-		Description: "Save a program that worked as a tool of its own (program_<name>, versioned: name@1, @2…), " +
-			"type-checked and its plan checked against policy first. Private to you until an admin publishes it."},
+		Description: "Save a program that worked as the tool program_<name> (versioned, type-checked, private until published)."},
 		sf.saveProgram)
-	listTool := &mcp.Tool{Name: "list_programs", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
-		Description: "List the saved programs you may call (yours and those published to you), or one program's versions."}
-	mcp.AddTool(s, listTool, sf.listPrograms)
-	mcp.AddTool(s, &mcp.Tool{Name: "set_program_version",
-		Description: "Make an earlier (or later) version of your saved program the current one."},
-		sf.setProgramVersion)
-	mcp.AddTool(s, &mcp.Tool{Name: "publish_program",
-		Description: "Admins: publish a version of a saved program to everyone or to named principals, groups or scopes."},
-		sf.publishProgram)
+	listTool := &mcp.Tool{Name: "programs",
+		Description: "Your saved programs: list, versions of one, set_current, publish (admins)."}
+	mcp.AddTool(s, listTool, sf.programsTool)
 	sf.programs.mu.Lock()
-	sf.programs.touch = append(sf.programs.touch, func() { mcp.AddTool(s, listTool, sf.listPrograms) })
+	sf.programs.touch = append(sf.programs.touch, func() { mcp.AddTool(s, listTool, sf.programsTool) })
 	sf.programs.mu.Unlock()
+}
+
+// programsTool serves the programs meta-tool's actions.
+func (sf *Surface) programsTool(ctx context.Context, _ *mcp.CallToolRequest, in programsInput) (*mcp.CallToolResult, any, error) {
+	switch in.Action {
+	case "", "list":
+		return sf.listPrograms(ctx, "")
+	case "versions":
+		return sf.listPrograms(ctx, in.Name)
+	case "set_current":
+		return sf.setProgramVersion(ctx, in.Name, in.Version)
+	case "publish":
+		return sf.publishProgram(ctx, in)
+	}
+	return programError(v8sandbox.Errorf(programs.CodeInvalid, "action %q: list, versions, set_current or publish", in.Action)), nil, nil
 }
 
 // saveProgramSchema is save_program's input schema: its parameters are a
@@ -110,7 +110,7 @@ func saveProgramSchema() *jsonschema.Schema {
 		panic(err) // a fixed struct
 	}
 	s.Properties["parameters"] = &jsonschema.Schema{Types: []string{"object", "string"},
-		Description: "a JSON Schema of type object, or a TypeScript object type as a string ('{ city: string; days?: number }'); omitted: inferred from the code's reads of args"}
+		Description: "JSON Schema, or a TypeScript type '{ city: string }'; default: inferred from args reads"}
 	return s
 }
 
@@ -143,10 +143,10 @@ func (sf *Surface) saveProgram(ctx context.Context, _ *mcp.CallToolRequest, in s
 	return res, nil, nil
 }
 
-func (sf *Surface) listPrograms(ctx context.Context, _ *mcp.CallToolRequest, in listProgramsInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) listPrograms(ctx context.Context, name string) (*mcp.CallToolResult, any, error) {
 	c := sf.programCaller(ctx)
-	if in.Name != "" {
-		head, versions, err := sf.programs.programs.Versions(ctx, c, "", in.Name)
+	if name != "" {
+		head, versions, err := sf.programs.programs.Versions(ctx, c, "", name)
 		if err != nil {
 			return programError(err), nil, nil
 		}
@@ -178,14 +178,14 @@ func (sf *Surface) listPrograms(ctx context.Context, _ *mcp.CallToolRequest, in 
 	return textResult(strings.TrimSuffix(b.String(), "\n"), false), nil, nil
 }
 
-func (sf *Surface) setProgramVersion(ctx context.Context, _ *mcp.CallToolRequest, in setProgramVersionInput) (*mcp.CallToolResult, any, error) {
-	if err := sf.programs.programs.SetCurrent(ctx, sf.programCaller(ctx), in.Name, in.Version); err != nil {
+func (sf *Surface) setProgramVersion(ctx context.Context, name string, version int) (*mcp.CallToolResult, any, error) {
+	if err := sf.programs.programs.SetCurrent(ctx, sf.programCaller(ctx), name, version); err != nil {
 		return programError(err), nil, nil
 	}
-	return textResult(fmt.Sprintf("%s@%d is current", in.Name, in.Version), false), nil, nil
+	return textResult(fmt.Sprintf("%s@%d is current", name, version), false), nil, nil
 }
 
-func (sf *Surface) publishProgram(ctx context.Context, _ *mcp.CallToolRequest, in publishProgramInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) publishProgram(ctx context.Context, in programsInput) (*mcp.CallToolResult, any, error) {
 	c := sf.programCaller(ctx)
 	ver := in.Version
 	if ver == 0 && len(in.To) > 0 && c.Admin { // a non-admin is refused by Publish
