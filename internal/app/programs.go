@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,7 +28,13 @@ func programStore(cfg *config.Config) (kv.Store, error) {
 		return kv.NewRedis(kv.RedisOptions{URL: cfg.Store.RedisURL, HMACKey: []byte(cfg.Store.HMACKey)})
 	}
 	dir := cfg.Store.DataDir
-	return kv.NewLazy(func() (kv.Store, error) { return kv.OpenBolt(kv.BoltOptions{Dir: dir}) }), nil
+	// Until the first save the file need not exist: a gateway that never
+	// saves creates nothing, and lists no programs without opening it.
+	return kv.NewLazy(func() (kv.Store, error) { return kv.OpenBolt(kv.BoltOptions{Dir: dir}) },
+		func() bool {
+			_, err := os.Stat(filepath.Join(dir, kv.BoltFile))
+			return !errors.Is(err, fs.ErrNotExist)
+		}), nil
 }
 
 // vetter checks a program at save as sandbox.typecheck: strict would,

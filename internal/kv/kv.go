@@ -152,13 +152,26 @@ func checkChanges(keys []string, changes []Change) error {
 // file: every method fails with an error wrapping [ErrUnavailable] while
 // open fails.
 type Lazy struct {
-	open func() (Store, error)
-	mu   sync.Mutex
-	s    Store
+	open   func() (Store, error)
+	exists func() bool
+	mu     sync.Mutex
+	s      Store
 }
 
-// NewLazy returns a store that calls open on first use.
-func NewLazy(open func() (Store, error)) *Lazy { return &Lazy{open: open} }
+// NewLazy returns a store that calls open on first use. When exists is
+// given and reports false, reads (Get, List) answer as an empty store
+// without opening it: only a write creates it.
+func NewLazy(open func() (Store, error), exists func() bool) *Lazy {
+	return &Lazy{open: open, exists: exists}
+}
+
+// absent reports whether a read may answer as an empty store.
+func (l *Lazy) absent() bool {
+	l.mu.Lock()
+	opened := l.s != nil
+	l.mu.Unlock()
+	return !opened && l.exists != nil && !l.exists()
+}
 
 func (l *Lazy) store() (Store, error) {
 	l.mu.Lock()
@@ -179,6 +192,9 @@ func (l *Lazy) store() (Store, error) {
 
 // Get implements [Store].
 func (l *Lazy) Get(ctx context.Context, ns, key string) ([]byte, error) {
+	if l.absent() {
+		return nil, fmt.Errorf("%s/%s: %w", ns, key, ErrNotFound)
+	}
 	s, err := l.store()
 	if err != nil {
 		return nil, err
@@ -206,6 +222,9 @@ func (l *Lazy) Delete(ctx context.Context, ns, key string) error {
 
 // List implements [Store].
 func (l *Lazy) List(ctx context.Context, ns string, o ListOptions) ([]Entry, error) {
+	if l.absent() {
+		return nil, nil
+	}
 	s, err := l.store()
 	if err != nil {
 		return nil, err
