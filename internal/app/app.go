@@ -35,6 +35,7 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
 	"github.com/isogate/isogate/internal/skills"
@@ -87,6 +88,9 @@ type App struct {
 	RunCode   *runcode.Service // nil: run_code off
 	// Semantic fuses search with embeddings (search.embeddings); nil: off.
 	Semantic *embedsearch.Semantic
+	// Programs are the saved programs (save_program), kept in store.redis_url
+	// or store.data_dir.
+	Programs *programs.Programs
 	Surface  *surface.Surface
 
 	logger   *slog.Logger
@@ -285,6 +289,14 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if a.Semantic, err = a.newSemantic(cfg); err != nil {
 		return nil, err
 	}
+	pstore, err := programStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, pstore)
+	a.Programs = programs.New(programs.Options{Store: pstore, Logger: a.logger,
+		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout},
+		OnChange: func() { a.Surface.ProgramsChanged() }})
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
@@ -293,6 +305,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Desk:     consoleDesk,
 		Skills:   opts.Skills,
 		Semantic: a.Semantic,
+		Programs: a.Programs,
 	}, surface.Options{
 		Version:                      opts.Version,
 		Logger:                       a.logger,

@@ -87,7 +87,8 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 		UnsubscribeHandler: sf.aggregate.unsubscribe,
 		CompletionHandler:  sf.complete,
 	})
-	sf.installSkills(s)                                        // innermost: skill files (skills.go)
+	sf.installSkills(s)                                        // skill files (skills.go)
+	sf.attachPrograms(s, expose)                               // innermost: program tools become call_tool_chain runs
 	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)

@@ -29,6 +29,7 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
 	"github.com/isogate/isogate/internal/skills"
@@ -64,6 +65,8 @@ type Parts struct {
 	// Semantic fuses search_tools' lexical ranking with embeddings
 	// (search.embeddings); nil: lexical only.
 	Semantic *embedsearch.Semantic
+	// Programs, when set, are the saved programs (programs.go).
+	Programs *programs.Programs
 }
 
 // sandboxReport is the sandbox's report, nil when there is none.
@@ -214,6 +217,7 @@ type Surface struct {
 	clientReqs  clientRequests // backend requests to the calling client
 	callers     callers        // each client session's backend.Caller
 	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
+	programs    programSurface // saved programs (programs.go)
 
 	skills *skills.Service // the Skills extension (skills.go)
 
@@ -242,6 +246,7 @@ func New(p Parts, opts Options) *Surface {
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox: p.Sandbox, desk: p.Desk, semantic: p.Semantic,
+		programs:     programSurface{programs: p.Programs},
 		runs:         newRunStore(p.Runs, opts.RecordDir),
 		journals:     p.Journals,
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
