@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/internal/clientreq"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/tasks"
 )
@@ -26,25 +27,10 @@ import (
 // that requestState) resumes it. Runs are kept between rounds by
 // roundTrips; every wait is bounded by the run's deadline.
 
-// multiRoundTripVersion is the first protocol version whose clients answer
-// input requests by retrying the call.
-const multiRoundTripVersion = "2026-07-28"
-
-// roundTripEra reports whether the client of ss speaks a protocol version
-// with multi round-trip results (and so none of the server-to-client
-// requests of earlier versions).
-func roundTripEra(ss *mcp.ServerSession) bool {
-	if ss == nil {
-		return false
-	}
-	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion >= multiRoundTripVersion
-}
-
 // usesRoundTrips reports whether approvals for ss go through multi
 // round-trip results.
 func usesRoundTrips(ss *mcp.ServerSession) bool {
-	return pipeline.CanElicit(ss) && roundTripEra(ss)
+	return pipeline.CanElicit(ss) && clientreq.RoundTripEra(ss)
 }
 
 // liveRun is a call_tool_chain run whose approvals are asked in rounds.

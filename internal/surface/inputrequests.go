@@ -1,17 +1,13 @@
 package surface
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/internal/clientreq"
 	"github.com/isogate/isogate/internal/pipeline"
 )
 
@@ -61,7 +57,7 @@ func forwardClientInput(req *mcp.CallToolRequest, call *pipeline.Call) {
 // client's to see); nil otherwise.
 func backendProtocolError(req *mcp.CallToolRequest, err error) error {
 	var rpc *jsonrpc.Error
-	if !roundTripEra(req.Session) || !errors.As(err, &rpc) {
+	if !clientreq.RoundTripEra(req.Session) || !errors.As(err, &rpc) {
 		return nil
 	}
 	var refused *pipeline.Error
@@ -122,84 +118,4 @@ func (t *roundTrips) sweepBackendStatesLocked(now time.Time) {
 			delete(t.backendStates, k)
 		}
 	}
-}
-
-// oldWayAnswerer answers the input requests a backend returns (inputRequests
-// in a result) for a client before 2026-07-28, which knows nothing of
-// such results: each becomes the legacy request to the client
-// (elicitation/create, sampling/createMessage, roots/list; a client
-// without the capability gives the spec's error), and the pipeline's input
-// stage calls again with the answers and the backend's untouched
-// requestState. A 2026-07-28 client's passthrough call gets the result as
-// it is and retries itself; its programs' calls are answered through the
-// run's rounds (liveRun).
-type oldWayAnswerer struct {
-	sf *Surface
-	ss *mcp.ServerSession
-}
-
-// Answer implements pipeline.Answerer.
-func (a oldWayAnswerer) Answer(ctx context.Context, c *pipeline.Call, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
-	return a.sf.askClient(ctx, a.ss, c.Backend, requests)
-}
-
-// withAnswerer returns ctx with the answerer of req's client's input
-// requests, if it needs one from the gateway (before 2026-07-28).
-func (sf *Surface) withAnswerer(ctx context.Context, ss *mcp.ServerSession) context.Context {
-	if ss == nil || roundTripEra(ss) {
-		return ctx
-	}
-	return pipeline.WithAnswerer(ctx, oldWayAnswerer{sf: sf, ss: ss})
-}
-
-// askClient sends each input request to the client as its legacy request,
-// all at once, and collects the answers by id.
-func (sf *Surface) askClient(ctx context.Context, ss *mcp.ServerSession, backendName string, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
-	g, ctx := errgroup.WithContext(ctx)
-	var mu sync.Mutex
-	out := make(mcp.InputResponseMap, len(requests))
-	for id, ir := range requests {
-		g.Go(func() error {
-			var (
-				resp mcp.InputResponse
-				err  error
-			)
-			client := requestRouter{cr: &sf.clientReqs, only: ss}
-			switch p := ir.(type) {
-			case *mcp.ElicitParams:
-				resp, err = client.Elicit(ctx, backendName, p)
-			case *mcp.CreateMessageParams:
-				resp, err = client.CreateMessage(ctx, backendName, withTools(p))
-			case *mcp.CreateMessageWithToolsParams:
-				resp, err = client.CreateMessage(ctx, backendName, p)
-			case *mcp.ListRootsParams:
-				resp, err = client.ListRoots(ctx, backendName, p)
-			default:
-				err = fmt.Errorf("isogate: backend %q asked for input of an unknown kind (%T)", backendName, ir)
-			}
-			if err != nil {
-				return fmt.Errorf("input request %q: %w", id, err)
-			}
-			mu.Lock()
-			out[id] = resp
-			mu.Unlock()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// withTools is a sampling request in the form with tools (the one the
-// gateway forwards).
-func withTools(p *mcp.CreateMessageParams) *mcp.CreateMessageWithToolsParams {
-	msgs := make([]*mcp.SamplingMessageV2, 0, len(p.Messages))
-	for _, m := range p.Messages {
-		msgs = append(msgs, &mcp.SamplingMessageV2{Role: m.Role, Content: []mcp.Content{m.Content}})
-	}
-	return &mcp.CreateMessageWithToolsParams{Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens,
-		Messages: msgs, Metadata: p.Metadata, ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences,
-		SystemPrompt: p.SystemPrompt, Temperature: p.Temperature}
 }

@@ -312,12 +312,12 @@ func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.Tool
 		if _, given := approver.(answered); !given {
 			approver = sf.desk.Approver(approver, principalName(ctx), "") // the console may answer too
 		}
-		ctx = sf.withAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
-		flight, end := sf.forward.begin(ctx, req, call) // progress and logs back to this client
+		ctx = sf.forward.WithAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
+		flight, end := sf.forward.Begin(ctx, req, call) // progress and logs back to this client
 		res, err := sf.calls.Call(ctx, call)
 		end()
 		if err != nil || res.IsError {
-			if missing := flight.missingCapability(); missing != nil {
+			if missing := flight.MissingCapability(); missing != nil {
 				return nil, missing
 			}
 		}

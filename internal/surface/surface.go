@@ -22,6 +22,7 @@ import (
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/clientreq"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/desk"
@@ -201,10 +202,9 @@ type Surface struct {
 	passthrough passthrough // backend tools listed directly
 	aggregate   aggregate   // backend prompts and resources
 	collisions  *nameCollisions
-	forward     forwarder      // backend progress and logs to the calling client
-	clientReqs  clientRequests // backend requests to the calling client
-	callers     callers        // each client session's backend.Caller
-	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
+	forward     *clientreq.Forwarder // backend progress, logs and requests to the calling client
+	callers     callers              // each client session's backend.Caller
+	tasks       *tasks.Tasks         // tasks clients create (internal/tasks)
 
 	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
@@ -253,8 +253,7 @@ func New(p Parts, opts Options) *Surface {
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
-	sf.forward = forwarder{logger: opts.Logger}
-	sf.clientReqs = clientRequests{f: &sf.forward}
+	sf.forward = clientreq.New(opts.Logger)
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release
 	}
