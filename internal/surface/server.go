@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/approvals"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/clientreq"
@@ -229,7 +230,8 @@ func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in lis
 
 func (sf *Surface) callToolChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
 	if clientreq.RoundTripEra(req.Session) {
-		return sf.chainInRounds(ctx, req, in)
+		res, err := sf.rounds.Chain(ctx, req, approvals.Program(in))
+		return res, nil, err
 	}
 	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
 	return sf.executeChain(sf.forward.WithAnswerer(ctx, req.Session), req, in), nil, nil

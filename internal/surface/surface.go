@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/approvals"
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
@@ -185,14 +186,13 @@ type Surface struct {
 	runCode  *runcode.Service
 	store    resultstore.Store
 	runs     *runStore
-	journals resultstore.Journals
-	durables tasks.Durables // writes durable runs' journals to journals
+	durables tasks.Durables // writes durable runs' journals to Parts.Journals
 	observer *observe.Observer
 	metrics  *metrics.Metrics
 	sandbox  func() SandboxReport // nil: not reported
 	desk     *desk.Desk           // nil: no console
 
-	trips    roundTrips // runs paused for approval between rounds
+	rounds   *approvals.Rounds // runs and approvals paused between rounds
 	server   *mcp.Server
 	servers  map[config.Expose]*mcp.Server
 	sessions *sessionTracker
@@ -232,7 +232,6 @@ func New(p Parts, opts Options) *Surface {
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox: p.Sandbox, desk: p.Desk,
 		runs:         newRunStore(p.Runs, opts.RecordDir),
-		journals:     p.Journals,
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
 		sessions:     newSessionTracker(opts.MaxSessions, opts.Logger),
 		processOwner: resultstore.OwnerKey("process-"+randomHex(12), ""),
@@ -244,6 +243,7 @@ func New(p Parts, opts Options) *Surface {
 		sf.opts.Tasks.MaxPerPrincipal = config.Default().Server.Tasks.MaxPerPrincipal
 	}
 	sf.tasks = tasks.New(sf.taskHost(), p.Results, sf.opts.Tasks)
+	sf.rounds = approvals.New(sf.approvalHost())
 	sf.authToken.Store(&opts.AuthToken)
 	sf.tokens = opts.Auth.Tokens
 	if sf.tokens == nil {

@@ -1,4 +1,4 @@
-package surface
+package approvals
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ import (
 // requests themselves: MultiRoundTrip is disabled in backend/connect.go),
 // and the client's retry, its inputResponses and the untouched
 // requestState, goes to the backend, which continues. Prompts and resource
-// reads do the same (aggregate.go).
+// reads do the same (surface/aggregate.go).
 //
 // The backend learns what the client can do from the client's own
 // per-request capabilities (_meta io.modelcontextprotocol/clientCapabilities),
@@ -51,11 +51,11 @@ func forwardClientInput(req *mcp.CallToolRequest, call *pipeline.Call) {
 	call.RequestState = p.RequestState
 }
 
-// backendProtocolError returns the JSON-RPC error a backend answered the
+// BackendProtocolError returns the JSON-RPC error a backend answered the
 // call with, for a client that takes it as it is (2026-07-28 on: a
 // missing capability, -32021, or a rejected requestState, -32602, are the
 // client's to see); nil otherwise.
-func backendProtocolError(req *mcp.CallToolRequest, err error) error {
+func BackendProtocolError(req *mcp.CallToolRequest, err error) error {
 	var rpc *jsonrpc.Error
 	if !clientreq.RoundTripEra(req.Session) || !errors.As(err, &rpc) {
 		return nil
@@ -67,17 +67,17 @@ func backendProtocolError(req *mcp.CallToolRequest, err error) error {
 	return &jsonrpc.Error{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data}
 }
 
-// noteBackendRound remembers the requestState a backend returned for an
+// NoteBackendRound remembers the requestState a backend returned for an
 // approved call of a tool under approval, so that the client's retry
-// continues without being asked again (see passthroughApproval).
-func (sf *Surface) noteBackendRound(req *mcp.CallToolRequest, call *pipeline.Call, res *mcp.CallToolResult) {
+// continues without being asked again (see Rounds.Passthrough).
+func (rs *Rounds) NoteBackendRound(req *mcp.CallToolRequest, call *pipeline.Call, res *mcp.CallToolResult) {
 	if res == nil || res.RequestState == "" || res.InputRequests == nil {
 		return
 	}
-	if !usesRoundTrips(req.Session) || sf.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
+	if !usesRoundTrips(req.Session) || rs.h.Policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval {
 		return
 	}
-	sf.trips.parkBackendState(sf.ownerOf(req), approvalKey(call), res.RequestState)
+	rs.trips.parkBackendState(rs.h.Owner(req), approvalKey(call), res.RequestState)
 }
 
 // backendStateKey names a backend's requestState for one client and call.
