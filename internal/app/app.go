@@ -480,8 +480,8 @@ func (a *App) setBackend(name string, tools []*mcp.Tool) {
 		if t == nil {
 			continue
 		}
-		if rule := a.Policy.DeniedBy(name, t.Name); rule != "" {
-			denied = append(denied, catalog.DeniedTool{Tool: t.Name, Rule: rule})
+		if rule, pattern := a.Policy.DeniedBy(name, t.Name); rule != "" {
+			denied = append(denied, catalog.DeniedTool{Tool: t.Name, Rule: rule, Pattern: pattern, Description: t.Description})
 		}
 	}
 	a.Catalog.SetBackendSpec(name, catalog.BackendSpec{Description: a.descriptionOf(name), Tags: a.tagsOf(name), Denied: denied},
