@@ -32,7 +32,9 @@ var layers = []struct {
 		"internal/backendauth", "internal/jsonrpcio"}},
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
-	{2, []string{"internal/embedsearch"}}, // search_tools' embeddings, over the catalogue
+	{1, []string{"internal/kv"}},                          // the durable key-value store (bbolt or Redis)
+	{2, []string{"internal/embedsearch"}},                 // search_tools' embeddings, over the catalogue
+	{2, []string{"internal/programs", "internal/skills"}}, // saved programs; the Skills extension
 
 	{3, []string{"internal/pipeline"}},
 	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},
