@@ -23,7 +23,10 @@ import (
 //     re-encodes it): one of the two is kept;
 //   - a call's error that is its result's error text (isError);
 //   - the part of the run's error message that is a call's error;
-//   - the program's result when it is a call's structuredContent.
+//   - the program's result when it is a call's structuredContent, or when
+//     output shaping stored the full output (ResultURI): it is read from
+//     there ([StoredOutput]), and a record whose stored output expired
+//     shows no result.
 //
 // Each is left out only when putting it back gives the same bytes (checked
 // as the record is encoded); a record with nothing left out is encoded as
@@ -41,9 +44,12 @@ type storedRecord struct {
 	RunRecord
 	// ResultCall: Result is the structuredContent of calls[ResultCall-1]
 	// (a program that returns what a call answered).
-	ResultCall int          `json:"result_call,omitempty"`
-	Error      *storedError `json:"error,omitempty"`
-	Calls      []storedCall `json:"calls"`
+	ResultCall int `json:"result_call,omitempty"`
+	// ResultStored: Result is what the output stored under ResultURI
+	// records as (ResultOfOutput).
+	ResultStored bool         `json:"result_stored,omitempty"`
+	Error        *storedError `json:"error,omitempty"`
+	Calls        []storedCall `json:"calls"`
 }
 
 // storedCall is a call of a stored record.
@@ -74,12 +80,22 @@ const (
 	minErrorOmitted = 24
 )
 
+// StoredOutput reads the full output output shaping stored (a record's
+// ResultURI, isogate://result/{id}) for the record's owner.
+type StoredOutput func(uri string) ([]byte, error)
+
 // EncodeRecord returns rec as the run store keeps it (see the comment
-// above storedRecord). It does not change rec.
-func EncodeRecord(rec *RunRecord) ([]byte, error) {
+// above storedRecord). stored reads what rec.ResultURI names; nil keeps
+// the result in the record. It does not change rec.
+func EncodeRecord(rec *RunRecord, stored StoredOutput) ([]byte, error) {
 	s := storedRecord{RunRecord: *rec, Calls: make([]storedCall, len(rec.Calls))}
 	s.RunRecord.Calls, s.RunRecord.Error = nil, nil
 	left := false
+	if rec.ResultURI != "" && stored != nil && !rec.Result.IsZero() {
+		if out, err := stored(rec.ResultURI); err == nil && sameBlob(ResultOfOutput(out), rec.Result) {
+			s.Result, s.ResultStored, left = Blob{}, true, true
+		}
+	}
 	for i, c := range rec.Calls {
 		sc := storedCall{CallRecord: c}
 		if c.Result.JSON != nil {
@@ -89,7 +105,7 @@ func EncodeRecord(rec *RunRecord) ([]byte, error) {
 			if raw, derived := compactResult(res); derived != "" {
 				sc.Result, sc.Derived, left = Blob{JSON: raw}, derived, true
 			}
-			if s.ResultCall == 0 && rec.Result.JSON != nil && structuredOf(res) == string(written(rec.Result.JSON)) {
+			if s.ResultCall == 0 && !s.ResultStored && rec.Result.JSON != nil && structuredOf(res) == string(written(rec.Result.JSON)) {
 				s.Result, s.ResultCall, left = Blob{}, i+1, true
 			}
 			if len(c.Error) >= minErrorOmitted && c.Code == "" && errorOfResult(c.Result.JSON) == c.Error {
@@ -152,9 +168,36 @@ func structuredOf(raw json.RawMessage) string {
 // (one that DecodeRecord must expand before it is shown).
 func IsCompactRecord(data []byte) bool { return bytes.HasPrefix(data, formPrefix) }
 
+// ResultOfOutput is what a record keeps as the result of a run whose
+// output shaping stored out: the JSON value out renders (compacted), or
+// out as a JSON string when it is not JSON (a string the program
+// returned), kept as [NewBlob] keeps it.
+func ResultOfOutput(out []byte) Blob {
+	var b bytes.Buffer
+	if json.Compact(&b, out) == nil {
+		return NewBlob(b.Bytes())
+	}
+	s, err := json.Marshal(string(out))
+	if err != nil {
+		return Blob{}
+	}
+	return NewBlob(s)
+}
+
+// sameBlob reports whether a and b record the same value, as json.Marshal
+// writes it.
+func sameBlob(a, b Blob) bool {
+	if a.JSON != nil || b.JSON != nil {
+		return a.JSON != nil && b.JSON != nil && bytes.Equal(written(a.JSON), written(b.JSON))
+	}
+	return a.Bytes == b.Bytes && a.Truncated == b.Truncated
+}
+
 // DecodeRecord reads a record EncodeRecord wrote, or one of an older
-// version (plain JSON of a RunRecord), with every part put back.
-func DecodeRecord(data []byte) (*RunRecord, error) {
+// version (plain JSON of a RunRecord), with every part put back; stored
+// reads the output a record's result refers to (nil, or an output no
+// longer kept: the record shows no result).
+func DecodeRecord(data []byte, stored StoredOutput) (*RunRecord, error) {
 	if !IsCompactRecord(data) {
 		var rec RunRecord
 		if err := json.Unmarshal(data, &rec); err != nil {
@@ -181,6 +224,11 @@ func DecodeRecord(data []byte) (*RunRecord, error) {
 			c.Error = errorOfResult(c.Result.JSON)
 		}
 		rec.Calls[i] = c
+	}
+	if s.ResultStored && stored != nil {
+		if out, err := stored(rec.ResultURI); err == nil {
+			rec.Result = ResultOfOutput(out)
+		}
 	}
 	if n := s.ResultCall; n > 0 {
 		if n > len(rec.Calls) || structuredOf(rec.Calls[n-1].Result.JSON) == "" {

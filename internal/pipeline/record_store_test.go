@@ -71,7 +71,7 @@ func TestEncodedRecordLeavesOutRepeatsAndReadsBackTheSame(t *testing.T) {
 	}
 	for _, c := range cases {
 		plain, _ := json.Marshal(c.rec)
-		stored, err := EncodeRecord(c.rec)
+		stored, err := EncodeRecord(c.rec, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -86,7 +86,7 @@ func TestEncodedRecordLeavesOutRepeatsAndReadsBackTheSame(t *testing.T) {
 				t.Errorf("%s: the stored record still holds %s:\n%s", c.name, g, stored)
 			}
 		}
-		back, err := DecodeRecord(stored)
+		back, err := DecodeRecord(stored, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -107,7 +107,7 @@ func TestDecodeRecordReadsTheOlderForm(t *testing.T) {
 	if IsCompactRecord([]byte(oldRecord)) {
 		t.Fatal("an old record is taken for a compact one")
 	}
-	rec, err := DecodeRecord([]byte(oldRecord))
+	rec, err := DecodeRecord([]byte(oldRecord), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +119,11 @@ func TestDecodeRecordReadsTheOlderForm(t *testing.T) {
 	}
 	// The same record stored now leaves the repeats out, and reads back
 	// the same.
-	stored, err := EncodeRecord(rec)
+	stored, err := EncodeRecord(rec, nil)
 	if err != nil || !IsCompactRecord(stored) || len(stored) >= len(oldRecord) {
 		t.Fatalf("stored again (%v): %d bytes for %d: %s", err, len(stored), len(oldRecord), stored)
 	}
-	back, err := DecodeRecord(stored)
+	back, err := DecodeRecord(stored, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestDecodeRecordRefusesBrokenMarks(t *testing.T) {
 		`{"form":2,"id":"x","calls":[{"seq":1,"result":{"content":[]},"derived":"structured 5 0"}]}`,
 		`{"form":2,"id":"x","calls":[{"seq":1,"result":{"content":[]},"derived":"text -1"}]}`,
 	} {
-		if rec, err := DecodeRecord([]byte(data)); err == nil {
+		if rec, err := DecodeRecord([]byte(data), nil); err == nil {
 			t.Errorf("%s read as %+v", data, rec)
 		}
 	}

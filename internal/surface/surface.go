@@ -231,7 +231,7 @@ func New(p Parts, opts Options) *Surface {
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox: p.Sandbox, desk: p.Desk,
-		runs:         newRunStore(p.Runs, opts.RecordDir),
+		runs:         newRunStore(p.Runs, opts.RecordDir).withOutputs(p.Results),
 		journals:     p.Journals,
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
 		sessions:     newSessionTracker(opts.MaxSessions, opts.Logger),
