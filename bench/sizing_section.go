@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,9 +49,37 @@ func sizingFailedRecord(i int) *pipeline.RunRecord {
 	return rec
 }
 
+// sizingLargeRecord is the run record of a program that returned about
+// 100 KB of JSON, which output shaping stored whole (isogate://result/{id})
+// and the record keeps cut to 64 KiB; output is that stored output (the
+// value indented, as shaping stores it).
+func sizingLargeRecord(i int) (rec *pipeline.RunRecord, output []byte) {
+	rec = sizingRecord(i)
+	var b strings.Builder
+	b.WriteString("[")
+	for j := range 1000 {
+		if j > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%d,"title":"Issue number %d of run %d","state":"open","labels":["bug","p2"]}`, j, j, i)
+	}
+	b.WriteString("]")
+	var indented bytes.Buffer
+	_ = json.Indent(&indented, []byte(b.String()), "", "  ")
+	rec.Result, rec.ResultBytes, rec.ResultURI = pipeline.NewBlob([]byte(b.String())), b.Len(), "isogate://result/0123456789abcdef"
+	return rec, indented.Bytes()
+}
+
 // stored is a record as the run store keeps it (pipeline.EncodeRecord).
 func stored(rec *pipeline.RunRecord) []byte {
 	data, _ := pipeline.EncodeRecord(rec, nil)
+	return data
+}
+
+// storedWithOutput is a record as the run store keeps it, its stored
+// output at hand.
+func storedWithOutput(rec *pipeline.RunRecord, output []byte) []byte {
+	data, _ := pipeline.EncodeRecord(rec, func(string) ([]byte, error) { return output, nil })
 	return data
 }
 
@@ -90,6 +119,8 @@ func sizingSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		{"run record (one call)", func(i int) []byte { return stored(sizingRecord(i)) }},
 		{"run record (one failed call), stored whole as before stop 44", func(i int) []byte { return plain(sizingFailedRecord(i)) }},
 		{"run record (one failed call)", func(i int) []byte { return stored(sizingFailedRecord(i)) }},
+		{"run record (100 KB output stored), stored whole as before stop 44", func(i int) []byte { rec, _ := sizingLargeRecord(i); return plain(rec) }},
+		{"run record (100 KB output stored)", func(i int) []byte { return storedWithOutput(sizingLargeRecord(i)) }},
 		{"task result (one call)", task},
 	}
 	var b strings.Builder
