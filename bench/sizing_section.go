@@ -97,7 +97,10 @@ func plain(rec *pipeline.RunRecord) []byte {
 // entry beside what the Redis store charges.
 func sizingSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	n := 2000
-	if cfg.Quick || cfg.Smoke {
+	switch {
+	case cfg.Smoke:
+		n = 50
+	case cfg.Quick:
 		n = 500
 	}
 	srv, err := redistest.Start()
