@@ -147,3 +147,63 @@ func TestDecodeRecordRefusesBrokenMarks(t *testing.T) {
 		}
 	}
 }
+
+// benchRecord is a one-call run record whose backend answered text and
+// structuredContent, as the Go and TypeScript SDKs do.
+func benchRecord() *RunRecord {
+	structured := map[string]any{"key": "k-1", "value": 42, "side_effect": true}
+	text, _ := json.Marshal(structured)
+	res, _ := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: structured})
+	return &RunRecord{ID: "0123456789abcdef01234567", Code: "const r = await counter.bump({key: 'k-1'});\nreturn r;", Tier: "simple",
+		Started: time.Now(), Outcome: OutcomeOK, Console: []string{}, Result: NewBlob(text),
+		Calls: []CallRecord{{Seq: 1, Backend: "counter", Tool: "bump", Args: NewBlob([]byte(`{"key":"k-1"}`)), OK: true, Result: NewBlob(res)}}}
+}
+
+// BenchmarkEncodeRecord is what the run store spends per run to leave the
+// repeats out, beside json.Marshal of the record (what it spent before).
+func BenchmarkEncodeRecord(b *testing.B) {
+	rec := benchRecord()
+	b.Run("json.Marshal", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = json.Marshal(rec)
+		}
+	})
+	b.Run("EncodeRecord", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = EncodeRecord(rec, nil)
+		}
+	})
+}
+
+// The scanner splits what encoding/json splits, and every cut or
+// malformed input ends in an error, not a panic or a wrong split.
+func TestRecordScannerSplitsAsEncodingJSON(t *testing.T) {
+	raw := []byte(` {"_meta":{"a":[1,{"b":"}]\"["}]},"content" : [{"type":"text","text":"{\"x\":1}"}, 2, "s", null, true],"isError":false,"n":-1.5e3} `)
+	ms, err := members(raw)
+	var want map[string]json.RawMessage
+	if err != nil || json.Unmarshal(raw, &want) != nil || len(ms) != len(want) {
+		t.Fatalf("members: %v, %d of %d", err, len(ms), len(want))
+	}
+	for _, m := range ms {
+		if string(m.value) != string(want[m.key]) {
+			t.Errorf("member %s: %s, want %s", m.key, m.value, want[m.key])
+		}
+	}
+	blocks, err := items(ms[1].value)
+	var wantItems []json.RawMessage
+	if err != nil || json.Unmarshal(ms[1].value, &wantItems) != nil || len(blocks) != len(wantItems) {
+		t.Fatalf("items: %v, %d of %d", err, len(blocks), len(wantItems))
+	}
+	if text, ok := plainText(blocks[0]); !ok || text != `{"x":1}` {
+		t.Errorf("plainText: %q %v", text, ok)
+	}
+	for i := range raw {
+		whole := strings.TrimSpace(string(raw[:i])) == strings.TrimSpace(string(raw))
+		if _, err := members(raw[:i]); err == nil && !whole {
+			t.Errorf("members of a cut object %q: no error", raw[:i])
+		}
+		_, _ = items(raw[:i])
+		_, _ = expandResult(raw[:i], "text 0")
+		_, _ = expandResult(raw[:i], "structured 0 1")
+	}
+}
