@@ -247,7 +247,7 @@ func New(p Parts, opts Options) *Surface {
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox: p.Sandbox, desk: p.Desk, semantic: p.Semantic,
 		programs:     programSurface{programs: p.Programs},
-		runs:         newRunStore(p.Runs, opts.RecordDir),
+		runs:         newRunStore(p.Runs, opts.RecordDir).withOutputs(p.Results),
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
 		sessions:     newSessionTracker(opts.MaxSessions, opts.Logger),
 		processOwner: resultstore.OwnerKey("process-"+randomHex(12), ""),
