@@ -1,0 +1,224 @@
+package catalog
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// searchBenchDir holds the search benchmark's real catalogues and queries
+// (bench/searchbench/README.md).
+const searchBenchDir = "../../bench/searchbench"
+
+// benchQuery is one benchmark query with the tools accepted as its answer.
+type benchQuery struct {
+	query    string
+	accepted []string
+	names    bool // the query names the tool ([name] section)
+}
+
+// loadSearchBench loads the benchmark's catalogues into a new catalogue,
+// one backend per file named after it, and its queries.
+func loadSearchBench(tb testing.TB) (*Catalog, []benchQuery) {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(searchBenchDir, "catalogs", "*.json"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no catalogues: %v", err)
+	}
+	c := New()
+	for _, f := range files {
+		var cat struct {
+			Tools []*mcp.Tool `json:"tools"`
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &cat); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		c.SetBackend(strings.TrimSuffix(filepath.Base(f), ".json"), nil, cat.Tools)
+	}
+	return c, readBenchQueries(tb, c)
+}
+
+// readBenchQueries parses queries.txt and checks that every accepted
+// answer is a tool of c.
+func readBenchQueries(tb testing.TB, c *Catalog) []benchQuery {
+	tb.Helper()
+	f, err := os.Open(filepath.Join(searchBenchDir, "queries.txt"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var qs []benchQuery
+	names := false
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		s := strings.TrimSpace(sc.Text())
+		switch {
+		case s == "" || strings.HasPrefix(s, "#"):
+			continue
+		case s == "[paraphrase]" || s == "[name]":
+			names = s == "[name]"
+			continue
+		}
+		q, a, ok := strings.Cut(s, "=>")
+		if !ok || len(strings.Fields(a)) == 0 {
+			tb.Fatalf("queries.txt:%d: want 'query => tool ...': %q", line, s)
+		}
+		bq := benchQuery{query: strings.TrimSpace(q), accepted: strings.Fields(a), names: names}
+		for _, name := range bq.accepted {
+			if _, err := c.Lookup(name); err != nil {
+				tb.Fatalf("queries.txt:%d: %s: %v", line, name, err)
+			}
+		}
+		qs = append(qs, bq)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return qs
+}
+
+// benchScore is how a method did on a set of queries.
+type benchScore struct {
+	n, top1, top3 int
+	misses        []string // queries with no accepted tool in the top 3, and what came instead
+}
+
+func (s benchScore) String() string {
+	return fmt.Sprintf("top-1 %d/%d (%.0f %%), top-3 %d/%d (%.0f %%)",
+		s.top1, s.n, pct(s.top1, s.n), s.top3, s.n, pct(s.top3, s.n))
+}
+
+func pct(a, b int) float64 { return 100 * float64(a) / float64(max(b, 1)) }
+
+// scoreSearchBench runs every query through rank (which returns tool
+// names, best first) and counts the accepted answers first and in the top 3.
+func scoreSearchBench(qs []benchQuery, names bool, rank func(string) []string) benchScore {
+	var s benchScore
+	for _, q := range qs {
+		if q.names != names {
+			continue
+		}
+		s.n++
+		got := rank(q.query)
+		first := slices.IndexFunc(got, func(n string) bool { return slices.Contains(q.accepted, n) })
+		switch {
+		case first == 0:
+			s.top1++
+			s.top3++
+		case first > 0 && first < 3:
+			s.top3++
+		}
+		if first != 0 {
+			at := "not in the top 3"
+			if first > 0 {
+				at = fmt.Sprintf("rank %d", first+1)
+			}
+			s.misses = append(s.misses, fmt.Sprintf("%q (%s): want %v, got %v", q.query, at, q.accepted, got))
+		}
+	}
+	return s
+}
+
+// lexicalRank is the catalogue's own search as a ranking of names.
+func lexicalRank(c *Catalog) func(string) []string {
+	return func(q string) []string { return hitNames(c.Search(q, SearchOptions{Limit: 3})) }
+}
+
+// Floors of the search benchmark: a change of the search that loses
+// answers fails TestSearchBench. They are the figures reached, rounded
+// down (bench/RESULTS.md has them).
+const (
+	benchParaphraseTop1 = 0.46
+	benchParaphraseTop3 = 0.64
+	benchNameTop1       = 0.95
+	benchNameTop3       = 1.00
+)
+
+// TestSearchBench measures search on the benchmark's real catalogues and
+// queries (bench/searchbench): top-1 and top-3 over the paraphrases and
+// over the queries that name the tool, each held to its floor.
+func TestSearchBench(t *testing.T) {
+	c, qs := loadSearchBench(t)
+	para := scoreSearchBench(qs, false, lexicalRank(c))
+	named := scoreSearchBench(qs, true, lexicalRank(c))
+	t.Logf("%d tools; paraphrases: %s; naming the tool: %s", c.Count(), para, named)
+	for _, m := range append(para.misses, named.misses...) {
+		t.Logf("not first: %s", m)
+	}
+	for _, f := range []struct {
+		what  string
+		got   int
+		n     int
+		floor float64
+	}{
+		{"paraphrases top-1", para.top1, para.n, benchParaphraseTop1},
+		{"paraphrases top-3", para.top3, para.n, benchParaphraseTop3},
+		{"naming the tool top-1", named.top1, named.n, benchNameTop1},
+		{"naming the tool top-3", named.top3, named.n, benchNameTop3},
+	} {
+		if float64(f.got) < f.floor*float64(f.n) {
+			t.Errorf("%s: %d/%d (%.1f %%), below the floor %.0f %%", f.what, f.got, f.n, pct(f.got, f.n), 100*f.floor)
+		}
+	}
+	if para.n < 100 {
+		t.Errorf("%d paraphrases, the benchmark has at least 100", para.n)
+	}
+}
+
+// largeBenchCatalog synthesizes a catalogue of about n tools from the
+// benchmark's real ones: copies of each server under numbered backend
+// names ("github-7"), so the vocabulary and text are real.
+func largeBenchCatalog(tb testing.TB, n int) *Catalog {
+	tb.Helper()
+	small, _ := loadSearchBench(tb)
+	byBackend := map[string][]*mcp.Tool{}
+	var backends []string
+	for _, e := range small.Entries() {
+		if byBackend[e.Backend] == nil {
+			backends = append(backends, e.Backend)
+		}
+		byBackend[e.Backend] = append(byBackend[e.Backend], e.Def)
+	}
+	sort.Strings(backends)
+	c := New()
+	for i := 0; c.Count() < n; i++ {
+		b := backends[i%len(backends)]
+		c.SetBackend(fmt.Sprintf("%s-%d", b, i/len(backends)), nil, byBackend[b])
+	}
+	return c
+}
+
+// BenchmarkSearchBench5000 searches 5 000 tools synthesized from the
+// benchmark's real catalogues with the benchmark's queries in turn, and
+// reports the median and 99th percentile of one search.
+func BenchmarkSearchBench5000(b *testing.B) {
+	c := largeBenchCatalog(b, 5000)
+	_, qs := loadSearchBench(b)
+	c.Search("warm the index", SearchOptions{})
+	var times []time.Duration
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		c.Search(qs[i%len(qs)].query, SearchOptions{})
+		times = append(times, time.Since(start))
+		i++
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(c.Count()), "tools")
+}
