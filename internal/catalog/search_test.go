@@ -53,7 +53,6 @@ func TestSearchCorrectsMisspellings(t *testing.T) {
 		{"summ", "summ", "sum", "everything.get-sum"},                       // extends "sum"; must not become "summarize"
 		{"enviroment", "enviroment", "environment", "everything.get-env"},   // deletion, long word
 		{"envrionmnet", "envrionmnet", "environment", "everything.get-env"}, // two transpositions
-		{"environ", "environ", "environment", "everything.get-env"},         // prefix completion
 		{"gzi", "gzi", "gzip", "everything.gzip-file-as-resource"},          // short prefix completion
 		{"num", "num", "number", "everything.get-sum"},                      // completion beats the edit "sum"
 	} {
@@ -67,6 +66,16 @@ func TestSearchCorrectsMisspellings(t *testing.T) {
 		if len(r.Unmatched) != 0 {
 			t.Errorf("%q: unmatched = %v", tc.query, r.Unmatched)
 		}
+	}
+}
+
+// TestSearchStemsBeforeCorrecting: a word the stemmer reduces to a
+// catalogue word's stem is that word, not a misspelling of it.
+func TestSearchStemsBeforeCorrecting(t *testing.T) {
+	c := testCatalog()
+	r := c.Search("environ", SearchOptions{})
+	if len(r.Hits) == 0 || r.Hits[0].Name != "everything.get-env" || len(r.Corrections) != 0 {
+		t.Errorf("hits %v corrections %v, want everything.get-env first and no correction", hitNames(r), r.Corrections)
 	}
 }
 
@@ -271,5 +280,31 @@ func TestSearchAddTwoNumbers(t *testing.T) {
 	// A query that found nothing still says which words matched nothing.
 	if txt := c.Search("xylophone kazoo", SearchOptions{}).Text(); !strings.Contains(txt, "No match for: xylophone, kazoo") {
 		t.Errorf("no-hit text:\n%s", txt)
+	}
+}
+
+// TestSearchSynonymsBelowExactWords: a query word meets tools that say it
+// with a WordNet synonym or hypernym ("person" → users), ranked below a tool
+// that uses the word itself, and such a word is not reported unmatched.
+func TestSearchSynonymsBelowExactWords(t *testing.T) {
+	c := New()
+	c.SetBackend("people", nil, []*mcp.Tool{
+		{Name: "search_users", Description: "Search for users by login."},
+		{Name: "find_person", Description: "Find a person in the address book."},
+		{Name: "weather_now", Description: "Current weather for a city."},
+	})
+	r := c.Search("person", SearchOptions{})
+	if want := []string{"people.find_person", "people.search_users"}; !slices.Equal(hitNames(r), want) {
+		t.Errorf("person: hits %v, want %v", hitNames(r), want)
+	}
+	r = c.Search("make a picture", SearchOptions{}) // no tool says either word
+	if len(r.Unmatched) != 2 || len(r.Hits) != 0 {
+		t.Errorf("make a picture: hits %v unmatched %v", hitNames(r), r.Unmatched)
+	}
+	c.SetBackend("art", nil, []*mcp.Tool{{Name: "create_image", Description: "Create an image from a prompt."}})
+	r = c.Search("make a picture", SearchOptions{})
+	if len(r.Hits) == 0 || r.Hits[0].Name != "art.create_image" || len(r.Unmatched) != 0 || len(r.Corrections) != 0 {
+		t.Errorf("make a picture: hits %v unmatched %v corrections %v, want art.create_image through synonyms alone",
+			hitNames(r), r.Unmatched, r.Corrections)
 	}
 }
