@@ -11,7 +11,10 @@ require (
 	rogchap.com/v8go v0.9.0
 )
 
-require github.com/klauspost/compress v1.18.0 // indirect
+require (
+	github.com/klauspost/compress v1.18.0 // indirect
+	github.com/kljensen/snowball v0.10.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
