@@ -222,3 +222,53 @@ func BenchmarkSearchBench5000(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(c.Count()), "tools")
 }
+
+// TestSearchTellsTwinsApart: two servers with the same tools (two
+// filesystem servers; github and gitlab) are told apart by what the query
+// says of them: the backend's description or name ranks the named one's
+// tool first, and the answer shows each hit backend's description.
+func TestSearchTellsTwinsApart(t *testing.T) {
+	bench, _ := loadSearchBench(t)
+	byBackend := map[string][]*mcp.Tool{}
+	for _, e := range bench.Entries() {
+		byBackend[e.Backend] = append(byBackend[e.Backend], e.Def)
+	}
+	c := New()
+	c.SetDescribedBackend("photos", "Family photo archive, read-only.", nil, byBackend["filesystem"])
+	c.SetDescribedBackend("shop", "Source code of the web shop.", nil, byBackend["filesystem"])
+	c.SetBackend("github", nil, byBackend["github"])
+	c.SetBackend("gitlab", nil, byBackend["gitlab"])
+	for _, tc := range []struct{ query, first, twin string }{
+		{"list the directory of the family archive", "photos.list_directory", "shop.list_directory"}, // the description alone
+		{"search the source code for a file pattern", "shop.search_files", "photos.search_files"},  // the description alone
+		{"create a branch on gitlab", "gitlab.create_branch", "github.create_branch"},
+		{"fork a repository on github", "github.fork_repository", "gitlab.fork_repository"},
+	} {
+		r := c.Search(tc.query, SearchOptions{})
+		names := hitNames(r)
+		if len(names) == 0 || names[0] != tc.first {
+			t.Errorf("%q: hits %v, want %s first", tc.query, names, tc.first)
+		}
+		if i, j := slices.Index(names, tc.first), slices.Index(names, tc.twin); j >= 0 && j < i {
+			t.Errorf("%q: twin %s before %s", tc.query, tc.twin, tc.first)
+		}
+	}
+	txt := c.Search("list a directory", SearchOptions{}).Text()
+	for _, want := range []string{"Backends:\n", "- photos — Family photo archive, read-only.\n", "- shop — Source code of the web shop.\n"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("text lacks %q:\n%s", want, txt)
+		}
+	}
+}
+
+// TestSearchBenchNoFalseNoMatch: no answer that has hits says a query
+// word matched nothing, over every benchmark query.
+func TestSearchBenchNoFalseNoMatch(t *testing.T) {
+	c, qs := loadSearchBench(t)
+	for _, q := range qs {
+		r := c.Search(q.query, SearchOptions{})
+		if txt := r.Text(); len(r.Hits) > 0 && strings.Contains(txt, "No match for") {
+			t.Errorf("%q: hits and 'No match for':\n%s", q.query, txt)
+		}
+	}
+}
