@@ -240,7 +240,7 @@ func TestSearchTellsTwinsApart(t *testing.T) {
 	c.SetBackend("gitlab", nil, byBackend["gitlab"])
 	for _, tc := range []struct{ query, first, twin string }{
 		{"list the directory of the family archive", "photos.list_directory", "shop.list_directory"}, // the description alone
-		{"search the source code for a file pattern", "shop.search_files", "photos.search_files"},  // the description alone
+		{"search the source code for a file pattern", "shop.search_files", "photos.search_files"},    // the description alone
 		{"create a branch on gitlab", "gitlab.create_branch", "github.create_branch"},
 		{"fork a repository on github", "github.fork_repository", "gitlab.fork_repository"},
 	} {
