@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/isogate/isogate/internal/lexicon"
 )
@@ -134,13 +135,15 @@ type posting struct {
 
 // index is an inverted BM25 index over a snapshot's entries.
 type index struct {
-	terms      map[string]int32  // stem → term id
-	vocab      []string          // term id → stem
-	vocabRunes [][]rune          // term id → stem as runes, for fuzzy matching
-	surface    []string          // term id → shortest surface word seen
-	surfRunes  [][]rune          // term id → surface as runes, for fuzzy matching
-	postings   [][]posting       // term id → documents in ascending order
-	tagMask    map[string][]bool // lower-cased tag → documents carrying it
+	terms       map[string]int32  // stem → term id
+	vocab       []string          // term id → stem
+	vocabRunes  [][]rune          // term id → stem as runes, for fuzzy matching
+	surface     []string          // term id → shortest surface word seen
+	surfRunes   [][]rune          // term id → surface as runes, for fuzzy matching
+	postings    [][]posting       // term id → documents in ascending order
+	tagMask     map[string][]bool // lower-cased tag → documents carrying it
+	backendOf   []int32           // document → backend number
+	backendToks [][]token         // backend number → its name's tokens
 	// own maps a WordNet concept (lexicon.Concepts) to the documents with
 	// a word of that concept (a sense of the word), hyper to those with a
 	// word of a kind of it (a sense's direct hypernym); frequencies are
@@ -170,7 +173,12 @@ func buildIndex(entries []*Entry) *index {
 	}
 	tf := map[int32]float32{}
 	otf, htf := map[uint32]float32{}, map[uint32]float32{}
+	ix.backendOf = make([]int32, len(entries))
 	for doc, e := range entries {
+		if doc == 0 || e.Backend != entries[doc-1].Backend { // entries are sorted by name
+			ix.backendToks = append(ix.backendToks, e.td.fieldToks[fieldBackend])
+		}
+		ix.backendOf[doc] = int32(len(ix.backendToks) - 1)
 		clear(tf)
 		clear(otf)
 		clear(htf)
@@ -225,6 +233,25 @@ func buildIndex(entries []*Entry) *index {
 		ix.surfRunes[id] = []rune(w)
 	}
 	return ix
+}
+
+// scratch is a search's per-document working memory, pooled: a search
+// over thousands of tools would otherwise allocate two arrays of that size.
+type scratch struct{ scores, word []float64 }
+
+var scratchPool sync.Pool
+
+// scratchFor returns zeroed scratch for n documents; put it back into
+// scratchPool when done.
+func scratchFor(n int) *scratch {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil || cap(sc.scores) < n {
+		return &scratch{scores: make([]float64, n), word: make([]float64, n)}
+	}
+	sc.scores, sc.word = sc.scores[:n], sc.word[:n]
+	clear(sc.scores)
+	clear(sc.word)
+	return sc
 }
 
 // idf is the BM25 inverse document frequency (Lucene's non-negative form).
@@ -354,9 +381,11 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 		return res
 	}
 	n := len(s.entries)
-	scores := make([]float64, n)
-	word := make([]float64, n) // one query word's score per document
-	var touched []int32        // documents with word[doc] > 0
+	sc := scratchFor(n)
+	defer scratchPool.Put(sc)
+	scores := sc.scores
+	word := sc.word     // one query word's score per document, zero between words
+	var touched []int32 // documents with word[doc] > 0
 	bm25 := func(w float64, p posting) float64 {
 		tf := float64(p.tf)
 		return w * tf * (bm25K1 + 1) / (tf + bm25K1)
@@ -429,14 +458,19 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 	// A query word that names a backend ("github", "slack") says where to
 	// look: that backend's matching tools count double, so that of twin
 	// tools the named server's ranks first.
-	for d, sc := range scores {
-		if sc == 0 {
-			continue
+	var named []bool // by backend number
+	for b, bt := range ix.backendToks {
+		if slices.ContainsFunc(bt, func(t token) bool { return seen[t.stem] }) {
+			if named == nil {
+				named = make([]bool, len(ix.backendToks))
+			}
+			named[b] = true
 		}
-		for _, bt := range s.entries[d].td.fieldToks[fieldBackend] {
-			if seen[bt.stem] {
+	}
+	if named != nil {
+		for d, sc := range scores {
+			if sc > 0 && named[ix.backendOf[d]] {
 				scores[d] *= backendNamedFactor
-				break
 			}
 		}
 	}

@@ -155,6 +155,12 @@ func TestSearchBench(t *testing.T) {
 	para := scoreSearchBench(qs, false, lexicalRank(c))
 	named := scoreSearchBench(qs, true, lexicalRank(c))
 	t.Logf("%d tools; paraphrases: %s; naming the tool: %s", c.Count(), para, named)
+	// The same without WordNet's concepts, for bench/RESULTS.md.
+	saved := conceptWeight
+	conceptWeight = 0
+	t.Logf("without WordNet concepts: paraphrases: %s; naming the tool: %s",
+		scoreSearchBench(qs, false, lexicalRank(c)), scoreSearchBench(qs, true, lexicalRank(c)))
+	conceptWeight = saved
 	for _, m := range append(para.misses, named.misses...) {
 		t.Logf("not first: %s", m)
 	}
