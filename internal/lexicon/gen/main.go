@@ -209,7 +209,13 @@ func write(out string, senses int, byLemma map[string]map[string]byte) error {
 	lines := 0
 	for _, st := range stems {
 		var ownIDs, hyperIDs []int
-		for c, rel := range byStem[st] {
+		keys := make([]string, 0, len(byStem[st]))
+		for c := range byStem[st] {
+			keys = append(keys, c)
+		}
+		slices.Sort(keys) // concepts are numbered in a fixed order: the table is reproducible
+		for _, c := range keys {
+			rel := byStem[st][c]
 			if owners[c] == 0 || users[c] < 2 {
 				continue
 			}
