@@ -1,11 +1,11 @@
 package lexicon
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	_ "embed"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +23,7 @@ var tableGz []byte
 
 var (
 	tableOnce sync.Once
-	table     map[string]Related
+	table     *concepts
 	tableErr  error
 )
 
@@ -38,12 +38,25 @@ type Related struct {
 	Hyper []uint32
 }
 
+// concepts is the parsed table, flat: about 2 MB for 36 000 stems.
+type concepts struct {
+	entry map[string]uint32 // stem → entry number; keys share one string
+	start []uint32          // entry → its first concept in ids; one more at the end
+	hyper []uint32          // entry → its first hypernym concept in ids
+	ids   []uint32
+}
+
 // Concepts returns how a stem (see [Stem]) relates to WordNet's concepts,
 // the zero Related for a stem WordNet relates to no other. Only concepts
 // that relate two stems are kept. The slices must not be modified.
 func Concepts(stem string) Related {
 	tableOnce.Do(func() { table, tableErr = parseTable(tableGz) })
-	return table[stem]
+	e, ok := table.entry[stem]
+	if !ok {
+		return Related{}
+	}
+	a, h, b := table.start[e], table.hyper[e], table.start[e+1]
+	return Related{Own: table.ids[a:h:h], Hyper: table.ids[h:b:b]}
 }
 
 // TableError reports whether the embedded table failed to load (it is
@@ -54,36 +67,43 @@ func TableError() error {
 }
 
 // parseTable reads the gzip-compressed "stem own… / hyper…" table.
-func parseTable(gz []byte) (map[string]Related, error) {
+func parseTable(gz []byte) (*concepts, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return nil, fmt.Errorf("lexicon table: %w", err)
+		return &concepts{}, fmt.Errorf("lexicon table: %w", err)
 	}
-	m := map[string]Related{}
-	sc := bufio.NewScanner(zr)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return &concepts{}, fmt.Errorf("lexicon table: %w", err)
+	}
+	text := string(raw) // one string: the stems below are its substrings
+	t := &concepts{entry: map[string]uint32{}}
+	for n := 1; text != ""; n++ {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		f := strings.Fields(line)
-		var r Related
-		dst := &r.Own
-		for _, s := range f[1:] {
-			if s == "/" {
-				dst = &r.Hyper
+		stem, rest, _ := strings.Cut(line, " ")
+		t.entry[stem] = uint32(len(t.start))
+		t.start = append(t.start, uint32(len(t.ids)))
+		hyper := -1
+		for _, f := range strings.Fields(rest) {
+			if f == "/" {
+				hyper = len(t.ids)
 				continue
 			}
-			id, err := strconv.ParseUint(s, 36, 32)
+			id, err := strconv.ParseUint(f, 36, 32)
 			if err != nil {
-				return nil, fmt.Errorf("lexicon table line %d: %w", n, err)
+				return &concepts{}, fmt.Errorf("lexicon table line %d: %w", n, err)
 			}
-			*dst = append(*dst, uint32(id))
+			t.ids = append(t.ids, uint32(id))
 		}
-		m[f[0]] = r
+		if hyper < 0 {
+			hyper = len(t.ids)
+		}
+		t.hyper = append(t.hyper, uint32(hyper))
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("lexicon table: %w", err)
-	}
-	return m, nil
+	t.start = append(t.start, uint32(len(t.ids)))
+	return t, nil
 }

@@ -27,8 +27,8 @@ func TestTableLoads(t *testing.T) {
 	if err := TableError(); err != nil {
 		t.Fatal(err)
 	}
-	if len(table) < 10000 {
-		t.Errorf("table has %d stems, want the WordNet nouns and verbs (tens of thousands)", len(table))
+	if len(table.entry) < 10000 {
+		t.Errorf("table has %d stems, want the WordNet nouns and verbs (tens of thousands)", len(table.entry))
 	}
 }
 
