@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -306,5 +307,33 @@ func TestSearchSynonymsBelowExactWords(t *testing.T) {
 	if len(r.Hits) == 0 || r.Hits[0].Name != "art.create_image" || len(r.Unmatched) != 0 || len(r.Corrections) != 0 {
 		t.Errorf("make a picture: hits %v unmatched %v corrections %v, want art.create_image through synonyms alone",
 			hitNames(r), r.Unmatched, r.Corrections)
+	}
+}
+
+// TestRankIsSearchsRanking: Rank gives Search's tools, order and scores
+// without rendering; Hits renders a ranking given from outside (fused),
+// in its order, skipping names that are not tools.
+func TestRankIsSearchsRanking(t *testing.T) {
+	c := testCatalog()
+	for _, q := range []string{"sum", "list files recursively", "smu xylophone", ""} {
+		s := c.Search(q, SearchOptions{Limit: 5})
+		r := c.Rank(q, SearchOptions{Limit: 5})
+		var names []string
+		for i, tool := range r.Tools {
+			names = append(names, tool.Name)
+			if got := math.Round(tool.Score*1000) / 1000; got != s.Hits[i].Score {
+				t.Errorf("%q: %s scores %v in Rank, %v in Search", q, tool.Name, got, s.Hits[i].Score)
+			}
+		}
+		if !slices.Equal(names, hitNames(s)) || r.Total != s.Total ||
+			!slices.Equal(r.Corrections, s.Corrections) || !slices.Equal(r.Unmatched, s.Unmatched) {
+			t.Errorf("%q: Rank %v (total %d, %v, %v), Search %v (total %d, %v, %v)", q, names, r.Total, r.Corrections, r.Unmatched,
+				hitNames(s), s.Total, s.Corrections, s.Unmatched)
+		}
+	}
+	hits := c.Hits([]Ranked{{Name: "everything.echo", Score: 2}, {Name: "no.such"}, {Name: "everything.get-sum", Score: 1.5}}, true)
+	if len(hits) != 2 || hits[0].Name != "everything.echo" || hits[1].Name != "everything.get-sum" || hits[1].Score != 1.5 ||
+		hits[1].Example != "await everything.get_sum({ a: 0, b: 0 })" || hits[1].Tags != nil {
+		t.Errorf("Hits = %+v", hits)
 	}
 }
