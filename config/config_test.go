@@ -33,6 +33,7 @@ func testEnv(t *testing.T, extra ...string) []string {
 		"HOME=" + t.TempDir(),
 		"XDG_CONFIG_HOME=" + t.TempDir(),
 		"XDG_CACHE_HOME=/cache",
+		"XDG_DATA_HOME=/data",
 	}, extra...)
 }
 
@@ -136,7 +137,8 @@ func TestDefaults(t *testing.T) {
 			},
 		},
 		RunCode: RunCodeConfig{Weather: WeatherConfig{BaseURL: "https://api.open-meteo.com"}},
-		Store:   StoreConfig{LeaseTTL: 6 * time.Second, MaxBytes: 64 << 20},
+		Store:   StoreConfig{LeaseTTL: 6 * time.Second, MaxBytes: 64 << 20, DataDir: "/data/isogate"},
+		Search:  SearchConfig{Embeddings: EmbeddingsConfig{Timeout: time.Second, BatchSize: 32}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load with no file:\n got %+v\nwant %+v", cfg, want)
@@ -146,6 +148,7 @@ func TestDefaults(t *testing.T) {
 	}
 	d := Default()
 	d.Server.CacheDir = want.Server.CacheDir
+	d.Store.DataDir = want.Store.DataDir
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default():\n got %+v\nwant %+v", d, want)
 	}
@@ -337,6 +340,7 @@ allow_hosts = ["API.Example.com"]
 			want.Server.HTTP = "127.0.0.1:8787"
 			want.Server.LogLevel = "debug"
 			want.Server.CacheDir = "/cache/isogate"
+			want.Store.DataDir = "/data/isogate"
 			want.Backends = map[string]Backend{
 				"fs": {
 					Name: "fs", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server-fs", "8080"},

@@ -21,6 +21,10 @@ const configurationDoc = "../docs/configuration.md"
 // test runs in; the page spells it "$XDG_CACHE_HOME".
 const docsCacheHome = "/xdg-cache-home"
 
+// docsDataHome stands for $XDG_DATA_HOME as docsCacheHome does for
+// $XDG_CACHE_HOME (store.data_dir).
+const docsDataHome = "/xdg-data-home"
+
 // TestConfigurationDocs checks docs/configuration.md against Default(): every
 // leaf key of Config (by its koanf tags; backends.<name>.… for the keys of a
 // backend, with defaultBackend's defaults) must have a row in a table of the
@@ -39,6 +43,12 @@ func TestConfigurationDocs(t *testing.T) {
 	cfg.Server.CacheDir = defaultCacheDir(func(k string) (string, bool) {
 		if k == "XDG_CACHE_HOME" {
 			return docsCacheHome, true
+		}
+		return "", false
+	})
+	cfg.Store.DataDir = defaultDataDir(func(k string) (string, bool) {
+		if k == "XDG_DATA_HOME" {
+			return docsDataHome, true
 		}
 		return "", false
 	})
@@ -298,7 +308,8 @@ func defaultSpellings(v reflect.Value) []string {
 			return []string{`""`, none}
 		}
 		s := filepath.ToSlash(v.String())
-		return []string{strings.Replace(s, docsCacheHome, "$XDG_CACHE_HOME", 1)}
+		s = strings.Replace(s, docsCacheHome, "$XDG_CACHE_HOME", 1)
+		return []string{strings.Replace(s, docsDataHome, "$XDG_DATA_HOME", 1)}
 	case reflect.Slice:
 		if v.Len() == 0 {
 			return []string{"[]", none}

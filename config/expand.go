@@ -84,8 +84,10 @@ func (c *collector) expand(cfg *Config, lookup func(string) (string, bool)) map[
 	one("server.auth_token", &cfg.Server.AuthToken, true)
 	one("telemetry.otlp_endpoint", &cfg.Telemetry.OTLPEndpoint, true)
 	one("store.redis_url", &cfg.Store.RedisURL, true)
+	one("store.data_dir", &cfg.Store.DataDir, true)
 	one("store.hmac_key", &cfg.Store.HMACKey, true)
 	one("store.token_key", &cfg.Store.TokenKey, true)
+	c.expandSearch(&cfg.Search, one)
 	one("server.auth.introspection_client_secret", &cfg.Server.Auth.IntrospectionClientSecret, true)
 	for _, name := range sortedKeys(cfg.Server.Auth.Tokens) {
 		t := cfg.Server.Auth.Tokens[name]

@@ -26,6 +26,8 @@ type Config struct {
 	Telemetry TelemetryConfig `koanf:"telemetry"`
 	// Store configures where stored results and run records are kept.
 	Store StoreConfig `koanf:"store"`
+	// Search configures search_tools beyond its lexical ranking (search.go).
+	Search SearchConfig `koanf:"search"`
 	// Import is a Claude-style mcpServers file whose servers become
 	// backends, under this file's own backends.<name> settings; relative to
 	// this file. Empty: none.
@@ -236,6 +238,11 @@ type StoreConfig struct {
 	// no record. Default DefaultStoreMaxBytes (64 MiB: about 30 000 runs
 	// of one small call each on Redis, see docs/operations.md).
 	MaxBytes int64 `koanf:"max_bytes"`
+	// DataDir is where, without RedisURL, what outlives the process (saved
+	// programs and their versions) is kept: an embedded bbolt database,
+	// <data_dir>/isogate.db, created on first use. One process holds it at
+	// a time. Default $XDG_DATA_HOME/isogate (~/.local/share/isogate).
+	DataDir string `koanf:"data_dir"`
 }
 
 // TelemetryConfig configures OpenTelemetry tracing.
@@ -624,7 +631,8 @@ func defaults(lookup func(string) (string, bool)) *Config {
 				IntrospectionCacheTTL: DefaultIntrospectionCacheTTL, IntrospectionRate: DefaultIntrospectionRate},
 			Console: ConsoleConfig{SessionTTL: DefaultConsoleSessionTTL},
 		},
-		Store:    StoreConfig{LeaseTTL: DefaultLeaseTTL, MaxBytes: DefaultStoreMaxBytes},
+		Store:    StoreConfig{LeaseTTL: DefaultLeaseTTL, MaxBytes: DefaultStoreMaxBytes, DataDir: defaultDataDir(lookup)},
+		Search:   SearchConfig{Embeddings: EmbeddingsConfig{Timeout: DefaultEmbeddingsTimeout, BatchSize: DefaultEmbeddingsBatchSize}},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{
 			Isolation:     IsolationProcess,
@@ -711,6 +719,14 @@ func defaultCacheDir(lookup func(string) (string, bool)) string {
 	dir := xdgDir(lookup, "XDG_CACHE_HOME", ".cache")
 	if dir == "" {
 		return filepath.Join(os.TempDir(), "isogate")
+	}
+	return filepath.Join(dir, "isogate")
+}
+
+func defaultDataDir(lookup func(string) (string, bool)) string {
+	dir := xdgDir(lookup, "XDG_DATA_HOME", filepath.Join(".local", "share"))
+	if dir == "" {
+		return filepath.Join(os.TempDir(), "isogate-data")
 	}
 	return filepath.Join(dir, "isogate")
 }

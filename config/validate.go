@@ -102,6 +102,7 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	c.validateSandbox(&cfg.Sandbox)
 	c.validateRunCode(&cfg.RunCode)
 	c.validateTelemetry(&cfg.Telemetry)
+	c.validateSearch(&cfg.Search, skip)
 	if cfg.Store.RedisURL != "" && !skip["store.redis_url"] {
 		if u, err := url.Parse(cfg.Store.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 			// The value is not echoed: it may hold a password.

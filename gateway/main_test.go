@@ -4,17 +4,20 @@ import (
 	"os"
 	"testing"
 
+	"github.com/isogate/isogate/internal/testutil/fakeembed"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestMain lets this test binary serve as the sandbox worker of process
-// isolation, as BenchmarkPassthrough's stdio echo backend and as
-// TestBackendStderrOnlyForAdmins's stdio backend.
+// isolation, as BenchmarkPassthrough's stdio echo backend, as
+// TestBackendStderrOnlyForAdmins's stdio backend and as the fake embeddings
+// endpoint of TestSearchEmbeddingsSharedByReplicas.
 func TestMain(m *testing.M) {
 	procpool.RunWorkerIfRequested()
 	runEchoBackendIfRequested()
 	runStderrBackendIfRequested()
+	fakeembed.RunIfRequested()
 	os.Exit(m.Run())
 }
 

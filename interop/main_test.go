@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/testutil"
+	"github.com/isogate/isogate/internal/testutil/fakeembed"
 )
 
 // Paths resolved once by TestMain.
@@ -41,6 +42,7 @@ var (
 const testToken = "interop-secret-token"
 
 func TestMain(m *testing.M) {
+	fakeembed.RunIfRequested() // TestTypeScriptSDKSearchEmbeddings's endpoint
 	os.Exit(run(m))
 }
 

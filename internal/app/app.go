@@ -30,12 +30,14 @@ import (
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/desk"
+	"github.com/isogate/isogate/internal/embedsearch"
 	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/skills"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/toolcache"
@@ -64,6 +66,9 @@ type Options struct {
 	// StartWait overrides sandbox.backend_wait: how long a call to a
 	// backend that is still starting waits for it.
 	StartWait time.Duration
+	// Skills serve isogate's own skills (internal/skills) besides the
+	// backends'; none: only the backends' skills.
+	Skills []skills.Source
 }
 
 // App is a composed gateway: its parts and the MCP surface over them.
@@ -80,7 +85,9 @@ type App struct {
 	// checker worker process in process isolation, else in this process.
 	Typecheck typecheck.Service
 	RunCode   *runcode.Service // nil: run_code off
-	Surface   *surface.Surface
+	// Semantic fuses search with embeddings (search.embeddings); nil: off.
+	Semantic *embedsearch.Semantic
+	Surface  *surface.Surface
 
 	logger   *slog.Logger
 	opts     Options
@@ -275,12 +282,17 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 			return nil, fmt.Errorf("run_code: %w", err)
 		}
 	}
+	if a.Semantic, err = a.newSemantic(cfg); err != nil {
+		return nil, err
+	}
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
-		Sandbox: a.Sandbox,
-		Desk:    consoleDesk,
+		Sandbox:  a.Sandbox,
+		Desk:     consoleDesk,
+		Skills:   opts.Skills,
+		Semantic: a.Semantic,
 	}, surface.Options{
 		Version:                      opts.Version,
 		Logger:                       a.logger,

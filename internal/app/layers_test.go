@@ -31,13 +31,15 @@ var layers = []struct {
 		"internal/backendauth", "internal/jsonrpcio"}},
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
+	{2, []string{"internal/embedsearch"}}, // search_tools' embeddings, over the catalogue
+
 	{3, []string{"internal/pipeline"}},
 	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},
 	{5, []string{"internal/observe", "internal/tasks"}},
 	{6, []string{"internal/surface"}},
 	{7, []string{"internal/app", "internal/console"}},
 	{8, []string{"gateway"}},
-	{9, []string{"cmd/...", "bench/...", "deploy/...", "interop/...", "internal/testutil"}},
+	{9, []string{"cmd/...", "bench/...", "deploy/...", "interop/...", "internal/testutil", "internal/testutil/fakeembed"}},
 }
 
 // leaves import nothing of the module.

@@ -81,6 +81,7 @@ type Metrics struct {
 	shareHits *prometheus.CounterVec
 	checker   checkerMetrics
 	storeFull *prometheus.CounterVec
+	embed     embeddingMetrics // registered on first use (embeddings.go)
 }
 
 // New registers the metrics (and the Go runtime and process collectors) on

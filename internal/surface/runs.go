@@ -45,9 +45,11 @@ func newRunStore(store resultstore.Store, dir string) *runStore {
 // returns why the store did not keep it (STORE_FULL at store.max_bytes),
 // so that the run's response does not promise isogate://runs/{id}. The
 // store keeps it compact (indented, a record of small values is about
-// twice as large); get and the record directory give it indented.
+// twice as large) and without the text one part repeats of another
+// (pipeline.EncodeRecord); get and the record directory give it whole and
+// indented.
 func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecord, logger *slog.Logger) (kept error) {
-	data, err := json.Marshal(rec)
+	data, err := pipeline.EncodeRecord(rec)
 	if err != nil {
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
 		return fmt.Errorf("encoding run record: %w", err)
@@ -70,6 +72,9 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 		s.mu.Unlock()
 	}
 	if s.dir != "" {
+		if pipeline.IsCompactRecord(data) {
+			data, _ = json.Marshal(rec) // it encoded once already
+		}
 		if err := writeRecord(s.dir, rec.ID, indented(data)); err != nil {
 			logger.Warn("run record not written", slog.String("run", rec.ID), slog.Any("error", err))
 		}
@@ -81,7 +86,7 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
 	if _, ok := s.store.(resultstore.Keyed); ok {
 		data, err := s.store.Get(ctx, owner, id)
-		return string(indented(data)), err == nil
+		return string(indented(whole(data))), err == nil
 	}
 	s.mu.Lock()
 	sid, ok := s.index[id]
@@ -90,7 +95,26 @@ func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
 		return "", false
 	}
 	data, err := s.store.Get(ctx, owner, sid)
-	return string(indented(data)), err == nil
+	return string(indented(whole(data))), err == nil
+}
+
+// whole returns a stored record with every part the store left out put
+// back (pipeline.DecodeRecord), as json.Marshal writes the record; a
+// record stored whole (by an older version, or with nothing repeated) is
+// returned as it was stored.
+func whole(data []byte) []byte {
+	if !pipeline.IsCompactRecord(data) {
+		return data
+	}
+	rec, err := pipeline.DecodeRecord(data)
+	if err != nil {
+		return data
+	}
+	out, err := json.Marshal(rec)
+	if err != nil {
+		return data
+	}
+	return out
 }
 
 // indented returns a record as json.MarshalIndent writes it with two

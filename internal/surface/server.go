@@ -80,12 +80,15 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			// Forwarded to the backend that owns the prompt or template.
 			Completions: &mcp.CompletionCapabilities{},
+			// Skills (skills.go): isogate's own and its backends'.
+			Extensions: skillCapabilities(),
 		},
 		SubscribeHandler:   sf.aggregate.subscribe,
 		UnsubscribeHandler: sf.aggregate.unsubscribe,
 		CompletionHandler:  sf.complete,
 	})
-	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // innermost: the principal is known
+	sf.installSkills(s)                                        // innermost: skill files (skills.go)
+	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)
@@ -157,8 +160,11 @@ func (sf *Surface) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in s
 		brief = *in.Brief
 	}
 	starting := sf.awaitStarting(ctx)
-	res := sf.catalog.Search(in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
+	res, notice := sf.search(ctx, in.Query, catalog.SearchOptions{Limit: in.Limit, Tag: in.Tag, Brief: brief})
 	text := res.Text()
+	if notice != "" {
+		text = strings.TrimRight(text, "\n") + "\n\n" + notice
+	}
 	// Denied tools are found by no search; a query that is a denied
 	// tool's name is told so (the name is known; docs/tools.md).
 	if _, err := sf.catalog.What(strings.TrimSpace(in.Query), catalog.Options{DeniedBy: sf.policy.DeniedTo(ctx)}); err != nil {
@@ -167,6 +173,16 @@ func (sf *Surface) searchTools(ctx context.Context, _ *mcp.CallToolRequest, in s
 		}
 	}
 	return textResult(withStartingNotice(sf.withBackendNotice(text), starting), false), nil, nil
+}
+
+// search ranks the catalogue for a query: fused with embeddings when
+// search.embeddings is configured (notice then says when it answered by
+// words only, and why), lexically otherwise.
+func (sf *Surface) search(ctx context.Context, query string, opts catalog.SearchOptions) (catalog.SearchResult, string) {
+	if sf.semantic == nil {
+		return sf.catalog.Search(query, opts), ""
+	}
+	return sf.semantic.Search(ctx, query, opts)
 }
 
 func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in toolInfoInput) (*mcp.CallToolResult, any, error) {

@@ -25,11 +25,13 @@ import (
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/desk"
+	"github.com/isogate/isogate/internal/embedsearch"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/skills"
 	"github.com/isogate/isogate/internal/tasks"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox/procpool"
@@ -56,6 +58,12 @@ type Parts struct {
 	// records, and may cancel runs and answer approvals (the operator's
 	// console); nil: no console.
 	Desk *desk.Desk
+	// Skills serve isogate's own skills (internal/skills), such as saved
+	// programs; none: only the backends' skills are served.
+	Skills []skills.Source
+	// Semantic fuses search_tools' lexical ranking with embeddings
+	// (search.embeddings); nil: lexical only.
+	Semantic *embedsearch.Semantic
 }
 
 // sandboxReport is the sandbox's report, nil when there is none.
@@ -188,8 +196,9 @@ type Surface struct {
 	durables tasks.Durables // writes durable runs' journals to journals
 	observer *observe.Observer
 	metrics  *metrics.Metrics
-	sandbox  func() SandboxReport // nil: not reported
-	desk     *desk.Desk           // nil: no console
+	sandbox  func() SandboxReport  // nil: not reported
+	desk     *desk.Desk            // nil: no console
+	semantic *embedsearch.Semantic // nil: lexical search only
 
 	trips    roundTrips // runs paused for approval between rounds
 	server   *mcp.Server
@@ -205,6 +214,8 @@ type Surface struct {
 	clientReqs  clientRequests // backend requests to the calling client
 	callers     callers        // each client session's backend.Caller
 	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
+
+	skills *skills.Service // the Skills extension (skills.go)
 
 	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
@@ -230,7 +241,7 @@ func New(p Parts, opts Options) *Surface {
 		opts: opts, logger: opts.Logger,
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
-		sandbox: p.Sandbox, desk: p.Desk,
+		sandbox: p.Sandbox, desk: p.Desk, semantic: p.Semantic,
 		runs:         newRunStore(p.Runs, opts.RecordDir),
 		journals:     p.Journals,
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
@@ -254,6 +265,8 @@ func New(p Parts, opts Options) *Surface {
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.forward = forwarder{logger: opts.Logger}
+	sf.skills = sf.newSkills(p.Skills)
+	sf.aggregate.skillRead = sf.skillRead
 	sf.clientReqs = clientRequests{f: &sf.forward}
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release
@@ -282,8 +295,20 @@ func (sf *Surface) Server() *mcp.Server { return sf.server }
 // passthrough or both), or nil for another value.
 func (sf *Surface) ServerFor(e config.Expose) *mcp.Server { return sf.servers[e] }
 
-// ToolsChanged brings the passthrough tools in line with the catalogue.
-func (sf *Surface) ToolsChanged() { sf.passthrough.sync() }
+// ToolsChanged brings the passthrough tools in line with the catalogue,
+// and has the tool vectors of search's embeddings computed again.
+func (sf *Surface) ToolsChanged() {
+	sf.passthrough.sync()
+	sf.semanticChanged()
+}
+
+// semanticChanged tells search's embeddings, if any, that the catalogue
+// changed (they are computed in the background).
+func (sf *Surface) semanticChanged() {
+	if sf.semantic != nil {
+		sf.semantic.Changed()
+	}
+}
 
 // NamingChanged names the passthrough tools and backend prompts again, and
 // settles shared resource URIs again: a reload may have changed a
@@ -291,6 +316,7 @@ func (sf *Surface) ToolsChanged() { sf.passthrough.sync() }
 func (sf *Surface) NamingChanged() {
 	sf.passthrough.sync()
 	sf.aggregate.republish()
+	sf.semanticChanged()
 }
 
 // RefreshBackend lists a backend's prompts and resources again, in the

@@ -1,0 +1,84 @@
+package embedsearch
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/testutil/fakeembed"
+)
+
+// benchWords make up the synthetic tools' descriptions.
+var benchWords = strings.Fields(`create read write delete list search update move copy file directory
+folder user people issue pull request branch commit repository message channel post image picture
+web internet page map place location route entity relation graph memory note text content size
+metadata permission owner label comment review merge tag release project team member account`)
+
+// bigCatalog is a catalogue of n synthetic tools over 50 backends.
+func bigCatalog(n int) *catalog.Catalog {
+	r := rand.New(rand.NewPCG(1, 2))
+	c := catalog.New()
+	per := n / 50
+	for b := range 50 {
+		tools := make([]*mcp.Tool, per)
+		for i := range per {
+			desc := make([]string, 8)
+			for j := range desc {
+				desc[j] = benchWords[r.IntN(len(benchWords))]
+			}
+			tools[i] = tool(fmt.Sprintf("%s_%s_%d", benchWords[r.IntN(len(benchWords))], benchWords[r.IntN(len(benchWords))], i),
+				strings.Join(desc, " ")+".", benchWords[r.IntN(len(benchWords))])
+		}
+		c.SetBackend(fmt.Sprintf("backend%d", b), nil, tools)
+	}
+	return c
+}
+
+// BenchmarkSearch5000: one search_tools ranking at 5 000 tools, lexical
+// alone and fused with embeddings (the fake endpoint process on loopback:
+// a hashed bag of words, not a model, so the figure is the gateway's cost
+// plus one loopback HTTP round trip, not a model's inference), side by
+// side in one run. `go test -run XXX -bench Search5000 ./internal/embedsearch`.
+func BenchmarkSearch5000(b *testing.B) {
+	for _, dims := range []int{384, 1024} {
+		ep := fakeembed.Start(b, fakeembed.Options{Model: testModel, Dims: dims})
+		cat := bigCatalog(5000)
+		sem := New(Options{Client: &Client{URL: ep.URL, Model: testModel}, Catalog: cat, QueryTimeout: time.Minute, BatchSize: 256})
+		b.Cleanup(func() { sem.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		if err := sem.WaitReady(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
+		queries := []string{"make a new folder", "find people on github", "search the internet for a topic", "add a comment to a pull request"}
+		b.Run(fmt.Sprintf("lexical/dims=%d", dims), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				cat.Search(queries[i%len(queries)], catalog.SearchOptions{})
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("fused/dims=%d", dims), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, notice := sem.Search(context.Background(), queries[i%len(queries)], catalog.SearchOptions{}); notice != "" {
+					b.Fatal(notice)
+				}
+				i++
+			}
+		})
+		set := sem.cur.Load()
+		q := set.vec(0)
+		b.Run(fmt.Sprintf("ranking-only/dims=%d", dims), func(b *testing.B) {
+			for b.Loop() {
+				semanticRanking(set, q, "", minDepth)
+			}
+		})
+	}
+}

@@ -1,0 +1,147 @@
+// Package kv is a small durable key-value store with namespaces: what the
+// gateway keeps beyond a process's life (saved programs, programs' own
+// state). Three implementations share one contract: [Bolt], an embedded
+// bbolt file in a data directory (one machine; the default), [Redis]
+// (every replica that points at one server sees the same data) and
+// [Memory] (tests, and a process that keeps nothing).
+//
+// A store that cannot answer (its file held by another process or closed,
+// its server unreachable) fails with an error wrapping [ErrUnavailable],
+// which callers turn into a typed, retryable refusal: they never carry on
+// as if the key were absent.
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Store is a namespaced key-value store. Namespaces and keys are
+// non-empty strings without NUL bytes; values are opaque bytes. An entry
+// whose TTL has passed is absent for every method, whether or not it has
+// been cleaned up yet.
+type Store interface {
+	// Get returns the value of key in ns, or an error wrapping
+	// [ErrNotFound].
+	Get(ctx context.Context, ns, key string) ([]byte, error)
+	// Put sets key in ns to value. A TTL > 0 makes the entry expire that
+	// long from now; 0 keeps it until it is deleted.
+	Put(ctx context.Context, ns, key string, value []byte, ttl time.Duration) error
+	// Delete removes key from ns; deleting an absent key is not an error.
+	Delete(ctx context.Context, ns, key string) error
+	// List returns the entries of ns whose keys start with o.Prefix and
+	// sort after o.After, in byte order of their keys, at most o.Limit of
+	// them (see [ListOptions]).
+	List(ctx context.Context, ns string, o ListOptions) ([]Entry, error)
+	// Update reads keys of ns and applies what fn returns, atomically: no
+	// other write to those keys comes between the read and the writes.
+	// fn receives the keys that exist (absent ones are missing from the
+	// map) and may be called more than once (a concurrent write to one of
+	// the keys makes the store read them again); its changes may touch only
+	// keys. An error from fn is returned as it is and nothing is written.
+	Update(ctx context.Context, ns string, keys []string, fn func(cur map[string][]byte) ([]Change, error)) error
+	// Close releases the store.
+	Close() error
+}
+
+// Entry is one key and its value.
+type Entry struct {
+	Key   string
+	Value []byte
+}
+
+// Change is one write of an [Store.Update]: Delete removes Key, otherwise
+// Key is set to Value with TTL (0: no expiry).
+type Change struct {
+	Key    string
+	Value  []byte
+	TTL    time.Duration
+	Delete bool
+}
+
+// ListOptions bound a [Store.List]. The zero value lists the first
+// DefaultListLimit keys of the namespace.
+type ListOptions struct {
+	// Prefix keeps keys that start with it.
+	Prefix string
+	// After keeps keys that sort after it (the last key of the previous
+	// page).
+	After string
+	// Limit is the most entries returned: 0 means DefaultListLimit, and
+	// it is capped at MaxListLimit.
+	Limit int
+}
+
+const (
+	// DefaultListLimit is how many entries a List returns when its
+	// options name no limit.
+	DefaultListLimit = 100
+	// MaxListLimit is the most entries one List returns.
+	MaxListLimit = 10000
+)
+
+// limit is o.Limit with its default and cap.
+func (o ListOptions) limit() int {
+	switch {
+	case o.Limit <= 0:
+		return DefaultListLimit
+	case o.Limit > MaxListLimit:
+		return MaxListLimit
+	}
+	return o.Limit
+}
+
+// keeps reports whether key belongs to the listing o describes.
+func (o ListOptions) keeps(key string) bool {
+	return strings.HasPrefix(key, o.Prefix) && key > o.After
+}
+
+var (
+	// ErrNotFound means the key is absent (never set, deleted or expired).
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable means the store could not answer: retry later. It is
+	// never a sign that a key is absent.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrConflict means an Update lost to concurrent writes of its keys
+	// too many times in a row; retryable.
+	ErrConflict = errors.New("update kept conflicting with concurrent writes")
+	// ErrInvalid means a namespace or key is empty or holds a NUL byte, or
+	// a Change names a key its Update did not read.
+	ErrInvalid = errors.New("invalid namespace or key")
+)
+
+// maxUpdateTries bounds the optimistic retries of an Update.
+const maxUpdateTries = 64
+
+// check validates a namespace and keys.
+func check(ns string, keys ...string) error {
+	if ns == "" || strings.IndexByte(ns, 0) >= 0 {
+		return fmt.Errorf("%w: namespace %q", ErrInvalid, ns)
+	}
+	for _, k := range keys {
+		if k == "" || strings.IndexByte(k, 0) >= 0 {
+			return fmt.Errorf("%w: key %q", ErrInvalid, k)
+		}
+	}
+	return nil
+}
+
+// checkChanges refuses a change to a key that was not read.
+func checkChanges(keys []string, changes []Change) error {
+	for _, c := range changes {
+		found := false
+		for _, k := range keys {
+			if k == c.Key {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("%w: change to key %q that the update did not read", ErrInvalid, c.Key)
+		}
+	}
+	return nil
+}
