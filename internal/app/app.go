@@ -92,6 +92,7 @@ type App struct {
 	// or store.data_dir.
 	Programs *programs.Programs
 	Surface  *surface.Surface
+	drift    *programs.Drift // checks saved programs again when tools change
 
 	logger   *slog.Logger
 	opts     Options
@@ -293,10 +294,14 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.closers = append(a.closers, pstore)
 	a.Programs = programs.New(programs.Options{Store: pstore, Logger: a.logger,
 		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout},
 		OnChange: func() { a.Surface.ProgramsChanged() }})
+	// Drift: saved programs checked again when a backend's tools change
+	// (publish, Reload); stopped before their store closes.
+	a.drift = a.Programs.Drift(programs.DriftOptions{Catalogue: &driftCatalogue{a: a}})
+	a.closers = append(a.closers, a.drift, pstore)
+	a.Metrics.ObservePrograms(a.programCounts)
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
@@ -476,6 +481,7 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 		}
 	}
 	a.Surface.NamingChanged() // tools, priorities and the order of the backends
+	a.drift.Kick()            // tools gone, or denied now
 	moved, movedAfter := a.Surface.Repointed()
 	if n := movedAfter - movedBefore; n > 0 {
 		out.Repointed = moved[max(0, len(moved)-n):]
@@ -493,6 +499,7 @@ func (a *App) publish(name string, tools []*mcp.Tool) {
 	}
 	a.setBackend(name, tools)
 	a.Surface.ToolsChanged()
+	a.drift.Kick()
 }
 
 // setBackend puts a backend's tools in the catalogue: those the policy

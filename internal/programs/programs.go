@@ -170,6 +170,9 @@ type Head struct {
 	Current   int          `json:"current"`
 	Cur       *Summary     `json:"summary"`
 	Published *Publication `json:"published,omitempty"`
+	// Stale are the versions that no longer check against the catalogue
+	// (drift, stale.go), by version number.
+	Stale map[int]*Staleness `json:"stale,omitempty"`
 }
 
 // Listed is a program a caller may call: its own current version, or the
@@ -180,6 +183,7 @@ type Listed struct {
 	// Own is true for the caller's own program.
 	Own bool
 	*Summary
+	head *Head // its head, for the versions' staleness
 }
 
 // Vetter checks a program before it is saved.
@@ -474,12 +478,12 @@ func (p *Programs) Lookup(ctx context.Context, c Caller, name string) (*Listed, 
 	}
 	owner := c.Owner()
 	if h := ix.heads[owner+"\x00"+name]; h != nil && h.Cur != nil {
-		return &Listed{Name: name, Owner: owner, Own: true, Summary: h.Cur}, nil
+		return &Listed{Name: name, Owner: owner, Own: true, Summary: h.Cur, head: h}, nil
 	}
 	i, _ := slices.BinarySearchFunc(ix.published, name, func(h *Head, n string) int { return strings.Compare(h.Name, n) })
 	for ; i < len(ix.published) && ix.published[i].Name == name; i++ {
 		if h := ix.published[i]; c.sees(h.Published.To) {
-			return &Listed{Name: name, Owner: h.Owner, Summary: h.Published.Cur}, nil
+			return &Listed{Name: name, Owner: h.Owner, Summary: h.Published.Cur, head: h}, nil
 		}
 	}
 	return nil, notFound(name)
@@ -520,6 +524,9 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 		ver = l.Version
 	case !l.Own && ver != l.Version:
 		return nil, notFound(ref)
+	}
+	if err := staleErr(l.head, ver); err != nil {
+		return nil, err
 	}
 	raw, err := p.opts.Store.Get(ctx, Namespace, versionKey(l.Owner, name, ver))
 	if errors.Is(err, kv.ErrNotFound) {

@@ -15,7 +15,8 @@ import (
 // With server.metrics_auth, a request without the token gets the status
 // code and {"ready": …} only, and one with the token of a principal
 // outside server.auth.admins (when admins are named) the type checker's
-// mode, state and restarts only.
+// mode, state and restarts only, and the count of stale saved programs
+// without their names.
 func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 	type notReady struct {
 		Name      string `json:"name"`
@@ -29,7 +30,11 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 		NameCollisions []NameCollision `json:"name_collisions"`
 		Repointed      []Repoint       `json:"repointed_names"`
 		Sandbox        *SandboxReport  `json:"sandbox,omitempty"`
-	}{Ready: true, NotReady: []notReady{}, NameCollisions: sf.collisions.list(), Sandbox: sf.sandboxReport()}
+		// Programs are the saved programs, stale ones named (they do
+		// not make the gateway unready: programsReadiness says why).
+		Programs *programsReadiness `json:"programs,omitempty"`
+	}{Ready: true, NotReady: []notReady{}, NameCollisions: sf.collisions.list(), Sandbox: sf.sandboxReport(),
+		Programs: sf.programsReadiness(r.Context())}
 	body.Repointed, _ = sf.Repointed()
 	for _, st := range sf.manager.Status() {
 		body.Backends++
@@ -56,6 +61,7 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 		// isogate://stats, once admins are named.
 		if admins := sf.opts.Auth.Admins; len(admins) > 0 && !p.Matches(admins) {
 			body.Sandbox = body.Sandbox.brief()
+			body.Programs = body.Programs.brief()
 		}
 	}
 	_ = json.NewEncoder(w).Encode(body)
