@@ -25,14 +25,16 @@ const (
 func init() {
 	register(&command{
 		name: "check",
-		args: "(FILE | -e CODE | -)",
+		args: "(FILE | -e CODE | - | --saved)",
 		summary: "Type-check a call_tool_chain program against the live tool catalogue without running it: " +
 			"the diagnostics and the plan (the tools it may call, whether in a loop). Exit 0 clean, 1 certain mistakes " +
-			"or a denied tool, 2 usage or configuration error.",
+			"or a denied tool, 2 usage or configuration error. With --saved, checks every saved program instead: " +
+			"exit 1 when any is stale, 2 when one could not be checked.",
 		flags: func(fs *pflag.FlagSet) {
 			config.RegisterFileFlags(fs)
 			fs.StringP("eval", "e", "", "program text")
 			fs.Bool("json", false, "print the report as JSON")
+			fs.Bool("saved", false, "check every saved program (store.data_dir or store.redis_url) instead: exit 1 when any is stale")
 			fs.Duration("wait", 10*time.Second, "how long to wait for backends to connect")
 		},
 		run: runCheck,
@@ -50,6 +52,9 @@ type checkReport struct {
 }
 
 func runCheck(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string) int {
+	if saved, _ := fs.GetBool("saved"); saved {
+		return runCheckSaved(ctx, env, fs, args)
+	}
 	code, err := programText(env, fs, args)
 	if err != nil {
 		fmt.Fprintln(env.stderr, "isogate check:", err)

@@ -71,8 +71,12 @@ func oneShotGateway(ctx context.Context, env *cliEnv, fs *pflag.FlagSet) (*app.A
 	if !ok {
 		return nil, 2
 	}
-	g, ok := startGateway(ctx, env, cfg, newLogger(quiet(cfg.Server), env.stderr))
+	g, ok := newGateway(env, cfg, newLogger(quiet(cfg.Server), env.stderr))
 	if !ok {
+		return nil, 1
+	}
+	g.StopDrift() // a one-shot command marks no saved program stale
+	if !startBackends(ctx, env, g) {
 		return nil, 1
 	}
 	wait, _ := fs.GetDuration("wait")

@@ -84,3 +84,14 @@ func (a *App) programCounts() (saved, stale int, ok bool) {
 
 // programCountsWait bounds a scrape's wait for the store of saved programs.
 const programCountsWait = 2 * time.Second
+
+// StopDrift stops checking saved programs in the background: a one-shot
+// command (isogate check, types, …) leaves the marks in the store to the
+// gateways that serve.
+func (a *App) StopDrift() { _ = a.drift.Close() }
+
+// CheckSaved checks every saved version against the catalogue now, without
+// marking anything in the store (isogate check --saved).
+func (a *App) CheckSaved(ctx context.Context) (*programs.CheckReport, error) {
+	return a.Programs.Check(ctx, programs.CheckOptions{Catalogue: &driftCatalogue{a: a}})
+}

@@ -333,6 +333,9 @@ func (p *Programs) Save(ctx context.Context, c Caller, in SaveInput) (*Version, 
 				return nil, errRace
 			}
 			next := head
+			if _, ok := cur[hk]; ok {
+				next = now // as stored: a publication or a drift mark made meanwhile is kept
+			}
 			next.Latest, next.Current, next.Cur = v.Version, v.Version, summaryOf(v)
 			return withGen(cur, kv.Change{Key: hk, Value: mustJSON(&next)}, kv.Change{Key: vk, Value: mustJSON(v)}), nil
 		})
