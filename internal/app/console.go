@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/console"
 	"github.com/isogate/isogate/internal/desk"
@@ -45,6 +46,10 @@ func (a *App) newConsole(cfg *config.Config, d *desk.Desk) *console.Console {
 		Sandbox:  a.Sandbox,
 		Sessions: func() int { return a.Surface.SessionCount() },
 		Replay:   a.replayer(cfg),
+		Programs: a.Programs,
+		ProgramAdmin: func(principal string) bool {
+			return programAdmin(cfg.Server, principal)
+		},
 	}, console.Options{
 		Admins:     consoleAdmins(cfg.Server),
 		Verify:     a.Surface.Verifier(),
@@ -88,4 +93,17 @@ func consoleOrNil(d *desk.Desk, h http.Handler) http.Handler {
 		return nil
 	}
 	return h
+}
+
+// programAdmin reports whether a console operator is an admin of saved
+// programs (server.auth.admins): without authentication, or when the
+// console's operators are server.auth.admins (server.console.admins
+// empty), every operator is; otherwise one named in server.auth.admins.
+// A session keeps the operator's name only, so admins given as group: or
+// scope: entries are not matched: fail closed.
+func programAdmin(s config.ServerConfig, principal string) bool {
+	if s.EffectiveMode() == config.AuthNone || len(s.Console.Admins) == 0 {
+		return true
+	}
+	return (&authn.Principal{Name: principal}).Matches(s.Auth.Admins)
 }

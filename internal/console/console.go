@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/desk"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/internal/surface"
 )
@@ -45,6 +46,13 @@ type Sources struct {
 	// Replay replays a run record (the run record page's replay action);
 	// nil: the action is not offered.
 	Replay ReplayFunc
+	// Programs are the saved programs (the Programs page, "save as
+	// program" on a run's page); nil: neither is offered.
+	Programs *programs.Programs
+	// ProgramAdmin reports whether an operator is an admin of saved
+	// programs (server.auth.admins): may publish, and change another
+	// principal's current version. nil: none is.
+	ProgramAdmin func(principal string) bool
 }
 
 // Options configure the console.
@@ -105,6 +113,9 @@ func New(src Sources, opts Options) *Console {
 	m.Handle("POST /console/runs/cancel", c.guard(c.cancelRun))
 	m.Handle("POST /console/approvals/answer", c.guard(c.answerApproval))
 	m.Handle("POST /console/runs/replay", c.guard(c.replayRun))
+	m.Handle("POST /console/programs/current", c.guard(c.setProgramCurrent))
+	m.Handle("POST /console/programs/publish", c.guard(c.publishProgram))
+	m.Handle("POST /console/programs/save", c.guard(c.saveProgram))
 	c.mux = m
 	c.metrics.add(c.sample()) // the first point's start
 	c.stop = make(chan struct{})

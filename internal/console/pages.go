@@ -23,7 +23,7 @@ import (
 )
 
 // pageNames are the console's pages, in menu order.
-var pageNames = []string{"overview", "tools", "runs", "approvals", "audit", "metrics"}
+var pageNames = []string{"overview", "tools", "runs", "programs", "approvals", "audit", "metrics"}
 
 // pages are the parsed templates: one set per page, each with the layout.
 type pages struct{ sets map[string]*template.Template }
@@ -34,6 +34,7 @@ var funcs = template.FuncMap{
 	"clock":   func(t time.Time) string { return t.Format("15:04:05") },
 	"stamp":   func(t time.Time) string { return t.Format("2006-01-02 15:04:05.000 MST") },
 	"pretty":  prettyArgs,
+	"join":    func(s []string) string { return strings.Join(s, ", ") },
 }
 
 func parsePages() *pages {
@@ -67,7 +68,13 @@ type view struct {
 // page serves the page name.
 func (c *Console) page(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, v *visitor) {
-		data, err := c.gather(name, r)
+		var data any
+		var err error
+		if name == "programs" { // the operator's rights decide its actions
+			data = c.programsPage(r.Context(), r.URL.Query(), v)
+		} else {
+			data, err = c.gather(name, r)
+		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return
@@ -97,6 +104,7 @@ func (c *Console) gather(name string, r *http.Request) (any, error) {
 		if rec, ok := c.src.Desk.RecordOf(q.Get("id")); ok {
 			d := recordView(rec)
 			d.CanReplay, d.Replay = c.src.Replay != nil, c.replays.of(rec.Run.ID)
+			d.CanSave = c.src.Programs != nil && rec.Run.Code != ""
 			return d, nil
 		}
 		if run, ok := c.src.Desk.LiveRun(q.Get("id")); ok {

@@ -54,6 +54,8 @@ type recordData struct {
 
 	CanReplay bool
 	Replay    *replayOutcome
+	// CanSave offers "save as program" (saved programs on).
+	CanSave bool
 }
 
 // callView is one call on a run's page.

@@ -224,6 +224,7 @@ type Programs struct {
 	mu    sync.Mutex
 	gen   string // the store's generation the index is of
 	index *index // nil: not built yet
+	calls callLog
 }
 
 // New returns the saved programs over o.Store.
@@ -542,6 +543,7 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("program %s: reading version %d: %w", name, ver, err)
 	}
+	p.calls.add(l.Owner, name, ver)
 	return &v, nil
 }
 
