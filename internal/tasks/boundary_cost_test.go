@@ -1,0 +1,67 @@
+package tasks
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestPlainCallCostsTheBoundaryNothing: a tools/call that is not
+// task-augmented passes the task boundary, over stdio (augment) and over
+// 2026-07-28 HTTP without the tasks extension (augmentModern), unchanged
+// and without being decoded: no allocation at all. (Red before: each was
+// decoded into a map: 16 and 19 allocations.)
+func TestPlainCallCostsTheBoundaryNothing(t *testing.T) {
+	g := &Tasks{}
+	params := json.RawMessage(`{"name":"echo__echo","arguments":{"message":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":3}}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if out, token, err := g.augment(params, "o", nil); err != nil || token != "" || string(out) != string(params) {
+			t.Fatalf("augment: %s %q %v", out, token, err)
+		}
+	}); n != 0 {
+		t.Errorf("augment of a plain call: %.0f allocations, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if out, token, err := g.augmentModern(params, requestMeta{modern: true, version: "2026-07-28"}, "o"); err != nil || token != "" || string(out) != string(params) {
+			t.Fatalf("augmentModern: %s %q %v", out, token, err)
+		}
+	}); n != 0 {
+		t.Errorf("augmentModern of a plain call: %.0f allocations, want 0", n)
+	}
+}
+
+// TestMayHaveKey: the pre-check never says no to text that holds the key,
+// however it is spelt (an escaped key is decoded as the key).
+func TestMayHaveKey(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{`{"name":"x"}`, false},
+		{`{"name":"x","arguments":{"tasks":1}}`, false},
+		{`{"name":"x","task":{}}`, true},
+		{`{"name":"x","t\u0061sk":{}}`, true},
+		{`{"name":"task"}`, true}, // a value: decoded, then found absent
+	} {
+		if got := mayHaveKey([]byte(c.text), "task"); got != c.want {
+			t.Errorf("mayHaveKey(%s) = %v, want %v", c.text, got, c.want)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.text), &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, has := m["task"]; has && !mayHaveKey([]byte(c.text), "task") {
+			t.Errorf("%s holds the key but mayHaveKey says no", c.text)
+		}
+	}
+}
+
+// TestEscapedTaskKeyStillAugments: a task-augmented call whose key is
+// written with an escape is still run as a task.
+func TestEscapedTaskKeyStillAugments(t *testing.T) {
+	g := &Tasks{}
+	_, token, err := g.augment(json.RawMessage(`{"name":"x","t\u0061sk":{"ttl":1000}}`), "o", nil)
+	if err != nil || token == "" {
+		t.Fatalf("escaped task key: token %q, err %v", token, err)
+	}
+	g.intents.drop(token)
+}
