@@ -47,8 +47,9 @@ type hotPathLayer struct {
 //     served as `isogate serve` serves stdio (the SDK's decoding and encoding, the
 //     task boundary, the session guard and the other middlewares, the
 //     passthrough handler) around the pipeline;
-//   - http: the same call over streamable HTTP (stateless 2026-07-28 and a
-//     2025-11-25 session).
+//   - http: the same call over streamable HTTP, a 2025-11-25 session;
+//   - http-stateless: the same over a second gateway, alike but for
+//     server.stateless (2026-07-28 clients, no protocol session).
 //
 // It reports each layer's p50 (µs), each stage's share (the p50 of a layer
 // minus the p50 of the one before it) and each layer's allocations per
@@ -95,8 +96,35 @@ func BenchmarkHotPath(b *testing.B) {
 
 	srv := httptest.NewServer(g.HTTPHandler())
 	b.Cleanup(srv.Close)
-	stateless := connectBench(b, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, "")
-	session := connectBench(b, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, "2025-11-25")
+	session := connectBench(b, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, "")
+	// server.stateless: the same gateway without protocol sessions, its
+	// clients on 2026-07-28 (every request carries its _meta).
+	scfg := *cfg
+	scfg.Server.Stateless = true
+	scfg.Server.CacheDir = b.TempDir()
+	sg, err := build(&scfg, app.Options{Runner: testPool(), Logger: slog.New(slog.DiscardHandler), ExtraSpecs: []backend.Spec{pipeBackend(b, "echo", echoServer())}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sg.Close() })
+	if err := sg.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := sg.app.Backends.WaitHealthy(wctx); err != nil {
+		b.Fatal(err)
+	}
+	ssrv := httptest.NewServer(sg.HTTPHandler())
+	b.Cleanup(ssrv.Close)
+	stateless := connectBench(b, &mcp.StreamableClientTransport{Endpoint: ssrv.URL + "/mcp"}, "")
+	waitForTool(b, ctx, stateless, "echo")
+	for _, c := range []struct {
+		cs   *mcp.ClientSession
+		want string
+	}{{session, "2025-11-25"}, {stateless, "2026-07-28"}} {
+		if v := c.cs.InitializeResult().ProtocolVersion; v != c.want {
+			b.Fatalf("protocol %s, want %s", v, c.want)
+		}
+	}
 
 	args := json.RawMessage(`{"message":"hello"}`)
 	viaClient := func(cs *mcp.ClientSession) func() error {
@@ -114,8 +142,8 @@ func BenchmarkHotPath(b *testing.B) {
 			return echoed(g.app.Calls.Call(ctx, &pipeline.Call{Backend: "echo", Tool: "echo", Args: args}))
 		}},
 		{"served", "served as stdio over pipes: SDK decode/encode, task boundary, session guard, handler", viaClient(stdio)},
-		{"http", "streamable HTTP, stateless (2026-07-28)", viaClient(stateless)},
-		{"http-session", "streamable HTTP, a 2025-11-25 session", viaClient(session)},
+		{"http", "streamable HTTP, a 2025-11-25 session", viaClient(session)},
+		{"http-stateless", "streamable HTTP, server.stateless (2026-07-28), another gateway alike", viaClient(stateless)},
 	}
 	if only := os.Getenv("ISOGATE_HOTPATH_LAYER"); only != "" { // profile one layer alone
 		layers = slices.DeleteFunc(layers, func(l hotPathLayer) bool { return l.name != only })
@@ -158,7 +186,7 @@ func BenchmarkHotPath(b *testing.B) {
 	}
 	// Each stage's share: a layer minus the one it wraps (direct is the
 	// floor of the whole: served minus direct is what the gateway adds).
-	base := map[string]string{"manager": "direct", "pipeline": "manager", "served": "pipeline", "http": "served", "http-session": "served"}
+	base := map[string]string{"manager": "direct", "pipeline": "manager", "served": "pipeline", "http": "served", "http-stateless": "served"}
 	if len(layers) > 1 {
 		idx := map[string]int{}
 		for i, l := range layers {

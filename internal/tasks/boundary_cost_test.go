@@ -2,7 +2,13 @@ package tasks
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // TestPlainCallCostsTheBoundaryNothing: a tools/call that is not
@@ -64,4 +70,38 @@ func TestEscapedTaskKeyStillAugments(t *testing.T) {
 		t.Fatalf("escaped task key: token %q, err %v", token, err)
 	}
 	g.intents.drop(token)
+}
+
+// TestHTTPPlainCallPassesItsBody: over a 2025-11-25 session, a tools/call
+// that is not task-augmented reaches the go-sdk's handler with its body as
+// the client sent it, byte for byte (it was decoded and encoded again,
+// which reorders and respaces it: red before), while a task-augmented one
+// is rewritten to carry its intent's token.
+func TestHTTPPlainCallPassesItsBody(t *testing.T) {
+	g := New(Host{
+		HasSession:  func(string) bool { return true },
+		Owner:       func(*http.Request) string { return "o" },
+		TaskSupport: func(string) string { return "" },
+	}, resultstore.NewMemory(resultstore.Limits{}), Options{})
+	var got []byte
+	h := g.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		if r.ContentLength != int64(len(got)) {
+			t.Errorf("Content-Length %d for a body of %d bytes", r.ContentLength, len(got))
+		}
+	}))
+	post := func(body string) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Mcp-Session-Id", "s")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	plain := `{ "params": {"name": "echo__echo", "arguments": {"message": "hello"}}, "id": 7, "method": "tools/call", "jsonrpc": "2.0" }`
+	post(plain)
+	if string(got) != plain {
+		t.Errorf("a plain call reached the handler as\n%s\nwant it as sent\n%s", got, plain)
+	}
+	post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo__echo","arguments":{},"task":{"ttl":1000}}}`)
+	if !strings.Contains(string(got), taskMetaKey) || strings.Contains(string(got), `"task":`) {
+		t.Errorf("a task-augmented call reached the handler as %s: want its task turned into an intent's token", got)
+	}
 }

@@ -302,7 +302,8 @@ func (g *Tasks) HTTP(next http.Handler) http.Handler {
 				params json.RawMessage
 				token  string
 			)
-			if req.Method == "tasks/result" {
+			disguised := req.Method == "tasks/result"
+			if disguised {
 				// Through the go-sdk, which carries the task's
 				// elicitations on this request's stream (taskelicit.go).
 				params, token, err = g.disguiseResult(req.Params, owner)
@@ -312,6 +313,10 @@ func (g *Tasks) HTTP(next http.Handler) http.Handler {
 			}
 			if err != nil {
 				tasksBusy(w, req.ID, session)
+				return
+			}
+			if !disguised && token == "" && bytes.Equal(params, req.Params) {
+				next.ServeHTTP(w, r) // a plain call: its body as it came, not encoded again
 				return
 			}
 			g.serveIntent(w, r, next, req, params, token)
