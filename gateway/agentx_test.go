@@ -139,7 +139,9 @@ func TestLargeResultIsStoredAndFetchable(t *testing.T) {
 
 // TestMetaToolListFitsContextBudget: the default meta-tool list, as the
 // JSON-RPC message a client receives for tools/list, stays within 3 000
-// bytes (issue 23): every client loads it into its context.
+// bytes (issue 23), plus 1 400 for saved programs' save_program and
+// programs (issue 45; 2 811 bytes before them): every client loads it
+// into its context.
 func TestMetaToolListFitsContextBudget(t *testing.T) {
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
@@ -153,8 +155,8 @@ func TestMetaToolListFitsContextBudget(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if len(msg) > 3000 {
-		t.Fatalf("tools/list is %d bytes, over the 3 000-byte budget: %v", len(msg), names)
+	if len(msg) > 4400 {
+		t.Fatalf("tools/list is %d bytes, over the 4 400-byte budget: %v", len(msg), names)
 	}
 	if slices.Contains(names, "run_code") || !slices.Contains(names, "call_tool_chain") {
 		t.Fatalf("default tools: %v", names)

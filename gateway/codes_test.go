@@ -415,6 +415,10 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"STORE_FULL":            {by: "internal/resultstore/full_test.go:TestMemoryFullIsTyped"},
 		"TASK_EXPIRED":          {by: "gateway/tasklife_test.go:TestEveryTaskEnds"},
 		"JOURNAL_UNAVAILABLE":   {by: "gateway/tasklife_test.go:TestJournalUnavailableStopsTheRun"},
+		"PROGRAM_NOT_FOUND":     {by: "gateway/programs_test.go:TestSavedProgramsAsTools"},
+		"PROGRAM_FORBIDDEN":     {by: "gateway/programs_test.go:TestSavedProgramsAsTools"},
+		"PROGRAM_INVALID":       {by: "internal/programs/programs_test.go:TestSaveRefusals"},
+		"STORE_UNAVAILABLE":     {by: "internal/programs/programs_test.go:TestStoreDownFailsClosed"},
 		// Last: it closes the gateway's backend manager.
 		"BACKEND_CLOSED": {run: func(t *testing.T, h *codesHarness) {
 			alice := h.client(t, "alice", false)

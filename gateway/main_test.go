@@ -18,7 +18,16 @@ func TestMain(m *testing.M) {
 	runEchoBackendIfRequested()
 	runStderrBackendIfRequested()
 	fakeembed.RunIfRequested()
-	os.Exit(m.Run())
+	// Saved programs go to store.data_dir, by default under
+	// $XDG_DATA_HOME: never the developer's own.
+	dataHome, err := os.MkdirTemp("", "isogate-gateway-test-data")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_DATA_HOME", dataHome)
+	code := m.Run()
+	os.RemoveAll(dataHome)
+	os.Exit(code)
 }
 
 // textResult is a tool result with one text content.

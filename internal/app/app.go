@@ -35,8 +35,10 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/skills"
 	"github.com/isogate/isogate/internal/stats"
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/toolcache"
@@ -65,6 +67,9 @@ type Options struct {
 	// StartWait overrides sandbox.backend_wait: how long a call to a
 	// backend that is still starting waits for it.
 	StartWait time.Duration
+	// Skills serve isogate's own skills (internal/skills) besides the
+	// backends'; none: only the backends' skills.
+	Skills []skills.Source
 }
 
 // App is a composed gateway: its parts and the MCP surface over them.
@@ -83,6 +88,9 @@ type App struct {
 	RunCode   *runcode.Service // nil: run_code off
 	// Semantic fuses search with embeddings (search.embeddings); nil: off.
 	Semantic *embedsearch.Semantic
+	// Programs are the saved programs (save_program), kept in store.redis_url
+	// or store.data_dir.
+	Programs *programs.Programs
 	Surface  *surface.Surface
 
 	logger   *slog.Logger
@@ -281,13 +289,23 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if a.Semantic, err = a.newSemantic(cfg); err != nil {
 		return nil, err
 	}
+	pstore, err := programStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, pstore)
+	a.Programs = programs.New(programs.Options{Store: pstore, Logger: a.logger,
+		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout},
+		OnChange: func() { a.Surface.ProgramsChanged() }})
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox:  a.Sandbox,
 		Desk:     consoleDesk,
+		Skills:   opts.Skills,
 		Semantic: a.Semantic,
+		Programs: a.Programs,
 	}, surface.Options{
 		Version:                      opts.Version,
 		Logger:                       a.logger,

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/sdklog"
+	"github.com/isogate/isogate/internal/skills"
 )
 
 // connect starts or dials the backend, initialises the MCP session and
@@ -145,6 +146,9 @@ func (b *backend) openSession(cctx context.Context, c *conn, p sessionProfile) e
 	addRouting := b.routeClientRequests(copts, p.requests)
 	client := mcp.NewClient(b.opts.ClientInfo, copts)
 	addRouting(client)
+	if err := skills.AddClientMethods(client); err != nil { // skills/list, skills/get (internal/skills)
+		return err
+	}
 	var sessOpts *mcp.ClientSessionOptions
 	if p.version != "" {
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: p.version}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -144,4 +145,110 @@ func checkChanges(keys []string, changes []Change) error {
 		}
 	}
 	return nil
+}
+
+// Lazy is a [Store] opened on its first use (and again after a failed
+// open), so that a gateway that never needs the store never creates its
+// file: every method fails with an error wrapping [ErrUnavailable] while
+// open fails.
+type Lazy struct {
+	open   func() (Store, error)
+	exists func() bool
+	mu     sync.Mutex
+	s      Store
+}
+
+// NewLazy returns a store that calls open on first use. When exists is
+// given and reports false, reads (Get, List) answer as an empty store
+// without opening it: only a write creates it.
+func NewLazy(open func() (Store, error), exists func() bool) *Lazy {
+	return &Lazy{open: open, exists: exists}
+}
+
+// absent reports whether a read may answer as an empty store.
+func (l *Lazy) absent() bool {
+	l.mu.Lock()
+	opened := l.s != nil
+	l.mu.Unlock()
+	return !opened && l.exists != nil && !l.exists()
+}
+
+func (l *Lazy) store() (Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.s != nil {
+		return l.s, nil
+	}
+	s, err := l.open()
+	if err != nil {
+		if !errors.Is(err, ErrUnavailable) {
+			err = fmt.Errorf("%w (%w)", err, ErrUnavailable)
+		}
+		return nil, err
+	}
+	l.s = s
+	return s, nil
+}
+
+// Get implements [Store].
+func (l *Lazy) Get(ctx context.Context, ns, key string) ([]byte, error) {
+	if l.absent() {
+		return nil, fmt.Errorf("%s/%s: %w", ns, key, ErrNotFound)
+	}
+	s, err := l.store()
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, ns, key)
+}
+
+// Put implements [Store].
+func (l *Lazy) Put(ctx context.Context, ns, key string, value []byte, ttl time.Duration) error {
+	s, err := l.store()
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, ns, key, value, ttl)
+}
+
+// Delete implements [Store].
+func (l *Lazy) Delete(ctx context.Context, ns, key string) error {
+	s, err := l.store()
+	if err != nil {
+		return err
+	}
+	return s.Delete(ctx, ns, key)
+}
+
+// List implements [Store].
+func (l *Lazy) List(ctx context.Context, ns string, o ListOptions) ([]Entry, error) {
+	if l.absent() {
+		return nil, nil
+	}
+	s, err := l.store()
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx, ns, o)
+}
+
+// Update implements [Store].
+func (l *Lazy) Update(ctx context.Context, ns string, keys []string, fn func(map[string][]byte) ([]Change, error)) error {
+	s, err := l.store()
+	if err != nil {
+		return err
+	}
+	return s.Update(ctx, ns, keys, fn)
+}
+
+// Close implements [Store]: it closes the store if it was opened.
+func (l *Lazy) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.s == nil {
+		return nil
+	}
+	err := l.s.Close()
+	l.s = nil
+	return err
 }

@@ -426,3 +426,28 @@ func TestRedisRefusesPlantedValues(t *testing.T) {
 		t.Fatalf("planted value listed: %v", l)
 	}
 }
+
+// TestLazyCreatesOnWriteOnly: reads of a store not created yet answer
+// empty without creating it; the first write creates it.
+func TestLazyCreatesOnWriteOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	exists := func() bool { _, err := os.Stat(filepath.Join(dir, kv.BoltFile)); return err == nil }
+	l := kv.NewLazy(func() (kv.Store, error) { return kv.OpenBolt(kv.BoltOptions{Dir: dir}) }, exists)
+	defer l.Close()
+	ctx := context.Background()
+	if _, err := l.Get(ctx, "ns", "k"); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if list, err := l.List(ctx, "ns", kv.ListOptions{}); err != nil || len(list) != 0 {
+		t.Fatal(list, err)
+	}
+	if exists() {
+		t.Fatal("a read created the store")
+	}
+	if err := l.Put(ctx, "ns", "k", []byte("v"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.Get(ctx, "ns", "k"); !exists() || err != nil || string(got) != "v" {
+		t.Fatalf("after the first write: %q, %v", got, err)
+	}
+}

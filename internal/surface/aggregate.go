@@ -11,6 +11,7 @@ import (
 
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/skills"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,6 +30,7 @@ type backendLists struct {
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
 	subscribe bool // the backend supports resources/subscribe
+	skills    bool // the backend declares the Skills extension (skills.go)
 }
 
 // aggregate lists every backend's prompts (named like passthrough tools,
@@ -52,6 +54,10 @@ type aggregate struct {
 
 	naming     naming          // prompt names; the order URIs are claimed in
 	collisions *nameCollisions // prompt names backends share
+
+	// skillRead reads a skill file isogate serves: a declaring backend's
+	// skill:// resources are listed under skill://<backend>/ (skills.go).
+	skillRead mcp.ResourceHandler
 }
 
 func (a *aggregate) attach(s *mcp.Server) {
@@ -106,6 +112,7 @@ func (a *aggregate) fetch(ctx context.Context, name string) (*backendLists, erro
 	if ir := sess.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Resources != nil {
 		l.subscribe = ir.Capabilities.Resources.Subscribe
 	}
+	l.skills = skills.Declared(sess.InitializeResult())
 	// Capabilities are announced at connection time, but a backend may add
 	// prompts or resources later: ask anyway, and take an error (method not
 	// found) as "none".
@@ -147,6 +154,14 @@ func (a *aggregate) publishLocked() {
 	var pairs []namePair
 	prompts := map[namePair]*mcp.Prompt{}
 	claimed := map[string]string{} // "r:uri" / "t:template" → backend
+	// The first segments of skill:// URIs isogate serves itself: its own
+	// skills' and each declaring backend's prefix.
+	skillAuthorities := map[string]bool{skills.OwnAuthority: true}
+	for name, l := range a.lists {
+		if l.skills {
+			skillAuthorities[name] = true
+		}
+	}
 	// Highest priority first, then configuration order.
 	for _, name := range a.naming.rank(a.backends.Backends()) {
 		l := a.lists[name]
@@ -164,6 +179,24 @@ func (a *aggregate) publishLocked() {
 		for _, r := range l.resources {
 			if a.policy.DecideResource(name, r.URI) == pipeline.Denied {
 				continue
+			}
+			if skills.IsSkillURI(r.URI) {
+				if l.skills {
+					// A declaring backend's skill file, under its prefix.
+					uri, _ := skills.Prefixed(name, r.URI)
+					shown := *r
+					shown.URI = uri
+					key := "r:" + uri
+					if a.claim(claimed, key, name) {
+						want[key] = true
+						a.register(key, name, &shown, func(s *mcp.Server) { s.AddResource(&shown, a.skillRead) })
+					}
+					continue
+				}
+				if auth, _ := skills.Authority(r.URI); skillAuthorities[strings.ToLower(auth)] || skillAuthorities[auth] {
+					a.logOnce("r:"+r.URI, fmt.Sprintf("backend %q offers %s, under a prefix isogate serves skills at; ignored", name, r.URI))
+					continue
+				}
 			}
 			if a.claim(claimed, "r:"+r.URI, name) && validURI(r.URI) {
 				owners[r.URI] = name

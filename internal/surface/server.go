@@ -80,12 +80,16 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			// Forwarded to the backend that owns the prompt or template.
 			Completions: &mcp.CompletionCapabilities{},
+			// Skills (skills.go): isogate's own and its backends'.
+			Extensions: skillCapabilities(),
 		},
 		SubscribeHandler:   sf.aggregate.subscribe,
 		UnsubscribeHandler: sf.aggregate.unsubscribe,
 		CompletionHandler:  sf.complete,
 	})
-	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // innermost: the principal is known
+	sf.installSkills(s)                                        // skill files (skills.go)
+	sf.attachPrograms(s, expose)                               // innermost: program tools become call_tool_chain runs
+	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)

@@ -29,8 +29,10 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
 	"github.com/isogate/isogate/internal/resultstore"
 	"github.com/isogate/isogate/internal/runcode"
+	"github.com/isogate/isogate/internal/skills"
 	"github.com/isogate/isogate/internal/tasks"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox/procpool"
@@ -57,9 +59,14 @@ type Parts struct {
 	// records, and may cancel runs and answer approvals (the operator's
 	// console); nil: no console.
 	Desk *desk.Desk
+	// Skills serve isogate's own skills (internal/skills), such as saved
+	// programs; none: only the backends' skills are served.
+	Skills []skills.Source
 	// Semantic fuses search_tools' lexical ranking with embeddings
 	// (search.embeddings); nil: lexical only.
 	Semantic *embedsearch.Semantic
+	// Programs, when set, are the saved programs (programs.go).
+	Programs *programs.Programs
 }
 
 // sandboxReport is the sandbox's report, nil when there is none.
@@ -210,6 +217,9 @@ type Surface struct {
 	clientReqs  clientRequests // backend requests to the calling client
 	callers     callers        // each client session's backend.Caller
 	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
+	programs    programSurface // saved programs (programs.go)
+
+	skills *skills.Service // the Skills extension (skills.go)
 
 	processOwner string // owner key of callers without HTTP or a principal (owner.go)
 
@@ -236,6 +246,7 @@ func New(p Parts, opts Options) *Surface {
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox: p.Sandbox, desk: p.Desk, semantic: p.Semantic,
+		programs:     programSurface{programs: p.Programs},
 		runs:         newRunStore(p.Runs, opts.RecordDir),
 		journals:     p.Journals,
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
@@ -259,6 +270,8 @@ func New(p Parts, opts Options) *Surface {
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
 	sf.forward = forwarder{logger: opts.Logger}
+	sf.skills = sf.newSkills(p.Skills)
+	sf.aggregate.skillRead = sf.skillRead
 	sf.clientReqs = clientRequests{f: &sf.forward}
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release

@@ -70,7 +70,7 @@ const taskSupportOptional = "optional"
 // taskSupport is the execution.taskSupport isogate lists for a tool it
 // serves under name ("": none).
 func (sf *Surface) taskSupport(name string) string {
-	if name == "call_tool_chain" {
+	if name == "call_tool_chain" || sf.isProgramTool(name) {
 		return taskSupportOptional
 	}
 	if sf.manager == nil {

@@ -1,0 +1,86 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/kv"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
+	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// programStore is the store saved programs are kept in: Redis with
+// store.redis_url (every replica sees the same programs), else a bbolt
+// file in store.data_dir, opened (and created) on first use.
+func programStore(cfg *config.Config) (kv.Store, error) {
+	if cfg.Store.RedisURL != "" {
+		return kv.NewRedis(kv.RedisOptions{URL: cfg.Store.RedisURL, HMACKey: []byte(cfg.Store.HMACKey)})
+	}
+	dir := cfg.Store.DataDir
+	// Until the first save the file need not exist: a gateway that never
+	// saves creates nothing, and lists no programs without opening it.
+	return kv.NewLazy(func() (kv.Store, error) { return kv.OpenBolt(kv.BoltOptions{Dir: dir}) },
+		func() bool {
+			_, err := os.Stat(filepath.Join(dir, kv.BoltFile))
+			return !errors.Is(err, fs.ErrNotExist)
+		}), nil
+}
+
+// vetter checks a program at save as sandbox.typecheck: strict would,
+// whatever the mode, and applies the caller's policy to its plan.
+type vetter struct {
+	engine  *codemode.Engine
+	policy  *pipeline.Policy
+	timeout time.Duration // the check's wait (the compiler may be loading)
+}
+
+// Vet implements programs.Vetter.
+func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error) {
+	ctx, cancel := context.WithTimeout(ctx, v.timeout)
+	defer cancel()
+	rep, plan, err := v.engine.Check(ctx, programs.Wrap(code, nil))
+	if err != nil {
+		c := codemode.CodeTypecheckUnavailable
+		switch {
+		case errors.Is(err, typecheck.ErrTimeout):
+			c = codemode.CodeTypecheckTimeout
+		case errors.Is(err, typecheck.ErrTooComplex):
+			c = codemode.CodeTypecheckTooComplex
+		}
+		return nil, v8sandbox.Errorf(c, "the program was not saved: it could not be type-checked (%v); try again in a few seconds", err)
+	}
+	// A denied tool is said as such first, as a run says it.
+	if err := pipeline.AdmitPlan(ctx, v.policy, plan, false); err != nil {
+		return nil, v8sandbox.Errorf(v8sandbox.CodeOf(err), "the program was not saved: %s", strings.TrimPrefix(err.Error(), string(v8sandbox.CodeOf(err))+": "))
+	}
+	if certain := rep.Certain(); len(certain) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "the program was not saved: its tool calls have %d certain mistake(s) (as sandbox.typecheck: strict finds them). Fix them and save it again:", len(certain))
+		for _, d := range certain {
+			b.WriteString("\n- " + d.Hint())
+		}
+		return nil, v8sandbox.Errorf(codemode.CodeTypecheckFailed, "%s", b.String())
+	}
+	out := &programs.Vetting{Calls: []string{}}
+	if plan != nil {
+		for _, t := range plan.Tools {
+			if !t.Unknown {
+				out.Calls = append(out.Calls, t.Name())
+			}
+		}
+		out.Partial = plan.Partial
+		out.Plan, _ = json.Marshal(plan)
+	}
+	return out, nil
+}

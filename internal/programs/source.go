@@ -1,0 +1,59 @@
+package programs
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/isogate/isogate/v8sandbox"
+)
+
+// PolicyBackend is what policy rules call saved programs: a rule names a
+// program as programs.<name> (server.auth.rules allow, deny), as it names
+// a backend's tool as backend.tool.
+const PolicyBackend = "programs"
+
+// CodeInvalidArguments is the code of a call whose arguments the
+// program's parameters refuse (the same as a backend tool's).
+const CodeInvalidArguments v8sandbox.Code = "INVALID_ARGUMENTS"
+
+// Wrap is the program that runs code with args (JSON of an object): code
+// reads them as the constant args, declared on its first line so that
+// line numbers are the code's. A program is checked at save wrapped as it
+// runs.
+func Wrap(code string, args json.RawMessage) string {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	lit, _ := json.Marshal(string(args)) // a JSON string is a JavaScript string literal
+	return "const args = JSON.parse(" + string(lit) + "); " + code
+}
+
+// Source is the program a call of v with arguments runs: arguments are
+// checked against v's parameters first (INVALID_ARGUMENTS: nothing ran).
+func Source(v *Version, arguments json.RawMessage) (string, error) {
+	if len(arguments) == 0 || string(arguments) == "null" {
+		arguments = json.RawMessage("{}")
+	}
+	var args any
+	if err := json.Unmarshal(arguments, &args); err != nil {
+		return "", v8sandbox.Errorf(CodeInvalidArguments, "%s: arguments are not JSON: %v", v.Ref(), err)
+	}
+	if _, ok := args.(map[string]any); !ok {
+		return "", v8sandbox.Errorf(CodeInvalidArguments, "%s: arguments are an object", v.Ref())
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(v.Params, &s); err != nil {
+		return "", v8sandbox.Errorf(CodeInvalid, "%s: its parameters do not decode: %v", v.Ref(), err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return "", v8sandbox.Errorf(CodeInvalid, "%s: its parameters: %v", v.Ref(), err)
+	}
+	if err := rs.Validate(args); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "validating root: ")
+		return "", v8sandbox.Errorf(CodeInvalidArguments, "%s: the arguments do not fit its parameters (nothing ran): %s", v.Ref(), msg)
+	}
+	return Wrap(v.Code, arguments), nil
+}
