@@ -43,7 +43,8 @@ func bigCatalog(n int) *catalog.Catalog {
 // BenchmarkSearch5000: one search_tools ranking at 5 000 tools, lexical
 // alone and fused with embeddings (the fake endpoint process on loopback:
 // a hashed bag of words, not a model, so the figure is the gateway's cost
-// plus one loopback HTTP round trip, not a model's inference), side by
+// plus one loopback HTTP round trip, not a model's inference), and the
+// semantic ranking alone (one query vector against every tool's), side by
 // side in one run. `go test -run XXX -bench Search5000 ./internal/embedsearch`.
 func BenchmarkSearch5000(b *testing.B) {
 	for _, dims := range []int{384, 1024} {
@@ -74,7 +75,10 @@ func BenchmarkSearch5000(b *testing.B) {
 			}
 		})
 		set := sem.cur.Load()
-		q := set.vec(0)
+		q, err := normalized(fakeembed.Vector(queries[0], dims))
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.Run(fmt.Sprintf("ranking-only/dims=%d", dims), func(b *testing.B) {
 			for b.Loop() {
 				semanticRanking(set, q, "", minDepth)
