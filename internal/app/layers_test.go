@@ -30,6 +30,7 @@ var layers = []struct {
 	{1, []string{"internal/resume", "internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
 		"internal/backendauth", "internal/jsonrpcio"}},
+	{1, []string{"internal/lexicon/..."}}, // stems and WordNet synonyms, for the catalogue's search
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
 	{1, []string{"internal/kv"}},                          // the durable key-value store (bbolt or Redis)
