@@ -149,6 +149,11 @@ type index struct {
 	// word of a kind of it (a sense's direct hypernym); frequencies are
 	// weighted and summed over the document's words like a term's.
 	own, hyper map[uint32][]posting
+	// clipped maps a clipped word's term to the longer word it begins
+	// ("repo" → "repository"), acronyms two initials to the adjacent
+	// words they stand for ("pr" → "pull request"): [index.buildAbbrevs].
+	clipped  map[int32]int32
+	acronyms map[string][2]int32
 }
 
 // buildIndex indexes entries (document id = position in entries) for
@@ -232,6 +237,7 @@ func buildIndex(entries []*Entry) *index {
 	for id, w := range ix.surface {
 		ix.surfRunes[id] = []rune(w)
 	}
+	ix.buildAbbrevs(entries)
 	return ix
 }
 
@@ -408,6 +414,20 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 				}
 			}
 		}
+		// A clipped word also means the word it begins ("repo": repository).
+		if long, isClipped := ix.clipped[id]; found && isClipped {
+			plist := ix.postings[long]
+			w := idf(n, len(plist))
+			for _, p := range plist {
+				if !ok(p.doc) {
+					continue
+				}
+				if word[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				word[p.doc] = max(word[p.doc], bm25(w, p))
+			}
+		}
 		// Through concepts: the word's senses met by the tool's words'
 		// senses or hypernyms, the word's hypernyms by the tool's senses.
 		rel := lexicon.Concepts(t.stem)
@@ -429,6 +449,24 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 						touched = append(touched, p.doc)
 					}
 					word[p.doc] = max(word[p.doc], bm25(w, p))
+				}
+			}
+		}
+		// An unknown pair of letters may be the catalogue's acronym of two
+		// words ("pr": pull request): it matches both.
+		if acr, isAcr := ix.acronyms[t.stem]; !found && !conceptFound && isAcr {
+			found = true
+			for _, id := range acr {
+				plist := ix.postings[id]
+				w := idf(n, len(plist))
+				for _, p := range plist {
+					if !ok(p.doc) {
+						continue
+					}
+					if word[p.doc] == 0 {
+						touched = append(touched, p.doc)
+					}
+					word[p.doc] += bm25(w, p)
 				}
 			}
 		}
