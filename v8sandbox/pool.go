@@ -43,7 +43,7 @@ type Options struct {
 type Pool struct {
 	opts   Options
 	logger *slog.Logger
-	idle   chan *worker // workers ready for a run
+	idle   *idleWorkers // workers ready for a run (idle.go)
 	busy   atomic.Int32 // runs in progress
 	quit   chan struct{}
 	closed sync.Once
@@ -83,11 +83,11 @@ func NewPool(opts Options) *Pool {
 	p := &Pool{
 		opts:   opts,
 		logger: logger.With("component", "v8sandbox"),
-		idle:   make(chan *worker, opts.Workers),
+		idle:   newIdleWorkers(opts.Workers),
 		quit:   make(chan struct{}),
 	}
 	for i := range opts.Workers {
-		p.idle <- newWorker(p, i)
+		p.idle.put(newWorker(p, i))
 	}
 	return p
 }
@@ -144,7 +144,8 @@ func (p *Pool) run(ctx context.Context, job Job, host Host) outcome {
 	default:
 	}
 	select {
-	case w = <-p.idle:
+	case <-p.idle.ready:
+		w = p.idle.pop()
 	case <-ctx.Done():
 		return outcome{response: response{err: WaitError(ctx, "waiting for a free sandbox worker")}}
 	case <-p.quit:
@@ -164,7 +165,7 @@ func (p *Pool) Close() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		for range p.opts.Workers {
-			w := <-p.idle
+			w := p.idle.take()
 			w.budget.bind()
 			w.disposeIsolate()
 		}
