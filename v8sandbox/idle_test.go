@@ -38,3 +38,32 @@ func TestIdleWorkersReuseTheWarmIsolate(t *testing.T) {
 		}
 	}
 }
+
+// Warm leaves one worker with its isolate and a prepared context, at the
+// top of the idle workers, where the first run takes it.
+func TestWarmPreparesTheFirstRun(t *testing.T) {
+	p := NewPool(Options{Workers: 2})
+	defer p.Close()
+	p.Warm()
+	for range 2 {
+		<-p.idle.ready
+	}
+	isolates, warm := 0, 0
+	p.idle.mu.Lock()
+	for _, w := range p.idle.stack {
+		isolates += w.isolates
+		if w.warm != nil {
+			warm++
+		}
+	}
+	p.idle.mu.Unlock()
+	for range 2 {
+		p.idle.ready <- struct{}{}
+	}
+	if isolates != 1 || warm != 1 {
+		t.Fatalf("after Warm: %d isolates, %d prepared contexts; want 1 and 1", isolates, warm)
+	}
+	if res, err := p.Run(context.Background(), Job{Source: "1 + 1", AwaitResult: true}, nil); err != nil || string(res.Value) != "2" {
+		t.Fatalf("first run after Warm: %s %v", res.Value, err)
+	}
+}

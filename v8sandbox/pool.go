@@ -172,6 +172,28 @@ func (p *Pool) Close() {
 	})
 }
 
+// Warm makes the isolate of one worker and prepares its context for a job
+// with the pool's default limits and no host functions or prelude, so that
+// the pool's first run starts as warm as its later ones (a sandbox worker
+// process does this before it reports ready). It waits for a free worker.
+func (p *Pool) Warm() {
+	var w *worker
+	select {
+	case <-p.idle.ready:
+		w = p.idle.pop()
+	case <-p.quit:
+		return
+	}
+	defer p.idle.put(w)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w.budget.bind()
+	if w.last == nil {
+		w.last = &Job{Limits: p.opts.Defaults}
+	}
+	w.prewarm()
+}
+
 // WithDefaults returns l with its zero fields taken from d.
 func (l Limits) WithDefaults(d Limits) Limits {
 	if l.Timeout <= 0 {

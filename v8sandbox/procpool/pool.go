@@ -691,8 +691,10 @@ func (p *Pool) monitor() {
 			switch {
 			case p.opts.KillRSSMB > 0 && rss > int64(p.opts.KillRSSMB)<<20:
 				pr.kill(killRSS, fmt.Sprintf("RSS %d MB over the %d MB hard limit", rss>>20, p.opts.KillRSSMB))
-			case p.opts.MaxRSSMB > 0 && rss > int64(p.opts.MaxRSSMB)<<20:
+			case p.opts.MaxRSSMB > 0 && rss > int64(p.opts.MaxRSSMB)<<20 && isClosed(pr.readyCh):
 				// Drained: it takes no new run and exits once its runs end.
+				// (A worker still starting has none: recycling it would
+				// only restart the start.)
 				p.retire(pr, fmt.Sprintf("RSS %d MB over the %d MB limit", rss>>20, p.opts.MaxRSSMB))
 			}
 		}

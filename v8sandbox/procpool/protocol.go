@@ -60,6 +60,12 @@ type message struct {
 	// V8 took the one its init carried.
 	CodeCache       []byte `json:"code_cache,omitempty"`
 	CodeCacheLoaded bool   `json:"code_cache_loaded,omitempty"`
+	// Snapshot (ready) is the V8 startup snapshot the worker made before
+	// it was given any run, when its init asked for it (snapshot.go).
+	Snapshot []byte `json:"snapshot,omitempty"`
+	// SnapshotLoaded reports that the worker's isolates start from the
+	// snapshot its init carried.
+	SnapshotLoaded bool `json:"snapshot_loaded,omitempty"`
 
 	// run: PreludeRef names the job's prelude; the job carries its text
 	// only when the worker does not hold it yet (prelude.go).
@@ -95,6 +101,13 @@ type initConfig struct {
 	// KeepCodeCache asks for the one the worker makes (ready).
 	CodeCache     []byte `json:"code_cache,omitempty"`
 	KeepCodeCache bool   `json:"keep_code_cache,omitempty"`
+	// Snapshot is the V8 startup snapshot to start isolates from, made by
+	// an earlier worker of the same command; WantSnapshot asks for the one
+	// the worker makes (ready). HeapMB is the heap limit of the isolate
+	// the worker prepares before ready (snapshot.go).
+	Snapshot     []byte `json:"snapshot,omitempty"`
+	WantSnapshot bool   `json:"want_snapshot,omitempty"`
+	HeapMB       int    `json:"heap_mb,omitempty"`
 }
 
 // errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.

@@ -66,6 +66,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 		s.pool = v8sandbox.NewPool(v8sandbox.Options{
 			Workers:      slots,
 			RecycleAfter: first.Init.RecycleAfter,
+			Defaults:     v8sandbox.Limits{HeapMB: first.Init.HeapMB},
 			Logger:       logger,
 		})
 	}
@@ -73,6 +74,9 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 	defer s.shutdown(cancelAll)
 
 	ready := &message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}
+	if s.pool != nil {
+		startWarm(first.Init, s.pool, ready, logger) // snapshot.go
+	}
 	if s.checks != nil {
 		made, loaded := s.checks.codeCache.report()
 		ready.CodeCacheLoaded = loaded
