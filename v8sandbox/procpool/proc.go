@@ -238,13 +238,13 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
 		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.checker,
 			CodeCache: codeCache, KeepCodeCache: p.opts.checker && p.opts.checkerCache != nil,
-			Snapshot: snapshot, WantSnapshot: wantSnapshot, HeapMB: p.opts.Defaults.HeapMB}})
+			SnapshotBytes: len(snapshot), WantSnapshot: wantSnapshot, HeapMB: p.opts.Defaults.HeapMB}})
 	if err != nil {
 		pr.kill(killStartup, err.Error())
 		<-pr.exited
 		return nil, err
 	}
-	pr.send(frame)
+	pr.send(append(frame, snapshot...)) // the snapshot follows init, raw
 	startLimit := workerStartTimeout
 	if p.opts.checker {
 		startLimit = checkerStartTimeout // it loads the compiler first

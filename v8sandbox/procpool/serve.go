@@ -48,6 +48,12 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 		return fmt.Errorf("%w: parent speaks protocol %d, this worker %d", errProtocol, first.Version, protocolVersion)
 	}
 	slots := max(first.Init.Slots, 1)
+	var snapshot []byte
+	if n := first.Init.SnapshotBytes; n != 0 {
+		if snapshot, err = fr.readRaw(n); err != nil {
+			return fmt.Errorf("reading the startup snapshot: %w", err)
+		}
+	}
 
 	s := &server{
 		w:      w,
@@ -75,7 +81,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 
 	ready := &message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}
 	if s.pool != nil {
-		startWarm(first.Init, s.pool, ready, logger) // snapshot.go
+		startWarm(first.Init, snapshot, s.pool, ready, logger) // snapshot.go
 	}
 	if s.checks != nil {
 		made, loaded := s.checks.codeCache.report()

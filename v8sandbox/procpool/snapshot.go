@@ -14,7 +14,7 @@ import (
 // process makes at its first isolate: tens of milliseconds of CPU, paid by
 // every worker on its first run. Instead, the parent keeps the snapshot of
 // the first worker started with a command and gives it to every later
-// worker of that command in its init frame; and a worker makes its first
+// worker of that command right after its init frame (raw bytes); and a worker makes its first
 // isolate and prepares a context before it answers ready, so that its
 // first run (a new principal's, on a spare) costs what a warm run costs.
 //
@@ -65,11 +65,11 @@ func (p *Pool) keepSnapshot(pr *proc, blob []byte) {
 }
 
 // startWarm is a worker's start-up of V8 before ready: it starts its
-// isolates from the snapshot init carries (or makes its own), puts the
+// isolates from the snapshot that followed init (or makes its own), puts the
 // snapshot in ready when init asks for it, and prepares the first isolate.
-func startWarm(init *initConfig, pool *v8sandbox.Pool, ready *message, logger *slog.Logger) {
-	if len(init.Snapshot) > 0 {
-		err := v8sandbox.UseStartupSnapshot(init.Snapshot)
+func startWarm(init *initConfig, snapshot []byte, pool *v8sandbox.Pool, ready *message, logger *slog.Logger) {
+	if len(snapshot) > 0 {
+		err := v8sandbox.UseStartupSnapshot(snapshot)
 		if err != nil {
 			logger.Warn("sandbox worker: making its own V8 startup snapshot", "reason", err)
 		}
