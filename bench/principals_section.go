@@ -68,7 +68,7 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 
 	b.WriteString("| figure | p50 | ÷ a warm run of one principal |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| warm trivial run, one principal, one at a time (1 ÷ its throughput below) | %s ms | ×1.00 |\n", ms(perRun))
-	fmt.Fprintf(&b, "| worker start (`procpool.New` of one worker: spawn, confinement, V8, handshake; %d samples) | %s ms | %s |\n", len(start), ms(median(start)), times(float64(median(start))/float64(perRun)))
+	fmt.Fprintf(&b, "| worker start (`procpool.New` of one worker: spawn, confinement, V8 up from the startup snapshot the first worker made, its first isolate and context prepared, handshake; %d samples) | %s ms | %s |\n", len(start), ms(median(start)), times(float64(median(start))/float64(perRun)))
 	fmt.Fprintf(&b, "| a new principal's first run, pool at rest, %d spares (%d samples) | %s ms | %s |\n", config.DefaultSpareWorkers, len(firstSpare), ms(median(firstSpare)), times(float64(median(firstSpare))/float64(perRun)))
 	fmt.Fprintf(&b, "| a new principal's first run, pool at rest, no spares (%d samples) | %s ms | %s |\n", len(firstBare), ms(median(firstBare)), times(float64(median(firstBare))/float64(perRun)))
 
@@ -89,6 +89,12 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		fmt.Fprintf(&b, "\nAfter the 64-principal cells, %d workers were parked for their principal (idle workers): each counted for %.1f MB of its own memory against the budget, %.1f MB RSS and %.1f MB PSS on average (`/proc/<pid>/smaps_rollup`; the rest of the RSS is the binary's pages shared with the other workers).\n",
 			idle.n, float64(idle.own)/float64(idle.n)/(1<<20), float64(idle.rss)/float64(idle.n)/(1<<20), float64(idle.pss)/float64(idle.n)/(1<<20))
 	}
+
+	pace, err := agentPace(ctx, cfg) // principals_pace.go
+	if err != nil {
+		return "", fmt.Errorf("an agent's pace: %w", err)
+	}
+	b.WriteString(pace)
 
 	shares := fairShareCost(ctx, budget, rounds)
 	fmt.Fprintf(&b, "\nFair shares (`internal/fairshare`, the gate of V8 slots and backend call slots): one acquire and release of a slot of 8 by 8 goroutines at once, each cycling over its part of the principals (share 4), against the buffered-channel semaphore used before; they take turns in %d rounds, %s each in all.\n\n", rounds, budget)
