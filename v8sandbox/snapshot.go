@@ -140,8 +140,14 @@ func sharedSnapshot(logger *slog.Logger) *snapshot {
 // and of every startup script, so that a blob from another build is
 // refused instead of given to V8 (which aborts on a blob it cannot read).
 
+// StartupKey identifies the startup snapshot of this binary: a digest of
+// V8's version and of every startup script. Two processes whose keys are
+// equal start their isolates from the same state. Call it after every
+// [AddStartupScript] (from init functions).
+func StartupKey() []byte { return snapshotKey() }
+
 // snapshotKey identifies this binary's startup snapshot.
-func snapshotKey() []byte {
+var snapshotKey = sync.OnceValue(func() []byte {
 	h := sha256.New()
 	h.Write([]byte(v8.Version()))
 	h.Write([]byte{0})
@@ -149,7 +155,7 @@ func snapshotKey() []byte {
 	h.Write([]byte{0})
 	h.Write([]byte(startupWarmup()))
 	return h.Sum(nil)
-}
+})
 
 // StartupSnapshot returns this process's startup snapshot, making it now
 // if no isolate has made it yet, as a blob that [UseStartupSnapshot] takes
@@ -164,7 +170,8 @@ func StartupSnapshot() []byte {
 		return nil
 	}
 	data := C.GoBytes(unsafe.Pointer(C.isogate_snapshot_data(s.s)), C.int(s.size()))
-	return append(snapshotKey(), data...)
+	key := snapshotKey()
+	return append(append(make([]byte, 0, len(key)+len(data)), key...), data...)
 }
 
 // UseStartupSnapshot makes this process's isolates start from blob, a

@@ -238,7 +238,8 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
 		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.checker,
 			CodeCache: codeCache, KeepCodeCache: p.opts.checker && p.opts.checkerCache != nil,
-			SnapshotBytes: len(snapshot), WantSnapshot: wantSnapshot, HeapMB: p.opts.Defaults.HeapMB}})
+			SnapshotBytes: len(snapshot), WantSnapshot: wantSnapshot, HeapMB: p.opts.Defaults.HeapMB,
+			StartupKey: p.opts.startupKey}})
 	if err != nil {
 		pr.kill(killStartup, err.Error())
 		<-pr.exited

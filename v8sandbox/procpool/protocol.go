@@ -19,7 +19,7 @@ import (
 
 // protocolVersion is checked by both sides in the init/ready handshake, so
 // a worker built from another version of the binary is refused.
-const protocolVersion = 5
+const protocolVersion = 6
 
 // MaxFrameBytes is the largest frame either side accepts (length prefix
 // excluded). A bigger frame from a worker is a protocol violation that kills
@@ -110,6 +110,10 @@ type initConfig struct {
 	SnapshotBytes int  `json:"snapshot_bytes,omitempty"`
 	WantSnapshot  bool `json:"want_snapshot,omitempty"`
 	HeapMB        int  `json:"heap_mb,omitempty"`
+	// StartupKey is the parent's v8sandbox.StartupKey when the worker is
+	// the dedicated worker binary, which refuses to serve under another
+	// key (workerbinary.go).
+	StartupKey []byte `json:"startup_key,omitempty"`
 }
 
 // errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.

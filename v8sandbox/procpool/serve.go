@@ -47,6 +47,9 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 	if first.Version != protocolVersion {
 		return fmt.Errorf("%w: parent speaks protocol %d, this worker %d", errProtocol, first.Version, protocolVersion)
 	}
+	if err := checkStartupKey(first.Init.StartupKey); err != nil { // workerbinary.go
+		return err
+	}
 	slots := max(first.Init.Slots, 1)
 	var snapshot []byte
 	if n := first.Init.SnapshotBytes; n != 0 {
