@@ -51,7 +51,7 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("worker start: %w", err)
 	}
-	if err := measureWorkerStarts(ctx, startCases, samples); err != nil {
+	if err := measureWorkerStarts(ctx, startCases, 3*samples); err != nil { // a start is noisy: more samples
 		return "", fmt.Errorf("worker start: %w", err)
 	}
 	start := startCases[0].start
