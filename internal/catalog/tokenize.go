@@ -17,7 +17,7 @@ type token struct {
 // stopwords are dropped from documents and queries: they carry no meaning
 // for tool search and would otherwise attract fuzzy corrections.
 var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true,
+	"a": true, "all": true, "an": true, "and": true, "are": true, "as": true, "at": true,
 	"be": true, "by": true, "can": true, "do": true, "for": true,
 	"from": true, "how": true, "i": true, "if": true, "in": true,
 	"into": true, "is": true, "it": true, "its": true, "me": true,
