@@ -240,7 +240,12 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 
 	a.Typecheck, a.checker = checkerOf(cfg, sandboxLog)
 	shaping := OutputOptions(cfg.Sandbox)
+	programState, err := a.programState(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if a.Engine, err = codemode.New(codemode.Options{
+		State:         programState,
 		Runner:        a.Runner,
 		Catalog:       codemode.FromCatalog(a.Catalog),
 		Caller:        pipelineCaller{a.Calls},

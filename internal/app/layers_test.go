@@ -32,6 +32,8 @@ var layers = []struct {
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
 	{2, []string{"internal/embedsearch"}}, // search_tools' embeddings, over the catalogue
+	// The durable store, and programs' own state on it.
+	{2, []string{"internal/kv", "internal/state"}},
 
 	{3, []string{"internal/pipeline"}},
 	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},

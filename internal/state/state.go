@@ -25,6 +25,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/kv"
 	"github.com/isogate/isogate/v8sandbox"
@@ -47,10 +48,10 @@ const (
 const (
 	// DefaultMaxKeys is how many keys one principal may keep
 	// (state.max_keys).
-	DefaultMaxKeys = 1000
+	DefaultMaxKeys = config.DefaultStateMaxKeys
 	// DefaultMaxBytes bounds the bytes of one principal's keys and values
 	// (their JSON) together (state.max_bytes).
-	DefaultMaxBytes = 1 << 20
+	DefaultMaxBytes = config.DefaultStateMaxBytes
 	// MaxKeyBytes bounds a key.
 	MaxKeyBytes = 256
 	// DefaultListLimit is how many keys state.list returns without a limit.
