@@ -557,6 +557,10 @@ type RunCodeConfig struct {
 	Fetch FetchConfig `koanf:"fetch"`
 	// Weather configures the weather API inside the sandbox.
 	Weather WeatherConfig `koanf:"weather"`
+	// State offers state.get/set/delete/list in run_code: the caller's
+	// own key-value store, as in call_tool_chain programs (bounded by
+	// state.*). Default false: run_code stays a read-only computation.
+	State bool `koanf:"state"`
 }
 
 // FetchConfig configures api.fetch inside the sandbox.

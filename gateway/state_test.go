@@ -249,3 +249,26 @@ return "seen " + n + ", now " + (await state.get(%[1]q));`, key)
 		})
 	}
 }
+
+// TestRunCodeSharesProgramsState: with run_code.state, run_code's state
+// is the caller's, the one its call_tool_chain programs read.
+func TestRunCodeSharesProgramsState(t *testing.T) {
+	h := newHTTPGateway(t, func(c *config.Config) {
+		c.Store.DataDir = t.TempDir()
+		c.Server.Auth.Mode = config.AuthToken
+		c.Server.Auth.Tokens = programTokens
+		c.Backends = map[string]config.Backend{}
+		c.RunCode.Enabled = true
+		c.RunCode.State = true
+	})
+	alice, bob := h.connectProgram(t, "alice", nil), h.connectProgram(t, "bob", nil)
+	if text, isErr, _ := callProgramTool(t, alice, "run_code", map[string]any{"code": `await state.set("from", "run_code"); return 1`}); isErr {
+		t.Fatal(text)
+	}
+	if text, isErr, _ := chainText(t, alice, `return await state.get("from")`); isErr || text != "run_code" {
+		t.Fatalf("call_tool_chain reads: %s", text)
+	}
+	if text, isErr, _ := chainText(t, bob, `return (await state.get("from")) ?? "none"`); isErr || text != "none" {
+		t.Fatalf("bob reads alice's: %s", text)
+	}
+}
