@@ -72,8 +72,13 @@ func stateDeclarations(v *view) string {
 	return stateDecls
 }
 
+// stateTypeName is the state object's interface in the checker's
+// declarations: the checker follows it as it follows a backend's, so that
+// the plan lists the program's state writes (pipeline.Plan.State).
+const stateTypeName = "IsogateState"
+
 // stateDecls are the checker's declarations of the state object.
-const stateDecls = `interface IsogateState {
+const stateDecls = "interface " + stateTypeName + ` {
   get<T = any>(key: string): Promise<T | undefined>;
   set(key: string, value: unknown, options?: { ttl?: number }): Promise<void>;
   delete(key: string): Promise<boolean>;

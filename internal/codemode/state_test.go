@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/kv"
+	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/state"
 	"github.com/isogate/isogate/internal/typecheck"
 )
@@ -218,5 +220,42 @@ func TestBackendNamedStateKeepsItsName(t *testing.T) {
 	}
 	if d := declarationsOf(e.view()); strings.Contains(d, "IsogateState") {
 		t.Errorf("the checker is told state is the store:\n%s", d)
+	}
+}
+
+// TestStateWritesInThePlan: the checker follows the state object as it
+// follows a backend, so a checked program's plan lists its state writes
+// (not its reads) with their lines and loops, shown with the plan; they
+// are no tools to policy.
+func TestStateWritesInThePlan(t *testing.T) {
+	if err := typecheck.Shared().Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var seen *pipeline.Plan
+	f := newFixture(t, Options{Typecheck: typecheck.Shared(), TypecheckMode: TypecheckStrict, TypecheckTimeout: time.Minute,
+		State: newCountingState(t), AdmitPlan: func(_ context.Context, plan *pipeline.Plan, _ bool) error {
+			seen = plan
+			return nil
+		}})
+	r := f.ok(t, `const n = (await state.get("n")) ?? 0;
+for (const k of ["a", "b"]) await state.set(k, n);
+await state.delete("a");
+const s = await everything.get_sum({a: 1, b: 2});
+return [n, s];`)
+	if r.IsError || seen == nil {
+		t.Fatalf("%s; plan %+v", r.Text, seen)
+	}
+	var ops []string
+	for _, w := range seen.State {
+		ops = append(ops, fmt.Sprintf("%s@%v:%s", w.Name(), w.Lines, w.Loop))
+	}
+	if got := strings.Join(ops, " "); got != "state.set@[2]:yes state.delete@[3]:no" {
+		t.Errorf("state writes in the plan: %q", got)
+	}
+	if len(seen.Tools) != 1 || seen.Tools[0].Name() != "everything.get-sum" || seen.Partial {
+		t.Errorf("tools in the plan: %+v (partial %v)", seen.Tools, seen.Partial)
+	}
+	if text := seen.Text(); !strings.Contains(text, "- state.set: writes the caller's own state (line 2; in a loop: yes)") {
+		t.Errorf("the plan as shown:\n%s", text)
 	}
 }
