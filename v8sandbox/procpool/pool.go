@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -92,15 +91,19 @@ type Options struct {
 	// least recently parked are ended beyond the budget (idle.go). 0 (the
 	// default) parks none.
 	IdleWorkersMB int
+	// Checker makes every worker a checker worker: its runs are answered
+	// by the [CheckServer] the binary registered ([RegisterChecker]), not
+	// run as programs.
+	Checker bool
+	// CheckerCache keeps the code cache of the checker workers' server:
+	// the parent sends it in the init frame and keeps the one a worker
+	// made as it started (nil: none).
+	CheckerCache v8sandbox.ResidentCodeCache
 
 	// layers overrides the layers a worker applies itself, noNamespaces
 	// spawns it without namespaces (tests only).
 	layers       *layerSet
 	noNamespaces bool
-	// checker makes every worker a type checker (checker.go);
-	// checkerCache keeps their compiler's code cache (nil: none).
-	checker      bool
-	checkerCache *typecheck.CodeCacheFile
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements

@@ -214,8 +214,8 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	stdout, stderr, slot := pr.stdout, pr.stderr, pr.slot
 	pr.ns = ns
 	var codeCache []byte
-	if p.opts.checker && p.opts.checkerCache != nil {
-		codeCache = p.opts.checkerCache.Load()
+	if p.opts.Checker && p.opts.CheckerCache != nil {
+		codeCache = p.opts.CheckerCache.Load()
 		pr.codeCacheGiven = len(codeCache) > 0
 	}
 	pr.pid = cmd.Process.Pid
@@ -232,8 +232,8 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	}
 
 	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
-		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.checker,
-			CodeCache: codeCache, KeepCodeCache: p.opts.checker && p.opts.checkerCache != nil}})
+		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.Checker,
+			CodeCache: codeCache, KeepCodeCache: p.opts.Checker && p.opts.CheckerCache != nil}})
 	if err != nil {
 		pr.kill(killStartup, err.Error())
 		<-pr.exited
@@ -241,7 +241,7 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	}
 	pr.send(frame)
 	startLimit := workerStartTimeout
-	if p.opts.checker {
+	if p.opts.Checker {
 		startLimit = checkerStartTimeout // it loads the compiler first
 	}
 	timer := time.NewTimer(startLimit)
@@ -363,7 +363,7 @@ func (pr *proc) dispatch(m *message) error {
 			return fmt.Errorf("%w: worker speaks protocol %d, parent %d", errProtocol, m.Version, protocolVersion)
 		}
 		pr.confine = m.Confine
-		if c := p.opts.checkerCache; c != nil && p.opts.checker {
+		if c := p.opts.CheckerCache; c != nil && p.opts.Checker {
 			// Made before the worker parsed any program: as trusted as
 			// its start.
 			if pr.codeCacheGiven {

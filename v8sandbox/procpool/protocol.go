@@ -86,12 +86,11 @@ type message struct {
 type initConfig struct {
 	Slots        int `json:"slots"`
 	RecycleAfter int `json:"recycle_after,omitempty"`
-	// Checker makes the worker a type checker: each run is a check
-	// (checker_worker.go), served by the TypeScript compiler loaded before
-	// ready.
+	// Checker makes the worker a checker worker: each run is answered by
+	// the binary's CheckServer (checks.go), started before ready.
 	Checker bool `json:"checker,omitempty"`
 	// CodeCache is V8's code cache of the compiler for a checker worker,
-	// which reads no file: the parent keeps it (typecheck.CodeCacheFile).
+	// which reads no file: the parent keeps it (Options.CheckerCache).
 	// KeepCodeCache asks for the one the worker makes (ready).
 	CodeCache     []byte `json:"code_cache,omitempty"`
 	KeepCodeCache bool   `json:"keep_code_cache,omitempty"`

@@ -74,7 +74,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 
 	ready := &message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}
 	if s.checks != nil {
-		made, loaded := s.checks.codeCache.report()
+		made, loaded := s.checks.CodeCache()
 		ready.CodeCacheLoaded = loaded
 		if first.Init.KeepCodeCache {
 			ready.CodeCache = made
@@ -138,7 +138,7 @@ type server struct {
 	w      io.Writer
 	logger *slog.Logger
 	pool   *v8sandbox.Pool // nil in a checker worker
-	checks *checkServer    // a checker worker's compiler (checker_worker.go)
+	checks CheckServer     // a checker worker's server (checks.go)
 
 	preludes preludeCache // held preludes, used by the read loop only
 
@@ -319,7 +319,7 @@ func (s *server) shutdown(cancelAll context.CancelFunc) {
 			s.pool.Close()
 		}
 		if s.checks != nil {
-			s.checks.close()
+			s.checks.Close()
 		}
 		close(done)
 	}()
