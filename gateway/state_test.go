@@ -142,7 +142,9 @@ return {keys: keys.length, whose: [...whose], visits: await state.get("visits") 
 
 // TestStateQuotaRefused: a program that writes past state.max_keys fails
 // with STATE_QUOTA_EXCEEDED (the run's code when uncaught), the keys
-// before it kept, nothing past it; another principal has its own quota.
+// before it kept, nothing past it, counted in
+// isogate_store_refusals_total{store="state"}; another principal has its
+// own quota.
 func TestStateQuotaRefused(t *testing.T) {
 	h := stateGateway(t, t.TempDir(), "", 3)
 	alice, bob := h.connectProgram(t, "alice", nil), h.connectProgram(t, "bob", nil)
@@ -155,6 +157,9 @@ func TestStateQuotaRefused(t *testing.T) {
 	}
 	if text, isErr, _ := chainText(t, bob, `for (let i = 0; i < 3; i++) await state.set("k" + i, i); return (await state.list()).length`); isErr || text != "3" {
 		t.Fatalf("bob's own quota: %s", text)
+	}
+	if got := scrape(t, strings.TrimSuffix(h.url, "/mcp"))[`isogate_store_refusals_total{store="state"}`]; got != 1 {
+		t.Errorf(`isogate_store_refusals_total{store="state"} = %v, want 1`, got)
 	}
 }
 

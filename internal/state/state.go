@@ -101,6 +101,9 @@ type Options struct {
 	MaxTTL time.Duration
 	// Now is the clock expiry follows; default time.Now.
 	Now func() time.Time
+	// OnRefused, when set, is told of each write refused at a quota
+	// (metrics: isogate_store_refusals_total{store="state"}).
+	OnRefused func()
 }
 
 // State serves programs' state calls. It is safe for concurrent use.
@@ -248,6 +251,9 @@ func (s *State) Set(ctx context.Context, owner, key string, value json.RawMessag
 	}
 	size := len(key) + len(value)
 	if size > s.o.MaxBytes {
+		if s.o.OnRefused != nil {
+			s.o.OnRefused()
+		}
 		return &v8sandbox.HostError{Code: CodeQuotaExceeded, Message: fmt.Sprintf(
 			"%s: state.set(%q): the key and its value take %d bytes, more than the %d a principal may keep (state.max_bytes); nothing was written",
 			CodeQuotaExceeded, key, size, s.o.MaxBytes)}
@@ -286,6 +292,11 @@ func (s *State) Set(ctx context.Context, owner, key string, value json.RawMessag
 		ub, _ := json.Marshal(u)
 		return []kv.Change{{Key: usageKey, Value: ub}, {Key: ek, Value: eb, TTL: ttl}}, nil
 	})
+	if s.o.OnRefused != nil {
+		if he, ok := errors.AsType[*v8sandbox.HostError](err); ok && he.Code == CodeQuotaExceeded {
+			s.o.OnRefused()
+		}
+	}
 	return failureOrNil("set", err)
 }
 

@@ -170,7 +170,8 @@ func TestQuotasRefusedWithTheirCode(t *testing.T) {
 	ctx := context.Background()
 	for name, pair := range stores(t) {
 		t.Run(name, func(t *testing.T) {
-			st := newState(t, pair[0], state.Options{MaxKeys: 3, MaxBytes: 40})
+			refused := 0
+			st := newState(t, pair[0], state.Options{MaxKeys: 3, MaxBytes: 40, OnRefused: func() { refused++ }})
 			for i := range 3 {
 				if err := st.Set(ctx, "alice", fmt.Sprint("k", i), json.RawMessage(`1`), 0); err != nil {
 					t.Fatal(err)
@@ -203,6 +204,9 @@ func TestQuotasRefusedWithTheirCode(t *testing.T) {
 			}
 			if err := st.Set(ctx, "alice", "k3", json.RawMessage(`1`), 0); err != nil {
 				t.Fatalf("after a delete: %v", err)
+			}
+			if refused != 3 {
+				t.Errorf("OnRefused told of %d refusals, want 3", refused)
 			}
 			// Another principal has quotas of its own.
 			if err := st.Set(ctx, "bob", "k9", json.RawMessage(`1`), 0); err != nil {
