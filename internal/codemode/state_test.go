@@ -81,6 +81,11 @@ return [n === undefined, await state.get("n"), await state.list({prefix: "n"})];
 	if got := run(bob, bump); got != `[true,1,["n"]]` {
 		t.Fatalf("bob's first run sees alice's state: %s", got)
 	}
+	// A one-call program of the shape the fast path serves without V8
+	// (b.t({...})) reaches the state object in V8, not a backend.
+	if got := run(alice, `return await state.list({prefix: "n"})`); got != `["n"]` {
+		t.Fatalf("a one-call program: %s", got)
+	}
 	if got := run(alice, `return [await state.delete("n"), await state.delete("n"), await state.get("n") === undefined]`); got != `[true,false,true]` {
 		t.Fatalf("delete: %s", got)
 	}
