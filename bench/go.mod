@@ -14,6 +14,7 @@ require (
 require (
 	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/kljensen/snowball v0.10.0 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
 )
 
 require (

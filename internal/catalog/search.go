@@ -396,6 +396,24 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 		tf := float64(p.tf)
 		return w * tf * (bm25K1 + 1) / (tf + bm25K1)
 	}
+	// meet scores each allowed document of plist for the current query
+	// word under weight w: the best of its ways to meet the word, or, with
+	// add, their sum (an acronym's words).
+	meet := func(plist []posting, w float64, add bool) {
+		for _, p := range plist {
+			if !ok(p.doc) {
+				continue
+			}
+			if word[p.doc] == 0 {
+				touched = append(touched, p.doc)
+			}
+			if add {
+				word[p.doc] += bm25(w, p)
+			} else {
+				word[p.doc] = max(word[p.doc], bm25(w, p))
+			}
+		}
+	}
 	seen := make(map[string]bool, len(toks))
 	for _, t := range toks {
 		if seen[t.stem] {
@@ -406,27 +424,12 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 		id, found := ix.terms[t.stem]
 		if found {
 			plist := ix.postings[id]
-			w := idf(n, len(plist))
-			for _, p := range plist {
-				if ok(p.doc) {
-					word[p.doc] = bm25(w, p)
-					touched = append(touched, p.doc)
-				}
-			}
+			meet(plist, idf(n, len(plist)), false)
 		}
 		// A clipped word also means the word it begins ("repo": repository).
 		if long, isClipped := ix.clipped[id]; found && isClipped {
 			plist := ix.postings[long]
-			w := idf(n, len(plist))
-			for _, p := range plist {
-				if !ok(p.doc) {
-					continue
-				}
-				if word[p.doc] == 0 {
-					touched = append(touched, p.doc)
-				}
-				word[p.doc] = max(word[p.doc], bm25(w, p))
-			}
+			meet(plist, idf(n, len(plist)), false)
 		}
 		// Through concepts: the word's senses met by the tool's words'
 		// senses or hypernyms, the word's hypernyms by the tool's senses.
@@ -440,16 +443,7 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 			for _, c := range m.concepts {
 				plist := m.postings[c]
 				conceptFound = conceptFound || len(plist) > 0
-				w := conceptWeight * idf(n, len(plist))
-				for _, p := range plist {
-					if !ok(p.doc) {
-						continue
-					}
-					if word[p.doc] == 0 {
-						touched = append(touched, p.doc)
-					}
-					word[p.doc] = max(word[p.doc], bm25(w, p))
-				}
+				meet(plist, conceptWeight*idf(n, len(plist)), false)
 			}
 		}
 		// An unknown pair of letters may be the catalogue's acronym of two
@@ -458,16 +452,7 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 			found = true
 			for _, id := range acr {
 				plist := ix.postings[id]
-				w := idf(n, len(plist))
-				for _, p := range plist {
-					if !ok(p.doc) {
-						continue
-					}
-					if word[p.doc] == 0 {
-						touched = append(touched, p.doc)
-					}
-					word[p.doc] += bm25(w, p)
-				}
+				meet(plist, idf(n, len(plist)), true)
 			}
 		}
 		if !found && !conceptFound {
@@ -476,13 +461,7 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 				found = true
 				res.corrections = append(res.corrections, Correction{From: t.word, To: ix.surface[id]})
 				plist := ix.postings[id]
-				w := correctedWeight * idf(n, len(plist))
-				for _, p := range plist {
-					if ok(p.doc) {
-						word[p.doc] = bm25(w, p)
-						touched = append(touched, p.doc)
-					}
-				}
+				meet(plist, correctedWeight*idf(n, len(plist)), false)
 			}
 		}
 		if len(touched) == 0 {
