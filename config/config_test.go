@@ -138,6 +138,7 @@ func TestDefaults(t *testing.T) {
 		},
 		RunCode: RunCodeConfig{Weather: WeatherConfig{BaseURL: "https://api.open-meteo.com"}},
 		Store:   StoreConfig{LeaseTTL: 6 * time.Second, MaxBytes: 64 << 20, DataDir: "/data/isogate"},
+		State:   StateConfig{MaxKeys: 1000, MaxBytes: 1 << 20},
 		Search:  SearchConfig{Embeddings: EmbeddingsConfig{Timeout: time.Second, BatchSize: 32}},
 	}
 	if !reflect.DeepEqual(cfg, want) {

@@ -28,6 +28,10 @@ type Config struct {
 	Store StoreConfig `koanf:"store"`
 	// Search configures search_tools beyond its lexical ranking (search.go).
 	Search SearchConfig `koanf:"search"`
+	// State bounds programs' own key-value store (state.get/set/…), kept
+	// per principal where saved programs are (store.redis_url or
+	// store.data_dir).
+	State StateConfig `koanf:"state"`
 	// Import is a Claude-style mcpServers file whose servers become
 	// backends, under this file's own backends.<name> settings; relative to
 	// this file. Empty: none.
@@ -243,6 +247,21 @@ type StoreConfig struct {
 	// <data_dir>/isogate.db, created on first use. One process holds it at
 	// a time. Default $XDG_DATA_HOME/isogate (~/.local/share/isogate).
 	DataDir string `koanf:"data_dir"`
+}
+
+// StateConfig bounds programs' own state: each principal's keys, quotas
+// counted over every replica.
+type StateConfig struct {
+	// MaxKeys is how many keys one principal may keep; a write past it
+	// fails with STATE_QUOTA_EXCEEDED.
+	MaxKeys int `koanf:"max_keys"`
+	// MaxBytes bounds one principal's keys and values (their JSON)
+	// together; a write past it fails with STATE_QUOTA_EXCEEDED.
+	MaxBytes int `koanf:"max_bytes"`
+	// MaxTTL, when set, is the longest a key lives: a key set without a
+	// ttl, or with a longer one, expires this long after it is set. 0:
+	// keys without a ttl are kept until deleted.
+	MaxTTL time.Duration `koanf:"max_ttl"`
 }
 
 // TelemetryConfig configures OpenTelemetry tracing.
@@ -538,6 +557,10 @@ type RunCodeConfig struct {
 	Fetch FetchConfig `koanf:"fetch"`
 	// Weather configures the weather API inside the sandbox.
 	Weather WeatherConfig `koanf:"weather"`
+	// State offers state.get/set/delete/list in run_code: the caller's
+	// own key-value store, as in call_tool_chain programs (bounded by
+	// state.*). Default false: run_code stays a read-only computation.
+	State bool `koanf:"state"`
 }
 
 // FetchConfig configures api.fetch inside the sandbox.
@@ -582,6 +605,10 @@ const (
 	DefaultLeaseTTL = 6 * time.Second
 	// DefaultStoreMaxBytes is the default of StoreConfig.MaxBytes.
 	DefaultStoreMaxBytes = 64 << 20
+	// DefaultStateMaxKeys is the default of StateConfig.MaxKeys.
+	DefaultStateMaxKeys = 1000
+	// DefaultStateMaxBytes is the default of StateConfig.MaxBytes.
+	DefaultStateMaxBytes = 1 << 20
 	// MaxSpareWorkers is the largest SandboxConfig.SpareWorkers.
 	MaxSpareWorkers = 64
 	// DefaultMaxToolCalls is the default of SandboxConfig.MaxToolCalls.
@@ -632,6 +659,7 @@ func defaults(lookup func(string) (string, bool)) *Config {
 			Console: ConsoleConfig{SessionTTL: DefaultConsoleSessionTTL},
 		},
 		Store:    StoreConfig{LeaseTTL: DefaultLeaseTTL, MaxBytes: DefaultStoreMaxBytes, DataDir: defaultDataDir(lookup)},
+		State:    StateConfig{MaxKeys: DefaultStateMaxKeys, MaxBytes: DefaultStateMaxBytes},
 		Search:   SearchConfig{Embeddings: EmbeddingsConfig{Timeout: DefaultEmbeddingsTimeout, BatchSize: DefaultEmbeddingsBatchSize}},
 		Backends: map[string]Backend{},
 		Sandbox: SandboxConfig{

@@ -103,6 +103,11 @@ func (c *collector) validate(cfg *Config, skip map[string]bool) {
 	c.validateRunCode(&cfg.RunCode)
 	c.validateTelemetry(&cfg.Telemetry)
 	c.validateSearch(&cfg.Search, skip)
+	c.between("state.max_keys", int64(cfg.State.MaxKeys), 1, 1_000_000)
+	c.between("state.max_bytes", int64(cfg.State.MaxBytes), 1024, 1<<30)
+	if cfg.State.MaxTTL < 0 {
+		c.add("state.max_ttl", fmt.Sprintf("must not be negative (got %s; 0: no bound)", cfg.State.MaxTTL))
+	}
 	if cfg.Store.RedisURL != "" && !skip["store.redis_url"] {
 		if u, err := url.Parse(cfg.Store.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 			// The value is not echoed: it may hold a password.

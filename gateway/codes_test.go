@@ -420,6 +420,8 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"PROGRAM_STALE":         {by: "gateway/programs_drift_test.go:TestSavedProgramGoesStaleWhenItsBackendChanges"},
 		"PROGRAM_INVALID":       {by: "internal/programs/programs_test.go:TestSaveRefusals"},
 		"STORE_UNAVAILABLE":     {by: "internal/programs/programs_test.go:TestStoreDownFailsClosed"},
+		"STATE_QUOTA_EXCEEDED":  {by: "gateway/state_test.go:TestStateQuotaRefused"},
+		"STATE_INVALID":         {by: "internal/codemode/state_test.go:TestStateInPrograms"},
 		// Last: it closes the gateway's backend manager.
 		"BACKEND_CLOSED": {run: func(t *testing.T, h *codesHarness) {
 			alice := h.client(t, "alice", false)

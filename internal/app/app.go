@@ -241,7 +241,12 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 
 	a.Typecheck, a.checker = checkerOf(cfg, sandboxLog)
 	shaping := OutputOptions(cfg.Sandbox)
+	programState, err := a.programState(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if a.Engine, err = codemode.New(codemode.Options{
+		State:         programState,
 		Runner:        a.Runner,
 		Catalog:       codemode.FromCatalog(a.Catalog),
 		Caller:        pipelineCaller{a.Calls},
@@ -283,7 +288,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		if a.rcPool, err = NewRunner(sandboxOf(cfg, runCodeConcurrency, runcode.HeapMB, sandboxLog)); err != nil {
 			return nil, fmt.Errorf("run_code sandbox: %w", err)
 		}
-		if a.RunCode, err = runcode.New(runcode.Options{Runner: a.rcPool, Config: cfg.RunCode, Logger: a.logger}); err != nil {
+		rcOpts := runcode.Options{Runner: a.rcPool, Config: cfg.RunCode, Logger: a.logger}
+		if cfg.RunCode.State {
+			rcOpts.State = programState
+		}
+		if a.RunCode, err = runcode.New(rcOpts); err != nil {
 			return nil, fmt.Errorf("run_code: %w", err)
 		}
 	}

@@ -36,6 +36,8 @@ var layers = []struct {
 	{1, []string{"internal/kv"}},                          // the durable key-value store (bbolt or Redis)
 	{2, []string{"internal/embedsearch"}},                 // search_tools' embeddings, over the catalogue
 	{2, []string{"internal/programs", "internal/skills"}}, // saved programs; the Skills extension
+	// Programs' own state per principal, on internal/kv.
+	{2, []string{"internal/state"}},
 
 	{3, []string{"internal/pipeline"}},
 	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},

@@ -50,7 +50,7 @@ func prelude(backends []*backendView, durable bool) string {
 	// JSON is a JavaScript expression: names cannot inject code. The bridge
 	// runs in the scope of internal/jsvalue's kit, the captured built-ins and
 	// the result serializer shared with run_code.
-	js := strings.Replace(bridgeJS, "SPEC;", string(mustMarshal(backends))+";", 1)
+	js := strings.Replace(bridgeJS+stateJS, "SPEC;", string(mustMarshal(backends))+";", 1)
 	js = strings.Replace(js, "DURABLE;", fmt.Sprint(durable)+";", 1)
 	return jsvalue.Scope(js)
 }
@@ -183,6 +183,9 @@ func (h *bridgeHost) callHandler(ctx context.Context, args json.RawMessage) (jso
 	backend, tool, callArgs, seq, note, err := callArguments(args)
 	if err != nil {
 		return nil, err
+	}
+	if backend == stateBackend {
+		return h.stateCall(ctx, tool, callArgs, seq, note)
 	}
 	if h.durable != nil {
 		h.durable.noteClock(note.Clock)

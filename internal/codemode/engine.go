@@ -151,6 +151,11 @@ type Options struct {
 	// error refuses the program. nil: each call is decided on its own only.
 	AdmitPlan func(ctx context.Context, plan *pipeline.Plan, ask bool) error
 
+	// State serves programs' state.get/set/delete/list under the run's
+	// principal (internal/state); nil: those calls fail with
+	// STORE_UNAVAILABLE.
+	State StateService
+
 	// Observer is told of every run (stats, metrics, traces); nil: none.
 	Observer RunObserver
 	Logger   *slog.Logger

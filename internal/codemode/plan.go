@@ -19,6 +19,12 @@ func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
 	}
 	out := &pipeline.Plan{Tools: []pipeline.PlanTool{}, Partial: p.Partial()}
 	for _, c := range p.Calls {
+		if c.Backend == stateTypeName {
+			if c.Tool == "set" || c.Tool == "delete" {
+				out.AddState(c.Tool, c.Line, c.Loop, c.Times)
+			}
+			continue
+		}
 		i, err := strconv.Atoi(strings.TrimPrefix(c.Backend, BackendTypePrefix))
 		if err != nil || i < 0 || i >= len(v.backends) {
 			continue

@@ -303,7 +303,7 @@ func declarationsOf(v *view) string {
 		}
 		globals.WriteString("}\ndeclare var " + b.Ident + ": " + iface + ";\n")
 	}
-	return types.String() + globals.String()
+	return types.String() + globals.String() + stateDeclarations(v)
 }
 
 // typeDeclarationsOf is Tool.TypeDeclarations for a catalogue entry.

@@ -117,7 +117,7 @@ func New(src Sources) *Metrics {
 			"(sandbox, run_code, or backend), backend (\"\" for the sandbox pools) and outcome (waited or refused).",
 	}, []string{"pool", "backend", "outcome"})
 	m.storeFull = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "isogate_store_refusals_total", Help: "Entries a store refused at its byte cap (STORE_FULL), by store (results or runs).",
+		Name: "isogate_store_refusals_total", Help: "Entries a store refused at its byte cap (STORE_FULL), by store (results or runs), and programs' state writes refused at a quota (store state).",
 	}, []string{"store"})
 	m.checker = newCheckerMetrics()
 	m.reg.MustRegister(m.toolCalls, m.toolTime, m.runs, m.runTime, output, m.authRejct, m.shareHits, m.storeFull,

@@ -26,6 +26,11 @@ type Plan struct {
 	// name (Dynamic says where): those calls are decided one by one.
 	Partial bool       `json:"partial,omitempty"`
 	Dynamic []PlanSite `json:"dynamic,omitempty"`
+	// State are the program's writes to its principal's own state
+	// (state.set, state.delete; Backend "state"), found as its tool calls
+	// are: a side effect, shown with the plan. Policy does not decide on
+	// them.
+	State []PlanTool `json:"state,omitempty"`
 }
 
 // PlanTool is one tool of a [Plan]: where the program names it and
@@ -75,15 +80,31 @@ func (p *Plan) AddDenied(backend, tool, rule string, line int, loop string, time
 	p.add(PlanTool{Backend: backend, Tool: tool, DeniedBy: rule}, line, loop, times)
 }
 
+// AddState records a write to the program's own state (op: set or
+// delete) at line, as Add records a tool.
+func (p *Plan) AddState(op string, line int, loop string, times int) {
+	addTo(&p.State, PlanTool{Backend: StateBackend, Tool: op}, line, loop, times)
+}
+
+// StateBackend is the backend name of a program's state writes in a
+// [Plan] (Plan.State).
+const StateBackend = "state"
+
 func (p *Plan) add(ref PlanTool, line int, loop string, times int) {
+	addTo(&p.Tools, ref, line, loop, times)
+}
+
+// addTo records ref at line in list, merged with an entry of the same
+// tool.
+func addTo(list *[]PlanTool, ref PlanTool, line int, loop string, times int) {
 	backend, tool, unknown := ref.Backend, ref.Tool, ref.Unknown
 	if loop == "no" {
 		times = max(times, 1)
 	} else {
 		times = 0
 	}
-	for i := range p.Tools {
-		t := &p.Tools[i]
+	for i := range *list {
+		t := &(*list)[i]
 		if t.Backend == backend && t.Tool == tool && t.Unknown == unknown && t.DeniedBy == ref.DeniedBy {
 			if !slices.Contains(t.Lines, line) {
 				t.Lines = append(t.Lines, line)
@@ -98,7 +119,7 @@ func (p *Plan) add(ref PlanTool, line int, loop string, times int) {
 		}
 	}
 	ref.Loop, ref.Lines, ref.Calls = loop, []int{line}, times
-	p.Tools = append(p.Tools, ref)
+	*list = append(*list, ref)
 }
 
 // Covers is how many calls to t one approval of its plan covers: Calls
@@ -143,6 +164,9 @@ func (p *Plan) Text() string {
 			note = "; not in the catalogue"
 		}
 		fmt.Fprintf(&b, "- %s (line %s; in a loop: %s%s%s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop, t.calls(), note)
+	}
+	for _, t := range p.State {
+		fmt.Fprintf(&b, "- %s: writes the caller's own state (line %s; in a loop: %s%s)\n", EscapeForHuman(t.Name()), joinInts(t.Lines), t.Loop, t.calls())
 	}
 	if p.Partial {
 		b.WriteString("The program may also call tools by names known only when it runs; each such call is decided on its own:\n")

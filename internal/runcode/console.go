@@ -21,7 +21,8 @@ type session struct {
 	console consoleBuffer
 	slots   chan struct{} // bounds api.* calls in flight
 
-	code string // the user's code, handed to the prelude as data
+	code  string // the user's code, handed to the prelude as data
+	state State  // serves state.* (nil: not offered)
 
 	mu       sync.Mutex
 	apiCalls int
@@ -51,6 +52,13 @@ func (s *session) table() *v8sandbox.Table {
 	t.Sync(resultFunction, func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return nil, s.deliver(args)
 	})
+	if s.state != nil {
+		for _, f := range stateFunctions {
+			t.Async("state."+f.op, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+				return s.stateCall(ctx, f.op, f.fields, args)
+			})
+		}
+	}
 	for _, api := range s.order {
 		name := "api." + api.Name
 		t.Async(name, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {

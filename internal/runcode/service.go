@@ -83,6 +83,9 @@ type Options struct {
 	// Config selects the built-in APIs: api.fetch when Fetch.AllowHosts is
 	// not empty, api.getWeather when Weather.Enabled.
 	Config config.RunCodeConfig
+	// State, when set, offers state.get/set/delete/list: the caller's own
+	// key-value store (run_code.state). The tool is then not read-only.
+	State State
 	// Logger receives one debug line per run; default slog.Default().
 	Logger *slog.Logger
 	// HTTPClient serves APIs whose target is fixed by configuration
@@ -94,6 +97,7 @@ type Options struct {
 
 // Service runs code for the run_code tool. It is safe for concurrent use.
 type Service struct {
+	state     State // state.* (nil: not offered)
 	runner    v8sandbox.Runner
 	logger    *slog.Logger
 	v8Version string
@@ -116,6 +120,7 @@ func New(opts Options) (*Service, error) {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
 	r := &Service{
+		state:     opts.State,
 		runner:    opts.Runner,
 		logger:    logger.With("component", "run_code"),
 		v8Version: strings.TrimSpace(v8.Version()),
@@ -203,6 +208,7 @@ func (r *Service) Run(ctx context.Context, in Input) Output {
 	}
 
 	s := newSession(in.Code, apis, hints)
+	s.state = r.state
 	host := s.table()
 	job := v8sandbox.Job{
 		Source:      wrapSource(in.Code),

@@ -27,7 +27,7 @@ func (r *Service) Tool() *mcp.Tool {
 	apis := r.snapshot()
 	// Without APIs a program can only compute: read-only, idempotent and
 	// closed-world. Each API that is not read-only makes it none of those.
-	readOnly := true
+	readOnly := r.state == nil // state.set writes the caller's state
 	for _, a := range apis {
 		readOnly = readOnly && a.ReadOnly
 	}
@@ -73,6 +73,9 @@ The output has ok, result, stdout, stderr, warnings, error {type: ValidationErro
 				fmt.Fprintf(&b, ": %s", a.Description)
 			}
 		}
+	}
+	if r.state != nil {
+		b.WriteString(stateDescription)
 	}
 	b.WriteString("\n\nExample: {\"code\": \"const xs = [3, 1, 2];\\nconsole.log(xs.length);\\nreturn xs.sort();\"}")
 	return b.String()

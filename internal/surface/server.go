@@ -37,6 +37,8 @@ Workflow:
    need. Names with hyphens become underscores (everything.get_sum for everything.get-sum).
    console.log output is returned too. Set intent to let large outputs be filtered to what matters.
    A single call can also be sent as {"tool": "backend.tool", "arguments": {...}}.
+   Programs keep their own values between runs: await state.get(key), state.set(key, value,
+   {ttl?: seconds}), state.delete(key), state.list({prefix?}) (JSON values, yours alone).
 4. list_tools_meta pages through every tool name.
 
 Large results are summarised, filtered or truncated; the full result stays readable as the resource

@@ -241,7 +241,11 @@
   const ONCE = new Set(["then", "catch", "finally"]);
   const DYNAMIC_GLOBALS = new Set(["globalThis", "eval", "Function", "self", "window", "global"]);
 
-  const isBackendSymbol = (s) => !!s && typeof s.name === "string" && s.name.startsWith(BACKEND_PREFIX);
+  // The program's own state (IsogateState, internal/codemode/state.go) is
+  // followed as a backend is, so that the plan lists its writes (a side
+  // effect); its calls are not tool calls to the diagnostics (isBackendType).
+  const STATE_INTERFACE = "IsogateState";
+  const isBackendSymbol = (s) => !!s && typeof s.name === "string" && (s.name.startsWith(BACKEND_PREFIX) || s.name === STATE_INTERFACE);
   let typeQueries = 0; // the types the last plan asked for (the tests count them)
   const backendInterface = (t) => {
     const s = t && (t.aliasSymbol || t.symbol);
