@@ -30,7 +30,8 @@ type programSkillsReport struct {
 // TypeScript SDK client: skills/list has skill://isogate/programs/<name>/
 // SKILL.md (frontmatter name and description), skills/get answers it as
 // listed, and both files (SKILL.md, program.ts with her code) read with the
-// size and SHA-256 digest the entry says; resources/list lists them. Bob,
+// size and SHA-256 digest the entry says; resources/list lists them; after
+// a second save both files are the second version's. Bob,
 // another principal on the same gateway, lists no skill, and asking for
 // alice's by URI is refused (-32602) for skills/get and resources/read.
 func TestTypeScriptSDKSavedProgramsAreSkills(t *testing.T) {
@@ -92,6 +93,18 @@ sandbox:
 	}
 	if want := []string{uri, strings.TrimSuffix(uri, "SKILL.md") + "program.ts"}; fmt.Sprint(a.Resources) != fmt.Sprint(want) {
 		t.Errorf("alice's skill resources: %v, want %v", a.Resources, want)
+	}
+	// A second version is served in place of the first (versions are
+	// rendered once each, never confused).
+	var a2 programSkillsReport
+	runNodeInto(t, &a2, "program_skills.mjs", "--save", "add_for_alice", "--tag", "second", "--http", gw.url, "--token", principalTokens["alice"])
+	if len(a2.Skills) != 1 || len(a2.Skills[0].Files) != 2 {
+		t.Fatalf("after a second save: %+v", a2.Skills)
+	}
+	for _, f := range a2.Skills[0].Files {
+		if !f.Verified || !strings.Contains(f.Text, "add_for_alice@2") && !strings.Contains(f.Text, "// add_for_alice second") {
+			t.Errorf("after a second save, %s (verified %v): %q", f.URI, f.Verified, f.Text)
+		}
 	}
 	var b programSkillsReport
 	runNodeInto(t, &b, "program_skills.mjs", "--ask", uri, "--http", gw.url, "--token", principalTokens["bob"])

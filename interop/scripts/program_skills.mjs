@@ -17,7 +17,7 @@ await main(async (client, opts) => {
   if (opts.flags.save) {
     const saved = await client.callTool({ name: "save_program", arguments: {
       name: opts.flags.save, description: `Adds two numbers for ${opts.flags.save}.`,
-      code: "return args.a + args.b; // " + opts.flags.save, parameters: "{ a: number; b: number }" } });
+      code: "return args.a + args.b; // " + opts.flags.save + (opts.flags.tag ? " " + opts.flags.tag : ""), parameters: "{ a: number; b: number }" } });
     out.saved = saved.isError ? text(saved) : "ok";
   }
   const list = await client.request({ method: "skills/list", params: {} }, ListResult);
