@@ -36,6 +36,7 @@ var (
 	binary   string // isogate, built once for the package
 	config   string // examples/isogate.yaml, the default config
 	cacheDir string // the gateways' catalogue cache
+	dataRoot string // holds each gateway's own $XDG_DATA_HOME (saved programs)
 )
 
 // testToken is the bearer token of the token-guarded HTTP gateway.
@@ -66,6 +67,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	cacheDir = filepath.Join(tmp, "cache")
+	dataRoot = tmp
 	binary = filepath.Join(tmp, "isogate")
 	build := exec.Command("go", "build", "-o", binary, "./cmd/isogate")
 	build.Dir = repoRoot
@@ -78,8 +80,16 @@ func run(m *testing.M) int {
 }
 
 // gatewayEnv is the environment of every isogate the tests start.
+//
+// Each gets a $XDG_DATA_HOME of its own, so the default store.data_dir
+// (saved programs, served as skills too) is neither the developer's own
+// nor a bbolt file another gateway of the tests holds.
 func gatewayEnv(extra ...string) []string {
-	return append(os.Environ(), append([]string{"ISOGATE_SERVER__CACHE_DIR=" + cacheDir}, extra...)...)
+	env := []string{"ISOGATE_SERVER__CACHE_DIR=" + cacheDir}
+	if dataHome, err := os.MkdirTemp(dataRoot, "data-"); err == nil {
+		env = append(env, "XDG_DATA_HOME="+dataHome)
+	}
+	return append(os.Environ(), append(env, extra...)...)
 }
 
 // stdioArgs are the transport arguments of a script for a fresh stdio gateway.

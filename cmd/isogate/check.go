@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/typecheck"
 )
@@ -18,7 +19,7 @@ import (
 // The exit codes of `isogate check`.
 const (
 	checkClean   = 0 // no certain mistake, no denied tool
-	checkMistake = 1 // a certain mistake in a tool call, or a tool the configuration denies
+	checkMistake = 1 // a certain mistake in a tool call, a tool the configuration denies, or code that does not parse
 	checkUsage   = 2 // usage, configuration, or the program could not be checked
 )
 
@@ -27,8 +28,8 @@ func init() {
 		name: "check",
 		args: "(FILE | -e CODE | - | --saved)",
 		summary: "Type-check a call_tool_chain program against the live tool catalogue without running it: " +
-			"the diagnostics and the plan (the tools it may call, whether in a loop). Exit 0 clean, 1 certain mistakes " +
-			"or a denied tool, 2 usage or configuration error. With --saved, checks every saved program instead: " +
+			"the diagnostics and the plan (the tools it may call, whether in a loop). Exit 0 clean, 1 certain mistakes, " +
+			"a denied tool or a syntax error, 2 usage or configuration error. With --saved, checks every saved program instead: " +
 			"exit 1 when any is stale, 2 when one could not be checked.",
 		flags: func(fs *pflag.FlagSet) {
 			config.RegisterFileFlags(fs)
@@ -49,6 +50,8 @@ type checkReport struct {
 	Denied string `json:"denied,omitempty"`
 	// Certain counts the certain mistakes.
 	Certain int `json:"certain"`
+	// Syntax is the code's syntax error as a run would refuse it, if any.
+	Syntax string `json:"syntax_error,omitempty"`
 }
 
 func runCheck(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string) int {
@@ -74,6 +77,9 @@ func runCheck(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string
 	if out.Diagnostics == nil {
 		out.Diagnostics = []typecheck.Diagnostic{}
 	}
+	if err := codemode.CheckSyntax(code); err != nil {
+		out.Syntax = err.Error()
+	}
 	var refused *pipeline.Error
 	if err := pipeline.AdmitPlan(ctx, g.Policy, plan, false); errors.As(err, &refused) {
 		out.Denied = refused.Error()
@@ -85,7 +91,7 @@ func runCheck(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string
 	} else {
 		printCheck(env.stdout, out)
 	}
-	if out.Certain > 0 || out.Denied != "" {
+	if out.Certain > 0 || out.Denied != "" || out.Syntax != "" {
 		return checkMistake
 	}
 	return checkClean
@@ -100,6 +106,9 @@ func printCheck(w io.Writer, r checkReport) {
 			level = "error"
 		}
 		fmt.Fprintf(w, "%s: %s\n", level, d.Hint())
+	}
+	if r.Syntax != "" {
+		fmt.Fprintln(w, "error: "+r.Syntax)
 	}
 	if r.Denied != "" {
 		fmt.Fprintln(w, "error: "+r.Denied)

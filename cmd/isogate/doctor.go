@@ -56,8 +56,15 @@ type doctorReport struct {
 	SandboxRun     string                  `json:"sandbox_run"` // "ok" or the failure
 	Backends       []backend.Status        `json:"backends"`
 	NameCollisions []surface.NameCollision `json:"name_collisions"`
-	Problems       []string                `json:"problems"`
+	// Embeddings is search.embeddings' state: "ok" once the tool vectors
+	// are computed, else why not; "" when it is off.
+	Embeddings string   `json:"search_embeddings,omitempty"`
+	Problems   []string `json:"problems"`
 }
+
+// embeddingsWait bounds doctor's wait for the tool vectors of
+// search.embeddings (the endpoint's first answers).
+const embeddingsWait = 20 * time.Second
 
 // diagnose runs a program through V8 (which starts a sandbox worker, so
 // the confinement it obtained is known) and reads the backends' state.
@@ -97,6 +104,17 @@ func diagnose(ctx context.Context, g *app.App) doctorReport {
 			r.Problems = append(r.Problems, fmt.Sprintf("backend %s is %s: %s", st.Name, st.State, st.LastError))
 		}
 	}
+	if g.Semantic != nil {
+		wctx, cancel := context.WithTimeout(ctx, embeddingsWait)
+		err := g.Semantic.WaitSettled(wctx)
+		cancel()
+		if err != nil {
+			r.Embeddings = "tool vectors not computed: " + err.Error()
+			r.Problems = append(r.Problems, "search embeddings: "+r.Embeddings+" (search_tools ranks by words only)")
+		} else {
+			r.Embeddings = "ok"
+		}
+	}
 	return r
 }
 
@@ -111,6 +129,9 @@ func (r doctorReport) print(w io.Writer) {
 	}
 	if tc := r.Sandbox.Typecheck; tc != nil {
 		printTypecheck(w, tc)
+	}
+	if r.Embeddings != "" {
+		fmt.Fprintln(w, "search embeddings: "+r.Embeddings)
 	}
 	fmt.Fprintf(w, "backends: %d\n", len(r.Backends))
 	for _, st := range r.Backends {

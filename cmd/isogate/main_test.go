@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "isogate")
+	// Saved programs go to store.data_dir, by default under
+	// $XDG_DATA_HOME: never the developer's own, whose programs would be
+	// listed as tools and skills by every gateway the tests start.
+	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {

@@ -317,7 +317,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox:  a.Sandbox,
 		Desk:     consoleDesk,
-		Skills:   opts.Skills,
+		Skills:   append([]skills.Source{programSkills(a.Programs, a.Policy, a.logger)}, opts.Skills...),
 		Semantic: a.Semantic,
 		Programs: a.Programs,
 	}, surface.Options{

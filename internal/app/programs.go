@@ -47,6 +47,14 @@ type vetter struct {
 
 // Vet implements programs.Vetter.
 func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error) {
+	// Code that does not parse would fail every call: refused here, at its
+	// own line and column, then as it runs (after the args line).
+	if err := codemode.CheckSyntax(code); err != nil {
+		return nil, v8sandbox.Errorf(programs.CodeInvalid, "the program was not saved: its code does not parse: %v", err)
+	}
+	if err := codemode.CheckSyntax(programs.Wrap(code, nil)); err != nil {
+		return nil, v8sandbox.Errorf(programs.CodeInvalid, "the program was not saved: its code does not parse beside the constant args it is given: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
 	rep, plan, err := v.engine.Check(ctx, programs.Wrap(code, nil))
