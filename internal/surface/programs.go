@@ -53,19 +53,21 @@ func (sf *Surface) programCaller(ctx context.Context) programs.Caller {
 	return programs.Caller{Principal: p, Admin: p == nil || p.Matches(sf.opts.Auth.Admins)}
 }
 
+// The meta-tools' descriptions and schemas are every client's context
+// (gateway TestMetaToolListFitsContextBudget): each word earns its place.
 type saveProgramInput struct {
-	Name        string `json:"name" jsonschema:"lowercase letters, digits and single underscores (e.g. weekly_report); listed as the tool program_<name>"`
-	Description string `json:"description" jsonschema:"what it does and when to use it: the tool's description"`
-	Code        string `json:"code" jsonschema:"the program, as for call_tool_chain; it reads its parameters from args"`
+	Name        string `json:"name" jsonschema:"e.g. weekly_report"`
+	Description string `json:"description"`
+	Code        string `json:"code" jsonschema:"as in call_tool_chain; reads args"`
 	Parameters  any    `json:"parameters,omitempty"`
 }
 
 type programsInput struct {
-	Action  string   `json:"action" jsonschema:"list (default), versions, set_current or publish (admins)"`
+	Action  string   `json:"action,omitempty"`
 	Name    string   `json:"name,omitempty"`
 	Version int      `json:"version,omitempty"`
-	Owner   string   `json:"owner,omitempty" jsonschema:"publish: whose (default: yours)"`
-	To      []string `json:"to,omitempty" jsonschema:"publish: names, group:g, scope:s or *; [] withdraws"`
+	Owner   string   `json:"owner,omitempty"`
+	To      []string `json:"to,omitempty" jsonschema:"names, group:g, scope:s, *; [] withdraws"`
 }
 
 // attachPrograms adds the saved programs' meta-tools to s (not on a
@@ -76,10 +78,10 @@ func (sf *Surface) attachPrograms(s *mcp.Server, expose config.Expose) {
 	}
 	s.AddReceivingMiddleware(sf.programsMiddleware)
 	mcp.AddTool(s, &mcp.Tool{Name: "save_program", InputSchema: saveProgramSchema(),
-		Description: "Save a program that worked as the tool program_<name> (versioned, type-checked, private until published)."},
+		Description: "Save a working program as tool program_NAME (description: when to use it); versioned, private until published."},
 		sf.saveProgram)
-	listTool := &mcp.Tool{Name: "programs",
-		Description: "Your saved programs: list, versions of one, set_current, publish (admins)."}
+	listTool := &mcp.Tool{Name: "programs", InputSchema: programsSchema(),
+		Description: "Saved programs. action: list (default), versions, set_current, publish (admins)."}
 	mcp.AddTool(s, listTool, sf.programsTool)
 	sf.programs.mu.Lock()
 	sf.programs.touch = append(sf.programs.touch, func() { mcp.AddTool(s, listTool, sf.programsTool) })
@@ -110,7 +112,20 @@ func saveProgramSchema() *jsonschema.Schema {
 		panic(err) // a fixed struct
 	}
 	s.Properties["parameters"] = &jsonschema.Schema{Types: []string{"object", "string"},
-		Description: "JSON Schema, or a TypeScript type '{ city: string }'; default: inferred from args reads"}
+		Description: "JSON Schema or TS type; default: from args reads"}
+	s.AdditionalProperties = nil // unknown properties are ignored: bytes every client reads, for nothing
+	return s
+}
+
+// programsSchema is the programs meta-tool's input schema, as small as
+// it stays clear.
+func programsSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[programsInput](nil)
+	if err != nil {
+		panic(err) // a fixed struct
+	}
+	s.Properties["to"].Types, s.Properties["to"].Type = nil, "array"
+	s.AdditionalProperties = nil
 	return s
 }
 
