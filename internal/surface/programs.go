@@ -239,7 +239,8 @@ func programTool(l programs.Listed) *mcp.Tool {
 }
 
 // programsMiddleware lists the caller's programs in tools/list (after the
-// other tools, on the last page) and runs a tools/call of one.
+// other tools, on the last page) and refuses a tools/call of one that
+// programCallsMiddleware could not resolve.
 func (sf *Surface) programsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -273,15 +274,16 @@ func (sf *Surface) programsMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			if _, _, listed := sf.passthrough.origin(call.Params.Name); listed {
 				break // a backend tool passed through under that name
 			}
+			// programCallsMiddleware made every call it could resolve a
+			// call_tool_chain call: this one is refused (again, now, so
+			// that a task asked for carries the refusal).
 			name := strings.TrimPrefix(call.Params.Name, programs.ToolPrefix)
-			code, refused := sf.programCode(ctx, name, call.Params.Arguments)
-			if refused != nil {
+			if _, refused := sf.programCode(ctx, name, call.Params.Arguments); refused != nil {
 				return refused, nil
 			}
-			args, _ := json.Marshal(chainInput{Code: code})
-			params := *call.Params
-			params.Name, params.Arguments = "call_tool_chain", json.RawMessage(args)
-			return next(ctx, method, &mcp.CallToolRequest{Session: call.Session, Params: &params, Extra: call.Extra})
+			if chain := sf.programChainCall(ctx, call); chain != nil { // resolved meanwhile
+				return next(ctx, method, chain)
+			}
 		}
 		return next(ctx, method, req)
 	}

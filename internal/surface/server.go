@@ -93,6 +93,7 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)
+	s.AddReceivingMiddleware(sf.programCallsMiddleware(expose)) // a saved program's call is call_tool_chain's, task or not (programcalls.go)
 	s.AddReceivingMiddleware(principalMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.ResultMiddleware) // a disguised tasks/result (taskelicit.go)
 	s.AddReceivingMiddleware(sf.tasks.Listing)
