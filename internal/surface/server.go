@@ -92,7 +92,7 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
-	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)
+	s.AddReceivingMiddleware(sf.tasks.Middleware)               // a task's call runs detached from its request (internal/tasks)
 	s.AddReceivingMiddleware(sf.programCallsMiddleware(expose)) // a saved program's call is call_tool_chain's, task or not (programcalls.go)
 	s.AddReceivingMiddleware(principalMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.ResultMiddleware) // a disguised tasks/result (taskelicit.go)
