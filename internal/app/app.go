@@ -303,7 +303,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		RunCode: a.RunCode, Results: results, Runs: runs, Journals: journals, Observer: a.Observer, Metrics: a.Metrics,
 		Sandbox:  a.Sandbox,
 		Desk:     consoleDesk,
-		Skills:   opts.Skills,
+		Skills:   append(slices.Clip(opts.Skills), programSkills(a.Programs, a.Policy)), // every gateway serves its saved programs
 		Semantic: a.Semantic,
 		Programs: a.Programs,
 	}, surface.Options{
