@@ -243,6 +243,9 @@ type Request struct {
 	// replays it): nil for a run that is not durable. It needs an engine
 	// with Options.Durable.
 	Durable *DurableRun
+	// Programs are the saved programs the code may call as
+	// programs.<name>(args) (library.go); nil: none.
+	Programs *Library
 }
 
 // Response is the outcome of a request.
@@ -700,8 +703,12 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 	defer end()
 	host := &bridgeHost{engine: e, view: v, console: console, onCall: newCallCounter(req.OnToolCall),
 		tracker: calls, runCtx: runCtx, deadline: deadline, grace: unawaitedGrace(timeout), durable: req.Durable}
+	js, err := withLibrary(prog.js, req.Programs)
+	if err != nil {
+		return v8sandbox.Result{}, nil, "", err
+	}
 	job := v8sandbox.Job{
-		Source:      prog.js,
+		Source:      js,
 		Origin:      origin,
 		Prelude:     v.preludeFor(e.opts.Durable),
 		Functions:   bridgeFunctions,

@@ -13,12 +13,19 @@ import (
 // planOf turns the checker's plan (tool references by their backend's
 // interface in the declarations of v) into the pipeline's, by original
 // backend and tool names.
-func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
+//
+// A call of a saved program (programs.<name>, lib) puts the tools that
+// program may call in its place (Library.addToPlan).
+func planOf(v *view, p *typecheck.Plan, lib *Library) *pipeline.Plan {
 	if p == nil {
 		return nil
 	}
 	out := &pipeline.Plan{Tools: []pipeline.PlanTool{}, Partial: p.Partial()}
 	for _, c := range p.Calls {
+		if c.Backend == programsInterface && !lib.empty() {
+			lib.addToPlan(out, c)
+			continue
+		}
 		i, err := strconv.Atoi(strings.TrimPrefix(c.Backend, BackendTypePrefix))
 		if err != nil || i < 0 || i >= len(v.backends) {
 			continue
@@ -85,7 +92,7 @@ func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pi
 		return nil, nil, err
 	}
 	rep = withoutDenied(v, rep)
-	return rep, planOf(v, rep.Plan), nil
+	return rep, planOf(v, rep.Plan, nil), nil
 }
 
 // withoutDenied is rep without the diagnostics that call a denied tool
