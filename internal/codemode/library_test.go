@@ -22,8 +22,8 @@ func testLibrary(roots ...string) *Library {
 		"outer_prog": {Name: "outer_prog", Ref: "outer_prog@1", Calls: []string{"double_sum"},
 			Code: "const x = await programs.double_sum({a: args.n, b: 1});\nreturn {x, sees: Object.keys(programs)}",
 			Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{}}},
-		"peek":        {Name: "peek", Ref: "peek@1", Code: "return Object.keys(programs)", Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{}}},
-		"blocked":     {Name: "blocked", Ref: "blocked@1", Code: "return 1", DeniedBy: "server.auth.rules.no-blocked"},
+		"peek":    {Name: "peek", Ref: "peek@1", Code: "return Object.keys(programs)", Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{}}},
+		"blocked": {Name: "blocked", Ref: "blocked@1", Code: "return 1", DeniedBy: "server.auth.rules.no-blocked"},
 		"stale_image": {Name: "stale_image", Ref: "stale_image@1", Code: "return await everything.tiny_image({})",
 			Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{{Backend: "everything", Tool: "tiny-image", Loop: "no", Lines: []int{1}, Calls: 1}}}},
 	}}
