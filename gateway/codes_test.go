@@ -417,6 +417,7 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"JOURNAL_UNAVAILABLE":   {by: "gateway/tasklife_test.go:TestJournalUnavailableStopsTheRun"},
 		"PROGRAM_NOT_FOUND":     {by: "gateway/programs_test.go:TestSavedProgramsAsTools"},
 		"PROGRAM_FORBIDDEN":     {by: "gateway/programs_test.go:TestSavedProgramsAsTools"},
+		"PROGRAM_DEPTH":         {by: "gateway/programcalls_test.go:TestSavedProgramsCallSavedPrograms"},
 		"PROGRAM_INVALID":       {by: "internal/programs/programs_test.go:TestSaveRefusals"},
 		"STORE_UNAVAILABLE":     {by: "internal/programs/programs_test.go:TestStoreDownFailsClosed"},
 		// Last: it closes the gateway's backend manager.

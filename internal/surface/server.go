@@ -262,6 +262,12 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		Owner:         sf.runOwner(ctx, req),
 		Durable:       durableFrom(ctx),
 	}
+	// The saved programs it calls as programs.<name>(args) (programlib.go).
+	lib, err := sf.programLibrary(ctx, in.Code)
+	if err != nil {
+		return programError(err)
+	}
+	creq.Programs = lib
 	// While the program runs, what its backends ask and log reaches this
 	// client on this request, and their progress is the run's.
 	run, token, end := sf.forward.beginRun(ctx, req.Session, req.Params.GetProgressToken())

@@ -1,0 +1,42 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
+)
+
+// programLibrary is the saved programs a call_tool_chain program may call
+// as programs.<name>(args) (codemode's Library): those its code names that
+// the caller may call, and those they name in turn; a program the
+// caller's rules deny is in it as denied (its call fails, a plan naming
+// it is refused). nil when the code names none. A refusal (PROGRAM_DEPTH;
+// STORE_UNAVAILABLE when the store cannot say what the program calls) is
+// an error: the run does not start.
+func (sf *Surface) programLibrary(ctx context.Context, code string) (*codemode.Library, error) {
+	if sf.programs.programs == nil {
+		return nil, nil
+	}
+	deniedTo := sf.policy.DeniedTo(ctx)
+	roots, all, err := sf.programs.programs.Callees(ctx, sf.programCaller(ctx), code,
+		func(name string) string { return deniedTo(programs.PolicyBackend, name) })
+	if err != nil || len(roots) == 0 {
+		return nil, err
+	}
+	lib := &codemode.Library{Roots: roots, Programs: make(map[string]*codemode.LibraryProgram, len(all))}
+	for name, cl := range all {
+		lp := &codemode.LibraryProgram{Name: name, Calls: cl.Calls, DeniedBy: cl.DeniedBy}
+		if v := cl.Version; v != nil {
+			lp.Ref, lp.Code, lp.Params = v.Ref(), v.Code, v.Params
+			var plan pipeline.Plan
+			if len(v.Plan) > 0 && json.Unmarshal(v.Plan, &plan) == nil {
+				lp.Plan = &plan
+			}
+		}
+		lib.Programs[name] = lp
+	}
+	return lib, nil
+}
