@@ -11,7 +11,7 @@ import (
 func TestNames(t *testing.T) {
 	for code, want := range map[string][]string{
 		`await programs.a_1({}); await programs . b(); await programs?.c(); programs["d"](); programs.a_1()`: {"a_1", "b", "c", "d"},
-		`const k = "x"; await programs[k](); myprograms.e(); subprograms["f"]`:                                nil,
+		`const k = "x"; await programs[k](); myprograms.e(); subprograms["f"]`:                               nil,
 		`return 1`: nil,
 	} {
 		if got := Names(code); !slices.Equal(got, want) {
