@@ -28,7 +28,7 @@ func (sf *Surface) programCallsMiddleware(expose config.Expose) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/call" {
 				if chain := sf.programChainCall(ctx, req); chain != nil {
-					return next(ctx, method, chain)
+					return next(withCalledProgram(ctx, calledName(req), callArguments(req)), method, chain)
 				}
 			}
 			return next(ctx, method, req)
@@ -54,4 +54,14 @@ func (sf *Surface) programChainCall(ctx context.Context, req mcp.Request) *mcp.C
 	params := *call.Params
 	params.Name, params.Arguments = "call_tool_chain", json.RawMessage(args)
 	return &mcp.CallToolRequest{Session: call.Session, Params: &params, Extra: call.Extra}
+}
+
+// calledName is the saved program a tools/call of program_<name> names.
+func calledName(req mcp.Request) string {
+	return strings.TrimPrefix(req.(*mcp.CallToolRequest).Params.Name, programs.ToolPrefix)
+}
+
+// callArguments are a tools/call's arguments.
+func callArguments(req mcp.Request) json.RawMessage {
+	return req.(*mcp.CallToolRequest).Params.Arguments
 }

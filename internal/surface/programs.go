@@ -282,7 +282,7 @@ func (sf *Surface) programsMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 				return refused, nil
 			}
 			if chain := sf.programChainCall(ctx, call); chain != nil { // resolved meanwhile
-				return next(ctx, method, chain)
+				return next(withCalledProgram(ctx, name, call.Params.Arguments), method, chain)
 			}
 		}
 		return next(ctx, method, req)

@@ -268,6 +268,9 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		return programError(err)
 	}
 	creq.Programs = lib
+	if refused := sf.approvePrograms(ctx, lib); refused != nil {
+		return refused
+	}
 	// While the program runs, what its backends ask and log reaches this
 	// client on this request, and their progress is the run's.
 	run, token, end := sf.forward.beginRun(ctx, req.Session, req.Params.GetProgressToken())

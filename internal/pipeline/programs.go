@@ -1,0 +1,20 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/isogate/isogate/internal/authn"
+)
+
+// ApprovalNeeded reports whether a call of backend.tool by the caller in
+// ctx needs a person's yes: backends.<name>.tools.approve, or a
+// server.auth.rules approve naming it for the caller's principal. Saved
+// programs ask it of "programs.<name>" before they run (issue 45).
+func (p *Policy) ApprovalNeeded(ctx context.Context, backend, tool string) bool {
+	c := &Call{Backend: backend, Tool: tool}
+	if p.Decide(backend, tool) == NeedsApproval {
+		return true
+	}
+	_, approve, _ := p.principalDecision(authn.FromContext(ctx), c)
+	return approve
+}

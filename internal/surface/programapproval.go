@@ -1,0 +1,78 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/codemode"
+	"github.com/isogate/isogate/internal/pipeline"
+	"github.com/isogate/isogate/internal/programs"
+)
+
+// Approvals of saved programs (issue 45): a server.auth.rules approve
+// naming programs.<name> puts the program under approval for the matched
+// principals. A run that may call one (a tools/call of program_<name>, or
+// a program naming programs.<name>) asks a person before it starts, once
+// per program, through the run's approver (the client's elicitation, or
+// the operator's console): declined or unanswerable, the run is refused
+// (APPROVAL_DENIED, APPROVAL_REQUIRED) and nothing of it ran. The
+// question names the program and, for a direct call, its arguments.
+
+// calledProgramKey marks the context of a call_tool_chain run that is a
+// tools/call of a saved program (programCallsMiddleware).
+type calledProgramKey struct{}
+
+// calledProgram is the saved program a direct call runs, and its
+// arguments.
+type calledProgram struct {
+	name string
+	args json.RawMessage
+}
+
+func withCalledProgram(ctx context.Context, name string, args json.RawMessage) context.Context {
+	return context.WithValue(ctx, calledProgramKey{}, calledProgram{name: name, args: args})
+}
+
+// approvePrograms asks for the programs of a run that need approval: the
+// program a direct call runs, and those of its library. nil: none needs
+// it, or each was approved; else the result that refuses the run.
+func (sf *Surface) approvePrograms(ctx context.Context, lib *codemode.Library) *mcp.CallToolResult {
+	type ask struct {
+		name string
+		args json.RawMessage
+	}
+	var asks []ask
+	if cp, ok := ctx.Value(calledProgramKey{}).(calledProgram); ok {
+		asks = append(asks, ask{cp.name, cp.args})
+	}
+	if lib != nil {
+		names := make([]string, 0, len(lib.Programs))
+		for name, p := range lib.Programs {
+			if p.DeniedBy == "" {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			asks = append(asks, ask{name: n})
+		}
+	}
+	asked := map[string]bool{}
+	approve := pipeline.ApprovalStage(sf.policy)(pipeline.CallerFunc(func(context.Context, *pipeline.Call) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil // approved: the run goes on
+	}))
+	for _, a := range asks {
+		if asked[a.name] || !sf.policy.ApprovalNeeded(ctx, programs.PolicyBackend, a.name) {
+			continue
+		}
+		asked[a.name] = true
+		c := &pipeline.Call{Backend: programs.PolicyBackend, Tool: a.name, Args: a.args, NeedsApproval: true}
+		if _, err := approve.Call(ctx, c); err != nil {
+			return programError(err)
+		}
+	}
+	return nil
+}
