@@ -19,7 +19,8 @@ import (
 // journal and completes it without making that call again: two backend
 // calls in all. Red while the tasks saw the program's own tool name: the
 // task was not journalled (the hook never fired) and nothing was
-// replayed.
+// replayed. A version 2 saved while the task runs is not what B runs: the
+// call is pinned to the version current when it was made.
 func TestSavedProgramAsDurableTask(t *testing.T) {
 	srv := redistest.ForTest(t)
 	counter := newCountingBackend()
@@ -44,6 +45,13 @@ func TestSavedProgramAsDurableTask(t *testing.T) {
 	}
 	if err != nil || created.Error != nil || json.Unmarshal(created.Result, &task) != nil || task.Task.TaskID == "" {
 		t.Fatalf("creating the task: %v %+v %s", err, created.Error, created.Result)
+	}
+	// A version 2 made current meanwhile changes nothing for the task: its
+	// call named bump_twice@1.
+	_, saved, err = taskRPC(context.Background(), urlA, "alice", taskWire{}, "tools/call", map[string]any{"name": "save_program",
+		"arguments": map[string]any{"name": "bump_twice", "description": "Version 2.", "code": `return "version 2"`}})
+	if err != nil || saved.Error != nil || !strings.Contains(string(saved.Result), "bump_twice@2") {
+		t.Fatalf("saving version 2: %v %+v %s", err, saved.Error, saved.Result)
 	}
 	_, res, err := taskRPC(context.Background(), urlB, "alice", taskWire{}, "tasks/result", map[string]any{"taskId": task.Task.TaskID})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -90,7 +91,7 @@ func (l *Library) checkerDeclarations() string {
 		if !optional {
 			q = ""
 		}
-		fmt.Fprintf(&b, "  %s(args%s: %s): Promise<any>;\n", name, q, t)
+		fmt.Fprintf(&b, "  %s(args%s: %s): Promise<any>;\n", memberName(name), q, t)
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -188,14 +189,25 @@ func (l *Library) script() (string, error) {
 	return b.String(), nil
 }
 
-// programFunc is the script's function of program name.
-func programFunc(name string) string { return "__isogate_program_" + name }
+// programFunc is the script's function of program name (a name, or a
+// name pinned to a version, name@3).
+func programFunc(name string) string {
+	return "__isogate_program_" + strings.ReplaceAll(name, "@", "_v")
+}
+
+// memberName is name as a property name: quoted when pinned (name@3).
+func memberName(name string) string {
+	if strings.Contains(name, "@") {
+		return strconv.Quote(name)
+	}
+	return name
+}
 
 // table is the frozen object of the named programs' functions.
 func table(names []string) string {
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
-		parts = append(parts, n+": "+programFunc(n))
+		parts = append(parts, memberName(n)+": "+programFunc(n))
 	}
 	return "Object.freeze({" + strings.Join(parts, ", ") + "})"
 }

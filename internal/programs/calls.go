@@ -1,7 +1,9 @@
 package programs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -25,11 +27,12 @@ const CodeDepth v8sandbox.Code = "PROGRAM_DEPTH"
 // calls a (1), a calls b (2), … up to MaxDepth.
 const MaxDepth = 4
 
-// callRE finds programs.<name> and programs["name"] in code.
-var callRE = regexp.MustCompile(`\bprograms\s*(?:\?\.|\.)\s*([a-z][a-z0-9_]*)|\bprograms\s*\[\s*["']([a-z][a-z0-9_]*)["']\s*\]`)
+// callRE finds programs.<name> and programs["name"] (or a version of
+// it, programs["name@3"]) in code.
+var callRE = regexp.MustCompile(`\bprograms\s*(?:\?\.|\.)\s*([a-z][a-z0-9_]*)|\bprograms\s*\[\s*["']([a-z][a-z0-9_]*(?:@[1-9][0-9]*)?)["']\s*\]`)
 
-// Names are the program names code calls as programs.<name>, in order,
-// each once.
+// Names are the program names (or name@version) code calls as
+// programs.<name>, in order, each once.
 func Names(code string) []string {
 	if !strings.Contains(code, "programs") {
 		return nil
@@ -72,7 +75,8 @@ func (p *Programs) Callees(ctx context.Context, c Caller, code string, deniedBy 
 		if cl, ok := all[name]; ok {
 			return cl, nil
 		}
-		if rule := deniedBy(name); rule != "" {
+		base, _, _ := strings.Cut(name, "@")
+		if rule := deniedBy(base); rule != "" {
 			cl := &Callee{DeniedBy: rule}
 			all[name] = cl
 			return cl, nil
@@ -146,4 +150,22 @@ func checkDepth(roots []string, all map[string]*Callee) error {
 		}
 	}
 	return nil
+}
+
+// CallCode is the program a direct call of v with arguments runs: one
+// call of v pinned to its version, programs["name@3"](args), so that the
+// run inlines v as a run naming it does (its code compiled once per
+// version) and its journal says which version ran. The arguments are
+// checked against v's parameters first (INVALID_ARGUMENTS: nothing ran).
+func CallCode(v *Version, arguments json.RawMessage) (string, error) {
+	args, err := checkArguments(v, arguments)
+	if err != nil {
+		return "", err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, args); err != nil { // checked JSON: cannot fail
+		return "", err
+	}
+	ref, _ := json.Marshal(v.Ref())
+	return "return await programs[" + string(ref) + "](" + compact.String() + ")", nil
 }

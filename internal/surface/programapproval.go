@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,11 +66,12 @@ func (sf *Surface) approvePrograms(ctx context.Context, lib *codemode.Library) *
 		return &mcp.CallToolResult{}, nil // approved: the run goes on
 	}))
 	for _, a := range asks {
-		if asked[a.name] || !sf.policy.ApprovalNeeded(ctx, programs.PolicyBackend, a.name) {
+		name, _, _ := strings.Cut(a.name, "@") // a direct call's run names its program pinned: name@3
+		if asked[name] || !sf.policy.ApprovalNeeded(ctx, programs.PolicyBackend, name) {
 			continue
 		}
-		asked[a.name] = true
-		c := &pipeline.Call{Backend: programs.PolicyBackend, Tool: a.name, Args: a.args, NeedsApproval: true}
+		asked[name] = true
+		c := &pipeline.Call{Backend: programs.PolicyBackend, Tool: name, Args: a.args, NeedsApproval: true}
 		if _, err := approve.Call(ctx, c); err != nil {
 			return programError(err)
 		}

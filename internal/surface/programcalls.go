@@ -16,8 +16,9 @@ import (
 // puts it between the principal's middleware and the tasks'): a program
 // called as a task is then a call_tool_chain task in every way, its
 // deadline, its lease and, with sandbox.durable: all, its journal, which
-// holds the code that ran (a replica taking the task over runs that code,
-// whatever version is current by then). A call the program's resolution
+// holds the call pinned to its version, programs["name@3"](args) (a
+// replica taking the task over runs that version, whatever version is
+// current by then). A call the program's resolution
 // refuses goes on unchanged: programsMiddleware refuses it, inside the
 // task when one was asked for.
 func (sf *Surface) programCallsMiddleware(expose config.Expose) mcp.Middleware {

@@ -301,7 +301,7 @@ func (sf *Surface) programCode(ctx context.Context, name string, arguments json.
 	if err != nil {
 		return "", programError(err)
 	}
-	code, err := programs.Source(v, arguments)
+	code, err := programs.CallCode(v, arguments)
 	if err != nil {
 		return "", programError(err)
 	}
