@@ -93,3 +93,89 @@ func TestSavedProgramsUnderApproval(t *testing.T) {
 		t.Fatalf("bob, whose rules do not ask: %s (%s)", text, code)
 	}
 }
+
+// TestPlanApprovedAtSave (issue 45, server.auth.approval_at_save): alice's
+// rules put local.echo under approval. With the key on, saving a program
+// that calls it asks her to approve its plan once, and her later direct
+// calls of that version ask nothing; her own run calling local.echo, a
+// run calling the program as programs.echo_prog, bob's call of the
+// version published to him, and a version whose plan she declined at save
+// all ask at the call. With the key off nothing is asked at save and
+// every call asks. Red with the approval not applied to the direct call
+// (it asked again).
+func TestPlanApprovedAtSave(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		h := newHTTPGateway(t, func(c *config.Config) {
+			c.Store.DataDir = t.TempDir()
+			c.Server.Auth.Mode = config.AuthToken
+			c.Server.Auth.Tokens = programTokens
+			c.Server.Auth.Admins = []string{"root"}
+			c.Server.Auth.ApprovalAtSave = on
+			c.Server.Auth.Rules = map[string]config.AccessRule{
+				"echo-asks": {Principals: []string{"alice", "bob"}, Approve: []string{"local.echo"}},
+			}
+			c.Backends = map[string]config.Backend{}
+		})
+		var mu sync.Mutex
+		var asked []string
+		answer := "accept"
+		as := func(who string) *mcp.ClientSession {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: who}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, who+": "+req.Params.Message)
+					return &mcp.ElicitResult{Action: answer}, nil
+				}}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url,
+				HTTPClient: &http.Client{Transport: bearer{programTokens[who].Token}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			return cs
+		}
+		took := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			n := len(asked)
+			asked = nil
+			return n
+		}
+		call := func(cs *mcp.ClientSession, tool string, args map[string]any, wantAsked int, what string) {
+			t.Helper()
+			text, isErr, code := callProgramTool(t, cs, tool, args)
+			if isErr {
+				t.Fatalf("on=%v %s: %s (%s)", on, what, text, code)
+			}
+			if n := took(); n != wantAsked {
+				t.Errorf("on=%v %s: asked %d times, want %d", on, what, n, wantAsked)
+			}
+		}
+		alice := as("alice")
+		saveAsks := 0
+		if on {
+			saveAsks = 1
+		}
+		call(alice, "save_program", map[string]any{"name": "echo_prog", "description": "Echoes x.", "code": `return await local.echo({ x: args.x })`}, saveAsks, "save")
+		callAsks := 1
+		if on {
+			callAsks = 0
+		}
+		call(alice, "program_echo_prog", map[string]any{"x": 1}, callAsks, "her direct call")
+		call(alice, "program_echo_prog", map[string]any{"x": 2}, callAsks, "her second direct call")
+		call(alice, "call_tool_chain", map[string]any{"code": `return await local.echo({ x: 3 })`}, 1, "her own run")
+		call(alice, "call_tool_chain", map[string]any{"code": `return await programs.echo_prog({ x: 4 })`}, 1, "a run calling the program")
+		call(as("root"), "programs", map[string]any{"action": "publish", "owner": "alice", "name": "echo_prog", "to": []string{"bob"}}, 0, "publish")
+		call(as("bob"), "program_echo_prog", map[string]any{"x": 5}, 1, "bob's call")
+		if on {
+			mu.Lock()
+			answer = "decline"
+			mu.Unlock()
+			call(alice, "save_program", map[string]any{"name": "echo_prog", "description": "Echoes x, v2.", "code": `return await local.echo({ x: args.x, v: 2 })`}, 1, "save v2, declined")
+			mu.Lock()
+			answer = "accept"
+			mu.Unlock()
+			call(alice, "program_echo_prog", map[string]any{"x": 6}, 1, "her call of v2")
+		}
+	}
+}

@@ -295,7 +295,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	}
 	a.closers = append(a.closers, pstore)
 	a.Programs = programs.New(programs.Options{Store: pstore, Logger: a.logger,
-		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout},
+		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout, approveAtSave: cfg.Server.Auth.ApprovalAtSave},
 		OnChange: func() { a.Surface.ProgramsChanged() }})
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{

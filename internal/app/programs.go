@@ -43,6 +43,9 @@ type vetter struct {
 	engine  *codemode.Engine
 	policy  *pipeline.Policy
 	timeout time.Duration // the check's wait (the compiler may be loading)
+	// approveAtSave asks the saver to approve the plan's tools that need
+	// approval (server.auth.approval_at_save), through ctx's approver.
+	approveAtSave bool
 }
 
 // Vet implements programs.Vetter.
@@ -81,6 +84,32 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 		}
 		out.Partial = plan.Partial
 		out.Plan, _ = json.Marshal(plan)
+		if v.approveAtSave {
+			out.Approved = v.approve(ctx, plan)
+		}
 	}
 	return out, nil
+}
+
+// approve asks the saver, through ctx's approver, to approve the plan's
+// tools that need approval for it, and returns those approved (JSON of
+// pipeline.PlanTool); nil when none needs it, or the person declined or
+// could not be asked: the program is saved all the same, and its calls
+// ask as any run's do.
+func (v vetter) approve(ctx context.Context, plan *pipeline.Plan) json.RawMessage {
+	var asks []pipeline.PlanTool
+	for _, t := range plan.Tools {
+		if !t.Unknown && t.DeniedBy == "" && v.policy.ApprovalNeeded(ctx, t.Backend, t.Tool) {
+			asks = append(asks, t)
+		}
+	}
+	a, ok := pipeline.ApproverFrom(ctx).(pipeline.PlanApprover)
+	if len(asks) == 0 || !ok {
+		return nil
+	}
+	if accepted, err := a.ApproveParams(ctx, pipeline.PlanElicitParams(plan, asks)); err != nil || !accepted {
+		return nil
+	}
+	out, _ := json.Marshal(asks)
+	return out
 }

@@ -246,6 +246,9 @@ type Request struct {
 	// Programs are the saved programs the code may call as
 	// programs.<name>(args) (library.go); nil: none.
 	Programs *Library
+	// Approved are tools approved for the run before it starts, as a plan
+	// approval approves them (a saved program's approval at save).
+	Approved []pipeline.PlanTool
 }
 
 // Response is the outcome of a request.
@@ -344,6 +347,7 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	ctx, cancel := context.WithTimeout(ctx, timeout+deadlineGrace)
 	defer cancel()
 	run := pipeline.NewRun(e.opts.MaxToolCalls)
+	run.ApprovePlan(req.Approved)
 	ctx = pipeline.WithRun(ctx, run)
 	if req.OnRun != nil {
 		req.OnRun(run)

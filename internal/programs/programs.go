@@ -132,6 +132,18 @@ type Version struct {
 	Plan    json.RawMessage `json:"plan,omitempty"`
 	SavedBy string          `json:"saved_by"`
 	SavedAt time.Time       `json:"saved_at"`
+	// Approved is the plan approval its saver gave at save, if any
+	// (server.auth.approval_at_save).
+	Approved *Approval `json:"approved,omitempty"`
+}
+
+// Approval is a plan approval given when a version was saved: By (the
+// saver) approved the calls of Tools (a plan's tools, as JSON) for later
+// calls of the version.
+type Approval struct {
+	By    string          `json:"by"`
+	At    time.Time       `json:"at"`
+	Tools json.RawMessage `json:"tools"`
 }
 
 // Ref is "name@version".
@@ -198,6 +210,9 @@ type Vetting struct {
 	Partial bool
 	// Plan is the plan as JSON (kept with the version).
 	Plan json.RawMessage
+	// Approved are the plan's tools a person approved at save, as JSON,
+	// nil when none was asked or approved.
+	Approved json.RawMessage
 }
 
 // Options configure [New].
@@ -301,6 +316,9 @@ func (p *Programs) Save(ctx context.Context, c Caller, in SaveInput) (*Version, 
 		SavedBy: owner, SavedAt: time.Now().UTC()}
 	if v.Calls == nil {
 		v.Calls = []string{}
+	}
+	if vet.Approved != nil {
+		v.Approved = &Approval{By: owner, At: v.SavedAt, Tools: vet.Approved}
 	}
 	hk := headKey(owner, in.Name)
 	for range 16 {

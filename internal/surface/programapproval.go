@@ -78,3 +78,27 @@ func (sf *Surface) approvePrograms(ctx context.Context, lib *codemode.Library) *
 	}
 	return nil
 }
+
+// savedApproval is the plan approval a direct call's version got at its
+// save, when it stands for this run: server.auth.approval_at_save is on,
+// the run is a direct call of that version (programCallsMiddleware made
+// it one call pinned to the version) and the caller is its saver, who
+// approved. Each approved tool covers the calls the plan showed, no more.
+func (sf *Surface) savedApproval(ctx context.Context, lib *codemode.Library) []pipeline.PlanTool {
+	if !sf.opts.Auth.ApprovalAtSave || lib == nil || len(lib.Roots) != 1 || !strings.Contains(lib.Roots[0], "@") {
+		return nil
+	}
+	if _, direct := ctx.Value(calledProgramKey{}).(calledProgram); !direct {
+		return nil
+	}
+	c := sf.programCaller(ctx)
+	v, err := sf.programs.programs.Resolve(ctx, c, lib.Roots[0])
+	if err != nil || v.Approved == nil || v.Approved.By != c.Owner() {
+		return nil
+	}
+	var tools []pipeline.PlanTool
+	if json.Unmarshal(v.Approved.Tools, &tools) != nil {
+		return nil
+	}
+	return tools
+}

@@ -138,7 +138,10 @@ func programError(err error) *mcp.CallToolResult {
 	return r
 }
 
-func (sf *Surface) saveProgram(ctx context.Context, _ *mcp.CallToolRequest, in saveProgramInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) saveProgram(ctx context.Context, req *mcp.CallToolRequest, in saveProgramInput) (*mcp.CallToolResult, any, error) {
+	// With server.auth.approval_at_save the saver may be asked to approve
+	// the program's plan (app's vetter).
+	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
 	var params json.RawMessage
 	if in.Parameters != nil {
 		params, _ = json.Marshal(in.Parameters)
@@ -151,6 +154,9 @@ func (sf *Surface) saveProgram(ctx context.Context, _ *mcp.CallToolRequest, in s
 	text := fmt.Sprintf("saved %s (current); call it as the tool %s", v.Ref(), programs.ToolName(v.Name))
 	if len(v.Calls) > 0 {
 		text += "; it calls " + strings.Join(v.Calls, ", ")
+	}
+	if v.Approved != nil {
+		text += "; its plan was approved for your later calls of " + v.Ref()
 	}
 	res := textResult(text, false)
 	res.StructuredContent = map[string]any{"name": v.Name, "version": v.Version, "tool": programs.ToolName(v.Name),

@@ -271,6 +271,7 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 	if refused := sf.approvePrograms(ctx, lib); refused != nil {
 		return refused
 	}
+	creq.Approved = sf.savedApproval(ctx, lib)
 	// While the program runs, what its backends ask and log reaches this
 	// client on this request, and their progress is the run's.
 	run, token, end := sf.forward.beginRun(ctx, req.Session, req.Params.GetProgressToken())
