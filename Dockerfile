@@ -15,6 +15,7 @@ COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/isogate ./cmd/isogate \
+    && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o /out/isogate-worker ./cmd/isogate-worker \
     && /out/isogate version
 
 FROM node:22-bookworm-slim
@@ -23,7 +24,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates tini \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --create-home --home-dir /home/isogate isogate
-COPY --from=build /out/isogate /usr/local/bin/isogate
+COPY --from=build /out/isogate /out/isogate-worker /usr/local/bin/
 USER 10001:10001
 ENV HOME=/home/isogate \
     NPM_CONFIG_CACHE=/home/isogate/.npm \

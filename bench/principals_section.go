@@ -47,10 +47,14 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	fmt.Fprintf(&b, "Process isolation's pool as the gateway builds it by default (`procpool`: %d worker processes × %d slots, `sandbox.spare_workers` %d, `sandbox.idle_workers_mb` %d), measured through its exported API in this process. A worker holds runs of one principal for life; a principal with no worker in a slot takes back its parked idle worker, or a spare, or has an idle worker of another retired and replaced.\n\n",
 		procpool.DefaultProcesses, procpool.DefaultSlotsPerWorker, config.DefaultSpareWorkers, config.DefaultIdleWorkersMB)
 
-	start, err := workerStart(ctx, cfg.WorkerCommand, samples)
+	startCases, err := workerStartCases(ctx, cfg) // workerstart.go
 	if err != nil {
 		return "", fmt.Errorf("worker start: %w", err)
 	}
+	if err := measureWorkerStarts(ctx, startCases, 3*samples); err != nil { // a start is noisy: more samples
+		return "", fmt.Errorf("worker start: %w", err)
+	}
+	start := startCases[0].start
 	firstSpare, err := firstRuns(ctx, cfg.WorkerCommand, config.DefaultSpareWorkers, samples)
 	if err != nil {
 		return "", fmt.Errorf("first run with spares: %w", err)
@@ -68,9 +72,12 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 
 	b.WriteString("| figure | p50 | ÷ a warm run of one principal |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| warm trivial run, one principal, one at a time (1 ÷ its throughput below) | %s ms | ×1.00 |\n", ms(perRun))
-	fmt.Fprintf(&b, "| worker start (`procpool.New` of one worker: spawn, confinement, V8, handshake; %d samples) | %s ms | %s |\n", len(start), ms(median(start)), times(float64(median(start))/float64(perRun)))
+	fmt.Fprintf(&b, "| worker start (`procpool.New` of one worker: spawn, confinement, V8 up from the startup snapshot the first worker made, its first isolate and context prepared, handshake; %d samples) | %s ms | %s |\n", len(start), ms(median(start)), times(float64(median(start))/float64(perRun)))
 	fmt.Fprintf(&b, "| a new principal's first run, pool at rest, %d spares (%d samples) | %s ms | %s |\n", config.DefaultSpareWorkers, len(firstSpare), ms(median(firstSpare)), times(float64(median(firstSpare))/float64(perRun)))
 	fmt.Fprintf(&b, "| a new principal's first run, pool at rest, no spares (%d samples) | %s ms | %s |\n", len(firstBare), ms(median(firstBare)), times(float64(median(firstBare))/float64(perRun)))
+
+	fmt.Fprintf(&b, "\nA worker's start by command (issue 44), the commands taking turns, each after one untimed start that makes the V8 startup snapshot the later workers of that command start from: `procpool.New` of one worker until its ready frame (spawn, confinement, Go and package start-up, V8 from the snapshot, its first isolate and context prepared, handshake), then that worker's first trivial run.\n\n")
+	b.WriteString(workerStartTable(startCases))
 
 	fmt.Fprintf(&b, "\nThroughput of trivial runs (`1 + 1`) whose principals take turns round-robin, one at a time and 8 at once (the pool's 8 slots), with idle workers off (`sandbox.idle_workers_mb: 0`, the behaviour before them) and at their default; each pool first runs each of its principals once, then the six pools take turns in %d rounds, %s per cell in all. \"Ended\" is the workers ended to serve another principal (each costs a worker start in the background).\n\n", rounds, budget)
 	b.WriteString("| principals | idle workers | one at a time: runs/s | ÷ 1 principal | ended per 1 000 runs | 8 at once: runs/s | ÷ 1 principal | ended per 1 000 runs |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")
@@ -89,6 +96,12 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		fmt.Fprintf(&b, "\nAfter the 64-principal cells, %d workers were parked for their principal (idle workers): each counted for %.1f MB of its own memory against the budget, %.1f MB RSS and %.1f MB PSS on average (`/proc/<pid>/smaps_rollup`; the rest of the RSS is the binary's pages shared with the other workers).\n",
 			idle.n, float64(idle.own)/float64(idle.n)/(1<<20), float64(idle.rss)/float64(idle.n)/(1<<20), float64(idle.pss)/float64(idle.n)/(1<<20))
 	}
+
+	pace, err := agentPace(ctx, cfg) // principals_pace.go
+	if err != nil {
+		return "", fmt.Errorf("an agent's pace: %w", err)
+	}
+	b.WriteString(pace)
 
 	shares := fairShareCost(ctx, budget, rounds)
 	fmt.Fprintf(&b, "\nFair shares (`internal/fairshare`, the gate of V8 slots and backend call slots): one acquire and release of a slot of 8 by 8 goroutines at once, each cycling over its part of the principals (share 4), against the buffered-channel semaphore used before; they take turns in %d rounds, %s each in all.\n\n", rounds, budget)
@@ -116,25 +129,6 @@ func trivialRun(ctx context.Context, p v8sandbox.Runner, principal string) error
 		return fmt.Errorf("trivial run returned %s", res.Value)
 	}
 	return nil
-}
-
-// workerStart times n starts of a one-worker pool (New returns once the
-// worker answered the handshake); closing is not timed.
-func workerStart(ctx context.Context, command []string, n int) ([]time.Duration, error) {
-	var out []time.Duration
-	for range n {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		t0 := time.Now()
-		p, err := procpool.New(procpool.Options{Workers: 1, SlotsPerWorker: procpool.DefaultSlotsPerWorker, Command: command, Logger: quietLogger})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, time.Since(t0))
-		p.Close()
-	}
-	return out, nil
 }
 
 // firstRuns times n first runs of new principals on a default pool with

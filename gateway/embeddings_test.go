@@ -15,6 +15,7 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/resultstore/redistest"
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/testutil/fakeembed"
 )
 
@@ -138,4 +139,37 @@ func gatherCounter(t *testing.T, reg *prometheus.Registry, name, value string) f
 		}
 	}
 	return 0
+}
+
+// TestSearchEmbeddingsNeverBlock: with an embeddings endpoint that hangs
+// from the start, a client connects, lists the tools and searches without
+// waiting for it: the tool vectors are computed in the background, and
+// search answers by words, saying the embeddings are still being computed.
+func TestSearchEmbeddingsNeverBlock(t *testing.T) {
+	ep := fakeembed.Start(t, fakeembed.Options{Model: "fake-bow"})
+	ep.SetMode(t, fakeembed.ModeHang)
+	cfg := config.Default()
+	cfg.Server.CacheDir = t.TempDir()
+	cfg.RunCode.Enabled = false
+	cfg.Search.Embeddings.URL, cfg.Search.Embeddings.Model = ep.URL, "fake-bow"
+	g, err := build(cfg, app.Options{Runner: testPool(), ExtraSpecs: []backend.Spec{backend.InMemory("files", filesServer())}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	g.Start(t.Context())
+	if err := g.app.Backends.WaitHealthy(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, g, nil)
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr, _ := callText(t, cs, "search_tools", map[string]any{"query": "write a file"})
+	if isErr || !strings.Contains(text, "files.write_file") ||
+		!strings.HasSuffix(strings.TrimSpace(text), "Ranked by words only: tool embeddings are still being computed.") {
+		t.Fatalf("search_tools while the endpoint hangs:\n%s", text)
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool { return ep.Stats(t).Requests > 0 },
+		"the tool vectors' first request at the endpoint")
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/internal/typecheck/checkworker"
 	"github.com/isogate/isogate/v8sandbox"
-	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // opsGateway serves a gateway with sandbox.typecheck on and the recording
@@ -251,7 +251,7 @@ func TestTypecheckWorkerKilledIsReported(t *testing.T) {
 	for _, mode := range []string{"warn", "strict"} {
 		t.Run(mode, func(t *testing.T) {
 			g, base, cs, rec := opsGateway(t, config.IsolationProcess, mode, time.Minute)
-			checker := g.app.Typecheck.(*procpool.Checker)
+			checker := g.app.Typecheck.(*checkworker.Checker)
 			stopped, kills := holdReplacement(t, checker)
 			t.Logf("replacement %d held after %d kill(s)", stopped, kills)
 
@@ -328,7 +328,7 @@ func TestTypecheckWorkerKilledIsReported(t *testing.T) {
 // replacement before it serves (a replacement caught too late is killed in
 // turn); it returns the stopped process, continued when the test ends, and
 // how many workers it killed.
-func holdReplacement(t *testing.T, checker *procpool.Checker) (stopped, kills int) {
+func holdReplacement(t *testing.T, checker *checkworker.Checker) (stopped, kills int) {
 	t.Helper()
 	pid := checker.Stats().Workers[0].PID
 	for {
@@ -360,7 +360,7 @@ func holdReplacement(t *testing.T, checker *procpool.Checker) (stopped, kills in
 // failure of the checker (whose alerts it would set off).
 func TestTypecheckCancelledCounted(t *testing.T) {
 	g, base, cs, rec := opsGateway(t, config.IsolationProcess, "strict", time.Minute)
-	checker := g.app.Typecheck.(*procpool.Checker)
+	checker := g.app.Typecheck.(*checkworker.Checker)
 	pid := checker.Stats().Workers[0].PID
 	// Stopped, the worker cannot answer: the check is surely in progress
 	// once it is on the worker.

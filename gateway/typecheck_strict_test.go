@@ -13,7 +13,7 @@ import (
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/codemode"
-	"github.com/isogate/isogate/v8sandbox/procpool"
+	"github.com/isogate/isogate/internal/typecheck/checkworker"
 )
 
 // Issue 42: right after a gateway starts, its checker worker is still
@@ -88,9 +88,9 @@ func TestTypecheckStrictTypeBombs(t *testing.T) {
 		c.Sandbox.Typecheck = "strict"
 		c.Sandbox.TypecheckTimeout = 3 * time.Second // a bomb runs to it; alice's checks take a fraction
 	}, rec.spec())
-	checker, ok := h.g.app.Typecheck.(*procpool.Checker)
+	checker, ok := h.g.app.Typecheck.(*checkworker.Checker)
 	if !ok {
-		t.Fatalf("process isolation checks with %T, want *procpool.Checker", h.g.app.Typecheck)
+		t.Fatalf("process isolation checks with %T, want *checkworker.Checker", h.g.app.Typecheck)
 	}
 	if err := checker.Warm(t.Context()); err != nil {
 		t.Fatal(err)

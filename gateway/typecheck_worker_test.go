@@ -13,7 +13,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
-	"github.com/isogate/isogate/v8sandbox/procpool"
+	"github.com/isogate/isogate/internal/typecheck/checkworker"
 )
 
 // In process isolation the TypeScript compiler parses programs in a
@@ -31,9 +31,9 @@ func TestTypecheckInCheckerWorker(t *testing.T) {
 	cfg.Sandbox.TypecheckTimeout = time.Minute // a loaded machine must not turn a check into "unchecked"
 	rec := &recorder{}
 	g := startHealthy(t, cfg, app.Options{ExtraSpecs: []backend.Spec{rec.spec()}})
-	checker, ok := g.app.Typecheck.(*procpool.Checker)
+	checker, ok := g.app.Typecheck.(*checkworker.Checker)
 	if !ok {
-		t.Fatalf("process isolation checks with %T, want *procpool.Checker", g.app.Typecheck)
+		t.Fatalf("process isolation checks with %T, want *checkworker.Checker", g.app.Typecheck)
 	}
 	if err := checker.Warm(t.Context()); err != nil {
 		t.Fatal(err)

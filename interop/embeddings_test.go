@@ -14,8 +14,10 @@ import (
 // search.embeddings (the fake endpoint process: a hashed bag of words with
 // synonym classes, not a model) answers the official TypeScript SDK
 // client's search_tools with the fused ranking once its tool vectors are
-// ready: "plus" finds everything.get-sum (whose words are sum and numbers),
-// "show me a picture" everything.get-tiny-image, with no notice; before
+// ready: "addition" finds everything.get-sum (whose words are sum and
+// numbers; no word of it matches), "show me a picture"
+// everything.get-tiny-image (words alone rank get-annotated-message first),
+// with no notice; before
 // that, any answer ranked by words only says so on its last line.
 func TestTypeScriptSDKSearchEmbeddings(t *testing.T) {
 	t.Parallel()
@@ -44,12 +46,12 @@ search:
 		Tries   int
 		Answers map[string]answer
 	}
-	runNodeInto(t, &r, "search_embeddings.mjs", "--queries", "plus,show me a picture", "--stdio", binary, "serve", "--config", file)
+	runNodeInto(t, &r, "search_embeddings.mjs", "--queries", "addition,show me a picture", "--stdio", binary, "serve", "--config", file)
 	if strings.Contains(r.First.Text, "Ranked by words only") && !strings.HasSuffix(strings.TrimSpace(r.First.Text),
 		"Ranked by words only: tool embeddings are still being computed.") {
 		t.Errorf("an answer before the vectors were ready:\n%s", r.First.Text)
 	}
-	for q, want := range map[string]string{"plus": "everything.get-sum", "show me a picture": "everything.get-tiny-image"} {
+	for q, want := range map[string]string{"addition": "everything.get-sum", "show me a picture": "everything.get-tiny-image"} {
 		a := r.Answers[q]
 		lines := strings.Split(a.Text, "\n")
 		if a.IsError || len(lines) < 2 || !strings.HasPrefix(lines[1], want+" ") || strings.Contains(a.Text, "Ranked by words only") {

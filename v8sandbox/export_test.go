@@ -10,8 +10,8 @@ var SnapshotOff = &snapshotOff
 // (then closes) n contexts for prelude on it: what a run pays for its
 // context, without the run.
 func PrepareContexts(p *Pool, prelude string, n int, each func()) error {
-	w := <-p.idle
-	defer func() { p.idle <- w }()
+	w := p.idle.take()
+	defer func() { p.idle.put(w) }()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	w.budget.bind()

@@ -17,7 +17,10 @@ var initOnce sync.Once
 
 // initV8 sets process-wide V8 flags and installs the counting ArrayBuffer
 // allocator. v8go creates its allocator when the first isolate is made, so
-// a throwaway isolate is created (and disposed) first.
+// V8 is initialised (platform, then v8go's allocator) through v8go's own
+// initializer, which its NewIsolate calls: making and disposing an isolate
+// from V8's built-in snapshot only for that cost every sandbox worker's
+// start ~1–2 ms of CPU (issue 44).
 func initV8() {
 	initOnce.Do(func() {
 		v8.SetFlags(
@@ -25,11 +28,16 @@ func initV8() {
 			"--max-semi-space-size=8", // keep the young generation small (MB)
 			"--stack-size=984",        // default, stated explicitly (KB)
 		)
-		iso := v8.NewIsolate()
-		iso.Dispose()
+		v8goInitialize()
 		C.isogate_install_allocator()
 	})
 }
+
+// v8goInitialize is rogchap.com/v8go v0.9.0's unexported
+// initializeIfNecessary: V8's platform and v8go's default allocator, once.
+//
+//go:linkname v8goInitialize rogchap.com/v8go.initializeIfNecessary
+func v8goInitialize()
 
 // rawIsolate returns the v8::Isolate* behind a v8go isolate (its unexported
 // ptr field), which guard.cc needs.

@@ -17,6 +17,7 @@ var fromMain struct {
 }
 
 func TestMain(m *testing.M) {
+	takeChildSnapshot() // before any isolate
 	fromMain.callerOnMain = onMainThread()
 	pool := NewPool(Options{Workers: 1})
 	job := Job{Source: `probe()`, Functions: []Function{{Name: "probe"}}, AwaitResult: true}

@@ -43,7 +43,7 @@ type Options struct {
 type Pool struct {
 	opts   Options
 	logger *slog.Logger
-	idle   chan *worker // workers ready for a run
+	idle   *idleWorkers // workers ready for a run (idle.go)
 	busy   atomic.Int32 // runs in progress
 	quit   chan struct{}
 	closed sync.Once
@@ -83,11 +83,11 @@ func NewPool(opts Options) *Pool {
 	p := &Pool{
 		opts:   opts,
 		logger: logger.With("component", "v8sandbox"),
-		idle:   make(chan *worker, opts.Workers),
+		idle:   newIdleWorkers(opts.Workers),
 		quit:   make(chan struct{}),
 	}
 	for i := range opts.Workers {
-		p.idle <- newWorker(p, i)
+		p.idle.put(newWorker(p, i))
 	}
 	return p
 }
@@ -144,7 +144,8 @@ func (p *Pool) run(ctx context.Context, job Job, host Host) outcome {
 	default:
 	}
 	select {
-	case w = <-p.idle:
+	case <-p.idle.ready:
+		w = p.idle.pop()
 	case <-ctx.Done():
 		return outcome{response: response{err: WaitError(ctx, "waiting for a free sandbox worker")}}
 	case <-p.quit:
@@ -164,11 +165,33 @@ func (p *Pool) Close() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		for range p.opts.Workers {
-			w := <-p.idle
+			w := p.idle.take()
 			w.budget.bind()
 			w.disposeIsolate()
 		}
 	})
+}
+
+// Warm makes the isolate of one worker and prepares its context for a job
+// with the pool's default limits and no host functions or prelude, so that
+// the pool's first run starts as warm as its later ones (a sandbox worker
+// process does this before it reports ready). It waits for a free worker.
+func (p *Pool) Warm() {
+	var w *worker
+	select {
+	case <-p.idle.ready:
+		w = p.idle.pop()
+	case <-p.quit:
+		return
+	}
+	defer p.idle.put(w)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w.budget.bind()
+	if w.last == nil {
+		w.last = &Job{Limits: p.opts.Defaults}
+	}
+	w.prewarm()
 }
 
 // WithDefaults returns l with its zero fields taken from d.

@@ -26,11 +26,11 @@ Array.prototype.seen = (Array.prototype.seen ?? 0) + 1;
 			t.Fatalf("run %d: %s %v, want [1,1,1]", i, got, err)
 		}
 	}
-	w := <-pool.idle
+	w := pool.idle.take()
 	if len(w.scripts.scripts) != 1 {
 		t.Fatalf("%d scripts cached after one source ran three times", len(w.scripts.scripts))
 	}
-	pool.idle <- w
+	pool.idle.put(w)
 	for i := range 2 {
 		_, err := run(`return (`)
 		if e, ok := err.(*Error); !ok || e.Code != CodeEval || !e.Compile {
@@ -42,8 +42,8 @@ Array.prototype.seen = (Array.prototype.seen ?? 0) + 1;
 			t.Fatalf("source %d: %s %v", i, got, err)
 		}
 	}
-	w = <-pool.idle
-	defer func() { pool.idle <- w }()
+	w = pool.idle.take()
+	defer func() { pool.idle.put(w) }()
 	if len(w.scripts.scripts) > cachedScripts {
 		t.Fatalf("%d scripts cached, the bound is %d", len(w.scripts.scripts), cachedScripts)
 	}

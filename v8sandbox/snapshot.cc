@@ -41,6 +41,12 @@ isogate_snapshot* isogate_snapshot_create(const char* source,
 
 int isogate_snapshot_size(isogate_snapshot* s) { return s->blob.raw_size; }
 
+const char* isogate_snapshot_data(isogate_snapshot* s) { return s->blob.data; }
+
+isogate_snapshot* isogate_snapshot_wrap(const char* data, int size) {
+  return new isogate_snapshot{v8::StartupData{data, size}};
+}
+
 void* isogate_isolate_from_snapshot(isogate_snapshot* s, void** null_value,
                                     void** undefined_value) {
   v8::Isolate::CreateParams params;

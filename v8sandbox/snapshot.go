@@ -6,6 +6,9 @@ package v8sandbox
 import "C"
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	v8 "rogchap.com/v8go"
@@ -36,6 +40,9 @@ var (
 	// tests compare; set it only while no isolate is being made). The
 	// process starts with it set when SnapshotEnv is "off".
 	snapshotOff = os.Getenv(SnapshotEnv) == "off"
+
+	// snapshotsMade counts the snapshots this process made (tests).
+	snapshotsMade atomic.Int32
 )
 
 // SnapshotEnv is the environment variable that, set to "off" when a process
@@ -126,6 +133,74 @@ func sharedSnapshot(logger *slog.Logger) *snapshot {
 	return startupSnap
 }
 
+// A process can hand its startup snapshot to another process of the same
+// binary: making one costs tens of milliseconds of CPU (the scripts run,
+// the warm-up compiles, the heap is serialized twice), deserializing one a
+// few. The exported blob starts with snapshotKey, a digest of V8's version
+// and of every startup script, so that a blob from another build is
+// refused instead of given to V8 (which aborts on a blob it cannot read).
+
+// StartupKey identifies the startup snapshot of this binary: a digest of
+// V8's version and of every startup script. Two processes whose keys are
+// equal start their isolates from the same state. Call it after every
+// [AddStartupScript] (from init functions).
+func StartupKey() []byte { return snapshotKey() }
+
+// snapshotKey identifies this binary's startup snapshot.
+var snapshotKey = sync.OnceValue(func() []byte {
+	h := sha256.New()
+	h.Write([]byte(v8.Version()))
+	h.Write([]byte{0})
+	h.Write([]byte(startupSource()))
+	h.Write([]byte{0})
+	h.Write([]byte(startupWarmup()))
+	return h.Sum(nil)
+})
+
+// StartupSnapshot returns this process's startup snapshot, making it now
+// if no isolate has made it yet, as a blob that [UseStartupSnapshot] takes
+// in another process of this same binary; nil when isolates start without
+// a snapshot (it is off, or making it failed). Call it before the process
+// runs any untrusted code: the blob carries the heap of this process's
+// isolates' starting point.
+func StartupSnapshot() []byte {
+	initV8()
+	s := sharedSnapshot(slog.Default())
+	if s == nil {
+		return nil
+	}
+	data := C.GoBytes(unsafe.Pointer(C.isogate_snapshot_data(s.s)), C.int(s.size()))
+	key := snapshotKey()
+	return append(append(make([]byte, 0, len(key)+len(data)), key...), data...)
+}
+
+// UseStartupSnapshot makes this process's isolates start from blob, a
+// [StartupSnapshot] of another process of this same binary, instead of
+// making the snapshot themselves. It must be called before the first
+// isolate; it returns an error, and changes nothing, when the snapshot is
+// off or made already, or when blob was made by another build.
+func UseStartupSnapshot(blob []byte) error {
+	if snapshotOff {
+		return errors.New("the startup snapshot is off")
+	}
+	key := snapshotKey()
+	if len(blob) <= len(key) || !bytes.Equal(blob[:len(key)], key) {
+		return errors.New("the startup snapshot was made by another build (V8 or startup scripts differ)")
+	}
+	used := false
+	startupOnce.Do(func() {
+		data := blob[len(key):]
+		// Kept for the whole process: every isolate reads it.
+		c := C.CBytes(data)
+		startupSnap = &snapshot{C.isogate_snapshot_wrap((*C.char)(c), C.int(len(data)))}
+		used = true
+	})
+	if !used {
+		return errors.New("the startup snapshot was made already")
+	}
+	return nil
+}
+
 // snapshot is a V8 startup blob whose default context already ran a script.
 type snapshot struct{ s *C.isogate_snapshot }
 
@@ -139,6 +214,7 @@ func newSnapshot(source, warmup string) (*snapshot, error) {
 	defer C.free(unsafe.Pointer(cs))
 	defer C.free(unsafe.Pointer(cw))
 	s := C.isogate_snapshot_create(cs, cw)
+	snapshotsMade.Add(1)
 	if s == nil {
 		return nil, fmt.Errorf("creating the V8 startup snapshot: the script failed")
 	}

@@ -19,6 +19,12 @@ typedef struct isogate_snapshot isogate_snapshot;
 isogate_snapshot* isogate_snapshot_create(const char* source,
                                           const char* warmup);
 int isogate_snapshot_size(isogate_snapshot* s);
+const char* isogate_snapshot_data(isogate_snapshot* s);
+
+// isogate_snapshot_wrap makes a snapshot of a blob made by
+// isogate_snapshot_create in another process of this same binary; data
+// (size bytes) must live for the whole process.
+isogate_snapshot* isogate_snapshot_wrap(const char* data, int size);
 
 // isogate_isolate from_snapshot creates an isolate whose contexts start
 // from s's default context, set up as v8go's NewIsolate sets up its own

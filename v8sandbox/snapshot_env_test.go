@@ -20,9 +20,9 @@ func TestSnapshotEnvTurnsTheSnapshotOff(t *testing.T) {
 		if _, err := p.Run(context.Background(), Job{Source: "1 + 1"}, nil); err != nil {
 			t.Fatal(err)
 		}
-		w := <-p.idle
+		w := p.idle.take()
 		t.Logf("fromSnapshot=%v", w.fromSnapshot)
-		p.idle <- w
+		p.idle.put(w)
 		return
 	}
 	for _, c := range []struct {

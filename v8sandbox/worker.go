@@ -64,7 +64,7 @@ func (w *worker) tidy() {
 	default:
 		w.prewarm()
 	}
-	w.pool.idle <- w
+	w.pool.idle.put(w)
 }
 
 // Dead contexts are only reclaimed by full collections, which V8 puts off

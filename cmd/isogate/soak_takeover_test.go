@@ -97,6 +97,10 @@ func TestSoakTakeover(t *testing.T) {
 		outcomes = map[string]int{}
 		problems []string
 		runs     atomic.Int64
+		// done are the bases of the tasks that completed with their
+		// right answer: each of their 4 steps must have reached the
+		// backend.
+		done []int
 	)
 	note := func(outcome string) {
 		mu.Lock()
@@ -164,6 +168,9 @@ return "sum " + s;`, base, base)
 					switch m := code.FindStringSubmatch(text); {
 					case !res.IsError && text == want:
 						note("completed, right answer")
+						mu.Lock()
+						done = append(done, base)
+						mu.Unlock()
 					case res.IsError && m != nil:
 						note("failed: " + m[1])
 					default:
@@ -179,7 +186,16 @@ return "sum " + s;`, base, base)
 	<-killerDone
 
 	backend.mu.Lock()
-	calls, twice := 0, 0
+	calls, twice, missing := 0, 0, 0
+	for _, base := range done {
+		for i := 1; i <= 4; i++ {
+			if backend.counts[fmt.Sprintf("step-%d", base+i)] == 0 {
+				if missing++; missing <= 5 {
+					problems = append(problems, fmt.Sprintf("task of base %d completed, its step %d never reached the backend", base, base+i))
+				}
+			}
+		}
+	}
 	for key, n := range backend.counts {
 		calls += n
 		if n > 1 && key != "wait" { // wait is idempotent: sent again after a takeover
@@ -201,8 +217,8 @@ return "sum " + s;`, base, base)
 		lines = append(lines, fmt.Sprintf("  %-40s %d", o, n))
 	}
 	sort.Strings(lines)
-	t.Logf("soak %s, a replica SIGKILLed and restarted every %s (%d kills): %d tasks, %d backend calls, %d received twice\n%s",
-		soak, killEvery, kills.Load(), runs.Load(), calls, twice, strings.Join(lines, "\n"))
+	t.Logf("soak %s, a replica SIGKILLed and restarted every %s (%d kills): %d tasks, %d backend calls, %d received twice, %d missing from completed tasks\n%s",
+		soak, killEvery, kills.Load(), runs.Load(), calls, twice, missing, strings.Join(lines, "\n"))
 	for _, p := range problems[:min(20, len(problems))] {
 		t.Error(p)
 	}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -19,26 +15,12 @@ import (
 // census nothing is refused. A refused call the backend answered without
 // error is a false positive: listed, and exit status 1.
 func summariseArgs(dir string) int {
-	files, _ := filepath.Glob(filepath.Join(dir, "args-*.jsonl"))
 	calls := map[string]pipeline.ArgsCensusEntry{}
 	tools := map[string]bool{}
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			var e pipeline.ArgsCensusEntry
-			if json.Unmarshal(sc.Bytes(), &e) != nil {
-				continue
-			}
-			calls[e.Tool+"\x00"+string(e.Args)+"\x00"+e.Refusal] = e
-			tools[e.Tool] = true
-		}
-		f.Close()
-	}
+	eachEntry(dir, "args-*.jsonl", func(e pipeline.ArgsCensusEntry) {
+		calls[e.Tool+"\x00"+string(e.Args)+"\x00"+e.Refusal] = e
+		tools[e.Tool] = true
+	})
 	var refused, falsePositives []pipeline.ArgsCensusEntry
 	for _, e := range calls {
 		if e.Refusal == "" {

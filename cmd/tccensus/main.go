@@ -30,9 +30,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -157,10 +155,6 @@ type program struct {
 }
 
 func summarise(dir string, verbose bool) int {
-	files, err := filepath.Glob(filepath.Join(dir, "census-*.jsonl"))
-	if err != nil || len(files) == 0 {
-		fatal(fmt.Errorf("no census files in %s", dir))
-	}
 	programs := map[string]*program{}
 	lines := 0
 	var checker *typecheck.Checker
@@ -171,36 +165,26 @@ func summarise(dir string, verbose bool) int {
 			fatal(err)
 		}
 	}
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			fatal(err)
+	files := eachEntry(dir, "census-*.jsonl", func(e codemode.CensusEntry) {
+		lines++
+		key := e.Decls + "\x00" + e.Code
+		p := programs[key]
+		if p == nil {
+			if checker != nil {
+				checkAgain(dir, &e, checker)
+			}
+			p = &program{entry: e, codes: map[string]int{}}
+			programs[key] = p
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			var e codemode.CensusEntry
-			if json.Unmarshal(sc.Bytes(), &e) != nil {
-				continue
-			}
-			lines++
-			key := e.Decls + "\x00" + e.Code
-			p := programs[key]
-			if p == nil {
-				if checker != nil {
-					checkAgain(dir, &e, checker)
-				}
-				p = &program{entry: e, codes: map[string]int{}}
-				programs[key] = p
-			}
-			p.runs++
-			if e.IsError {
-				p.codes[e.ErrorCode]++
-			} else {
-				p.ok++
-			}
+		p.runs++
+		if e.IsError {
+			p.codes[e.ErrorCode]++
+		} else {
+			p.ok++
 		}
-		f.Close()
+	})
+	if files == 0 {
+		fatal(fmt.Errorf("no census files in %s", dir))
 	}
 	var certain, denied, hinted, unchecked []*program
 	diags := 0

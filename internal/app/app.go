@@ -44,8 +44,8 @@ import (
 	"github.com/isogate/isogate/internal/toolcache"
 	"github.com/isogate/isogate/internal/tracing"
 	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/internal/typecheck/checkworker"
 	"github.com/isogate/isogate/v8sandbox"
-	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // runCodeConcurrency is how many run_code programs run at once, in their
@@ -97,12 +97,12 @@ type App struct {
 	opts     Options
 	grace    time.Duration
 	ownsPool bool
-	rcPool   v8sandbox.Runner  // run_code's own small pool
-	checker  *procpool.Checker // the checker worker Typecheck is, if any
-	checks   typecheck.Tally   // code mode's checks, by outcome
-	tcMode   string            // sandbox.typecheck ("" or off: no checker reported)
-	closers  []io.Closer       // stores and the tool cache
-	tracer   *tracing.Tracer   // nil: tracing off
+	rcPool   v8sandbox.Runner     // run_code's own small pool
+	checker  *checkworker.Checker // the checker worker Typecheck is, if any
+	checks   typecheck.Tally      // code mode's checks, by outcome
+	tcMode   string               // sandbox.typecheck ("" or off: no checker reported)
+	closers  []io.Closer          // stores and the tool cache
+	tracer   *tracing.Tracer      // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
 	cfg      atomic.Pointer[config.Config] // in force: New's, then each Reload's
 	started  *config.Config                // New's: what the keys a reload does not apply still are
@@ -505,8 +505,8 @@ func (a *App) setBackend(name string, tools []*mcp.Tool) {
 		if t == nil {
 			continue
 		}
-		if rule := a.Policy.DeniedBy(name, t.Name); rule != "" {
-			denied = append(denied, catalog.DeniedTool{Tool: t.Name, Rule: rule})
+		if rule, pattern := a.Policy.DeniedBy(name, t.Name); rule != "" {
+			denied = append(denied, catalog.DeniedTool{Tool: t.Name, Rule: rule, Pattern: pattern, Description: t.Description})
 		}
 	}
 	a.Catalog.SetBackendSpec(name, catalog.BackendSpec{Description: a.descriptionOf(name), Tags: a.tagsOf(name), Denied: denied},

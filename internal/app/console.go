@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/console"
@@ -41,11 +39,8 @@ func (a *App) newConsole(cfg *config.Config, d *desk.Desk) *console.Console {
 			}
 			return line
 		},
-		Catalog: a.Catalog,
-		Policy:  a.Policy,
-		BackendTools: func() map[string][]*mcp.Tool {
-			return a.Backends.Tools()
-		},
+		Catalog:  a.Catalog,
+		Policy:   a.Policy,
 		Stats:    func() stats.Snapshot { return a.Observer.Stats().Snapshot() },
 		Sandbox:  a.Sandbox,
 		Sessions: func() int { return a.Surface.SessionCount() },

@@ -19,23 +19,27 @@ var layers = []struct {
 }{
 	{0, []string{"config"}}, // a leaf: imports nothing of the module
 	{0, []string{"v8sandbox/..."}},
-	// The TypeScript checker runs on v8sandbox and knows nothing above it:
-	// procpool hosts it in a checker worker.
-	{0, []string{"internal/typecheck"}},
+	// The TypeScript checker runs on v8sandbox and knows nothing above it;
+	// checkworker hosts it in a procpool checker worker (procpool knows
+	// neither).
+	{0, []string{"internal/typecheck", "internal/typecheck/checkworker"}},
 	// Fair shares of slots: the checker's lanes (internal/typecheck,
-	// procpool) as well as V8 runs and backend calls.
+	// checkworker) as well as V8 runs and backend calls.
 	{0, []string{"internal/fairshare"}},
 	{0, []string{"internal/textcut", "internal/jsonscan"}}, // leaves, used by v8sandbox too
 	{1, []string{"internal/resume", "internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
 		"internal/backendauth", "internal/jsonrpcio"}},
+	{1, []string{"internal/lexicon/..."}}, // stems and WordNet synonyms, for the catalogue's search
 	{2, []string{"internal/backend", "internal/catalog", "internal/toolcache", "internal/codemode/output",
 		"internal/codemode/fastpath"}},
-	{2, []string{"internal/embedsearch"}}, // search_tools' embeddings, over the catalogue
+	{1, []string{"internal/kv"}},                          // the durable key-value store (bbolt or Redis)
+	{2, []string{"internal/embedsearch"}},                 // search_tools' embeddings, over the catalogue
+	{2, []string{"internal/programs", "internal/skills"}}, // saved programs; the Skills extension
 
 	{3, []string{"internal/pipeline"}},
 	{4, []string{"internal/codemode", "internal/runcode", "internal/replay", "internal/desk"}},
-	{5, []string{"internal/observe", "internal/tasks"}},
+	{5, []string{"internal/observe", "internal/tasks", "internal/clientreq", "internal/approvals"}},
 	{6, []string{"internal/surface"}},
 	{7, []string{"internal/app", "internal/console"}},
 	{8, []string{"gateway"}},

@@ -10,20 +10,21 @@ import (
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/surface"
 	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/internal/typecheck/checkworker"
 	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 // checkerOf returns the type checker of code mode's programs. In process
 // isolation with sandbox.typecheck on, the TypeScript compiler parses the
 // attacker's program text in a worker process of its own, confined like
-// the sandbox workers (procpool.Checker, returned too so that the app
+// the sandbox workers (checkworker.Checker, returned too so that the app
 // closes it); otherwise the process's in-process checker, loaded once per
 // process.
 //
 // Either keeps V8's code cache of the compiler in server.cache_dir's
 // typecheck directory, so that a start after the first loads the compiler
 // from it.
-func checkerOf(cfg *config.Config, logger *slog.Logger) (typecheck.Service, *procpool.Checker) {
+func checkerOf(cfg *config.Config, logger *slog.Logger) (typecheck.Service, *checkworker.Checker) {
 	s := cfg.Sandbox
 	cacheDir := ""
 	if cfg.Server.CacheDir != "" {
@@ -33,7 +34,7 @@ func checkerOf(cfg *config.Config, logger *slog.Logger) (typecheck.Service, *pro
 		typecheck.SetSharedCacheDir(cacheDir)
 		return typecheck.Shared(), nil
 	}
-	c := procpool.NewChecker(procpool.CheckerOptions{
+	c := checkworker.NewChecker(checkworker.CheckerOptions{
 		Confinement: procpool.ConfinementMode(s.Confinement),
 		Logger:      logger,
 		// Callers bound a check with sandbox.typecheck_timeout.

@@ -101,11 +101,11 @@ func (b *backend) openSession(cctx context.Context, c *conn, p sessionProfile) e
 	copts := &mcp.ClientOptions{
 		Logger: sdklog.Demote(b.log), // session lifecycle at DEBUG
 		// Client features (sampling, elicitation, roots) only when they
-		// are routed to clients (see clientrequests.go).
+		// are routed to clients (see clientreq/clientrequests.go).
 		Capabilities: p.capabilities(),
 		// A backend's InputRequiredResult (SEP-2322) comes back as it is:
 		// passthrough hands it to the client, whose retry continues the
-		// call (see surface/inputrequests.go); the gateway answers nothing
+		// call (see approvals/inputrequests.go); the gateway answers nothing
 		// itself.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {

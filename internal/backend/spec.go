@@ -190,7 +190,7 @@ type Options struct {
 	// notifications/resources/updated (for resources the gateway subscribed to).
 	OnResourceUpdated func(backend string, params *mcp.ResourceUpdatedNotificationParams)
 	// ClientRequests, if set, answers a backend's sampling/createMessage,
-	// elicitation/create and roots/list (see clientrequests.go): backends
+	// elicitation/create and roots/list (see clientreq/clientrequests.go): backends
 	// are then told the gateway supports them. Only backends whose session
 	// is on 2025-11-25 or older send them (a 2026-07-28 backend returns
 	// input requests in its results instead, which passthrough hands to the

@@ -307,7 +307,7 @@ func (h *httpTasks) answer(ctx context.Context, req *jsonrpc.Request) {
 }
 
 // clientRequestServer answers a backend's requests with cr, as the
-// session's own routing does (clientrequests.go).
+// session's own routing does (clientreq/clientrequests.go).
 func (b *backend) clientRequestServer(cr ClientRequests) func(context.Context, string, json.RawMessage) (any, error) {
 	if cr == nil {
 		return nil

@@ -106,9 +106,22 @@ func (c correction) better(o correction) bool {
 	return c.term < o.term
 }
 
-// correct finds the vocabulary term closest to the unknown term t, or
-// returns false if none is close enough (see [maxEdits]).
-func (ix *index) correct(t string) (int32, bool) {
+// correct finds the vocabulary term closest to the unknown query word
+// (tok.word) or, failing that, stem (tok.stem), or returns false if none is
+// close enough (see [maxEdits]). Words are compared to the catalogue's
+// surface words first: a stemmer cuts a misspelt word elsewhere than the
+// right one ("envrionmnet" is no misspelling of the stem "environ"); stems
+// second, for misspelt inflections ("isues" → issue).
+func (ix *index) correct(tok token) (int32, bool) {
+	if id, ok := ix.closest(tok.word, ix.surface, ix.surfRunes); ok {
+		return id, true
+	}
+	return ix.closest(tok.stem, ix.vocab, ix.vocabRunes)
+}
+
+// closest finds the term of words (indexed by term id, with their runes)
+// closest to t.
+func (ix *index) closest(t string, words []string, runes [][]rune) (int32, bool) {
 	tr := []rune(t)
 	n := len(tr)
 	maxD := maxEdits(n)
@@ -117,8 +130,8 @@ func (ix *index) correct(t string) (int32, bool) {
 	}
 	var best correction
 	var buf []int
-	for id, v := range ix.vocab {
-		vr := ix.vocabRunes[id]
+	for id, v := range words {
+		vr := runes[id]
 		c := correction{id: int32(id), df: len(ix.postings[id]), term: v}
 		switch {
 		case len(vr) >= 3 && 2*len(vr) >= n && strings.HasPrefix(t, v):

@@ -48,10 +48,28 @@ type DeniedTool struct {
 	// "backends.<b>.tools.deny", "backends.<b>.tools.allow" (the tool is
 	// outside a non-empty allow list) or "server.auth.rules.<rule>".
 	Rule string `json:"rule"`
+	// Pattern is the pattern of Rule that names the tool (tools.deny's);
+	// "" for another rule.
+	Pattern string `json:"pattern,omitempty"`
+	// Description is the tool's, as its backend lists it.
+	Description string `json:"description,omitempty"`
 }
 
 // Name is "backend.tool".
 func (d DeniedTool) Name() string { return d.Backend + "." + d.Tool }
+
+// Reason is the rule with what in it denies the tool, for an operator:
+// "backends.memory.tools.deny: delete_*", "backends.memory.tools.allow
+// does not name it", "server.auth.rules.readers".
+func (d DeniedTool) Reason() string {
+	switch {
+	case d.Pattern != "":
+		return d.Rule + ": " + d.Pattern
+	case strings.HasSuffix(d.Rule, ".tools.allow"):
+		return d.Rule + " does not name it"
+	}
+	return d.Rule
+}
 
 // DeniedError is the answer for a name that is a tool policy denies: it
 // names the tool and the rule, never suggests another.

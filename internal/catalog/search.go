@@ -4,6 +4,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/isogate/isogate/internal/lexicon"
 )
 
 // Indexed fields and their weights. A tool's BM25 term frequency is the
@@ -32,14 +35,23 @@ var fieldWeights = [numFields]float32{
 	fieldBackendDesc: 0.5,
 }
 
-// BM25 parameters.
+// BM25 parameters (measured on bench/searchbench: bench/RESULTS.md).
 const (
 	bm25K1 = 1.2
-	bm25B  = 0.75
+	// bm25B is the length normalisation, per field (BM25F).
+	bm25B = 0.5
 	// correctedWeight scales the contribution of fuzzily corrected terms
 	// so that exact matches of other terms rank first.
 	correctedWeight = 0.8
+	// backendNamedFactor multiplies the score of a tool whose backend's
+	// name is a query word.
+	backendNamedFactor = 2
 )
+
+// conceptWeight scales a query word's match through a WordNet concept (a
+// synonym or a hypernym: "user" for "person") below its exact match. A
+// variable only so that the search benchmark can measure without it.
+var conceptWeight = 0.5
 
 // Search limits.
 const (
@@ -123,31 +135,63 @@ type posting struct {
 
 // index is an inverted BM25 index over a snapshot's entries.
 type index struct {
-	terms      map[string]int32 // stem → term id
-	vocab      []string         // term id → stem
-	vocabRunes [][]rune         // term id → stem as runes, for fuzzy matching
-	surface    []string         // term id → shortest surface word seen
-	postings   [][]posting      // term id → documents in ascending order
-	docLen     []float32        // weighted document length
-	avgLen     float64
-	norm       []float64         // per document: k1 * (1 - b + b*docLen/avgLen)
-	tagMask    map[string][]bool // lower-cased tag → documents carrying it
+	terms       map[string]int32  // stem → term id
+	vocab       []string          // term id → stem
+	vocabRunes  [][]rune          // term id → stem as runes, for fuzzy matching
+	surface     []string          // term id → shortest surface word seen
+	surfRunes   [][]rune          // term id → surface as runes, for fuzzy matching
+	postings    [][]posting       // term id → documents in ascending order
+	tagMask     map[string][]bool // lower-cased tag → documents carrying it
+	backendOf   []int32           // document → backend number
+	backendToks [][]token         // backend number → its name's tokens
+	// own maps a WordNet concept (lexicon.Concepts) to the documents with
+	// a word of that concept (a sense of the word), hyper to those with a
+	// word of a kind of it (a sense's direct hypernym); frequencies are
+	// weighted and summed over the document's words like a term's.
+	own, hyper map[uint32][]posting
+	// clipped maps a clipped word's term to the longer word it begins
+	// ("repo" → "repository"), acronyms two initials to the adjacent
+	// words they stand for ("pr" → "pull request"): [index.buildAbbrevs].
+	clipped  map[int32]int32
+	acronyms map[string][2]int32
 }
 
-// buildIndex indexes entries (document id = position in entries).
+// buildIndex indexes entries (document id = position in entries) for
+// BM25F: a term's frequency in a document is the sum over the fields of its
+// occurrences, each field's weighted and normalised by that field's length
+// against its average (so a long description does not dilute a name).
 func buildIndex(entries []*Entry) *index {
 	ix := &index{
 		terms:   map[string]int32{},
-		docLen:  make([]float32, len(entries)),
 		tagMask: map[string][]bool{},
+		own:     map[uint32][]posting{},
+		hyper:   map[uint32][]posting{},
+	}
+	var avgLen [numFields]float64
+	for _, e := range entries {
+		for f, toks := range e.td.fieldToks {
+			avgLen[f] += float64(len(toks))
+		}
+	}
+	for f := range avgLen {
+		avgLen[f] = max(avgLen[f]/float64(max(len(entries), 1)), 1)
 	}
 	tf := map[int32]float32{}
-	var total float64
+	otf, htf := map[uint32]float32{}, map[uint32]float32{}
+	ix.backendOf = make([]int32, len(entries))
 	for doc, e := range entries {
+		if doc == 0 || e.Backend != entries[doc-1].Backend { // entries are sorted by name
+			ix.backendToks = append(ix.backendToks, e.td.fieldToks[fieldBackend])
+		}
+		ix.backendOf[doc] = int32(len(ix.backendToks) - 1)
 		clear(tf)
-		var length float32
+		clear(otf)
+		clear(htf)
 		for f, toks := range e.td.fieldToks {
-			w := fieldWeights[f]
+			if len(toks) == 0 {
+				continue
+			}
+			w := fieldWeights[f] / float32(1-bm25B+bm25B*float64(len(toks))/avgLen[f])
 			for _, t := range toks {
 				id, ok := ix.terms[t.stem]
 				if !ok {
@@ -161,14 +205,24 @@ func buildIndex(entries []*Entry) *index {
 					ix.surface[id] = t.word
 				}
 				tf[id] += w
-				length += w
+				rel := lexicon.Concepts(t.stem)
+				for _, c := range rel.Own {
+					otf[c] += w
+				}
+				for _, c := range rel.Hyper {
+					htf[c] += w
+				}
 			}
 		}
 		for id, f := range tf {
 			ix.postings[id] = append(ix.postings[id], posting{doc: int32(doc), tf: f})
 		}
-		ix.docLen[doc] = length
-		total += float64(length)
+		for c, f := range otf {
+			ix.own[c] = append(ix.own[c], posting{doc: int32(doc), tf: f})
+		}
+		for c, f := range htf {
+			ix.hyper[c] = append(ix.hyper[c], posting{doc: int32(doc), tf: f})
+		}
 		for _, tag := range e.Tags {
 			k := strings.ToLower(tag)
 			m := ix.tagMask[k]
@@ -179,17 +233,31 @@ func buildIndex(entries []*Entry) *index {
 			m[doc] = true
 		}
 	}
-	if len(entries) > 0 {
-		ix.avgLen = total / float64(len(entries))
+	ix.surfRunes = make([][]rune, len(ix.surface))
+	for id, w := range ix.surface {
+		ix.surfRunes[id] = []rune(w)
 	}
-	if ix.avgLen == 0 {
-		ix.avgLen = 1
-	}
-	ix.norm = make([]float64, len(entries))
-	for doc, l := range ix.docLen {
-		ix.norm[doc] = bm25K1 * (1 - bm25B + bm25B*float64(l)/ix.avgLen)
-	}
+	ix.buildAbbrevs(entries)
 	return ix
+}
+
+// scratch is a search's per-document working memory, pooled: a search
+// over thousands of tools would otherwise allocate two arrays of that size.
+type scratch struct{ scores, word []float64 }
+
+var scratchPool sync.Pool
+
+// scratchFor returns zeroed scratch for n documents; put it back into
+// scratchPool when done.
+func scratchFor(n int) *scratch {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil || cap(sc.scores) < n {
+		return &scratch{scores: make([]float64, n), word: make([]float64, n)}
+	}
+	sc.scores, sc.word = sc.scores[:n], sc.word[:n]
+	clear(sc.scores)
+	clear(sc.word)
+	return sc
 }
 
 // idf is the BM25 inverse document frequency (Lucene's non-negative form).
@@ -200,24 +268,96 @@ func idf(n, df int) float64 {
 // Search ranks tools against a free-text query with BM25 (k1=1.2, b=0.75)
 // over the weighted fields tool name (×3), backend name, title and
 // description, parameter names (×1.5), parameter descriptions (×0.5),
-// tags and the backend's description (×0.5). Query words are tokenized like the documents (lower-cased, split on
-// punctuation and camelCase, stopwords dropped, crudely stemmed); a word
-// absent from the catalogue is corrected to the nearest catalogue word (see
-// [SearchResult.Corrections]) and reported in Unmatched if none is close.
-// Words are OR-ed: a tool matching more of them scores higher.
+// tags and the backend's description (×0.5). Query words are tokenized like
+// the documents (lower-cased, split on punctuation and camelCase, stopwords
+// dropped, stemmed). A query word also matches, at conceptWeight of an
+// exact match, tools whose words share a WordNet concept with it
+// (synonyms, hypernyms: [lexicon.Concepts]), counted once per tool by its
+// better reading. A word that matches neither way is corrected to the
+// nearest catalogue word (see [SearchResult.Corrections]) and reported in
+// Unmatched if none is close. Words are OR-ed: a tool matching more of them
+// scores higher.
 //
 // An empty (or all-whitespace) query is not an error: it lists the tools in
 // name order, honouring Tag and Limit, with Total counting all of them; use
 // [Catalog.List] to page through everything.
 func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 	s := c.snap.Load()
+	r := s.rank(query, opts)
+	res := SearchResult{Query: query, Tag: opts.Tag, Brief: opts.Brief, Hits: make([]Hit, len(r.docs)),
+		Total: r.total, Corrections: r.corrections, Unmatched: r.unmatched}
+	for i, d := range r.docs {
+		res.Hits[i] = makeHit(s.entries[d], math.Round(r.scores[i]*1000)/1000, opts.Brief)
+	}
+	return res
+}
+
+// Ranked is one tool of a [Catalog.Rank] ranking.
+type Ranked struct {
+	// Name is "backend.tool".
+	Name string `json:"name"`
+	// Score is the lexical relevance (see [Catalog.Search]); 0 when
+	// listing for an empty query.
+	Score float64 `json:"score"`
+}
+
+// Ranking is the outcome of [Catalog.Rank].
+type Ranking struct {
+	// Tools are the best matches, best first (ties by name).
+	Tools []Ranked `json:"tools"`
+	// Total is the number of matching tools before the limit.
+	Total int `json:"total"`
+	// Corrections and Unmatched are as in [SearchResult].
+	Corrections []Correction `json:"corrections,omitempty"`
+	Unmatched   []string     `json:"unmatched,omitempty"`
+}
+
+// Rank is [Catalog.Search]'s lexical ranking alone: the tools' names and
+// scores, best first, for a caller that fuses it with another ranking
+// (e.g. by embeddings). opts.Brief is ignored.
+func (c *Catalog) Rank(query string, opts SearchOptions) Ranking {
+	s := c.snap.Load()
+	r := s.rank(query, opts)
+	out := Ranking{Tools: make([]Ranked, len(r.docs)), Total: r.total, Corrections: r.corrections, Unmatched: r.unmatched}
+	for i, d := range r.docs {
+		out.Tools[i] = Ranked{Name: s.entries[d].Name, Score: r.scores[i]}
+	}
+	return out
+}
+
+// Hits renders named tools as search hits, in the order given, skipping
+// names that are not tools of the catalogue: how a caller that ranked the
+// tools itself (fusing [Catalog.Rank] with another ranking) answers.
+func (c *Catalog) Hits(tools []Ranked, brief bool) []Hit {
+	s := c.snap.Load()
+	hits := make([]Hit, 0, len(tools))
+	for _, t := range tools {
+		if es := s.byName[t.Name]; len(es) == 1 {
+			hits = append(hits, makeHit(es[0], math.Round(t.Score*1000)/1000, brief))
+		}
+	}
+	return hits
+}
+
+// ranking is a snapshot's answer to a query: documents best first with
+// their scores.
+type ranking struct {
+	docs        []int32
+	scores      []float64
+	total       int
+	corrections []Correction
+	unmatched   []string
+}
+
+// rank scores the snapshot's tools against query (see [Catalog.Search]).
+func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 	ix := s.index()
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = DefaultSearchLimit
 	}
 	limit = min(limit, MaxSearchLimit)
-	res := SearchResult{Query: query, Tag: opts.Tag, Brief: opts.Brief, Hits: []Hit{}}
+	var res ranking
 
 	var allowed []bool // nil: every document
 	if opts.Tag != "" {
@@ -229,12 +369,13 @@ func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 	ok := func(doc int32) bool { return allowed == nil || allowed[doc] }
 
 	if strings.TrimSpace(query) == "" {
-		for doc, e := range s.entries {
+		for doc := range s.entries {
 			if !ok(int32(doc)) {
 				continue
 			}
-			if res.Total++; len(res.Hits) < limit {
-				res.Hits = append(res.Hits, makeHit(e, 0, opts.Brief))
+			if res.total++; len(res.docs) < limit {
+				res.docs = append(res.docs, int32(doc))
+				res.scores = append(res.scores, 0)
 			}
 		}
 		return res
@@ -242,40 +383,112 @@ func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 
 	toks := tokenize(query, nil)
 	if len(toks) == 0 { // only stopwords or punctuation
-		res.Unmatched = strings.Fields(strings.ToLower(query))
+		res.unmatched = strings.Fields(strings.ToLower(query))
 		return res
 	}
 	n := len(s.entries)
-	scores := make([]float64, n)
+	sc := scratchFor(n)
+	defer scratchPool.Put(sc)
+	scores := sc.scores
+	word := sc.word     // one query word's score per document, zero between words
+	var touched []int32 // documents with word[doc] > 0
+	bm25 := func(w float64, p posting) float64 {
+		tf := float64(p.tf)
+		return w * tf * (bm25K1 + 1) / (tf + bm25K1)
+	}
+	// meet scores each allowed document of plist for the current query
+	// word under weight w: the best of its ways to meet the word, or, with
+	// add, their sum (an acronym's words).
+	meet := func(plist []posting, w float64, add bool) {
+		for _, p := range plist {
+			if !ok(p.doc) {
+				continue
+			}
+			if word[p.doc] == 0 {
+				touched = append(touched, p.doc)
+			}
+			if add {
+				word[p.doc] += bm25(w, p)
+			} else {
+				word[p.doc] = max(word[p.doc], bm25(w, p))
+			}
+		}
+	}
 	seen := make(map[string]bool, len(toks))
 	for _, t := range toks {
 		if seen[t.stem] {
 			continue
 		}
 		seen[t.stem] = true
+		touched = touched[:0]
 		id, found := ix.terms[t.stem]
-		weight := 1.0
-		if !found {
-			if id, found = ix.correct(t.stem); !found {
-				res.Unmatched = append(res.Unmatched, t.word)
-				continue
-			}
-			res.Corrections = append(res.Corrections, Correction{From: t.word, To: ix.surface[id]})
-			weight = correctedWeight
+		if found {
+			plist := ix.postings[id]
+			meet(plist, idf(n, len(plist)), false)
 		}
-		plist := ix.postings[id]
-		w := weight * idf(n, len(plist))
-		matched := false
-		for _, p := range plist {
-			if !ok(p.doc) {
-				continue
-			}
-			matched = true
-			tf := float64(p.tf)
-			scores[p.doc] += w * tf * (bm25K1 + 1) / (tf + ix.norm[p.doc])
+		// A clipped word also means the word it begins ("repo": repository).
+		if long, isClipped := ix.clipped[id]; found && isClipped {
+			plist := ix.postings[long]
+			meet(plist, idf(n, len(plist)), false)
 		}
-		if !matched {
-			res.Unmatched = append(res.Unmatched, t.word)
+		// Through concepts: the word's senses met by the tool's words'
+		// senses or hypernyms, the word's hypernyms by the tool's senses.
+		rel := lexicon.Concepts(t.stem)
+		conceptFound := false
+		// Siblings (a hypernym of each) are not met: too loose.
+		for _, m := range [...]struct {
+			concepts []uint32
+			postings map[uint32][]posting
+		}{{rel.Own, ix.own}, {rel.Own, ix.hyper}, {rel.Hyper, ix.own}} {
+			for _, c := range m.concepts {
+				plist := m.postings[c]
+				conceptFound = conceptFound || len(plist) > 0
+				meet(plist, conceptWeight*idf(n, len(plist)), false)
+			}
+		}
+		// An unknown pair of letters may be the catalogue's acronym of two
+		// words ("pr": pull request): it matches both.
+		if acr, isAcr := ix.acronyms[t.stem]; !found && !conceptFound && isAcr {
+			found = true
+			for _, id := range acr {
+				plist := ix.postings[id]
+				meet(plist, idf(n, len(plist)), true)
+			}
+		}
+		if !found && !conceptFound {
+			var corrected bool
+			if id, corrected = ix.correct(t); corrected {
+				found = true
+				res.corrections = append(res.corrections, Correction{From: t.word, To: ix.surface[id]})
+				plist := ix.postings[id]
+				meet(plist, correctedWeight*idf(n, len(plist)), false)
+			}
+		}
+		if len(touched) == 0 {
+			res.unmatched = append(res.unmatched, t.word)
+		}
+		for _, d := range touched {
+			scores[d] += word[d]
+			word[d] = 0
+		}
+	}
+	// A query word that names a backend ("github", "slack") says where to
+	// look: that backend's matching tools count double, so that of twin
+	// tools the named server's ranks first.
+	var named []bool // by backend number
+	for b, bt := range ix.backendToks {
+		if slices.ContainsFunc(bt, func(t token) bool { return seen[t.stem] }) {
+			if named == nil {
+				named = make([]bool, len(ix.backendToks))
+			}
+			named[b] = true
+		}
+	}
+	if named != nil {
+		for d, sc := range scores {
+			if sc > 0 && named[ix.backendOf[d]] {
+				scores[d] *= backendNamedFactor
+			}
 		}
 	}
 
@@ -290,7 +503,7 @@ func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 		if sc <= 0 {
 			continue
 		}
-		res.Total++
+		res.total++
 		d := int32(doc)
 		if len(top) == limit && !better(d, top[len(top)-1]) {
 			continue
@@ -306,8 +519,10 @@ func (c *Catalog) Search(query string, opts SearchOptions) SearchResult {
 			top = top[:limit]
 		}
 	}
-	for _, d := range top {
-		res.Hits = append(res.Hits, makeHit(s.entries[d], math.Round(scores[d]*1000)/1000, opts.Brief))
+	res.docs = top
+	res.scores = make([]float64, len(top))
+	for i, d := range top {
+		res.scores[i] = scores[d]
 	}
 	return res
 }

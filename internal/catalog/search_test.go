@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -53,7 +54,6 @@ func TestSearchCorrectsMisspellings(t *testing.T) {
 		{"summ", "summ", "sum", "everything.get-sum"},                       // extends "sum"; must not become "summarize"
 		{"enviroment", "enviroment", "environment", "everything.get-env"},   // deletion, long word
 		{"envrionmnet", "envrionmnet", "environment", "everything.get-env"}, // two transpositions
-		{"environ", "environ", "environment", "everything.get-env"},         // prefix completion
 		{"gzi", "gzi", "gzip", "everything.gzip-file-as-resource"},          // short prefix completion
 		{"num", "num", "number", "everything.get-sum"},                      // completion beats the edit "sum"
 	} {
@@ -67,6 +67,16 @@ func TestSearchCorrectsMisspellings(t *testing.T) {
 		if len(r.Unmatched) != 0 {
 			t.Errorf("%q: unmatched = %v", tc.query, r.Unmatched)
 		}
+	}
+}
+
+// TestSearchStemsBeforeCorrecting: a word the stemmer reduces to a
+// catalogue word's stem is that word, not a misspelling of it.
+func TestSearchStemsBeforeCorrecting(t *testing.T) {
+	c := testCatalog()
+	r := c.Search("environ", SearchOptions{})
+	if len(r.Hits) == 0 || r.Hits[0].Name != "everything.get-env" || len(r.Corrections) != 0 {
+		t.Errorf("hits %v corrections %v, want everything.get-env first and no correction", hitNames(r), r.Corrections)
 	}
 }
 
@@ -271,5 +281,59 @@ func TestSearchAddTwoNumbers(t *testing.T) {
 	// A query that found nothing still says which words matched nothing.
 	if txt := c.Search("xylophone kazoo", SearchOptions{}).Text(); !strings.Contains(txt, "No match for: xylophone, kazoo") {
 		t.Errorf("no-hit text:\n%s", txt)
+	}
+}
+
+// TestSearchSynonymsBelowExactWords: a query word meets tools that say it
+// with a WordNet synonym or hypernym ("person" → users), ranked below a tool
+// that uses the word itself, and such a word is not reported unmatched.
+func TestSearchSynonymsBelowExactWords(t *testing.T) {
+	c := New()
+	c.SetBackend("people", nil, []*mcp.Tool{
+		{Name: "search_users", Description: "Search for users by login."},
+		{Name: "find_person", Description: "Find a person in the address book."},
+		{Name: "weather_now", Description: "Current weather for a city."},
+	})
+	r := c.Search("person", SearchOptions{})
+	if want := []string{"people.find_person", "people.search_users"}; !slices.Equal(hitNames(r), want) {
+		t.Errorf("person: hits %v, want %v", hitNames(r), want)
+	}
+	r = c.Search("make a picture", SearchOptions{}) // no tool says either word
+	if len(r.Unmatched) != 2 || len(r.Hits) != 0 {
+		t.Errorf("make a picture: hits %v unmatched %v", hitNames(r), r.Unmatched)
+	}
+	c.SetBackend("art", nil, []*mcp.Tool{{Name: "create_image", Description: "Create an image from a prompt."}})
+	r = c.Search("make a picture", SearchOptions{})
+	if len(r.Hits) == 0 || r.Hits[0].Name != "art.create_image" || len(r.Unmatched) != 0 || len(r.Corrections) != 0 {
+		t.Errorf("make a picture: hits %v unmatched %v corrections %v, want art.create_image through synonyms alone",
+			hitNames(r), r.Unmatched, r.Corrections)
+	}
+}
+
+// TestRankIsSearchsRanking: Rank gives Search's tools, order and scores
+// without rendering; Hits renders a ranking given from outside (fused),
+// in its order, skipping names that are not tools.
+func TestRankIsSearchsRanking(t *testing.T) {
+	c := testCatalog()
+	for _, q := range []string{"sum", "list files recursively", "smu xylophone", ""} {
+		s := c.Search(q, SearchOptions{Limit: 5})
+		r := c.Rank(q, SearchOptions{Limit: 5})
+		var names []string
+		for i, tool := range r.Tools {
+			names = append(names, tool.Name)
+			if got := math.Round(tool.Score*1000) / 1000; got != s.Hits[i].Score {
+				t.Errorf("%q: %s scores %v in Rank, %v in Search", q, tool.Name, got, s.Hits[i].Score)
+			}
+		}
+		if !slices.Equal(names, hitNames(s)) || r.Total != s.Total ||
+			!slices.Equal(r.Corrections, s.Corrections) || !slices.Equal(r.Unmatched, s.Unmatched) {
+			t.Errorf("%q: Rank %v (total %d, %v, %v), Search %v (total %d, %v, %v)", q, names, r.Total, r.Corrections, r.Unmatched,
+				hitNames(s), s.Total, s.Corrections, s.Unmatched)
+		}
+	}
+	hits := c.Hits([]Ranked{{Name: "everything.echo", Score: 2}, {Name: "no.such"}, {Name: "everything.get-sum", Score: 1.5}}, true)
+	if len(hits) != 2 || hits[0].Name != "everything.echo" || hits[1].Name != "everything.get-sum" || hits[1].Score != 1.5 ||
+		hits[1].Example != "await everything.get_sum({ a: 0, b: 0 })" || hits[1].Tags != nil {
+		t.Errorf("Hits = %+v", hits)
 	}
 }

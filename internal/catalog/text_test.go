@@ -24,35 +24,6 @@ func TestSplitWords(t *testing.T) {
 	}
 }
 
-func TestStem(t *testing.T) {
-	groups := [][]string{
-		{"number", "numbers"},
-		{"entry", "entries"},
-		{"create", "creates", "created", "creating"},
-		{"run", "running"},
-		{"stop", "stopped", "stops"},
-		{"image", "images"},
-		{"match", "matches"},
-		{"file", "files"},
-		{"list", "lists", "listed", "listing"},
-	}
-	for _, g := range groups {
-		for _, w := range g[1:] {
-			if stem(w) != stem(g[0]) {
-				t.Errorf("stem(%q) = %q, stem(%q) = %q; want equal", w, stem(w), g[0], stem(g[0]))
-			}
-		}
-	}
-	for _, w := range []string{"string", "status", "analysis", "sum", "access"} {
-		if got := stem(w); got != w {
-			t.Errorf("stem(%q) = %q, want unchanged", w, got)
-		}
-	}
-	if stem("access") != stem("accesses") {
-		t.Errorf("access/accesses differ")
-	}
-}
-
 func TestTokenizeDropsStopwords(t *testing.T) {
 	var stems []string
 	for _, tk := range tokenize("Returns the sum of two Numbers", nil) {

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"strings"
+
+	"github.com/isogate/isogate/internal/lexicon"
 	"unicode"
 	"unicode/utf8"
 )
@@ -15,7 +17,7 @@ type token struct {
 // stopwords are dropped from documents and queries: they carry no meaning
 // for tool search and would otherwise attract fuzzy corrections.
 var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true,
+	"a": true, "all": true, "an": true, "and": true, "are": true, "as": true, "at": true,
 	"be": true, "by": true, "can": true, "do": true, "for": true,
 	"from": true, "how": true, "i": true, "if": true, "in": true,
 	"into": true, "is": true, "it": true, "its": true, "me": true,
@@ -38,7 +40,7 @@ func tokenize(s string, dst []token) []token {
 		if stopwords[w] {
 			return
 		}
-		dst = append(dst, token{stem: stem(w), word: w})
+		dst = append(dst, token{stem: lexicon.Stem(w), word: w})
 	})
 	return dst
 }
@@ -78,55 +80,4 @@ func splitWords(s string, fn func(string)) {
 	if start >= 0 {
 		fn(s[start:])
 	}
-}
-
-// stem reduces an ASCII lower-case word to a crude stem so that plural,
-// -ing and -ed forms meet their base word: numbers → number, entries → entry,
-// created/creating/create → creat, running → run. Words of three letters or
-// fewer and non-ASCII words are returned unchanged. It only has to be
-// consistent between documents and queries, not linguistically exact.
-func stem(w string) string {
-	if len(w) <= 3 || !isASCIILower(w) {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "ies") && len(w) > 4:
-		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"):
-		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
-	case strings.HasSuffix(w, "s"):
-		w = w[:len(w)-1]
-	}
-	switch {
-	case strings.HasSuffix(w, "ing") && len(w) > 5 && hasVowel(w[:len(w)-3]):
-		w = undouble(w[:len(w)-3])
-	case strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed") && len(w) > 4 && hasVowel(w[:len(w)-2]):
-		w = undouble(w[:len(w)-2])
-	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
-
-func isASCIILower(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if c := w[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
-
-func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
-
-// undouble turns a trailing double consonant into a single one
-// ("runn" → "run"), except for l, s and z ("call", "pass", "buzz").
-func undouble(w string) string {
-	n := len(w)
-	if n >= 2 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
-		return w[:n-1]
-	}
-	return w
 }

@@ -132,7 +132,7 @@ type Options struct {
 
 	// Typecheck checks tier-3 programs before they run, as TypecheckMode
 	// (sandbox.typecheck: off, warn, strict) says; nil: unchecked. A
-	// *typecheck.Checker checks in this process, a procpool.Checker in a
+	// *typecheck.Checker checks in this process, a checkworker.Checker in a
 	// confined worker process (process isolation).
 	Typecheck        typecheck.Service
 	TypecheckMode    string

@@ -45,7 +45,7 @@ func deniedFixtureOf(t *testing.T, mode string, large bool) *fixture {
 		if e.Backend != "everything" {
 			continue
 		}
-		if rule := policy.DeniedBy(e.Backend, e.Tool); rule != "" {
+		if rule, _ := policy.DeniedBy(e.Backend, e.Tool); rule != "" {
 			denied = append(denied, catalog.DeniedTool{Tool: e.Tool, Rule: rule})
 		} else {
 			offered = append(offered, e.Def)

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/backend"
@@ -33,14 +31,11 @@ type Sources struct {
 	Backends func() []backend.Status
 	// Redact removes a backend's secrets from a line it printed (stderr).
 	Redact func(backend, line string) string
-	// Catalog is the tool catalogue.
+	// Catalog is the tool catalogue, with the tools the configuration
+	// denies (the Tools page lists those with the rule that denies them).
 	Catalog *catalog.Catalog
 	// Policy decides what a tool's calls need.
 	Policy *pipeline.Policy
-	// BackendTools are every backend's tools as it lists them, denied ones
-	// included (the Tools page lists those with the rule that denies
-	// them).
-	BackendTools func() map[string][]*mcp.Tool
 	// Stats are the gateway's counters (latency per tool).
 	Stats func() stats.Snapshot
 	// Sandbox reports how programs are isolated.

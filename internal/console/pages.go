@@ -219,36 +219,29 @@ func (c *Console) tools(query, name string) toolsData {
 		switch c.src.Policy.Decide(info.Backend, info.Tool) {
 		case pipeline.NeedsApproval:
 			d.Policy = "every call needs a person's approval"
-		case pipeline.Denied:
-			d.Policy = "denied by " + c.src.Policy.DenyReason(info.Backend, info.Tool)
+		case pipeline.Denied: // the catalogue is behind a reload
+			rule, pattern := c.src.Policy.DeniedBy(info.Backend, info.Tool)
+			d.Policy = "denied by " + catalog.DeniedTool{Rule: rule, Pattern: pattern}.Reason()
 		}
 	}
 	return d
 }
 
-// deniedTools lists the backends' tools the policy denies whose name or
-// description contains query (case-insensitively; all with ""), by name.
+// deniedTools lists the backends' tools the configuration denies (the
+// catalogue's denied list) whose name or description contains query
+// (case-insensitively; all with ""), by name.
 func (c *Console) deniedTools(query string) []deniedTool {
-	if c.src.Policy == nil || c.src.BackendTools == nil {
+	if c.src.Catalog == nil {
 		return nil
 	}
 	q := strings.ToLower(strings.TrimSpace(query))
 	var out []deniedTool
-	for b, tools := range c.src.BackendTools() {
-		for _, t := range tools {
-			if t == nil {
-				continue
-			}
-			rule := c.src.Policy.DenyReason(b, t.Name)
-			if rule == "" {
-				continue
-			}
-			name := b + "." + t.Name
-			if q != "" && !strings.Contains(strings.ToLower(name), q) && !strings.Contains(strings.ToLower(t.Description), q) {
-				continue
-			}
-			out = append(out, deniedTool{Name: name, Description: textcut.Clip(t.Description, 200, "…"), Rule: rule})
+	for _, t := range c.src.Catalog.Denied() {
+		name := t.Name()
+		if q != "" && !strings.Contains(strings.ToLower(name), q) && !strings.Contains(strings.ToLower(t.Description), q) {
+			continue
 		}
+		out = append(out, deniedTool{Name: name, Description: textcut.Clip(t.Description, 200, "…"), Rule: t.Reason()})
 	}
 	slices.SortFunc(out, func(a, b deniedTool) int { return strings.Compare(a.Name, b.Name) })
 	return out

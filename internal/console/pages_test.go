@@ -13,6 +13,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/desk"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/surface"
@@ -147,7 +148,17 @@ func TestRunsListLinksFiltersAndPages(t *testing.T) {
 func TestOverviewAndDeniedTools(t *testing.T) {
 	d := desk.New()
 	policy := pipeline.NewPolicy(map[string]config.Backend{"memory": {Tools: config.ToolPolicy{Deny: []string{"delete_*"}}}})
-	c := New(Sources{Desk: d, Policy: policy,
+	// The catalogue keeps what the policy denies, with its rule and
+	// pattern, as the app puts it there.
+	cat := catalog.New()
+	var denied []catalog.DeniedTool
+	for _, t := range []*mcp.Tool{{Name: "read_graph"}, {Name: "delete_entities", Description: "Deletes entities."}} {
+		if rule, pattern := policy.DeniedBy("memory", t.Name); rule != "" {
+			denied = append(denied, catalog.DeniedTool{Tool: t.Name, Rule: rule, Pattern: pattern, Description: t.Description})
+		}
+	}
+	cat.SetBackendSpec("memory", catalog.BackendSpec{Denied: denied}, []*mcp.Tool{{Name: "read_graph", InputSchema: map[string]any{"type": "object"}}})
+	c := New(Sources{Desk: d, Policy: policy, Catalog: cat,
 		Sandbox: func() surface.SandboxReport {
 			return surface.SandboxReport{Isolation: "process", Confinement: &procpool.Confinement{Mode: "strict",
 				Layers: []procpool.Layer{{Name: "landlock", Level: "on"}, {Name: "seccomp", Level: "partial", Detail: "no TSYNC"}}}}
@@ -157,9 +168,6 @@ func TestOverviewAndDeniedTools(t *testing.T) {
 				"Secure MCP Filesystem Server running on stdio",
 				"Failed to request roots from client undefined: MCP error -32603: roots/list refused",
 				"Error: EACCES: permission denied, open '/root/x'"}}}
-		},
-		BackendTools: func() map[string][]*mcp.Tool {
-			return map[string][]*mcp.Tool{"memory": {{Name: "read_graph"}, {Name: "delete_entities", Description: "Deletes entities."}}}
 		},
 	}, Options{Admins: []string{"scope:isogate.admin"}, Verify: fakeVerify, Version: "test"})
 	defer c.Close()

@@ -4,15 +4,19 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/testutil/fakeembed"
 )
 
@@ -95,32 +99,53 @@ func (s *benchScore) add(q benchQuery, got []string) {
 	}
 }
 
-// TestSearchBenchFused scores the benchmark's queries ranked lexically and
-// fused with embeddings, side by side. The embeddings are the fake
+// TestSearchBenchFused scores the benchmark's queries ranked lexically, by
+// the embeddings alone and fused, side by side. The embeddings are the fake
 // endpoint's (a hashed bag of words with eight synonym classes written for
 // the tests, not a model): the figures show what fusion does with a
 // second ranking, not what a model would find. Queries that name the tool
-// must lose nothing to fusion.
+// must lose nothing to fusion. To measure a real model instead, set
+// ISOGATE_BENCH_EMBEDDINGS_URL and ISOGATE_BENCH_EMBEDDINGS_MODEL (e.g. an
+// Ollama's http://127.0.0.1:11434/v1 and nomic-embed-text) and run
+// `go test -run TestSearchBenchFused -v ./internal/embedsearch`.
 func TestSearchBenchFused(t *testing.T) {
 	cat, qs := loadSearchBench(t)
-	ep := fakeembed.Start(t, fakeembed.Options{Model: testModel})
-	h := newHarness(t, ep, cat, nil, waitLong)
+	var h *harness
+	if url := os.Getenv("ISOGATE_BENCH_EMBEDDINGS_URL"); url != "" {
+		// A real endpoint, to measure a model on the benchmark.
+		h = &harness{cat: cat, logs: &testutil.Buffer{}}
+		h.sem = New(Options{Client: NewClient(config.EmbeddingsConfig{URL: url, Model: os.Getenv("ISOGATE_BENCH_EMBEDDINGS_MODEL")}),
+			Catalog: cat, QueryTimeout: time.Minute, Logger: slog.New(slog.NewTextHandler(h.logs, nil))})
+		t.Cleanup(func() { h.sem.Close() })
+	} else {
+		h = newHarness(t, fakeembed.Start(t, fakeembed.Options{Model: testModel}), cat, nil, waitLong)
+	}
 	h.waitReady(t)
-	var lex, fused [2]benchScore // [0] paraphrases, [1] naming the tool
+	var lex, sem, fused [2]benchScore // [0] paraphrases, [1] naming the tool
+	set := h.sem.cur.Load()
 	for _, q := range qs {
 		i := 0
 		if q.names {
 			i = 1
 		}
 		lex[i].add(q, names(cat.Search(q.query, catalog.SearchOptions{Limit: 3}).Hits))
+		qv, err := h.sem.client.Embed(t.Context(), []string{q.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var semNames []string
+		for _, e := range semanticRanking(set, qv[0], "", 3) {
+			semNames = append(semNames, e.Name)
+		}
+		sem[i].add(q, semNames)
 		res, notice := h.sem.Search(t.Context(), q.query, catalog.SearchOptions{Limit: 3})
 		if notice != "" {
 			t.Fatalf("%q: %s", q.query, notice)
 		}
 		fused[i].add(q, names(res.Hits))
 	}
-	t.Logf("paraphrases:      lexical %v | fused with the fake endpoint %v", lex[0], fused[0])
-	t.Logf("naming the tool:  lexical %v | fused with the fake endpoint %v", lex[1], fused[1])
+	t.Logf("paraphrases:      lexical %v | the fake endpoint alone %v | fused %v", lex[0], sem[0], fused[0])
+	t.Logf("naming the tool:  lexical %v | the fake endpoint alone %v | fused %v", lex[1], sem[1], fused[1])
 	if fused[1].top1 < lex[1].top1 || fused[1].top3 < lex[1].top3 {
 		t.Errorf("fusion loses queries that name the tool: lexical %v, fused %v", lex[1], fused[1])
 	}

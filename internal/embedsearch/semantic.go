@@ -54,11 +54,13 @@ type Options struct {
 const (
 	// batchTimeout bounds one request for a batch of tool vectors.
 	batchTimeout = 2 * time.Minute
-	// lockTTL bounds how long one replica holds a catalogue version's
-	// computing lock; another computes it once the lock has lapsed.
-	lockTTL = 10 * time.Minute
+	// lockTTL is the lease of a catalogue version's computing lock: its
+	// holder renews it every third of it while its requests run, and
+	// another replica computes the vectors once it has lapsed (the holder
+	// died).
+	lockTTL = 15 * time.Second
 	// pollInterval is how often a replica waiting for another's
-	// computation reads the store.
+	// computation reads the store and tries the lock.
 	pollInterval = 250 * time.Millisecond
 	// firstRetry and lastRetry bound the wait before computing again
 	// after a failure (doubling in between).
@@ -241,9 +243,12 @@ func (s *Semantic) refresh(ctx context.Context) error {
 }
 
 // obtain fills set's vectors: from the store, from another replica
-// computing them (waiting on its lock), or computed here.
+// computing them (polling the store while its lock holds), or computed
+// here under the lock.
 func (s *Semantic) obtain(ctx context.Context, set *vectorSet, texts []string, prev *vectorSet) error {
 	key := storeKey(s.client.Model, s.client.Dimensions, set.hash)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
 	for {
 		if ok, err := s.load(ctx, key, set); err != nil || ok {
 			return err
@@ -255,27 +260,14 @@ func (s *Semantic) obtain(ctx context.Context, set *vectorSet, texts []string, p
 			return s.compute(ctx, set, texts, prev)
 		}
 		if locked {
-			// Another replica may have stored them between the read and the lock.
-			if ok, err := s.load(ctx, key, set); err != nil || ok {
-				_ = s.store.Unlock(context.WithoutCancel(ctx), key)
-				return err
-			}
-			err := s.compute(ctx, set, texts, prev)
-			if err == nil {
-				if perr := s.store.Put(ctx, key, set.encode()); perr != nil {
-					s.logger.Warn("search embeddings: tool vectors computed but not stored", slog.Any("error", perr))
-				}
-			}
-			_ = s.store.Unlock(context.WithoutCancel(ctx), key)
-			return err
+			return s.computeLocked(ctx, key, set, texts, prev)
 		}
-		// Another replica computes them: wait for its entry (or for its
-		// lock to lapse), unless the catalogue changes meanwhile.
-		if err := s.awaitOther(ctx, key, set); err != nil {
-			return err
-		}
-		if set.vecs != nil {
-			return nil
+		// Another replica computes them: poll for its entry, and for its
+		// lock to lapse (it died), unless the catalogue changes meanwhile.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
 		}
 		if s.cat.Version() != set.version {
 			return errStale
@@ -283,33 +275,46 @@ func (s *Semantic) obtain(ctx context.Context, set *vectorSet, texts []string, p
 	}
 }
 
+// computeLocked computes set's vectors under key's lock, renewing it
+// while the requests run, stores them and releases the lock.
+func (s *Semantic) computeLocked(ctx context.Context, key string, set *vectorSet, texts []string, prev *vectorSet) error {
+	defer func() { _ = s.store.Unlock(context.WithoutCancel(ctx), key) }()
+	// Another replica may have stored them between the read and the lock.
+	if ok, err := s.load(ctx, key, set); err != nil || ok {
+		return err
+	}
+	renewCtx, stopRenewing := context.WithCancel(ctx)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(lockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-renewCtx.Done():
+				return
+			case <-t.C:
+				if err := s.store.Renew(renewCtx, key, lockTTL); err != nil && renewCtx.Err() == nil {
+					s.logger.Warn("search embeddings: computing lock not renewed", slog.Any("error", err))
+				}
+			}
+		}
+	}()
+	err := s.compute(ctx, set, texts, prev)
+	stopRenewing()
+	<-renewed
+	if err != nil {
+		return err
+	}
+	if perr := s.store.Put(ctx, key, set.encode()); perr != nil {
+		s.logger.Warn("search embeddings: tool vectors computed but not stored", slog.Any("error", perr))
+	}
+	return nil
+}
+
 // errStale ends a wait for another replica's vectors: the catalogue
 // changed meanwhile, and the vectors waited for are not its own any more.
 var errStale = errors.New("the catalogue changed meanwhile")
-
-// awaitOther polls the store until key's entry appears (filling set), or
-// the lock lapses, or the catalogue changes (set stays empty).
-func (s *Semantic) awaitOther(ctx context.Context, key string, set *vectorSet) error {
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	deadline := time.NewTimer(lockTTL)
-	defer deadline.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return nil
-		case <-tick.C:
-		}
-		if s.cat.Version() != set.version {
-			return nil
-		}
-		if ok, err := s.load(ctx, key, set); err != nil || ok {
-			return err
-		}
-	}
-}
 
 // load reads key's entry into set; false when there is none (or it does
 // not decode: it is then recomputed).

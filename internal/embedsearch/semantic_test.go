@@ -457,3 +457,38 @@ func TestQueryNamingAToolKeepsItFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestAbandonedLockLapses: a computing lock left by a replica that died
+// (planted here, with a short expiry as a lapsed lease has) delays a
+// replica only until it lapses: it then computes the tool vectors itself.
+func TestAbandonedLockLapses(t *testing.T) {
+	srv := redistest.ForTest(t)
+	ep := fakeembed.Start(t, fakeembed.Options{Model: testModel})
+	cat := testCatalog()
+	entries, _ := cat.View()
+	texts := make([]textHash, len(entries))
+	for i, e := range entries {
+		texts[i] = sha256.Sum256([]byte(e.EmbeddingText()))
+	}
+	dead, err := NewRedis(srv.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	if ok, err := dead.Lock(t.Context(), storeKey(testModel, 0, catalogueHash(texts)), 500*time.Millisecond); err != nil || !ok {
+		t.Fatalf("planting the lock: %v %v", ok, err)
+	}
+	store, err := NewRedis(srv.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h := newHarness(t, ep, cat, store, waitLong)
+	h.waitReady(t) // bounded by waitLong (60 s): far below a 10-minute lease, far above 500 ms
+	stats := ep.Stats(t)
+	for _, text := range toolTexts(cat) {
+		if stats.Inputs[text] != 1 {
+			t.Errorf("tool text embedded %d times, want once: %q", stats.Inputs[text], text)
+		}
+	}
+}

@@ -22,6 +22,8 @@ type Store interface {
 	Put(ctx context.Context, key string, entry []byte) error
 	// Lock takes key's computing lock for ttl: false when another holds it.
 	Lock(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	// Renew extends a lock Lock took to ttl from now.
+	Renew(ctx context.Context, key string, ttl time.Duration) error
 	// Unlock releases a lock Lock took.
 	Unlock(ctx context.Context, key string) error
 }
@@ -75,6 +77,16 @@ func (m *Memory) Lock(_ context.Context, key string, ttl time.Duration) (bool, e
 	}
 	m.locks[key] = time.Now().Add(ttl)
 	return true, nil
+}
+
+// Renew implements [Store].
+func (m *Memory) Renew(_ context.Context, key string, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.locks[key]; ok {
+		m.locks[key] = time.Now().Add(ttl)
+	}
+	return nil
 }
 
 // Unlock implements [Store].
@@ -144,6 +156,17 @@ func (r *Redis) Lock(ctx context.Context, key string, ttl time.Duration) (bool, 
 		return false, r.wrap(err)
 	}
 	return ok, nil
+}
+
+// renewScript extends a lock only if this store still holds it.
+var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
+
+// Renew implements [Store].
+func (r *Redis) Renew(ctx context.Context, key string, ttl time.Duration) error {
+	if err := renewScript.Run(ctx, r.client, []string{RedisKeyPrefix + "lock:" + key}, r.token, ttl.Milliseconds()).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		return r.wrap(err)
+	}
+	return nil
 }
 
 // unlockScript deletes a lock only if this store still holds it.

@@ -186,7 +186,8 @@ func AdmitPlan(ctx context.Context, p *Policy, plan *Plan, approve bool) error {
 	for _, t := range plan.Tools {
 		c := &Call{Backend: t.Backend, Tool: t.Tool}
 		decision := p.Decide(t.Backend, t.Tool)
-		if rule := cmp.Or(p.DeniedBy(t.Backend, t.Tool), t.DeniedBy); decision == Denied || rule != "" {
+		configRule, _ := p.DeniedBy(t.Backend, t.Tool)
+		if rule := cmp.Or(configRule, t.DeniedBy); decision == Denied || rule != "" {
 			// The catalogue's answer (t.DeniedBy) is enough: a tool it
 			// knows as denied is refused even if the policy changed since.
 			return errorf(CodePlanDenied, "the program was not run (no tool was called): line %s calls %s, which the configuration denies (%s)",

@@ -112,29 +112,32 @@ func (p *Policy) Decide(backend, tool string) Decision {
 	return Allowed
 }
 
-// DeniedBy is the configuration key that denies backend's tool:
-// "backends.<b>.tools.deny" when a deny pattern names it,
-// "backends.<b>.tools.allow" when it is outside a non-empty allow list
-// (and not under approve), "" when the tool is offered. It agrees with
-// Decide.
-func (p *Policy) DeniedBy(backend, tool string) string {
+// DeniedBy is the configuration key that denies backend's tool, with the
+// pattern that names it: "backends.<b>.tools.deny" and the first deny
+// pattern that matches, "backends.<b>.tools.allow" and "" when the tool is
+// outside a non-empty allow list (and not under approve); "" when the tool
+// is offered. It agrees with Decide.
+func (p *Policy) DeniedBy(backend, tool string) (rule, pattern string) {
 	if p == nil {
-		return ""
+		return "", ""
 	}
 	r, ok := p.ruleSet()[backend]
 	if !ok {
-		return ""
+		return "", ""
 	}
 	name := fold(tool)
-	switch {
-	case matchAny(r.deny, name):
-		return "backends." + backend + ".tools.deny"
-	case matchAny(r.approve, name):
-		return ""
-	case len(r.allow) > 0 && !matchAny(r.allow, name):
-		return "backends." + backend + ".tools.allow"
+	for _, pat := range r.deny {
+		if glob(pat, name) {
+			return "backends." + backend + ".tools.deny", pat
+		}
 	}
-	return ""
+	switch {
+	case matchAny(r.approve, name):
+		return "", ""
+	case len(r.allow) > 0 && !matchAny(r.allow, name):
+		return "backends." + backend + ".tools.allow", ""
+	}
+	return "", ""
 }
 
 // DeniedTo is the caller's own policy on the tools the configuration
@@ -236,8 +239,9 @@ func PolicyStage(p *Policy) Stage {
 		return CallerFunc(func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
 			switch p.Decide(c.Backend, c.Tool) {
 			case Denied:
+				rule, _ := p.DeniedBy(c.Backend, c.Tool)
 				return nil, refuse(ctx, c, errorf(CodeToolDenied,
-					"%s is not available: the configuration denies it (%s)", c.Name(), p.DeniedBy(c.Backend, c.Tool)))
+					"%s is not available: the configuration denies it (%s)", c.Name(), rule))
 			case NeedsApproval:
 				c.NeedsApproval = true
 			}

@@ -39,6 +39,15 @@ func TestPolicyDecide(t *testing.T) {
 		if got := p.Decide(c.backend, c.tool); got != c.want {
 			t.Errorf("Decide(%q, %q) = %v, want %v", c.backend, c.tool, got, c.want)
 		}
+		// DeniedBy agrees, and names the rule and the pattern in it.
+		rule, pattern := p.DeniedBy(c.backend, c.tool)
+		want := map[Decision][2]string{Allowed: {}, NeedsApproval: {}, Denied: {"backends.filesystem.tools.allow", ""}}[c.want]
+		if c.want == Denied && fold(c.tool) == "write_file" {
+			want = [2]string{"backends.filesystem.tools.deny", "write_file"}
+		}
+		if [2]string{rule, pattern} != want {
+			t.Errorf("DeniedBy(%q, %q) = %q, %q, want %q", c.backend, c.tool, rule, pattern, want)
+		}
 	}
 	var none *Policy
 	if none.Decide("filesystem", "write_file") != Allowed {

@@ -23,7 +23,10 @@ import (
 //     re-encodes it): one of the two is kept;
 //   - a call's error that is its result's error text (isError);
 //   - the part of the run's error message that is a call's error;
-//   - the program's result when it is a call's structuredContent.
+//   - the program's result when it is a call's structuredContent, or when
+//     output shaping stored the full output (ResultURI): it is read from
+//     there ([StoredOutput]), and a record whose stored output expired
+//     shows no result.
 //
 // Each is left out only when putting it back gives the same bytes (checked
 // as the record is encoded); a record with nothing left out is encoded as
@@ -41,9 +44,12 @@ type storedRecord struct {
 	RunRecord
 	// ResultCall: Result is the structuredContent of calls[ResultCall-1]
 	// (a program that returns what a call answered).
-	ResultCall int          `json:"result_call,omitempty"`
-	Error      *storedError `json:"error,omitempty"`
-	Calls      []storedCall `json:"calls"`
+	ResultCall int `json:"result_call,omitempty"`
+	// ResultStored: Result is what the output stored under ResultURI
+	// records as (ResultOfOutput).
+	ResultStored bool         `json:"result_stored,omitempty"`
+	Error        *storedError `json:"error,omitempty"`
+	Calls        []storedCall `json:"calls"`
 }
 
 // storedCall is a call of a stored record.
@@ -74,12 +80,29 @@ const (
 	minErrorOmitted = 24
 )
 
+// StoredOutput reads the full output output shaping stored (a record's
+// ResultURI, isogate://result/{id}) for the record's owner.
+type StoredOutput func(uri string) ([]byte, error)
+
 // EncodeRecord returns rec as the run store keeps it (see the comment
-// above storedRecord). It does not change rec.
-func EncodeRecord(rec *RunRecord) ([]byte, error) {
+// above storedRecord). stored reads what rec.ResultURI names; nil keeps
+// the result in the record. It does not change rec.
+func EncodeRecord(rec *RunRecord, stored StoredOutput) ([]byte, error) {
 	s := storedRecord{RunRecord: *rec, Calls: make([]storedCall, len(rec.Calls))}
 	s.RunRecord.Calls, s.RunRecord.Error = nil, nil
-	left := false
+	// saved counts the bytes left out less the marks that say so: a
+	// record that would not be shorter is stored plain.
+	saved := -len(`"form":2,`)
+	var result json.RawMessage // the program's result as written
+	if rec.Result.JSON != nil {
+		result = written(rec.Result.JSON)
+	}
+	if rec.ResultURI != "" && stored != nil && !rec.Result.IsZero() {
+		if out, err := stored(rec.ResultURI); err == nil && sameBlob(ResultOfOutput(out), rec.Result) {
+			s.Result, s.ResultStored = Blob{}, true
+			saved += len(result) + len(rec.Result.Truncated) + len(`,"result":`) - len(`,"result_stored":true`)
+		}
+	}
 	for i, c := range rec.Calls {
 		sc := storedCall{CallRecord: c}
 		if c.Result.JSON != nil {
@@ -87,13 +110,16 @@ func EncodeRecord(rec *RunRecord) ([]byte, error) {
 			// HTML-escaped), which is what the record shows.
 			res := written(c.Result.JSON)
 			if raw, derived := compactResult(res); derived != "" {
-				sc.Result, sc.Derived, left = Blob{JSON: raw}, derived, true
+				sc.Result, sc.Derived = Blob{JSON: raw}, derived
+				saved += len(res) - len(raw) - len(`,"derived":""`) - len(derived)
 			}
-			if s.ResultCall == 0 && rec.Result.JSON != nil && structuredOf(res) == string(written(rec.Result.JSON)) {
-				s.Result, s.ResultCall, left = Blob{}, i+1, true
+			if s.ResultCall == 0 && !s.ResultStored && result != nil && structuredOf(res) == string(result) {
+				s.Result, s.ResultCall = Blob{}, i+1
+				saved += len(result) + len(`,"result":`) - len(`,"result_call":`) - len(strconv.Itoa(i+1))
 			}
 			if len(c.Error) >= minErrorOmitted && c.Code == "" && errorOfResult(c.Result.JSON) == c.Error {
-				sc.Error, sc.ErrorFromResult, left = "", true, true
+				sc.Error, sc.ErrorFromResult = "", true
+				saved += jsonStringBodyLen(c.Error) + len(`,"error":""`) - len(`,"error_from_result":true`)
 			}
 		}
 		s.Calls[i] = sc
@@ -101,29 +127,30 @@ func EncodeRecord(rec *RunRecord) ([]byte, error) {
 	if rec.Error != nil {
 		s.Error = &storedError{RunError: *rec.Error}
 		if n, at := errorRef(rec); n > 0 {
-			msg := rec.Error.Message
-			s.Error.Message, s.Error.Call, s.Error.Tail = msg[:at], n, msg[at+len(rec.Calls[n-1].Error):]
-			left = true
+			msg, quoted := rec.Error.Message, rec.Calls[n-1].Error
+			s.Error.Message, s.Error.Call, s.Error.Tail = msg[:at], n, msg[at+len(quoted):]
+			saved += jsonStringBodyLen(quoted) - len(`,"message_call":`) - len(strconv.Itoa(n)) - len(`,"message_tail":""`)
 		}
 	}
-	plain, err := json.Marshal(rec)
-	if err != nil || !left {
-		return plain, err
+	if saved <= 0 {
+		return json.Marshal(rec)
 	}
 	s.Form = recordForm
 	data, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("encoding run record: %w", err)
 	}
-	if len(data) >= len(plain) {
-		return plain, nil
-	}
 	return data, nil
 }
 
 // written is raw as json.Marshal writes a json.RawMessage: compacted and
-// HTML-escaped (raw itself when it is not valid JSON).
+// HTML-escaped (raw itself when it is not valid JSON). A recorded value
+// (valid JSON: NewBlob checks it) without whitespace or a byte
+// HTML-escaping changes is that already.
 func written(raw json.RawMessage) json.RawMessage {
+	if bytes.IndexAny(raw, " \t\n\r<>&\u2028\u2029") < 0 {
+		return raw
+	}
 	var c, out bytes.Buffer
 	if json.Compact(&c, raw) != nil {
 		return raw
@@ -152,9 +179,36 @@ func structuredOf(raw json.RawMessage) string {
 // (one that DecodeRecord must expand before it is shown).
 func IsCompactRecord(data []byte) bool { return bytes.HasPrefix(data, formPrefix) }
 
+// ResultOfOutput is what a record keeps as the result of a run whose
+// output shaping stored out: the JSON value out renders (compacted), or
+// out as a JSON string when it is not JSON (a string the program
+// returned), kept as [NewBlob] keeps it.
+func ResultOfOutput(out []byte) Blob {
+	var b bytes.Buffer
+	if json.Compact(&b, out) == nil {
+		return NewBlob(b.Bytes())
+	}
+	s, err := json.Marshal(string(out))
+	if err != nil {
+		return Blob{}
+	}
+	return NewBlob(s)
+}
+
+// sameBlob reports whether a and b record the same value, as json.Marshal
+// writes it.
+func sameBlob(a, b Blob) bool {
+	if a.JSON != nil || b.JSON != nil {
+		return a.JSON != nil && b.JSON != nil && bytes.Equal(written(a.JSON), written(b.JSON))
+	}
+	return a.Bytes == b.Bytes && a.Truncated == b.Truncated
+}
+
 // DecodeRecord reads a record EncodeRecord wrote, or one of an older
-// version (plain JSON of a RunRecord), with every part put back.
-func DecodeRecord(data []byte) (*RunRecord, error) {
+// version (plain JSON of a RunRecord), with every part put back; stored
+// reads the output a record's result refers to (nil, or an output no
+// longer kept: the record shows no result).
+func DecodeRecord(data []byte, stored StoredOutput) (*RunRecord, error) {
 	if !IsCompactRecord(data) {
 		var rec RunRecord
 		if err := json.Unmarshal(data, &rec); err != nil {
@@ -181,6 +235,11 @@ func DecodeRecord(data []byte) (*RunRecord, error) {
 			c.Error = errorOfResult(c.Result.JSON)
 		}
 		rec.Calls[i] = c
+	}
+	if s.ResultStored && stored != nil {
+		if out, err := stored(rec.ResultURI); err == nil {
+			rec.Result = ResultOfOutput(out)
+		}
 	}
 	if n := s.ResultCall; n > 0 {
 		if n > len(rec.Calls) || structuredOf(rec.Calls[n-1].Result.JSON) == "" {
@@ -233,28 +292,6 @@ type member struct {
 	value json.RawMessage
 }
 
-// members splits a JSON object into its members, in order.
-func members(raw []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, member{key, v})
-	}
-	return out, nil
-}
-
 // object writes members as a compact JSON object.
 func object(ms []member) []byte {
 	var b bytes.Buffer
@@ -300,15 +337,25 @@ type textBlock struct {
 	Text string `json:"text"`
 }
 
+// textPrefix starts a content block that is only a text, as encoding/json
+// writes one.
+const textPrefix = `{"type":"text","text":`
+
 // plainText returns the text of a content block that holds a type "text"
 // and a text and nothing else.
 func plainText(item json.RawMessage) (string, bool) {
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(item, &probe) != nil || len(probe) != 2 {
+	if bytes.HasPrefix(item, []byte(textPrefix)) {
+		if end, err := skipString(item, len(textPrefix)); err == nil && end == len(item)-1 && item[end] == '}' {
+			text, err := unquote(item[len(textPrefix):end])
+			return text, err == nil
+		}
+	}
+	ms, err := members(item)
+	if err != nil || len(ms) != 2 {
 		return "", false
 	}
 	var b textBlock
-	if json.Unmarshal(item, &b) != nil || b.Type != "text" {
+	if json.Unmarshal(item, &b) != nil || b.Type != "text" || find(ms, "type") < 0 || find(ms, "text") < 0 {
 		return "", false
 	}
 	return b.Text, true
@@ -331,11 +378,11 @@ func compactResult(raw json.RawMessage) (json.RawMessage, string) {
 	if ci < 0 || si < 0 {
 		return raw, ""
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(ms[ci].value, &items) != nil {
+	blocks, err := items(ms[ci].value)
+	if err != nil {
 		return raw, ""
 	}
-	for i, item := range items {
+	for i, item := range blocks {
 		text, ok := plainText(item)
 		if !ok {
 			continue
@@ -344,7 +391,7 @@ func compactResult(raw json.RawMessage) (json.RawMessage, string) {
 		var derived string
 		switch {
 		case text == string(ms[si].value):
-			rest := append(append([]json.RawMessage(nil), items[:i]...), items[i+1:]...)
+			rest := append(append([]json.RawMessage(nil), blocks[:i]...), blocks[i+1:]...)
 			out = append([]member(nil), ms...)
 			out[ci].value = array(rest)
 			derived = fmt.Sprintf("text %d", i)
@@ -398,12 +445,15 @@ func expandResult(raw json.RawMessage, derived string) (json.RawMessage, error) 
 		return nil, fmt.Errorf("recorded result: %w", err)
 	}
 	ci := find(ms, "content")
-	var items []json.RawMessage
-	if ci < 0 || json.Unmarshal(ms[ci].value, &items) != nil {
+	if ci < 0 {
 		return nil, errors.New("recorded result has no content")
 	}
+	blocks, err := items(ms[ci].value)
+	if err != nil {
+		return nil, fmt.Errorf("recorded result's content: %w", err)
+	}
 	switch {
-	case f[0] == "text" && len(nums) == 1 && nums[0] <= len(items):
+	case f[0] == "text" && len(nums) == 1 && nums[0] <= len(blocks):
 		si := find(ms, "structuredContent")
 		if si < 0 {
 			return nil, errors.New("recorded result has no structuredContent")
@@ -413,11 +463,11 @@ func expandResult(raw json.RawMessage, derived string) (json.RawMessage, error) 
 			return nil, err
 		}
 		i := nums[0]
-		items = append(items[:i], append([]json.RawMessage{block}, items[i:]...)...)
-		ms[ci].value = array(items)
+		blocks = append(blocks[:i], append([]json.RawMessage{block}, blocks[i:]...)...)
+		ms[ci].value = array(blocks)
 		return object(ms), nil
-	case f[0] == "structured" && len(nums) == 2 && nums[0] < len(items) && nums[1] <= len(ms):
-		text, ok := plainText(items[nums[0]])
+	case f[0] == "structured" && len(nums) == 2 && nums[0] < len(blocks) && nums[1] <= len(ms):
+		text, ok := plainText(blocks[nums[0]])
 		structured := reencoded(text)
 		if !ok || structured == "" {
 			return nil, errors.New("recorded result's text is not the JSON of its structuredContent")

@@ -71,7 +71,7 @@ func TestEncodedRecordLeavesOutRepeatsAndReadsBackTheSame(t *testing.T) {
 	}
 	for _, c := range cases {
 		plain, _ := json.Marshal(c.rec)
-		stored, err := EncodeRecord(c.rec)
+		stored, err := EncodeRecord(c.rec, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -86,7 +86,7 @@ func TestEncodedRecordLeavesOutRepeatsAndReadsBackTheSame(t *testing.T) {
 				t.Errorf("%s: the stored record still holds %s:\n%s", c.name, g, stored)
 			}
 		}
-		back, err := DecodeRecord(stored)
+		back, err := DecodeRecord(stored, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -107,7 +107,7 @@ func TestDecodeRecordReadsTheOlderForm(t *testing.T) {
 	if IsCompactRecord([]byte(oldRecord)) {
 		t.Fatal("an old record is taken for a compact one")
 	}
-	rec, err := DecodeRecord([]byte(oldRecord))
+	rec, err := DecodeRecord([]byte(oldRecord), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +119,11 @@ func TestDecodeRecordReadsTheOlderForm(t *testing.T) {
 	}
 	// The same record stored now leaves the repeats out, and reads back
 	// the same.
-	stored, err := EncodeRecord(rec)
+	stored, err := EncodeRecord(rec, nil)
 	if err != nil || !IsCompactRecord(stored) || len(stored) >= len(oldRecord) {
 		t.Fatalf("stored again (%v): %d bytes for %d: %s", err, len(stored), len(oldRecord), stored)
 	}
-	back, err := DecodeRecord(stored)
+	back, err := DecodeRecord(stored, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +142,68 @@ func TestDecodeRecordRefusesBrokenMarks(t *testing.T) {
 		`{"form":2,"id":"x","calls":[{"seq":1,"result":{"content":[]},"derived":"structured 5 0"}]}`,
 		`{"form":2,"id":"x","calls":[{"seq":1,"result":{"content":[]},"derived":"text -1"}]}`,
 	} {
-		if rec, err := DecodeRecord([]byte(data)); err == nil {
+		if rec, err := DecodeRecord([]byte(data), nil); err == nil {
 			t.Errorf("%s read as %+v", data, rec)
 		}
+	}
+}
+
+// benchRecord is a one-call run record whose backend answered text and
+// structuredContent, as the Go and TypeScript SDKs do.
+func benchRecord() *RunRecord {
+	structured := map[string]any{"key": "k-1", "value": 42, "side_effect": true}
+	text, _ := json.Marshal(structured)
+	res, _ := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: structured})
+	return &RunRecord{ID: "0123456789abcdef01234567", Code: "const r = await counter.bump({key: 'k-1'});\nreturn r;", Tier: "simple",
+		Started: time.Now(), Outcome: OutcomeOK, Console: []string{}, Result: NewBlob(text),
+		Calls: []CallRecord{{Seq: 1, Backend: "counter", Tool: "bump", Args: NewBlob([]byte(`{"key":"k-1"}`)), OK: true, Result: NewBlob(res)}}}
+}
+
+// BenchmarkEncodeRecord is what the run store spends per run to leave the
+// repeats out, beside json.Marshal of the record (what it spent before).
+func BenchmarkEncodeRecord(b *testing.B) {
+	rec := benchRecord()
+	b.Run("json.Marshal", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = json.Marshal(rec)
+		}
+	})
+	b.Run("EncodeRecord", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = EncodeRecord(rec, nil)
+		}
+	})
+}
+
+// The scanner splits what encoding/json splits, and every cut or
+// malformed input ends in an error, not a panic or a wrong split.
+func TestRecordScannerSplitsAsEncodingJSON(t *testing.T) {
+	raw := []byte(` {"_meta":{"a":[1,{"b":"}]\"["}]},"content" : [{"type":"text","text":"{\"x\":1}"}, 2, "s", null, true],"isError":false,"n":-1.5e3} `)
+	ms, err := members(raw)
+	var want map[string]json.RawMessage
+	if err != nil || json.Unmarshal(raw, &want) != nil || len(ms) != len(want) {
+		t.Fatalf("members: %v, %d of %d", err, len(ms), len(want))
+	}
+	for _, m := range ms {
+		if string(m.value) != string(want[m.key]) {
+			t.Errorf("member %s: %s, want %s", m.key, m.value, want[m.key])
+		}
+	}
+	blocks, err := items(ms[1].value)
+	var wantItems []json.RawMessage
+	if err != nil || json.Unmarshal(ms[1].value, &wantItems) != nil || len(blocks) != len(wantItems) {
+		t.Fatalf("items: %v, %d of %d", err, len(blocks), len(wantItems))
+	}
+	if text, ok := plainText(blocks[0]); !ok || text != `{"x":1}` {
+		t.Errorf("plainText: %q %v", text, ok)
+	}
+	for i := range raw {
+		whole := strings.TrimSpace(string(raw[:i])) == strings.TrimSpace(string(raw))
+		if _, err := members(raw[:i]); err == nil && !whole {
+			t.Errorf("members of a cut object %q: no error", raw[:i])
+		}
+		_, _ = items(raw[:i])
+		_, _ = expandResult(raw[:i], "text 0")
+		_, _ = expandResult(raw[:i], "structured 0 1")
 	}
 }

@@ -69,9 +69,9 @@ func (sf *Surface) callerOf(ss *mcp.ServerSession) *backend.Caller {
 			Key:             key,
 			ProtocolVersion: ip.ProtocolVersion,
 			Capabilities:    ownCapabilities(ip.Capabilities),
-			Requests:        requestRouter{cr: &sf.clientReqs, only: ss},
+			Requests:        sf.forward.Requests(ss),
 			OnLog: func(name string, p *mcp.LoggingMessageParams) {
-				sf.forward.logTo(ss, name, p)
+				sf.forward.LogTo(ss, name, p)
 			},
 		}
 	})

@@ -1,6 +1,9 @@
 package surface
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/internal/authn"
@@ -47,4 +50,11 @@ func (sf *Surface) httpOwner(p *authn.Principal) string {
 		return resultstore.OwnerKey("unauthenticated-"+randomHex(16), "")
 	}
 	return localOwner
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

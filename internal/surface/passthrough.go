@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/internal/approvals"
 	"github.com/isogate/isogate/internal/catalog"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -305,24 +306,24 @@ func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.Tool
 			return moved, nil
 		}
 		call := &pipeline.Call{Backend: backendName, Tool: tool, Args: req.Params.Arguments}
-		ask, approver := sf.passthroughApproval(req, call)
+		ask, approver := sf.rounds.Passthrough(req, call)
 		if ask != nil {
 			return ask, nil
 		}
-		if _, given := approver.(answered); !given {
+		if _, given := approver.(approvals.Answered); !given {
 			approver = sf.desk.Approver(approver, principalName(ctx), "") // the console may answer too
 		}
-		ctx = sf.withAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
-		flight, end := sf.forward.begin(ctx, req, call) // progress and logs back to this client
+		ctx = sf.forward.WithAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
+		flight, end := sf.forward.Begin(ctx, req, call) // progress and logs back to this client
 		res, err := sf.calls.Call(ctx, call)
 		end()
 		if err != nil || res.IsError {
-			if missing := flight.missingCapability(); missing != nil {
+			if missing := flight.MissingCapability(); missing != nil {
 				return nil, missing
 			}
 		}
 		if err != nil {
-			if rpc := backendProtocolError(req, err); rpc != nil {
+			if rpc := approvals.BackendProtocolError(req, err); rpc != nil {
 				return nil, rpc
 			}
 			r := textResult(err.Error(), true)
@@ -334,7 +335,7 @@ func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.Tool
 			}
 			return r, nil
 		}
-		sf.noteBackendRound(req, call, res)
+		sf.rounds.NoteBackendRound(req, call, res)
 		if sf.opts.PassthroughDropDuplicateText {
 			res = dropDuplicateText(res)
 		}

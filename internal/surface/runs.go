@@ -28,6 +28,10 @@ const maxRunIndex = 10000
 type runStore struct {
 	store resultstore.Store
 	dir   string
+	// outputs holds the full outputs output shaping stored (the result
+	// store): a record refers to its run's instead of copying it; nil
+	// keeps every result in its record.
+	outputs resultstore.Store
 
 	mu    sync.Mutex
 	index map[string]string // run id → store id
@@ -41,6 +45,28 @@ func newRunStore(store resultstore.Store, dir string) *runStore {
 	return &runStore{store: store, dir: dir, index: map[string]string{}}
 }
 
+// withOutputs makes records refer to their run's full output in outputs
+// (isogate://result/{id}) instead of copying it.
+func (s *runStore) withOutputs(outputs resultstore.Store) *runStore {
+	s.outputs = outputs
+	return s
+}
+
+// storedOutput reads owner's full outputs for pipeline.EncodeRecord and
+// DecodeRecord; nil without a result store.
+func (s *runStore) storedOutput(ctx context.Context, owner string) pipeline.StoredOutput {
+	if s.outputs == nil {
+		return nil
+	}
+	return func(uri string) ([]byte, error) {
+		id, path, err := resultstore.ParseURI(uri)
+		if err != nil || path != "" {
+			return nil, fmt.Errorf("run record's result %q: %w", uri, resultstore.ErrBadPath)
+		}
+		return s.outputs.Get(ctx, owner, id)
+	}
+}
+
 // put keeps rec for owner and writes it to the record directory; it
 // returns why the store did not keep it (STORE_FULL at store.max_bytes),
 // so that the run's response does not promise isogate://runs/{id}. The
@@ -49,7 +75,7 @@ func newRunStore(store resultstore.Store, dir string) *runStore {
 // (pipeline.EncodeRecord); get and the record directory give it whole and
 // indented.
 func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecord, logger *slog.Logger) (kept error) {
-	data, err := pipeline.EncodeRecord(rec)
+	data, err := pipeline.EncodeRecord(rec, s.storedOutput(ctx, owner))
 	if err != nil {
 		logger.Warn("run record not kept", slog.String("run", rec.ID), slog.Any("error", err))
 		return fmt.Errorf("encoding run record: %w", err)
@@ -86,7 +112,7 @@ func (s *runStore) put(ctx context.Context, owner string, rec *pipeline.RunRecor
 func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
 	if _, ok := s.store.(resultstore.Keyed); ok {
 		data, err := s.store.Get(ctx, owner, id)
-		return string(indented(whole(data))), err == nil
+		return string(indented(s.whole(ctx, owner, data))), err == nil
 	}
 	s.mu.Lock()
 	sid, ok := s.index[id]
@@ -95,18 +121,18 @@ func (s *runStore) get(ctx context.Context, owner, id string) (string, bool) {
 		return "", false
 	}
 	data, err := s.store.Get(ctx, owner, sid)
-	return string(indented(whole(data))), err == nil
+	return string(indented(s.whole(ctx, owner, data))), err == nil
 }
 
-// whole returns a stored record with every part the store left out put
-// back (pipeline.DecodeRecord), as json.Marshal writes the record; a
+// whole returns owner's stored record with every part the store left out
+// put back (pipeline.DecodeRecord), as json.Marshal writes the record; a
 // record stored whole (by an older version, or with nothing repeated) is
 // returned as it was stored.
-func whole(data []byte) []byte {
+func (s *runStore) whole(ctx context.Context, owner string, data []byte) []byte {
 	if !pipeline.IsCompactRecord(data) {
 		return data
 	}
-	rec, err := pipeline.DecodeRecord(data)
+	rec, err := pipeline.DecodeRecord(data, s.storedOutput(ctx, owner))
 	if err != nil {
 		return data
 	}

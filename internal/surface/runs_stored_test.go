@@ -1,11 +1,13 @@
 package surface
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +74,42 @@ func TestRunRecordsStoredWithoutRepeatsOnRedis(t *testing.T) {
 	}
 	if file, err := os.ReadFile(filepath.Join(dir, rec.ID+".json")); err != nil || string(file) != string(want)+"\n" {
 		t.Errorf("record_dir holds (%v):\n%s\nwant:\n%s", err, file, want)
+	}
+}
+
+// A record whose run's full output was stored (isogate://result/{id})
+// refers to it instead of copying it, and reads back whole; once the
+// output is no longer kept, the record still reads, without its result.
+func TestRunRecordRefersToItsStoredOutput(t *testing.T) {
+	ctx := context.Background()
+	limits := resultstore.Limits{TTL: time.Hour, MaxBytes: 1 << 20}
+	records, outputs := resultstore.NewMemory(limits), resultstore.NewMemory(limits)
+	runs := newRunStore(records, "").withOutputs(outputs)
+	owner := resultstore.OwnerKey("principal:alice", "")
+	value := `{"items":[` + strings.Repeat(`{"title":"an issue","state":"open"},`, 200) + `{}]}`
+	var rendered bytes.Buffer
+	_ = json.Indent(&rendered, []byte(value), "", "  ")
+	id, err := outputs.Put(ctx, owner, rendered.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &pipeline.RunRecord{ID: "run-1", Code: "return big", Outcome: pipeline.OutcomeOK, Console: []string{}, ResultBytes: len(value),
+		Result: pipeline.NewBlob([]byte(value)), ResultURI: resultstore.URI(id, ""), Calls: []pipeline.CallRecord{}}
+	if err := runs.put(ctx, owner, rec, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	held, _ := records.Bytes(owner)
+	if held >= len(value) {
+		t.Errorf("the store holds %d bytes for a record whose result alone is %d", held, len(value))
+	}
+	want, _ := json.MarshalIndent(rec, "", "  ")
+	if got, ok := runs.get(ctx, owner, "run-1"); !ok || got != string(want) {
+		t.Errorf("the record reads back (%v):\n%.400s\nwant:\n%.400s", ok, got, want)
+	}
+	expired := newRunStore(records, "").withOutputs(resultstore.NewMemory(limits))
+	expired.index = runs.index
+	got, ok := expired.get(ctx, owner, "run-1")
+	if !ok || strings.Contains(got, `"result":`) || !strings.Contains(got, `"result_uri": "isogate://result/`) {
+		t.Errorf("with its output gone the record reads (%v):\n%s", ok, got)
 	}
 }

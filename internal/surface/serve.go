@@ -33,8 +33,15 @@ const (
 // (their runs end, busy or waiting on a backend), so that closing the
 // session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
+	return sf.ServeTransport(ctx, stdioTransport())
+}
+
+// ServeTransport serves one client connection made over t as stdio's is
+// served (the task boundary, coded errors, the process's owner): how a
+// benchmark reaches the whole served path without the process's stdin.
+func (sf *Surface) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	defer context.AfterFunc(ctx, sf.inflight.cancelAll)()
-	return sf.server.Run(ctx, codedTransport{sf.tasks.Transport(stdioTransport(), sf.processOwner)})
+	return sf.server.Run(ctx, codedTransport{sf.tasks.Transport(t, sf.processOwner)})
 }
 
 // ErrInsecureBind refuses a non-loopback HTTP address without a token.

@@ -13,8 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/approvals"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/clientreq"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/sdklog"
@@ -245,11 +247,12 @@ func (sf *Surface) listTools(ctx context.Context, _ *mcp.CallToolRequest, in lis
 }
 
 func (sf *Surface) callToolChain(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
-	if roundTripEra(req.Session) {
-		return sf.chainInRounds(ctx, req, in)
+	if clientreq.RoundTripEra(req.Session) {
+		res, err := sf.rounds.Chain(ctx, req, approvals.Program(in))
+		return res, nil, err
 	}
 	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
-	return sf.executeChain(sf.withAnswerer(ctx, req.Session), req, in), nil, nil
+	return sf.executeChain(sf.forward.WithAnswerer(ctx, req.Session), req, in), nil, nil
 }
 
 // executeChain runs one call_tool_chain program and keeps its run record.
@@ -274,11 +277,11 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 	creq.Approved = sf.savedApproval(ctx, lib)
 	// While the program runs, what its backends ask and log reaches this
 	// client on this request, and their progress is the run's.
-	run, token, end := sf.forward.beginRun(ctx, req.Session, req.Params.GetProgressToken())
+	run, token, end := sf.forward.BeginRun(ctx, req.Session, req.Params.GetProgressToken())
 	defer end()
 	if token != "" {
 		ctx = backend.WithProgressToken(ctx, token)
-		creq.OnToolCall = func(_ int, tool string) { run.runProgress("completed " + tool) }
+		creq.OnToolCall = func(_ int, tool string) { run.RunProgress("completed " + tool) }
 	}
 	// The operator's console sees the run, may cancel it and may answer
 	// its approvals (console.go).

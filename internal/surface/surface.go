@@ -19,9 +19,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/approvals"
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/backend"
 	"github.com/isogate/isogate/internal/catalog"
+	"github.com/isogate/isogate/internal/clientreq"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/codemode/output"
 	"github.com/isogate/isogate/internal/desk"
@@ -195,15 +197,14 @@ type Surface struct {
 	runCode  *runcode.Service
 	store    resultstore.Store
 	runs     *runStore
-	journals resultstore.Journals
-	durables tasks.Durables // writes durable runs' journals to journals
+	durables tasks.Durables // writes durable runs' journals to Parts.Journals
 	observer *observe.Observer
 	metrics  *metrics.Metrics
 	sandbox  func() SandboxReport  // nil: not reported
 	desk     *desk.Desk            // nil: no console
 	semantic *embedsearch.Semantic // nil: lexical search only
 
-	trips    roundTrips // runs paused for approval between rounds
+	rounds   *approvals.Rounds // runs and approvals paused between rounds
 	server   *mcp.Server
 	servers  map[config.Expose]*mcp.Server
 	sessions *sessionTracker
@@ -213,11 +214,10 @@ type Surface struct {
 	passthrough passthrough // backend tools listed directly
 	aggregate   aggregate   // backend prompts and resources
 	collisions  *nameCollisions
-	forward     forwarder      // backend progress and logs to the calling client
-	clientReqs  clientRequests // backend requests to the calling client
-	callers     callers        // each client session's backend.Caller
-	tasks       *tasks.Tasks   // tasks clients create (internal/tasks)
-	programs    programSurface // saved programs (programs.go)
+	forward     *clientreq.Forwarder // backend progress, logs and requests to the calling client
+	callers     callers              // each client session's backend.Caller
+	tasks       *tasks.Tasks         // tasks clients create (internal/tasks)
+	programs    programSurface       // saved programs (programs.go)
 
 	skills *skills.Service // the Skills extension (skills.go)
 
@@ -247,8 +247,7 @@ func New(p Parts, opts Options) *Surface {
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
 		sandbox: p.Sandbox, desk: p.Desk, semantic: p.Semantic,
 		programs:     programSurface{programs: p.Programs},
-		runs:         newRunStore(p.Runs, opts.RecordDir),
-		journals:     p.Journals,
+		runs:         newRunStore(p.Runs, opts.RecordDir).withOutputs(p.Results),
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},
 		sessions:     newSessionTracker(opts.MaxSessions, opts.Logger),
 		processOwner: resultstore.OwnerKey("process-"+randomHex(12), ""),
@@ -260,6 +259,7 @@ func New(p Parts, opts Options) *Surface {
 		sf.opts.Tasks.MaxPerPrincipal = config.Default().Server.Tasks.MaxPerPrincipal
 	}
 	sf.tasks = tasks.New(sf.taskHost(), p.Results, sf.opts.Tasks)
+	sf.rounds = approvals.New(sf.approvalHost())
 	sf.authToken.Store(&opts.AuthToken)
 	sf.tokens = opts.Auth.Tokens
 	if sf.tokens == nil {
@@ -269,10 +269,9 @@ func New(p Parts, opts Options) *Surface {
 	sf.collisions = &nameCollisions{logger: opts.Logger}
 	sf.passthrough = passthrough{catalog: p.Catalog, handler: sf.passthroughHandler, naming: names, collisions: sf.collisions}
 	sf.aggregate = aggregate{backends: p.Backends, policy: p.Policy, logger: opts.Logger, naming: names, collisions: sf.collisions}
-	sf.forward = forwarder{logger: opts.Logger}
+	sf.forward = clientreq.New(opts.Logger)
 	sf.skills = sf.newSkills(p.Skills)
 	sf.aggregate.skillRead = sf.skillRead
-	sf.clientReqs = clientRequests{f: &sf.forward}
 	if p.Backends != nil {
 		sf.callers.release = p.Backends.Release
 	}

@@ -15,7 +15,7 @@ import (
 // Durable runs across replicas (sandbox.durable, codemode/durable.go): a
 // run's journal goes to the store shared by the replicas, so that another
 // replica can take the run over by replay. A paused run names its journal
-// in the requestState it hands the client (the surface's durable.go); a
+// in the requestState it hands the client (internal/approvals/durable.go); a
 // leased task names it in its lease (leases.go).
 
 // Durable is what a replica keeps of a durable run it serves.

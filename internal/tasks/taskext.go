@@ -80,6 +80,9 @@ func readRequestMeta(params json.RawMessage) requestMeta {
 // task-capable). A legacy `params.task` is dropped either way (SEP-2663:
 // ignored). Past maxTaskIntents it fails (errTooManyIntents).
 func (g *Tasks) augmentModern(params json.RawMessage, rm requestMeta, owner string) (json.RawMessage, string, error) {
+	if !rm.declared && !mayHaveKey(params, "task") {
+		return params, "", nil // neither a task nor a legacy `task` to drop
+	}
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil {
 		return params, "", nil

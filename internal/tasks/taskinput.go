@@ -14,7 +14,7 @@ import (
 // Input inside a 2026-07-28 task (taskext.go): a call that needs the
 // client's input (an approval of call_tool_chain or of a passthrough call,
 // a backend's elicitation) answers its 2026-07-28 request with an
-// InputRequiredResult (approvals.go, inputrequests.go). Run as a task, that
+// InputRequiredResult (internal/approvals). Run as a task, that
 // result is not the task's outcome: the task goes input_required with
 // those inputRequests (tasks/get shows them), tasks/update brings the
 // client's inputResponses (a subset at a time; the answered keys leave

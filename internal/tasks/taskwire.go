@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/jsonrpcio"
 )
 
 // The JSON-RPC boundary of gateway-owned tasks (see tasks.go): where
@@ -27,6 +29,9 @@ var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "task
 // token, for the request's end to drop; params without `task` come back
 // unchanged (token ""). Past maxTaskIntents it fails (errTooManyIntents).
 func (g *Tasks) augment(params json.RawMessage, owner string, notify func(wireTask)) (json.RawMessage, string, error) {
+	if !mayHaveKey(params, "task") {
+		return params, "", nil // a plain call: not decoded at all
+	}
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p["task"] == nil {
 		return params, "", nil
@@ -57,6 +62,15 @@ func (g *Tasks) augment(params json.RawMessage, owner string, notify func(wireTa
 		return params, "", nil
 	}
 	return out, token, nil
+}
+
+// mayHaveKey reports whether the JSON text data may hold an object key
+// key (plain ASCII, no quote or backslash): false only when key's quoted
+// form appears nowhere in data and no escape does (an escaped key could
+// spell it otherwise). The boundary looks at every tools/call; this
+// keeps a call that is not task-augmented from being decoded.
+func mayHaveKey(data []byte, key string) bool {
+	return bytes.IndexByte(data, '\\') >= 0 || bytes.Contains(data, []byte(`"`+key+`"`))
 }
 
 // taskTransport wraps the stdio transport: each connection's task traffic
@@ -247,7 +261,7 @@ func (g *Tasks) HTTP(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		msg, err := jsonrpc.DecodeMessage(body)
+		msg, err := jsonrpcio.DecodeMessage(body) // the go-sdk's decoder costs a 32 KB buffer per message
 		req, ok := msg.(*jsonrpc.Request)
 		if err != nil || !ok || !req.IsCall() {
 			next.ServeHTTP(w, r)
@@ -288,7 +302,8 @@ func (g *Tasks) HTTP(next http.Handler) http.Handler {
 				params json.RawMessage
 				token  string
 			)
-			if req.Method == "tasks/result" {
+			disguised := req.Method == "tasks/result"
+			if disguised {
 				// Through the go-sdk, which carries the task's
 				// elicitations on this request's stream (taskelicit.go).
 				params, token, err = g.disguiseResult(req.Params, owner)
@@ -298,6 +313,10 @@ func (g *Tasks) HTTP(next http.Handler) http.Handler {
 			}
 			if err != nil {
 				tasksBusy(w, req.ID, session)
+				return
+			}
+			if !disguised && token == "" && bytes.Equal(params, req.Params) {
+				next.ServeHTTP(w, r) // a plain call: its body as it came, not encoded again
 				return
 			}
 			g.serveIntent(w, r, next, req, params, token)

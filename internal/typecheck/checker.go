@@ -67,7 +67,7 @@ const forgetTimeout = 5 * time.Second
 const MaxQueued = 4
 
 // NewLaneShare returns the fair share of a checker's Lanes between
-// principals (procpool.Checker keeps one in front of its worker too).
+// principals (checkworker.Checker keeps one in front of its worker too).
 func NewLaneShare() *fairshare.Slots {
 	return fairshare.New(fairshare.Options{Capacity: Lanes, Share: 1, MaxWaiting: MaxQueued})
 }

@@ -4,7 +4,7 @@ import "context"
 
 // Service checks programs for code mode. [Checker] checks them in this
 // process (thread isolation); in process isolation the compiler runs in a
-// confined worker process instead (procpool.Checker), since the program
+// confined worker process instead (checkworker.Checker), since the program
 // text it parses is the attacker's.
 type Service interface {
 	// Check checks a program against decls, as [Checker.Check] does: an

@@ -17,7 +17,7 @@ func TestCheckerEscapeDrill(t *testing.T) {
 	}
 	bin := buildIsogate(t, "escapedrill")
 	targets, accepted := drillTargets(t)
-	outcomes, conf := runDrill(t, bin, Options{Confinement: ConfinementStrict, checker: true}, targets)
+	outcomes, conf := runDrill(t, bin, Options{Confinement: ConfinementStrict, Checker: true}, targets)
 	if outcomes == nil {
 		return // skipped: the host cannot confine fully
 	}

@@ -21,12 +21,12 @@
 // place of one retired for it (principals.go). A pool whose runs all have
 // the same principal never retires a process for that.
 //
-// A [Checker] is a pool of one checker worker: the same subcommand, told
-// in its init frame to load internal/typecheck's TypeScript compiler
-// before ready and to answer each run (whose source is a check request)
-// with a check report instead of running JavaScript (checker.go,
-// checker_worker.go). Confinement, supervision, deadlines and deaths are
-// those of any worker.
+// A pool with [Options].Checker is a pool of checker workers: the same
+// subcommand, told in its init frame to start the [CheckServer] the binary
+// registered ([RegisterChecker]; internal/typecheck/checkworker's loads the
+// TypeScript compiler) before ready and to answer each run with it instead
+// of running JavaScript (checks.go). Confinement, supervision, deadlines
+// and deaths are those of any worker.
 //
 // # Protocol
 //

@@ -4,7 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,19 +21,8 @@ func workerCommand(t testing.TB) []string {
 }
 
 // quietLogger keeps the log in memory and prints it only if the test
-// fails. A data race reported by a worker (on its stderr) fails the test.
-func quietLogger(t testing.TB) *slog.Logger {
-	buf := &testutil.Buffer{}
-	t.Cleanup(func() {
-		if strings.Contains(buf.String(), "DATA RACE") {
-			t.Error("a sandbox worker reported a data race")
-		}
-		if t.Failed() {
-			t.Logf("log:\n%s", buf.String())
-		}
-	})
-	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+// fails; a data race reported by a worker fails the test.
+func quietLogger(t testing.TB) *slog.Logger { return testutil.QuietLogger(t) }
 
 func slogTo(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
 
@@ -92,15 +91,26 @@ type Options struct {
 	// least recently parked are ended beyond the budget (idle.go). 0 (the
 	// default) parks none.
 	IdleWorkersMB int
+	// Checker makes every worker a checker worker: its runs are answered
+	// by the [CheckServer] the binary registered ([RegisterChecker]), not
+	// run as programs.
+	Checker bool
+	// CheckerCache keeps the code cache of the checker workers' server:
+	// the parent sends it in the init frame and keeps the one a worker
+	// made as it started (nil: none).
+	CheckerCache v8sandbox.ResidentCodeCache
+	// WorkerDir is where New looks for the dedicated worker binary
+	// (WorkerBinary) when Command is empty; default the directory of the
+	// executable (none in a test binary).
+	WorkerDir string
 
 	// layers overrides the layers a worker applies itself, noNamespaces
 	// spawns it without namespaces (tests only).
 	layers       *layerSet
 	noNamespaces bool
-	// checker makes every worker a type checker (checker.go);
-	// checkerCache keeps their compiler's code cache (nil: none).
-	checker      bool
-	checkerCache *typecheck.CodeCacheFile
+	// startupKey, set for the dedicated worker binary, goes in every init
+	// (workerbinary.go).
+	startupKey []byte
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements
@@ -182,7 +192,36 @@ type spawnRequest struct {
 
 // New starts the worker processes and waits until each has answered the
 // handshake, so a wrong Command fails here rather than on the first run.
+// Without a Command, workers start from the dedicated worker binary next
+// to the executable when there is one that starts (workerbinary.go), else
+// from this binary.
 func New(opts Options) (*Pool, error) {
+	if len(opts.Command) > 0 {
+		return newPool(opts)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	cmd, err := dedicatedWorker(opts.WorkerDir)
+	if err != nil {
+		if !inTestBinary() || opts.WorkerDir != "" {
+			logger.Info("sandbox workers start as this binary: no dedicated worker binary, which starts faster", "component", "procpool", "binary", WorkerBinary, "why", err)
+		}
+		return newPool(opts)
+	}
+	dedicated := opts
+	dedicated.Command, dedicated.startupKey = cmd, v8sandbox.StartupKey()
+	p, err := newPool(dedicated)
+	if err == nil {
+		return p, nil
+	}
+	logger.Warn("sandbox workers start as this binary: the dedicated worker binary did not start", "component", "procpool", "binary", cmd[0], "err", err)
+	return newPool(opts)
+}
+
+// newPool is New once the command is chosen.
+func newPool(opts Options) (*Pool, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultProcesses
 	}
@@ -691,8 +730,10 @@ func (p *Pool) monitor() {
 			switch {
 			case p.opts.KillRSSMB > 0 && rss > int64(p.opts.KillRSSMB)<<20:
 				pr.kill(killRSS, fmt.Sprintf("RSS %d MB over the %d MB hard limit", rss>>20, p.opts.KillRSSMB))
-			case p.opts.MaxRSSMB > 0 && rss > int64(p.opts.MaxRSSMB)<<20:
+			case p.opts.MaxRSSMB > 0 && rss > int64(p.opts.MaxRSSMB)<<20 && isClosed(pr.readyCh):
 				// Drained: it takes no new run and exits once its runs end.
+				// (A worker still starting has none: recycling it would
+				// only restart the start.)
 				p.retire(pr, fmt.Sprintf("RSS %d MB over the %d MB limit", rss>>20, p.opts.MaxRSSMB))
 			}
 		}

@@ -67,6 +67,8 @@ type proc struct {
 	ns             nsLevel       // the namespaces it was spawned with
 	confine        *workerFacts  // what it reported in its ready frame
 	codeCacheGiven bool          // a checker worker's init carried a code cache
+	snapshotAsked  bool          // its init asked for its V8 startup snapshot (snapshot.go)
+	snapshotLoaded bool          // it started from the snapshot its init carried
 	cgroup         string        // its pids cgroup, "" if none (pidscgroup_linux.go)
 	cgroupWhy      string        // why it has none
 	stdout, stderr io.ReadCloser
@@ -214,8 +216,8 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	stdout, stderr, slot := pr.stdout, pr.stderr, pr.slot
 	pr.ns = ns
 	var codeCache []byte
-	if p.opts.checker && p.opts.checkerCache != nil {
-		codeCache = p.opts.checkerCache.Load()
+	if p.opts.Checker && p.opts.CheckerCache != nil {
+		codeCache = p.opts.CheckerCache.Load()
 		pr.codeCacheGiven = len(codeCache) > 0
 	}
 	pr.pid = cmd.Process.Pid
@@ -231,17 +233,21 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 		go pr.laneLoop(l)
 	}
 
+	snapshot, wantSnapshot := p.snapshotFor() // snapshot.go
+	pr.snapshotAsked = wantSnapshot
 	frame, err := encodeFrame(&message{Type: msgInit, Version: protocolVersion,
-		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.checker,
-			CodeCache: codeCache, KeepCodeCache: p.opts.checker && p.opts.checkerCache != nil}})
+		Init: &initConfig{Slots: p.opts.SlotsPerWorker, RecycleAfter: p.opts.RecycleAfter, Checker: p.opts.Checker,
+			CodeCache: codeCache, KeepCodeCache: p.opts.Checker && p.opts.CheckerCache != nil,
+			SnapshotBytes: len(snapshot), WantSnapshot: wantSnapshot, HeapMB: p.opts.Defaults.HeapMB,
+			StartupKey: p.opts.startupKey}})
 	if err != nil {
 		pr.kill(killStartup, err.Error())
 		<-pr.exited
 		return nil, err
 	}
-	pr.send(frame)
+	pr.send(append(frame, snapshot...)) // the snapshot follows init, raw
 	startLimit := workerStartTimeout
-	if p.opts.checker {
+	if p.opts.Checker {
 		startLimit = checkerStartTimeout // it loads the compiler first
 	}
 	timer := time.NewTimer(startLimit)
@@ -363,7 +369,7 @@ func (pr *proc) dispatch(m *message) error {
 			return fmt.Errorf("%w: worker speaks protocol %d, parent %d", errProtocol, m.Version, protocolVersion)
 		}
 		pr.confine = m.Confine
-		if c := p.opts.checkerCache; c != nil && p.opts.checker {
+		if c := p.opts.CheckerCache; c != nil && p.opts.Checker {
 			// Made before the worker parsed any program: as trusted as
 			// its start.
 			if pr.codeCacheGiven {
@@ -373,6 +379,9 @@ func (pr *proc) dispatch(m *message) error {
 				c.Store(data) // once per first start: a few milliseconds
 			}
 		}
+		// Made before the worker was given any run (snapshot.go).
+		p.keepSnapshot(pr, m.Snapshot)
+		pr.snapshotLoaded = m.SnapshotLoaded
 		close(pr.readyCh)
 	case !ready:
 		return fmt.Errorf("%w: %q frame before ready", errProtocol, m.Type)

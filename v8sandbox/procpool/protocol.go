@@ -19,7 +19,7 @@ import (
 
 // protocolVersion is checked by both sides in the init/ready handshake, so
 // a worker built from another version of the binary is refused.
-const protocolVersion = 5
+const protocolVersion = 6
 
 // MaxFrameBytes is the largest frame either side accepts (length prefix
 // excluded). A bigger frame from a worker is a protocol violation that kills
@@ -60,6 +60,12 @@ type message struct {
 	// V8 took the one its init carried.
 	CodeCache       []byte `json:"code_cache,omitempty"`
 	CodeCacheLoaded bool   `json:"code_cache_loaded,omitempty"`
+	// Snapshot (ready) is the V8 startup snapshot the worker made before
+	// it was given any run, when its init asked for it (snapshot.go).
+	Snapshot []byte `json:"snapshot,omitempty"`
+	// SnapshotLoaded reports that the worker's isolates start from the
+	// snapshot its init carried.
+	SnapshotLoaded bool `json:"snapshot_loaded,omitempty"`
 
 	// run: PreludeRef names the job's prelude; the job carries its text
 	// only when the worker does not hold it yet (prelude.go).
@@ -86,15 +92,27 @@ type message struct {
 type initConfig struct {
 	Slots        int `json:"slots"`
 	RecycleAfter int `json:"recycle_after,omitempty"`
-	// Checker makes the worker a type checker: each run is a check
-	// (checker_worker.go), served by the TypeScript compiler loaded before
-	// ready.
+	// Checker makes the worker a checker worker: each run is answered by
+	// the binary's CheckServer (checks.go), started before ready.
 	Checker bool `json:"checker,omitempty"`
 	// CodeCache is V8's code cache of the compiler for a checker worker,
-	// which reads no file: the parent keeps it (typecheck.CodeCacheFile).
+	// which reads no file: the parent keeps it (Options.CheckerCache).
 	// KeepCodeCache asks for the one the worker makes (ready).
 	CodeCache     []byte `json:"code_cache,omitempty"`
 	KeepCodeCache bool   `json:"keep_code_cache,omitempty"`
+	// SnapshotBytes is the length of the V8 startup snapshot to start
+	// isolates from, made by an earlier worker of the same command, which
+	// follows the init frame as raw bytes (no JSON: 233 KB in base64 cost
+	// a worker ~2 ms to decode); WantSnapshot asks for the one the worker
+	// makes (ready). HeapMB is the heap limit of the isolate the worker
+	// prepares before ready (snapshot.go).
+	SnapshotBytes int  `json:"snapshot_bytes,omitempty"`
+	WantSnapshot  bool `json:"want_snapshot,omitempty"`
+	HeapMB        int  `json:"heap_mb,omitempty"`
+	// StartupKey is the parent's v8sandbox.StartupKey when the worker is
+	// the dedicated worker binary, which refuses to serve under another
+	// key (workerbinary.go).
+	StartupKey []byte `json:"startup_key,omitempty"`
 }
 
 // errFrameTooLarge is returned by encodeFrame for a message over MaxFrameBytes.
@@ -198,6 +216,22 @@ type frameReader struct {
 
 func newFrameReader(r io.Reader) *frameReader {
 	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: MaxFrameBytes}
+}
+
+// readRaw reads the n raw bytes that follow a frame (at most the frame
+// limit).
+func (fr *frameReader) readRaw(n int) ([]byte, error) {
+	if n <= 0 || n > fr.max {
+		return nil, fmt.Errorf("%w: raw payload of %d bytes (maximum %d)", errProtocol, n, fr.max)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(fr.r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("truncated raw payload: %w", err)
+	}
+	return b, nil
 }
 
 // errProtocol marks a malformed frame (as opposed to the stream ending).

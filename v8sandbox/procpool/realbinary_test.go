@@ -44,10 +44,15 @@ func TestRealBinary(t *testing.T) {
 		t.Errorf("escape drill reachable in a release binary: %s %v", res.Value, err)
 	}
 
-	// The same command serves as the type checker's worker.
-	checker := NewChecker(CheckerOptions{Command: []string{bin, WorkerCommand}, Logger: quietLogger(t), Timeout: time.Minute})
-	defer checker.Close()
-	wantRefusal(t, checker)
+	// The same command serves as the type checker's worker: it links a
+	// checker (internal/typecheck/checkworker registers it), whose worker
+	// starts (its compiler loaded) and answers (a malformed request here;
+	// checkworker's tests check real programs).
+	checker := newTestPool(t, Options{Command: []string{bin, WorkerCommand}, Workers: 1, SlotsPerWorker: 1, Checker: true})
+	if res, err := checker.Run(context.Background(), v8sandbox.Job{Source: "{", Limits: v8sandbox.Limits{Timeout: time.Minute}}, nil); err != nil ||
+		!strings.Contains(string(res.Value), "malformed check request") {
+		t.Errorf("checker worker of the real binary: %s %v", res.Value, err)
+	}
 
 	// Hidden from help, and refuses to run by hand.
 	out, _ := exec.Command(bin, "help").CombinedOutput()

@@ -47,7 +47,16 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 	if first.Version != protocolVersion {
 		return fmt.Errorf("%w: parent speaks protocol %d, this worker %d", errProtocol, first.Version, protocolVersion)
 	}
+	if err := checkStartupKey(first.Init.StartupKey); err != nil { // workerbinary.go
+		return err
+	}
 	slots := max(first.Init.Slots, 1)
+	var snapshot []byte
+	if n := first.Init.SnapshotBytes; n != 0 {
+		if snapshot, err = fr.readRaw(n); err != nil {
+			return fmt.Errorf("reading the startup snapshot: %w", err)
+		}
+	}
 
 	s := &server{
 		w:      w,
@@ -66,6 +75,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 		s.pool = v8sandbox.NewPool(v8sandbox.Options{
 			Workers:      slots,
 			RecycleAfter: first.Init.RecycleAfter,
+			Defaults:     v8sandbox.Limits{HeapMB: first.Init.HeapMB},
 			Logger:       logger,
 		})
 	}
@@ -73,8 +83,11 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 	defer s.shutdown(cancelAll)
 
 	ready := &message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}
+	if s.pool != nil {
+		startWarm(first.Init, snapshot, s.pool, ready, logger) // snapshot.go
+	}
 	if s.checks != nil {
-		made, loaded := s.checks.codeCache.report()
+		made, loaded := s.checks.CodeCache()
 		ready.CodeCacheLoaded = loaded
 		if first.Init.KeepCodeCache {
 			ready.CodeCache = made
@@ -138,7 +151,7 @@ type server struct {
 	w      io.Writer
 	logger *slog.Logger
 	pool   *v8sandbox.Pool // nil in a checker worker
-	checks *checkServer    // a checker worker's compiler (checker_worker.go)
+	checks CheckServer     // a checker worker's server (checks.go)
 
 	preludes preludeCache // held preludes, used by the read loop only
 
@@ -319,7 +332,7 @@ func (s *server) shutdown(cancelAll context.CancelFunc) {
 			s.pool.Close()
 		}
 		if s.checks != nil {
-			s.checks.close()
+			s.checks.Close()
 		}
 		close(done)
 	}()

@@ -1,4 +1,4 @@
-package procpool
+package checkworker
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/typecheck"
 )
 
@@ -17,7 +18,7 @@ func TestCheckerWorkerCodeCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "typecheck")
 	start := func() typecheck.CodeCacheStats {
 		t.Helper()
-		c := NewChecker(CheckerOptions{Command: workerCommand(t), Logger: quietLogger(t), Timeout: time.Minute, CacheDir: dir})
+		c := NewChecker(CheckerOptions{Command: workerCommand(t), Logger: testutil.QuietLogger(t), Timeout: time.Minute, CacheDir: dir})
 		defer c.Close()
 		if err := c.Warm(t.Context()); err != nil {
 			t.Fatal(err)

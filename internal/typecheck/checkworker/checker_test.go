@@ -1,9 +1,8 @@
-package procpool
+package checkworker
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/typecheck"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
 var checkerDecls = typecheck.Declarations{ID: "counter-1", Text: `
@@ -27,7 +28,7 @@ const wrongProgram = "await counter.bump({id:'p1'});\nawait counter.bump({ident:
 // waits until it serves.
 func newTestChecker(t *testing.T) *Checker {
 	t.Helper()
-	c := NewChecker(CheckerOptions{Command: workerCommand(t), Logger: quietLogger(t), Timeout: time.Minute})
+	c := NewChecker(CheckerOptions{Command: workerCommand(t), Logger: testutil.QuietLogger(t), Timeout: time.Minute})
 	t.Cleanup(c.Close)
 	if c.Ready() {
 		t.Fatal("ready before it was started")
@@ -61,7 +62,11 @@ func wantRefusal(t *testing.T, c *Checker) {
 // confined like a sandbox worker: the same layers at the same levels.
 func TestCheckerWorker(t *testing.T) {
 	c := newTestChecker(t)
-	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 1})
+	p, err := procpool.New(procpool.Options{Command: workerCommand(t), Logger: testutil.QuietLogger(t), Workers: 1, SlotsPerWorker: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
 	got, want := c.Confinement(), p.Confinement()
 	if got.String() != want.String() || len(got.Layers) == 0 {
 		t.Fatalf("checker worker: %s\nsandbox worker: %s", got, want)
@@ -110,10 +115,10 @@ func TestCheckerWorkerDeaths(t *testing.T) {
 			_, err := c.Check(context.Background(), checkerDecls, wrongProgram, false)
 			errc <- err
 		}()
-		waitFor(t, "the check on the worker", func() bool {
+		testutil.Eventually(t, time.Minute, func() bool {
 			st := c.Stats()
 			return len(st.Workers) == 1 && st.Workers[0].Runs == 1
-		})
+		}, "the check on the worker")
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -172,21 +177,6 @@ func TestCheckerWorkerDeaths(t *testing.T) {
 	wantRefusal(t, c)
 }
 
-// waitFor polls cond (for a state no event announces) until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	limit := time.After(workerStartTimeout)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-limit:
-			t.Fatal(fmt.Sprintf("gave up waiting for %s", what))
-		}
-	}
-}
-
 // A catalogue with no tool (no backend yet, or a principal the policy
 // lets see none) has empty declarations: the worker checks against them
 // as against any other, rather than asking for them again and failing
@@ -214,7 +204,7 @@ func TestCheckerWorkerEmptyDeclarations(t *testing.T) {
 func TestCheckerStartRetried(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "worker")
 	cmd := workerCommand(t)
-	c := NewChecker(CheckerOptions{Command: append([]string{link}, cmd[1:]...), Logger: quietLogger(t), Timeout: time.Minute})
+	c := NewChecker(CheckerOptions{Command: append([]string{link}, cmd[1:]...), Logger: testutil.QuietLogger(t), Timeout: time.Minute})
 	c.retryBase = time.Millisecond
 	t.Cleanup(c.Close)
 	if err := c.Warm(t.Context()); err == nil {
@@ -226,7 +216,7 @@ func TestCheckerStartRetried(t *testing.T) {
 	if err := os.Symlink(cmd[0], link); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a start to succeed", func() bool { return c.Warm(t.Context()) == nil })
+	testutil.Eventually(t, time.Minute, func() bool { return c.Warm(t.Context()) == nil }, "a start to succeed")
 	if st := c.Status(); !c.Ready() || st.State != typecheck.StateReady || st.Error != "" || st.Worker == nil {
 		t.Fatalf("after a start succeeded: ready %v, %+v", c.Ready(), st)
 	}

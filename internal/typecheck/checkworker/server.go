@@ -1,4 +1,4 @@
-package procpool
+package checkworker
 
 import (
 	"context"
@@ -10,13 +10,23 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/internal/typecheck"
-	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
 
-// The worker side of a checker worker (Options.checker, checker.go): each
-// run's source is a checkRequest, answered with a checkReply by the
-// TypeScript compiler of internal/typecheck, loaded once before the worker
-// reports ready, under the worker's confinement.
+// The worker side of a checker worker (procpool.Options.Checker,
+// checker.go): each run's source is a checkRequest, answered with a
+// checkReply by the TypeScript compiler of internal/typecheck, loaded once
+// before the worker reports ready, under the worker's confinement. A
+// binary that links this package serves as its worker.
+func init() {
+	procpool.RegisterChecker(func(ctx context.Context, codeCache []byte) (procpool.CheckServer, error) {
+		cs, err := newCheckServer(ctx, codeCache)
+		if err != nil {
+			return nil, err
+		}
+		return cs, nil
+	})
+}
 
 // checkRequest is the source of a checker worker's run.
 type checkRequest struct {
@@ -144,7 +154,17 @@ func (w *workerCodeCache) report() (made []byte, loaded bool) {
 	return made, loaded
 }
 
-func (cs *checkServer) close() { cs.checker.Close() }
+// Close implements procpool.CheckServer.
+func (cs *checkServer) Close() { cs.checker.Close() }
+
+// CodeCache implements procpool.CheckServer.
+func (cs *checkServer) CodeCache() (made []byte, loaded bool) { return cs.codeCache.report() }
+
+// Answer implements procpool.CheckServer: the check of the request in
+// source, within ctx.
+func (cs *checkServer) Answer(ctx context.Context, source string) (json.RawMessage, error) {
+	return json.Marshal(cs.check(ctx, source))
+}
 
 // check answers one request within ctx.
 func (cs *checkServer) check(ctx context.Context, source string) checkReply {
@@ -175,42 +195,4 @@ func (cs *checkServer) check(ctx context.Context, source string) checkReply {
 		return checkReply{Error: strings.TrimPrefix(err.Error(), typecheck.ErrUnchecked.Error()+": "), Kind: kindName(err), HeapUsed: heap}
 	}
 	return checkReply{Report: rep, HeapUsed: heap}
-}
-
-// startCheck serves run id of a checker worker: a check within the run's
-// timeout, cancelled by the parent's cancel frame.
-func (s *server) startCheck(ctx context.Context, id uint64, job v8sandbox.Job) {
-	timeout := job.Limits.Timeout
-	if timeout <= 0 {
-		timeout = typecheck.DefaultTimeout
-	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	if !s.register(id, cancel, nil) {
-		return
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.runs, id)
-			s.mu.Unlock()
-			cancel()
-		}()
-		start := time.Now()
-		value, err := json.Marshal(s.checks.check(runCtx, job.Source))
-		if err == nil {
-			var frame []byte
-			if frame, err = encodeResult(id, &v8sandbox.Result{Value: value, Duration: time.Since(start)}); err == nil {
-				err = s.write(frame)
-			}
-		}
-		if errors.Is(err, errFrameTooLarge) {
-			err = s.send(&message{Type: msgResult, ID: id, Err: v8sandbox.Errorf(v8sandbox.CodeOutputLimit,
-				"check report of %d bytes exceeds the sandbox protocol's frame limit", len(value))})
-		}
-		if err != nil {
-			s.logger.Warn("check report not sent", "id", id, "err", err)
-		}
-	}()
 }

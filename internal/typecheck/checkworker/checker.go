@@ -1,4 +1,4 @@
-package procpool
+package checkworker
 
 import (
 	"context"
@@ -14,13 +14,8 @@ import (
 	"github.com/isogate/isogate/internal/fairshare"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
+	"github.com/isogate/isogate/v8sandbox/procpool"
 )
-
-// checkerStartTimeout bounds a checker worker's start, which includes
-// loading the TypeScript compiler and parsing its libraries: ~1.3 s of CPU
-// (V8 compiles the compiler with no code cache in a fresh process), many
-// seconds of wall time on a loaded machine.
-const checkerStartTimeout = time.Minute
 
 // checkerGrace is how long past a check's deadline the parent waits for
 // the worker's answer before it kills the worker: the worker ends a check
@@ -30,10 +25,10 @@ const checkerGrace = 5 * time.Second
 
 // CheckerOptions configure a [Checker].
 type CheckerOptions struct {
-	// Command starts the worker; default as [Options].Command.
+	// Command starts the worker; default as procpool.Options.Command.
 	Command []string
-	// Confinement is how hard the worker is confined, as for a [Pool]'s.
-	Confinement ConfinementMode
+	// Confinement is how hard the worker is confined, as for a procpool.Pool's.
+	Confinement procpool.ConfinementMode
 	// Timeout bounds one check, waiting for the worker included;
 	// typecheck.DefaultTimeout when 0. Callers bound theirs with the
 	// context they pass.
@@ -51,7 +46,7 @@ type CheckerOptions struct {
 // Checker type-checks programs (internal/typecheck) in a confined worker
 // process of its own: the program text the TypeScript compiler parses is
 // the attacker's, so in process isolation the compiler lives behind the
-// same walls as the programs. It is a [Pool] of one checker worker (the
+// same walls as the programs. It is a procpool.Pool of one checker worker (the
 // same binary's sandbox-worker, told so in its init frame) serving
 // typecheck.Lanes checks at a time, shared fairly between principals here
 // and in the worker: supervised, restarted when it dies. A check past its
@@ -68,16 +63,16 @@ type CheckerOptions struct {
 // something next asks for the checker. Checker implements
 // typecheck.Service and is safe for concurrent use.
 type Checker struct {
-	opts    Options
+	opts    procpool.Options
 	timeout time.Duration
 	share   *fairshare.Slots // the worker's lanes, shared between principals
 
 	startMu   sync.Mutex
-	launched  bool          // something asked for the worker (Status: not_started until then)
-	starting  chan struct{} // closed when the start in progress ends; nil when none is
-	pool      *Pool         // once a start succeeded
-	err       error         // why the last start failed; nil once one succeeded
-	failures  int           // starts failed in a row
+	launched  bool           // something asked for the worker (Status: not_started until then)
+	starting  chan struct{}  // closed when the start in progress ends; nil when none is
+	pool      *procpool.Pool // once a start succeeded
+	err       error          // why the last start failed; nil once one succeeded
+	failures  int            // starts failed in a row
 	failedAt  time.Time
 	closed    bool
 	retryBase time.Duration // typecheck.RetryBase (the tests' shorter)
@@ -109,13 +104,13 @@ func NewChecker(opts CheckerOptions) *Checker {
 		opts.Timeout = typecheck.DefaultTimeout
 	}
 	cache := typecheck.NewCodeCacheFile(opts.CacheDir)
-	var kept *typecheck.CodeCacheFile // nil: the workers send no cache
-	if opts.CacheDir != "" {
-		kept = cache
+	po := procpool.Options{Workers: 1, SlotsPerWorker: typecheck.Lanes, Command: opts.Command, Confinement: opts.Confinement,
+		Logger: opts.Logger, Grace: checkerGrace, Checker: true}
+	if opts.CacheDir != "" { // else the workers send no cache
+		po.CheckerCache = cache
 	}
 	return &Checker{
-		opts: Options{Workers: 1, SlotsPerWorker: typecheck.Lanes, Command: opts.Command, Confinement: opts.Confinement,
-			Logger: opts.Logger, Grace: checkerGrace, checker: true, checkerCache: kept},
+		opts:      po,
 		share:     typecheck.NewLaneShare(),
 		codeCache: cache,
 		timeout:   opts.Timeout,
@@ -135,7 +130,7 @@ func (c *Checker) launch() {
 	done := make(chan struct{})
 	c.starting = done
 	go func() {
-		p, err := New(c.opts)
+		p, err := procpool.New(c.opts)
 		c.startMu.Lock()
 		closed := c.closed
 		switch {
@@ -166,7 +161,7 @@ func (c *Checker) Warm(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if !awaitServing(ctx, p) {
+	if !p.AwaitServing(ctx) {
 		return fmt.Errorf("waiting for the checker worker: %w", ctx.Err())
 	}
 	return nil
@@ -176,7 +171,7 @@ func (c *Checker) Warm(ctx context.Context) error {
 // not start is not: Status says why).
 func (c *Checker) Ready() bool {
 	p := c.poolIfStarted()
-	return p != nil && p.serving()
+	return p != nil && p.Serving()
 }
 
 // Check checks program against decls in the worker, within the checker's
@@ -255,7 +250,7 @@ func (c *Checker) Submit(ctx context.Context, req typecheck.Request) (*typecheck
 		}
 		if rep.HeapUsed > 0 {
 			c.heapMu.Lock()
-			c.heapUsed, c.heapSpawn = rep.HeapUsed, p.spawned.Load()
+			c.heapUsed, c.heapSpawn = rep.HeapUsed, p.Spawned()
 			c.heapMu.Unlock()
 		}
 		if rep.Error != "" {
@@ -271,20 +266,20 @@ func (c *Checker) Submit(ctx context.Context, req typecheck.Request) (*typecheck
 
 // Confinement is the confinement the checker worker obtained (zero until
 // it has started).
-func (c *Checker) Confinement() Confinement {
+func (c *Checker) Confinement() procpool.Confinement {
 	if p := c.poolIfStarted(); p != nil {
 		return p.Confinement()
 	}
-	return Confinement{}
+	return procpool.Confinement{}
 }
 
 // Stats describes the checker's worker process (zero until it has
 // started).
-func (c *Checker) Stats() Stats {
+func (c *Checker) Stats() procpool.Stats {
 	if p := c.poolIfStarted(); p != nil {
 		return p.Stats()
 	}
-	return Stats{}
+	return procpool.Stats{}
 }
 
 // Status reports the checker's state: its worker process (PID, RSS,
@@ -322,31 +317,18 @@ func (c *Checker) Status() typecheck.Status {
 	}
 	c.heapMu.Unlock()
 	st.State = typecheck.StateReady
-	if !p.serving() {
+	if !p.Serving() {
 		st.State = typecheck.StateRestarting
-		if err := p.lastFailure(); err != nil {
+		if err := p.LastFailure(); err != nil {
 			st.Error = err.Error()
 		}
 	}
 	return st
 }
 
-// lastFailure is why p's first slot last lost its process (a start that
-// failed, a death), nil when it has not.
-func (p *Pool) lastFailure() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, s := range p.slots {
-		if s.lastErr != nil {
-			return s.lastErr
-		}
-	}
-	return nil
-}
-
 // poolIfStarted is the worker's pool once its start has ended (nil
 // before, or when it failed), without starting or waiting for it.
-func (c *Checker) poolIfStarted() *Pool {
+func (c *Checker) poolIfStarted() *procpool.Pool {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
 	return c.pool
@@ -375,7 +357,7 @@ func (c *Checker) Close() {
 // until its pool exists. It tries at most one start: after a failed start
 // (the one it waited for, or an earlier one whose retry is not due yet) it
 // returns why.
-func (c *Checker) startedPool(ctx context.Context) (*Pool, error) {
+func (c *Checker) startedPool(ctx context.Context) (*procpool.Pool, error) {
 	for waited := false; ; waited = true {
 		if !waited {
 			c.launch()
@@ -417,35 +399,5 @@ func (c *Checker) hold(id string) {
 	c.held = append(c.held, id)
 	if len(c.held) > maxHeldDecls {
 		c.held = c.held[1:]
-	}
-}
-
-// serving reports whether one of p's slots has a live process taking runs
-// (not one being killed, drained or stopped).
-func (p *Pool) serving() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, s := range p.slots {
-		if pr := s.cur; pr != nil && !pr.dead && !pr.draining && !pr.stopping && pr.reason == killNone {
-			return true
-		}
-	}
-	return false
-}
-
-// awaitServing waits, while ctx allows, until p is serving.
-func awaitServing(ctx context.Context, p *Pool) bool {
-	for {
-		p.mu.Lock()
-		changed := p.changed
-		p.mu.Unlock()
-		if p.serving() {
-			return true
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return false
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package surface
+package clientreq
 
 import (
 	"context"
@@ -39,7 +39,7 @@ const maxURLElicitations = 1024
 // backend.Caller are in flight (clients without a session of their own,
 // such as 2026-07-28 ones), and the request goes to the one client session
 // whose calls may be on that backend (its passthrough calls there or its
-// program runs, see forwarder.soleSessionLocked); with several it is
+// program runs, see Forwarder.soleSessionLocked); with several it is
 // refused: a guess could show one client's prompt to another, or give one
 // client's answer to another's call.
 //
@@ -53,7 +53,7 @@ const maxURLElicitations = 1024
 // ("url" elicitation, tools in sampling), -32602; a request that cannot be
 // attributed, -32603. Errors of the client go back as they came.
 type clientRequests struct {
-	f *forwarder
+	f *Forwarder
 
 	mu   sync.Mutex
 	urls map[string]urlElicitation // elicitationId → where it went
@@ -76,9 +76,13 @@ type requestRouter struct {
 
 var _ backend.ClientRequests = requestRouter{}
 
-// ClientRequests returns what routes backends' requests to clients (give
-// it to backend.Options.ClientRequests).
-func (sf *Surface) ClientRequests() backend.ClientRequests { return requestRouter{cr: &sf.clientReqs} }
+// Requests returns what routes backends' requests to clients: to only,
+// when set (the client's own backend sessions, backend.Caller), else to
+// the client each can be attributed to (give it to
+// backend.Options.ClientRequests).
+func (f *Forwarder) Requests(only *mcp.ServerSession) backend.ClientRequests {
+	return requestRouter{cr: &f.requests, only: only}
+}
 
 // caller finds the call a backend's request belongs to, with a context
 // for the request to the client: the call's, ended by the end of ctx (the
@@ -87,10 +91,10 @@ func (sf *Surface) ClientRequests() backend.ClientRequests { return requestRoute
 // and with none (a backend asking for roots as its session starts) the
 // request goes to that client outside any call, bounded by
 // outOfCallWait.
-func (cr *clientRequests) caller(ctx context.Context, backendName, method string, only *mcp.ServerSession) (*inFlight, context.Context, context.CancelFunc, error) {
+func (cr *clientRequests) caller(ctx context.Context, backendName, method string, only *mcp.ServerSession) (*InFlight, context.Context, context.CancelFunc, error) {
 	f := cr.f
 	f.mu.Lock()
-	var c *inFlight
+	var c *InFlight
 	ambiguous := false
 	if only != nil {
 		c = f.callOfLocked(only, backendName)
@@ -102,7 +106,7 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 	release := func() {}
 	switch {
 	case c == nil && only != nil:
-		c = &inFlight{backend: backendName, session: only}
+		c = &InFlight{backend: backendName, session: only}
 		base, release = context.WithTimeout(context.Background(), outOfCallWait)
 	case ambiguous:
 		f.logger.Info("refusing a backend request that cannot be attributed to one client",
@@ -117,7 +121,7 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 	default:
 		base = c.ctx
 	}
-	if roundTripEra(c.session) {
+	if RoundTripEra(c.session) {
 		release()
 		c.noteNeeded(method)
 		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
@@ -130,16 +134,16 @@ func (cr *clientRequests) caller(ctx context.Context, backendName, method string
 }
 
 // noteNeeded records the capability a refused request of method needed.
-func (c *inFlight) noteNeeded(method string) {
+func (c *InFlight) noteNeeded(method string) {
 	name, _, _ := strings.Cut(method, "/")
 	c.needed.CompareAndSwap(nil, &name)
 }
 
-// missingCapability is the spec's error (SEP-2575, -32021) for a call of
+// MissingCapability is the spec's error (SEP-2575, -32021) for a call of
 // a 2026-07-28 client that failed because its backend asked the client
 // something the old way (a request during the call), which such a client
 // cannot receive; nil if that did not happen.
-func (c *inFlight) missingCapability() error {
+func (c *InFlight) MissingCapability() error {
 	need := c.needed.Load()
 	if need == nil {
 		return nil

@@ -1,4 +1,4 @@
-package procpool
+package checkworker
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/testutil"
 	"github.com/isogate/isogate/internal/typecheck"
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -29,7 +30,7 @@ func BenchmarkCheckerWorker(b *testing.B) {
 	}
 	localStart := time.Since(t0)
 	t0 = time.Now()
-	remote := NewChecker(CheckerOptions{Command: workerCommand(b), Logger: quietLogger(b), Timeout: time.Minute})
+	remote := NewChecker(CheckerOptions{Command: workerCommand(b), Logger: testutil.QuietLogger(b), Timeout: time.Minute})
 	defer remote.Close()
 	if err := remote.Warm(ctx); err != nil {
 		b.Fatal(err)

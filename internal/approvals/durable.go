@@ -1,4 +1,4 @@
-package surface
+package approvals
 
 import (
 	"context"
@@ -32,46 +32,39 @@ import (
 // durablePrefix starts the requestState of a durable paused run.
 const durablePrefix = "durable-"
 
+// randomHex is n random bytes in hex.
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// durableFrom is the journal of the durable run ctx carries, nil for none.
-func durableFrom(ctx context.Context) *codemode.DurableRun {
-	if d := tasks.DurableFrom(ctx); d != nil {
-		return d.Run
-	}
-	return nil
-}
-
 // runDurable is the durable run of a new run of in: the task's, when ctx
 // is a journalled task's (a 2026-07-28 client's task runs its program in
 // rounds, and its lease names the task's journal: a replica taking the task
 // over replays that one), else a new one (nil when runs are not durable).
-func (sf *Surface) runDurable(ctx context.Context, owner string, in chainInput, deadline time.Time) *tasks.Durable {
+func (rs *Rounds) runDurable(ctx context.Context, owner string, in Program, deadline time.Time) *tasks.Durable {
 	if d := tasks.DurableFrom(ctx); d != nil && d.Task {
 		return d
 	}
-	return sf.newDurable(owner, in, deadline)
+	return rs.newDurable(owner, in, deadline)
 }
 
 // newDurable starts the journal of a run of in for owner, or returns nil
 // when runs are not durable.
-func (sf *Surface) newDurable(owner string, in chainInput, deadline time.Time) *tasks.Durable {
-	if !sf.durables.On() {
+func (rs *Rounds) newDurable(owner string, in Program, deadline time.Time) *tasks.Durable {
+	if !rs.h.Durables.On() {
 		return nil
 	}
 	j := codemode.NewJournal(in.Code, in.Timeout, in.MaxOutputSize, in.Intent)
-	return sf.durables.Of(owner, j, randomHex(16), tasks.NewHolder(), resultstore.JournalCursor{}, deadline)
+	return rs.h.Durables.Of(owner, j, randomHex(16), tasks.NewHolder(), resultstore.JournalCursor{}, deadline)
 }
 
 // pauseDurable writes a durable run's journal with the approvals it waits
 // for, and returns the requestState naming it; "" when the run cannot be
 // resumed elsewhere (not durable, an input request of a backend, the store
 // refused it), and then the run stays in this replica's memory only.
-func (sf *Surface) pauseDurable(ctx context.Context, run *liveRun, requests mcp.InputRequestMap) string {
+func (rs *Rounds) pauseDurable(ctx context.Context, run *liveRun, requests mcp.InputRequestMap) string {
 	d := run.durable
 	if d == nil {
 		return ""
@@ -92,10 +85,10 @@ func (sf *Surface) pauseDurable(ctx context.Context, run *liveRun, requests mcp.
 	}
 	token := randomHex(16)
 	err = d.Run.Flush(ctx, func(ctx context.Context, entries [][]byte) error {
-		return sf.durables.Append(ctx, d, run.owner, token, append(entries, rec), run.deadline)
+		return rs.h.Durables.Append(ctx, d, run.owner, token, append(entries, rec), run.deadline)
 	})
 	if err != nil {
-		sf.logger.Warn("durable run's journal not kept: it resumes on this replica only",
+		rs.h.Logger.Warn("durable run's journal not kept: it resumes on this replica only",
 			slog.String("run", d.ID), slog.Any("error", err))
 		return ""
 	}
@@ -113,7 +106,7 @@ const takeoverCheckEvery = time.Second
 // that will not come. It stops when the run ends or a retry here takes it
 // (whose claim then decides, see claimLocal). A store it cannot reach
 // changes nothing: nobody else could claim the journal either.
-func (sf *Surface) watchTakeover(run *liveRun, state string) {
+func (rs *Rounds) watchTakeover(run *liveRun, state string) {
 	d := run.durable
 	tick := time.NewTicker(takeoverCheckEvery)
 	defer tick.Stop()
@@ -123,15 +116,15 @@ func (sf *Surface) watchTakeover(run *liveRun, state string) {
 			return
 		case <-tick.C:
 		}
-		if !sf.trips.parkedAs(state, run) {
+		if !rs.trips.parkedAs(state, run) {
 			return
 		}
-		held, err := sf.journals.HoldsJournal(context.Background(), d.ID, d.Holder)
+		held, err := rs.h.Durables.Store.HoldsJournal(context.Background(), d.ID, d.Holder)
 		if err != nil || held {
 			continue
 		}
-		if sf.trips.drop(state, run) {
-			sf.logger.Info("durable run resumed by another replica: its paused copy here ends", slog.String("run", d.ID))
+		if rs.trips.drop(state, run) {
+			rs.h.Logger.Info("durable run resumed by another replica: its paused copy here ends", slog.String("run", d.ID))
 			run.cancel()
 		}
 		return
@@ -150,12 +143,12 @@ func parseDurableState(state string) (id, token string, ok bool) {
 
 // claimLocal makes sure this replica still owns a durable run its retry
 // reached: no other replica claimed its journal first.
-func (sf *Surface) claimLocal(ctx context.Context, run *liveRun, state string) bool {
+func (rs *Rounds) claimLocal(ctx context.Context, run *liveRun, state string) bool {
 	id, token, ok := parseDurableState(state)
 	if !ok || run.durable == nil {
 		return true
 	}
-	err := sf.durables.Claim(ctx, run.durable, run.owner, id, token)
+	err := rs.h.Durables.Claim(ctx, run.durable, run.owner, id, token)
 	if errors.Is(err, resultstore.ErrNotFound) || errors.Is(err, resultstore.ErrTampered) {
 		return false
 	}
@@ -165,36 +158,36 @@ func (sf *Surface) claimLocal(ctx context.Context, run *liveRun, state string) b
 // resumeDurable resumes, on this replica, a durable run paused on another
 // one: it claims the journal and starts the run again by replay, with the
 // retry's answers to the approvals it paused for.
-func (sf *Surface) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, owner, state string) (*liveRun, *mcp.CallToolResult) {
+func (rs *Rounds) resumeDurable(ctx context.Context, req *mcp.CallToolRequest, owner, state string) (*liveRun, *mcp.CallToolResult) {
 	id, token, ok := parseDurableState(state)
-	if !ok || sf.journals == nil {
-		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again", true)
+	if !ok || rs.h.Durables.Store == nil {
+		return nil, refused("call_tool_chain: unknown or expired requestState (the run it named has ended); run the program again")
 	}
 	holder := tasks.NewHolder()
-	entries, at, err := sf.journals.ClaimJournal(ctx, owner, id, token, holder)
+	entries, at, err := rs.h.Durables.Store.ClaimJournal(ctx, owner, id, token, holder)
 	switch {
 	case errors.Is(err, resultstore.ErrTampered):
-		sf.logger.Warn("durable run's journal refused", slog.String("run", id), slog.Any("error", err))
-		return nil, textResult(fmt.Sprintf("call_tool_chain: %s: the paused run's journal failed its integrity check (store.hmac_key) and was refused; run the program again", codeJournalTampered), true)
+		rs.h.Logger.Warn("durable run's journal refused", slog.String("run", id), slog.Any("error", err))
+		return nil, refused(fmt.Sprintf("call_tool_chain: %s: the paused run's journal failed its integrity check (store.hmac_key) and was refused; run the program again", codeJournalTampered))
 	case err != nil:
-		return nil, textResult("call_tool_chain: unknown or expired requestState (the run it named has ended or was resumed already): "+err.Error(), true)
+		return nil, refused("call_tool_chain: unknown or expired requestState (the run it named has ended or was resumed already): " + err.Error())
 	}
 	j, rec, err := tasks.ReadJournal(entries)
 	if err != nil {
-		return nil, textResult("call_tool_chain: the paused run's journal cannot be read: "+err.Error(), true)
+		return nil, refused("call_tool_chain: the paused run's journal cannot be read: " + err.Error())
 	}
-	in := chainInput{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
-	deadline := time.Now().Add(sf.runTimeout(in))
-	d := sf.durables.Of(owner, j, id, holder, at, deadline)
+	in := Program{Code: j.Code, Timeout: j.TimeoutMS, MaxOutputSize: j.MaxOutputSize, Intent: j.Intent}
+	deadline := time.Now().Add(rs.h.RunTimeout(in))
+	d := rs.h.Durables.Of(owner, j, id, holder, at, deadline)
 	preset := map[string]mcp.InputResponse{}
 	for askID, request := range rec.Asks {
 		if res, ok := req.Params.InputResponses[askID]; ok {
 			preset[string(request)] = res
 		}
 	}
-	run := sf.startRun(ctx, req, owner, in, deadline, d, preset)
+	run := rs.startRun(ctx, req, owner, in, deadline, d, preset)
 	run.nextID = rec.NextID // the request serving the run numbers its input requests
-	sf.logger.Info("durable run resumed by replay", slog.String("run", id), slog.Int("journalled_calls", d.Run.Replayed()))
+	rs.h.Logger.Info("durable run resumed by replay", slog.String("run", id), slog.Int("journalled_calls", d.Run.Replayed()))
 	return run, nil
 }
 
@@ -223,9 +216,9 @@ func (r *liveRun) presetAnswer(request mcp.InputRequest) (mcp.InputResponse, boo
 
 // endDurable forgets a finished run's journal (a task's is forgotten by
 // the task, once its outcome is kept).
-func (sf *Surface) endDurable(run *liveRun) {
+func (rs *Rounds) endDurable(run *liveRun) {
 	if run.durable != nil && !run.durable.Task {
-		_ = sf.journals.DeleteJournal(context.Background(), run.durable.ID, run.durable.Holder)
+		_ = rs.h.Durables.Store.DeleteJournal(context.Background(), run.durable.ID, run.durable.Holder)
 	}
 }
 

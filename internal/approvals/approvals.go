@@ -1,4 +1,4 @@
-package surface
+package approvals
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/internal/clientreq"
 	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/tasks"
 )
@@ -26,25 +27,10 @@ import (
 // that requestState) resumes it. Runs are kept between rounds by
 // roundTrips; every wait is bounded by the run's deadline.
 
-// multiRoundTripVersion is the first protocol version whose clients answer
-// input requests by retrying the call.
-const multiRoundTripVersion = "2026-07-28"
-
-// roundTripEra reports whether the client of ss speaks a protocol version
-// with multi round-trip results (and so none of the server-to-client
-// requests of earlier versions).
-func roundTripEra(ss *mcp.ServerSession) bool {
-	if ss == nil {
-		return false
-	}
-	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion >= multiRoundTripVersion
-}
-
 // usesRoundTrips reports whether approvals for ss go through multi
 // round-trip results.
 func usesRoundTrips(ss *mcp.ServerSession) bool {
-	return pipeline.CanElicit(ss) && roundTripEra(ss)
+	return pipeline.CanElicit(ss) && clientreq.RoundTripEra(ss)
 }
 
 // liveRun is a call_tool_chain run whose approvals are asked in rounds.
@@ -281,32 +267,32 @@ func (t *roundTrips) sweepLocked() {
 	t.sweepBackendStatesLocked(now)
 }
 
-// chainInRounds serves call_tool_chain for a client that answers
+// Chain serves call_tool_chain for a client that answers
 // approvals by retrying: a first call starts the run, a retry resumes it.
-func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, in chainInput) (*mcp.CallToolResult, any, error) {
-	owner := sf.ownerOf(req)
+func (rs *Rounds) Chain(ctx context.Context, req *mcp.CallToolRequest, in Program) (*mcp.CallToolResult, error) {
+	owner := rs.h.Owner(req)
 	var run *liveRun
 	if state := req.Params.RequestState; state != "" {
-		if run = sf.trips.take(state, owner); run == nil {
+		if run = rs.trips.take(state, owner); run == nil {
 			// Paused on another replica (or before this one restarted):
 			// resumed here by replay, when durable.
-			var refused *mcp.CallToolResult
-			if run, refused = sf.resumeDurable(ctx, req, owner, state); run == nil {
-				return refused, nil, nil
+			var gone *mcp.CallToolResult
+			if run, gone = rs.resumeDurable(ctx, req, owner, state); run == nil {
+				return gone, nil
 			}
-		} else if !sf.claimLocal(ctx, run, state) {
+		} else if !rs.claimLocal(ctx, run, state) {
 			run.cancel() // another replica resumed it
-			return textResult("call_tool_chain: unknown or expired requestState (the run it named was resumed already); run the program again", true), nil, nil
+			return refused("call_tool_chain: unknown or expired requestState (the run it named was resumed already); run the program again"), nil
 		} else {
 			run.answer(req.Params.InputResponses)
 		}
 	} else {
-		deadline := time.Now().Add(sf.runTimeout(in))
-		run = sf.startRun(ctx, req, owner, in, deadline, sf.runDurable(ctx, owner, in, deadline), nil)
+		deadline := time.Now().Add(rs.h.RunTimeout(in))
+		run = rs.startRun(ctx, req, owner, in, deadline, rs.runDurable(ctx, owner, in, deadline), nil)
 	}
 	select {
 	case res := <-run.done:
-		return res, nil, nil
+		return res, nil
 	case k := <-run.asks:
 		requests := mcp.InputRequestMap{}
 		for k != nil {
@@ -322,26 +308,26 @@ func (sf *Surface) chainInRounds(ctx context.Context, req *mcp.CallToolRequest, 
 				k = nil
 			}
 		}
-		durableState := sf.pauseDurable(ctx, run, requests)
-		state := sf.trips.park(run, durableState)
+		durableState := rs.pauseDurable(ctx, run, requests)
+		state := rs.trips.park(run, durableState)
 		if state == "" {
 			run.cancel()
-			return textResult(errTooManyParkedRuns, true), nil, nil
+			return refused(errTooManyParkedRuns), nil
 		}
 		if durableState != "" {
-			go sf.watchTakeover(run, state)
+			go rs.watchTakeover(run, state)
 		}
-		return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil, nil
+		return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil
 	case <-ctx.Done():
 		run.cancel()
-		return nil, nil, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
 // startRun starts a run of in whose approvals are asked in rounds;
 // durable, when set, journals it (and replays its journal first).
 // preset answers the approvals a resumed run paused for (by request).
-func (sf *Surface) startRun(ctx context.Context, req *mcp.CallToolRequest, owner string, in chainInput, deadline time.Time,
+func (rs *Rounds) startRun(ctx context.Context, req *mcp.CallToolRequest, owner string, in Program, deadline time.Time,
 	durable *tasks.Durable, preset map[string]mcp.InputResponse) *liveRun {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &liveRun{owner: owner, deadline: deadline, asks: make(chan *ask),
@@ -352,49 +338,41 @@ func (sf *Surface) startRun(ctx context.Context, req *mcp.CallToolRequest, owner
 		runCtx := pipeline.WithAnswerer(pipeline.WithApprover(runCtx, run), run)
 		if durable != nil {
 			runCtx = tasks.WithDurable(runCtx, durable)
-			defer sf.endDurable(run)
+			defer rs.endDurable(run)
 		}
-		run.done <- sf.executeChain(runCtx, req, in)
+		run.done <- rs.h.Run(runCtx, req, in)
 	}()
 	return run
 }
 
-// runTimeout is the deadline a run of in gets.
-func (sf *Surface) runTimeout(in chainInput) time.Duration {
-	if in.Timeout > 0 {
-		return time.Duration(in.Timeout) * time.Millisecond
-	}
-	return sf.opts.RunTimeout
-}
-
-// passthroughApproval is the approval round of a passthrough call (the
+// Passthrough is the approval round of a passthrough call (the
 // call has not started yet, so nothing waits): for a client that answers by
 // retrying, the first call of a tool under approve returns the approval
 // request as an inputRequest; the retry, with the same arguments and the
 // requestState, carries the answer. It returns a result to send instead of
 // calling, or the approver for the call.
-func (sf *Surface) passthroughApproval(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
+func (rs *Rounds) Passthrough(req *mcp.CallToolRequest, call *pipeline.Call) (*mcp.CallToolResult, pipeline.Approver) {
 	forwardClientInput(req, call) // the backend's, unless the round is the gateway's (below)
-	if !usesRoundTrips(req.Session) || sf.policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval ||
+	if !usesRoundTrips(req.Session) || rs.h.Policy.Decide(call.Backend, call.Tool) != pipeline.NeedsApproval ||
 		pipeline.Showable(call) != nil { // too large to show: the approval stage refuses it
 		return nil, pipeline.ElicitApprover{Session: req.Session}
 	}
-	owner, key := sf.ownerOf(req), approvalKey(call)
+	owner, key := rs.h.Owner(req), approvalKey(call)
 	if state := req.Params.RequestState; state != "" {
-		if sf.trips.takeBackendState(owner, key, state) {
+		if rs.trips.takeBackendState(owner, key, state) {
 			// The backend's next round of a call the person approved.
-			return nil, answered(true)
+			return nil, Answered(true)
 		}
-		if !sf.trips.takeApproval(state, owner, key) {
-			return textResult("unknown or expired requestState (approvals are asked again for every call); call the tool again", true), nil
+		if !rs.trips.takeApproval(state, owner, key) {
+			return refused("unknown or expired requestState (approvals are asked again for every call); call the tool again"), nil
 		}
 		call.InputResponses, call.RequestState = nil, "" // the gateway's round, not the backend's
 		res, _ := req.Params.InputResponses[passthroughApprovalID].(*mcp.ElicitResult)
-		return nil, answered(res != nil && res.Action == "accept")
+		return nil, Answered(res != nil && res.Action == "accept")
 	}
-	state := sf.trips.parkApproval(owner, key)
+	state := rs.trips.parkApproval(owner, key)
 	if state == "" {
-		return textResult("too many approvals are pending on this gateway; answer them or try again later", true), nil
+		return refused("too many approvals are pending on this gateway; answer them or try again later"), nil
 	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{passthroughApprovalID: pipeline.ElicitParams(call)},
@@ -408,11 +386,11 @@ const passthroughApprovalID = "approval"
 // approvalWait bounds how long a passthrough approval waits for the retry.
 const approvalWait = 10 * time.Minute
 
-// answered is an approval the person already gave (or refused).
-type answered bool
+// Answered is an approval the person already gave (or refused).
+type Answered bool
 
 // Approve implements pipeline.Approver.
-func (a answered) Approve(context.Context, *pipeline.Call) (bool, error) { return bool(a), nil }
+func (a Answered) Approve(context.Context, *pipeline.Call) (bool, error) { return bool(a), nil }
 
 // approvalKey ties an answer to the call it was asked for: a digest of the
 // backend, the tool and the compacted arguments, so that what waits for an

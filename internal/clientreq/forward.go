@@ -1,4 +1,4 @@
-package surface
+package clientreq
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const forwardTimeout = tasks.SendTimeout
 // progressTokenPrefix starts the progress tokens the gateway sends backends.
 const progressTokenPrefix = "isogate-progress-"
 
-// forwarder brings a backend's notifications about a call to the client
+// Forwarder brings a backend's notifications about a call to the client
 // session whose call caused them:
 //
 //   - notifications/progress by token: backend sessions are shared by every
@@ -40,17 +40,28 @@ const progressTokenPrefix = "isogate-progress-"
 //     session with calls that may be on that backend (passthrough calls
 //     there, program runs anywhere) and, when there are several or none,
 //     stays in the gateway's log: never to a guess, never to every session.
-type forwarder struct {
-	logger *slog.Logger
+//
+// It routes the backends' requests to clients too (Requests).
+type Forwarder struct {
+	logger   *slog.Logger
+	requests clientRequests
 
 	next   atomic.Uint64
 	mu     sync.Mutex
-	tokens map[string]*inFlight          // gateway progress token → call
-	calls  map[string]map[*inFlight]bool // backend → its passthrough calls in flight
+	tokens map[string]*InFlight          // gateway progress token → call
+	calls  map[string]map[*InFlight]bool // backend → its passthrough calls in flight
 }
 
-// inFlight is one passthrough call on its way to a backend.
-type inFlight struct {
+// New returns a Forwarder that logs what it cannot forward to logger.
+func New(logger *slog.Logger) *Forwarder {
+	f := &Forwarder{logger: logger}
+	f.requests.f = f
+	return f
+}
+
+// InFlight is one passthrough call, or one program's run, whose backends'
+// notifications and requests go to its client.
+type InFlight struct {
 	backend string
 	ctx     context.Context // the client request's: notifications travel on its stream
 	session *mcp.ServerSession
@@ -75,15 +86,15 @@ type inFlight struct {
 	needed atomic.Pointer[string]
 }
 
-// begin registers a passthrough call until end is called (when the
+// Begin registers a passthrough call until end is called (when the
 // backend has answered, before the result goes back): a client's progress
 // token is replaced by one of the gateway's in call.Meta, and the backend
 // is asked for its log messages during the call (the per-request level of
 // 2026-07-28; older backends ignore the key and were asked once at
 // connection).
-func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *pipeline.Call) (c *inFlight, end func()) {
+func (f *Forwarder) Begin(ctx context.Context, req *mcp.CallToolRequest, call *pipeline.Call) (c *InFlight, end func()) {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	c = &inFlight{backend: call.Backend, ctx: ctx, session: ss}
+	c = &InFlight{backend: call.Backend, ctx: ctx, session: ss}
 	meta := mcp.Meta{mcp.MetaKeyLogLevel: string(backend.BackendLogLevel)}
 	for k, v := range call.Meta {
 		meta[k] = v
@@ -105,20 +116,20 @@ func (f *forwarder) begin(ctx context.Context, req *mcp.CallToolRequest, call *p
 // and, when its client asked for progress, maps a fresh gateway progress
 // token to it, until end. end marks c ended: a notification being sent
 // then still goes out first, later ones are dropped.
-func (f *forwarder) track(c *inFlight) (gatewayToken string, end func()) {
+func (f *Forwarder) track(c *InFlight) (gatewayToken string, end func()) {
 	f.mu.Lock()
 	if c.token != nil {
 		gatewayToken = progressToken(f.next.Add(1))
 		if f.tokens == nil {
-			f.tokens = map[string]*inFlight{}
+			f.tokens = map[string]*InFlight{}
 		}
 		f.tokens[gatewayToken] = c
 	}
 	if f.calls == nil {
-		f.calls = map[string]map[*inFlight]bool{}
+		f.calls = map[string]map[*InFlight]bool{}
 	}
 	if f.calls[c.backend] == nil {
-		f.calls[c.backend] = map[*inFlight]bool{}
+		f.calls[c.backend] = map[*InFlight]bool{}
 	}
 	f.calls[c.backend][c] = true
 	f.mu.Unlock()
@@ -137,11 +148,11 @@ func (f *forwarder) track(c *inFlight) (gatewayToken string, end func()) {
 	}
 }
 
-// progress forwards a backend's notifications/progress to the client whose
+// Progress forwards a backend's notifications/progress to the client whose
 // call it is about, with the client's own token. Progress for a token the
 // gateway did not give that backend, or for a call that has ended, is
 // dropped.
-func (f *forwarder) progress(backendName string, p *mcp.ProgressNotificationParams) {
+func (f *Forwarder) Progress(backendName string, p *mcp.ProgressNotificationParams) {
 	token, ok := p.ProgressToken.(string)
 	if !ok {
 		return
@@ -177,13 +188,13 @@ func (f *forwarder) progress(backendName string, p *mcp.ProgressNotificationPara
 	})
 }
 
-// log forwards a backend's notifications/message, tagged with the backend
+// Log forwards a backend's notifications/message, tagged with the backend
 // (logger "<backend>" or "<backend>/<logger>"), to the one client session
 // whose calls may have caused it (see soleSessionLocked), at that
 // session's logging level (ServerSession.Log); with several or none, it is
 // kept in the gateway's log only. Every message is logged by the gateway
 // at DEBUG.
-func (f *forwarder) log(backendName string, p *mcp.LoggingMessageParams) {
+func (f *Forwarder) Log(backendName string, p *mcp.LoggingMessageParams) {
 	msg := tagLog(backendName, p)
 	f.mu.Lock()
 	c, several := f.soleSessionLocked(backendName)
@@ -204,7 +215,7 @@ func (f *forwarder) log(backendName string, p *mcp.LoggingMessageParams) {
 // which may call any backend), preferring a passthrough call there; nil
 // when there is none, or when calls of several sessions are (several).
 // f.mu must be held.
-func (f *forwarder) soleSessionLocked(backendName string) (c *inFlight, several bool) {
+func (f *Forwarder) soleSessionLocked(backendName string) (c *InFlight, several bool) {
 	for _, key := range []string{backendName, runKey} {
 		for x := range f.calls[key] {
 			switch {
@@ -219,10 +230,10 @@ func (f *forwarder) soleSessionLocked(backendName string) (c *inFlight, several 
 }
 
 // callOfLocked returns a call of ss in flight, one on backendName if there
-// is one (else any: a program's run counts, see beginRun), or nil. f.mu
+// is one (else any: a program's run counts, see BeginRun), or nil. f.mu
 // must be held.
-func (f *forwarder) callOfLocked(ss *mcp.ServerSession, backendName string) *inFlight {
-	var any *inFlight
+func (f *Forwarder) callOfLocked(ss *mcp.ServerSession, backendName string) *InFlight {
+	var any *InFlight
 	for name, set := range f.calls {
 		for c := range set {
 			if c.session != ss {
@@ -237,18 +248,18 @@ func (f *forwarder) callOfLocked(ss *mcp.ServerSession, backendName string) *inF
 	return any
 }
 
-// beginRun registers a program's run (call_tool_chain, run_code) of ss
+// BeginRun registers a program's run (call_tool_chain, run_code) of ss
 // until end is called: requests and log messages of the client's own
 // backend sessions travel on its request while it runs.
 //
 // With the client's progress token (nil: none), the run gets a gateway
 // token for the backends' progress (backend.WithProgressToken), reported
 // as the run's progress with the client's token.
-func (f *forwarder) beginRun(ctx context.Context, ss *mcp.ServerSession, clientToken any) (c *inFlight, gatewayToken string, end func()) {
+func (f *Forwarder) BeginRun(ctx context.Context, ss *mcp.ServerSession, clientToken any) (c *InFlight, gatewayToken string, end func()) {
 	if ss == nil {
-		return &inFlight{run: true, ended: true}, "", func() {}
+		return &InFlight{run: true, ended: true}, "", func() {}
 	}
-	c = &inFlight{backend: runKey, ctx: ctx, session: ss, token: clientToken, run: true}
+	c = &InFlight{backend: runKey, ctx: ctx, session: ss, token: clientToken, run: true}
 	gatewayToken, end = f.track(c)
 	return c, gatewayToken, end
 }
@@ -266,9 +277,9 @@ func progressToken(n uint64) string {
 // an empty name).
 const runKey = ""
 
-// logTo forwards a message of a client's own backend session to that
+// LogTo forwards a message of a client's own backend session to that
 // client: on a request of its in flight if there is one.
-func (f *forwarder) logTo(ss *mcp.ServerSession, backendName string, p *mcp.LoggingMessageParams) {
+func (f *Forwarder) LogTo(ss *mcp.ServerSession, backendName string, p *mcp.LoggingMessageParams) {
 	msg := tagLog(backendName, p)
 	f.logger.Debug("backend log message", slog.String("backend", backendName), slog.String("client", ss.ID()),
 		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.Any("data", p.Data))
@@ -295,8 +306,8 @@ func tagLog(backendName string, p *mcp.LoggingMessageParams) *mcp.LoggingMessage
 	return &msg
 }
 
-// runProgress sends the run's next progress notification with message.
-func (c *inFlight) runProgress(message string) { c.sendRunProgress(message, -1) }
+// RunProgress sends the run's next progress notification with message.
+func (c *InFlight) RunProgress(message string) { c.sendRunProgress(message, -1) }
 
 // sendRunProgress sends the run's next progress notification with
 // message and, once one is known, a total: a backend's progress with a
@@ -304,7 +315,7 @@ func (c *inFlight) runProgress(message string) { c.sendRunProgress(message, -1) 
 // so the run has at least that many notifications to come. The total
 // never decreases and is never below the progress, so a client can draw a
 // bar as passthrough's {progress, total} lets it.
-func (c *inFlight) sendRunProgress(message string, left float64) {
+func (c *InFlight) sendRunProgress(message string, left float64) {
 	if c.token == nil {
 		return
 	}
@@ -322,7 +333,7 @@ func (c *inFlight) sendRunProgress(message string, left float64) {
 
 // send runs notify with the call's context (bounded by forwardTimeout)
 // unless the call has ended.
-func (c *inFlight) send(notify func(context.Context) error) {
+func (c *InFlight) send(notify func(context.Context) error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ended {
@@ -331,16 +342,4 @@ func (c *inFlight) send(notify func(context.Context) error) {
 	ctx, cancel := context.WithTimeout(c.ctx, forwardTimeout)
 	defer cancel()
 	_ = notify(ctx)
-}
-
-// BackendProgress forwards a backend's notifications/progress to the
-// client whose passthrough call it is about.
-func (sf *Surface) BackendProgress(name string, p *mcp.ProgressNotificationParams) {
-	sf.forward.progress(name, p)
-}
-
-// BackendLog forwards a backend's notifications/message to the clients
-// (see forwarder.log).
-func (sf *Surface) BackendLog(name string, p *mcp.LoggingMessageParams) {
-	sf.forward.log(name, p)
 }
