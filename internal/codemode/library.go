@@ -66,14 +66,14 @@ type LibraryProgram struct {
 	DeniedBy string
 }
 
-// empty reports whether a run has no programs to call.
-func (l *Library) empty() bool { return l == nil || len(l.Roots) == 0 }
+// Empty reports whether a run has no programs to call.
+func (l *Library) Empty() bool { return l == nil || len(l.Roots) == 0 }
 
 // checkerDeclarations are appended to a program for the checker (after
 // it: the program's lines stay as written): `programs` typed with the
 // roots' parameters.
 func (l *Library) checkerDeclarations() string {
-	if l.empty() {
+	if l.Empty() {
 		return ""
 	}
 	var b strings.Builder
@@ -216,7 +216,7 @@ func table(names []string) string {
 // `programs` declared on the wrapper's first line (no line of the user's
 // code moves) and the library's functions after the script.
 func withLibrary(js string, lib *Library) (string, error) {
-	if lib.empty() {
+	if lib.Empty() {
 		return js, nil
 	}
 	s, err := lib.script()

@@ -22,7 +22,7 @@ func planOf(v *view, p *typecheck.Plan, lib *Library) *pipeline.Plan {
 	}
 	out := &pipeline.Plan{Tools: []pipeline.PlanTool{}, Partial: p.Partial()}
 	for _, c := range p.Calls {
-		if c.Backend == programsInterface && !lib.empty() {
+		if c.Backend == programsInterface && !lib.Empty() {
 			lib.addToPlan(out, c)
 			continue
 		}

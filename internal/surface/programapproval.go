@@ -45,8 +45,12 @@ func (sf *Surface) approvePrograms(ctx context.Context, lib *codemode.Library) *
 		name string
 		args json.RawMessage
 	}
+	cp, direct := ctx.Value(calledProgramKey{}).(calledProgram)
+	if !direct && lib.Empty() {
+		return nil // most runs
+	}
 	var asks []ask
-	if cp, ok := ctx.Value(calledProgramKey{}).(calledProgram); ok {
+	if direct {
 		asks = append(asks, ask{cp.name, cp.args})
 	}
 	if lib != nil {

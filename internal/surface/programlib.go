@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -17,8 +18,8 @@ import (
 // STORE_UNAVAILABLE when the store cannot say what the program calls) is
 // an error: the run does not start.
 func (sf *Surface) programLibrary(ctx context.Context, code string) (*codemode.Library, error) {
-	if sf.programs.programs == nil {
-		return nil, nil
+	if sf.programs.programs == nil || !strings.Contains(code, "programs") {
+		return nil, nil // most runs: nothing to resolve, nothing allocated
 	}
 	deniedTo := sf.policy.DeniedTo(ctx)
 	roots, all, err := sf.programs.programs.Callees(ctx, sf.programCaller(ctx), code,
