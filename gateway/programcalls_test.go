@@ -3,6 +3,8 @@ package gateway
 import (
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestSavedProgramsCallSavedPrograms (issue 45): inside call_tool_chain a
@@ -66,5 +68,38 @@ func TestSavedProgramsCallSavedPrograms(t *testing.T) {
 	}
 	if text, isErr, code = callProgramTool(t, alice, "call_tool_chain", map[string]any{"code": `return await programs.d2()`}); isErr || text != "4" {
 		t.Fatalf("a chain of 4: %s (%s)", text, code)
+	}
+}
+
+// TestSavedProgramCheckedWithItsPrograms (issue 45): a program that calls
+// saved programs is checked at save with them, as its runs are: a literal
+// of the wrong type for echo_twice's parameters refuses it
+// (TYPECHECK_FAILED); a right one saves it, and what it calls through
+// echo_twice (local.echo) is in its plan and its description; carol's
+// program calling her report_x, which her rules deny, is refused
+// (PLAN_DENIED) and not saved. Red with the vetter checking the code
+// alone: all three saved, and nothing said of local.echo.
+func TestSavedProgramCheckedWithItsPrograms(t *testing.T) {
+	h := programsGateway(t, t.TempDir(), "")
+	alice, carol := h.connectProgram(t, "alice", nil), h.connectProgram(t, "carol", nil)
+	save := func(cs *mcp.ClientSession, args map[string]any) (string, bool, string) {
+		t.Helper()
+		return callProgramTool(t, cs, "save_program", args)
+	}
+	if text, isErr, code := save(alice, map[string]any{"name": "echo_twice", "description": "Echoes x twice.", "code": echoTwice, "parameters": "{ x: string }"}); isErr {
+		t.Fatalf("save echo_twice: %s (%s)", text, code)
+	}
+	if text, isErr, code := save(alice, map[string]any{"name": "wrong_arg", "description": "d", "code": `return await programs.echo_twice({ x: 1 })`}); !isErr || code != "TYPECHECK_FAILED" {
+		t.Fatalf("a wrong argument saved: %s (%s)", text, code)
+	}
+	text, isErr, code := save(alice, map[string]any{"name": "right_arg", "description": "d", "code": `return await programs.echo_twice({ x: "a" })`})
+	if isErr || !strings.Contains(text, "it calls local.echo") {
+		t.Fatalf("right_arg: %s (%s)", text, code)
+	}
+	if text, isErr, code := save(carol, map[string]any{"name": "report_x", "description": "d", "code": `return 1`}); isErr {
+		t.Fatalf("carol saves report_x: %s (%s)", text, code)
+	}
+	if text, isErr, code := save(carol, map[string]any{"name": "meta", "description": "d", "code": `return await programs.report_x()`}); !isErr || code != "PLAN_DENIED" {
+		t.Fatalf("carol's program calling a program her rules deny: %s (%s)", text, code)
 	}
 }

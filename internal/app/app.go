@@ -294,9 +294,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, pstore)
+	vet := &vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout, approveAtSave: cfg.Server.Auth.ApprovalAtSave}
 	a.Programs = programs.New(programs.Options{Store: pstore, Logger: a.logger,
-		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout, approveAtSave: cfg.Server.Auth.ApprovalAtSave},
+		Vet:      vet,
 		OnChange: func() { a.Surface.ProgramsChanged() }})
+	vet.programs = a.Programs // a program may call saved programs: checked with them
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,

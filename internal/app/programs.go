@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/kv"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -46,13 +47,20 @@ type vetter struct {
 	// approveAtSave asks the saver to approve the plan's tools that need
 	// approval (server.auth.approval_at_save), through ctx's approver.
 	approveAtSave bool
+	// programs are the saved programs a program may call (set once they
+	// exist: they are built with this vetter).
+	programs *programs.Programs
 }
 
 // Vet implements programs.Vetter.
 func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error) {
 	ctx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
-	rep, plan, err := v.engine.Check(ctx, programs.Wrap(code, nil))
+	lib, err := v.library(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	rep, plan, err := v.engine.CheckWith(ctx, programs.Wrap(code, nil), lib)
 	if err != nil {
 		c := codemode.CodeTypecheckUnavailable
 		switch {
@@ -89,6 +97,24 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 		}
 	}
 	return out, nil
+}
+
+// library is the saved programs code calls, for the saver (ctx's
+// principal), as a run of it would get them: programs.<name> is then
+// typed, and the plan (checked against policy, kept with the version)
+// holds at each call of one the tools it may call. A cycle or a chain too
+// deep refuses the save (PROGRAM_DEPTH), as it would refuse the run.
+func (v vetter) library(ctx context.Context, code string) (*codemode.Library, error) {
+	if v.programs == nil || !strings.Contains(code, "programs") {
+		return nil, nil
+	}
+	deniedTo := v.policy.DeniedTo(ctx)
+	roots, all, err := v.programs.Callees(ctx, programs.Caller{Principal: authn.FromContext(ctx)}, code,
+		func(name string) string { return deniedTo(programs.PolicyBackend, name) })
+	if err != nil {
+		return nil, err
+	}
+	return codemode.LibraryOf(roots, all), nil
 }
 
 // approve asks the saver, through ctx's approver, to approve the plan's

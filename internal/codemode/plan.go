@@ -78,6 +78,13 @@ func (e *Engine) admitPlan(ctx context.Context, req Request, v *view, calls *cal
 // running it (isogate check): the diagnostics, and the plan by original
 // names. It waits for the compiler to load.
 func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pipeline.Plan, error) {
+	return e.CheckWith(ctx, code, nil)
+}
+
+// CheckWith is Check of a program that may call the saved programs of lib
+// (programs.<name>(args) typed from their parameters; the plan holds, at
+// each call of one, the tools it may call).
+func (e *Engine) CheckWith(ctx context.Context, code string, lib *Library) (*typecheck.Report, *pipeline.Plan, error) {
 	var c typecheck.Service = typecheck.Shared()
 	if e.opts.Typecheck != nil {
 		c = e.opts.Typecheck
@@ -87,12 +94,12 @@ func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pi
 	}
 	code = stripFences(code)
 	v := e.view()
-	rep, err := c.Check(ctx, e.checkDeclarations(v), code, exportsMain(code))
+	rep, err := c.Check(ctx, e.checkDeclarations(v), code+lib.checkerDeclarations(), exportsMain(code))
 	if err != nil {
 		return nil, nil, err
 	}
 	rep = withoutDenied(v, rep)
-	return rep, planOf(v, rep.Plan, nil), nil
+	return rep, planOf(v, rep.Plan, lib), nil
 }
 
 // withoutDenied is rep without the diagnostics that call a denied tool

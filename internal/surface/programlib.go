@@ -2,11 +2,9 @@ package surface
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/isogate/isogate/internal/codemode"
-	"github.com/isogate/isogate/internal/pipeline"
 	"github.com/isogate/isogate/internal/programs"
 )
 
@@ -27,17 +25,5 @@ func (sf *Surface) programLibrary(ctx context.Context, code string) (*codemode.L
 	if err != nil || len(roots) == 0 {
 		return nil, err
 	}
-	lib := &codemode.Library{Roots: roots, Programs: make(map[string]*codemode.LibraryProgram, len(all))}
-	for name, cl := range all {
-		lp := &codemode.LibraryProgram{Name: name, Calls: cl.Calls, DeniedBy: cl.DeniedBy}
-		if v := cl.Version; v != nil {
-			lp.Ref, lp.Code, lp.Params = v.Ref(), v.Code, v.Params
-			var plan pipeline.Plan
-			if len(v.Plan) > 0 && json.Unmarshal(v.Plan, &plan) == nil {
-				lp.Plan = &plan
-			}
-		}
-		lib.Programs[name] = lp
-	}
-	return lib, nil
+	return codemode.LibraryOf(roots, all), nil
 }
