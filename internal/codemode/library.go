@@ -214,7 +214,9 @@ func table(names []string) string {
 
 // withLibrary is a compiled program's script with the library linked in:
 // `programs` declared on the wrapper's first line (no line of the user's
-// code moves) and the library's functions after the script.
+// code moves), a global lexical binding and not a property of globalThis
+// (a saved program reaches only the programs its own code names), and the
+// library's functions after the script.
 func withLibrary(js string, lib *Library) (string, error) {
 	if lib.Empty() {
 		return js, nil
@@ -223,7 +225,7 @@ func withLibrary(js string, lib *Library) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "var programs = " + programsFunc + "(); " + js + s, nil
+	return "const programs = " + programsFunc + "(); " + js + s, nil
 }
 
 // codeProgramInvalid (programs.CodeInvalid) is the code of a run that

@@ -22,7 +22,7 @@ func testLibrary(roots ...string) *Library {
 		"outer_prog": {Name: "outer_prog", Ref: "outer_prog@1", Calls: []string{"double_sum"},
 			Code: "const x = await programs.double_sum({a: args.n, b: 1});\nreturn {x, sees: Object.keys(programs)}",
 			Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{}}},
-		"peek":    {Name: "peek", Ref: "peek@1", Code: "return Object.keys(programs)", Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{}}},
+		"peek":    {Name: "peek", Ref: "peek@1", Code: "return [...Object.keys(programs), typeof globalThis.programs]", Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{}}},
 		"blocked": {Name: "blocked", Ref: "blocked@1", Code: "return 1", DeniedBy: "server.auth.rules.no-blocked"},
 		"stale_image": {Name: "stale_image", Ref: "stale_image@1", Code: "return await everything.tiny_image({})",
 			Plan: &pipeline.Plan{Tools: []pipeline.PlanTool{{Backend: "everything", Tool: "tiny-image", Loop: "no", Lines: []int{1}, Calls: 1}}}},
@@ -33,8 +33,9 @@ func testLibrary(roots ...string) *Library {
 // functions, inlined over the same bridge: outer_prog calls double_sum
 // (TypeScript; its last expression its value) and the run's one backend
 // call is theirs; each program sees as programs only those its own code
-// names (outer_prog: double_sum; peek: none; the run: its roots), so no
-// program reaches one it does not name; a denied program's call fails
+// names (outer_prog: double_sum; peek: none, and not the run's through
+// globalThis; the run: its roots), so no program reaches one it does not
+// name; a denied program's call fails
 // with TOOL_DENIED and runs nothing. Red with the run's table for every
 // program ("programs.double_sum is not a function" in outer_prog).
 func TestProgramsInsidePrograms(t *testing.T) {
@@ -56,7 +57,7 @@ func TestProgramsInsidePrograms(t *testing.T) {
 	if err := json.Unmarshal(r.Value, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.R.X != 6 || strings.Join(got.R.Sees, ",") != "double_sum" || len(got.P) != 0 || strings.Join(got.Mine, ",") != "outer_prog,peek" {
+	if got.R.X != 6 || strings.Join(got.R.Sees, ",") != "double_sum" || strings.Join(got.P, ",") != "undefined" || strings.Join(got.Mine, ",") != "outer_prog,peek" {
 		t.Fatalf("value %s", r.Value)
 	}
 	if n := f.backendCalls.Load(); n != 1 || len(r.Record.Calls) != 1 || r.Record.Calls[0].Tool != "add" {
