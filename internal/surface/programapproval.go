@@ -17,8 +17,9 @@ import (
 // naming programs.<name> puts the program under approval for the matched
 // principals. A run that may call one (a tools/call of program_<name>, or
 // a program naming programs.<name>) asks a person before it starts, once
-// per program, through the run's approver (the client's elicitation, or
-// the operator's console): declined or unanswerable, the run is refused
+// per program, through the client's approver (elicitation, or approval in
+// rounds; not the console's, which sees the run only once it starts):
+// declined or unanswerable, the run is refused
 // (APPROVAL_DENIED, APPROVAL_REQUIRED) and nothing of it ran. The
 // question names the program and, for a direct call, its arguments.
 
