@@ -239,7 +239,7 @@ func programTool(l programs.Listed) *mcp.Tool {
 	if !l.Own {
 		desc += ", published by " + l.Owner
 	}
-	desc += ")"
+	desc += "; in call_tool_chain: await programs." + l.Name + "(args))"
 	return &mcp.Tool{Name: programs.ToolName(l.Name), Description: desc, InputSchema: l.Params,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(true), OpenWorldHint: jsonschema.Ptr(true)}}
 }
