@@ -235,7 +235,14 @@ type Programs struct {
 	mu    sync.Mutex
 	gen   string // the store's generation the index is of
 	index *index // nil: not built yet
+	// versions are versions read from the store, by their key: a version
+	// never changes once saved, so a run calling a program reads it once
+	// (at most maxCachedVersions; emptied when full).
+	versions map[string]*Version
 }
+
+// maxCachedVersions bounds the versions kept in memory.
+const maxCachedVersions = 1024
 
 // New returns the saved programs over o.Store.
 func New(o Options) *Programs {
@@ -539,7 +546,15 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 	case !l.Own && ver != l.Version:
 		return nil, notFound(ref)
 	}
-	raw, err := p.opts.Store.Get(ctx, Namespace, versionKey(l.Owner, name, ver))
+	key := versionKey(l.Owner, name, ver)
+	p.mu.Lock()
+	cached := p.versions[key]
+	p.mu.Unlock()
+	if cached != nil {
+		v := *cached
+		return &v, nil
+	}
+	raw, err := p.opts.Store.Get(ctx, Namespace, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, notFound(ref)
 	}
@@ -550,6 +565,13 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("program %s: reading version %d: %w", name, ver, err)
 	}
+	p.mu.Lock()
+	if p.versions == nil || len(p.versions) >= maxCachedVersions {
+		p.versions = map[string]*Version{}
+	}
+	kept := v
+	p.versions[key] = &kept
+	p.mu.Unlock()
 	return &v, nil
 }
 
