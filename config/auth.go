@@ -91,6 +91,10 @@ type AuthConfig struct {
 	// isogate://stats (others see their own): principal names, or
 	// "group:<name>" for every member of a group.
 	Admins []string `koanf:"admins"`
+	// ApprovalAtSave lets a plan approval given when a program is saved
+	// stand for later direct calls of that version by the principal that
+	// saved it (issue 45); off: every call asks as any run does.
+	ApprovalAtSave bool `koanf:"approval_at_save"`
 	// Rules restrict what principals may do, by rule name; every rule
 	// whose match holds applies.
 	Rules map[string]AccessRule `koanf:"rules"`

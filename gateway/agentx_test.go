@@ -138,10 +138,12 @@ func TestLargeResultIsStoredAndFetchable(t *testing.T) {
 }
 
 // TestMetaToolListFitsContextBudget: the default meta-tool list, as the
-// JSON-RPC message a client receives for tools/list, stays within 3 000
-// bytes (issue 23), plus 1 400 for saved programs' save_program and
-// programs (issue 45; 2 811 bytes before them): every client loads it
-// into its context.
+// JSON-RPC message a client receives for tools/list, stays within 3 700
+// bytes: every client loads it into its context. Issue 23 set 3 000 (the
+// list was 2 811 bytes); saved programs' save_program and programs (issue
+// 45) take 889 more, down from 1 354 when first added: shorter words, no
+// additionalProperties (unknown properties are ignored anyway). What is
+// left says what a model needs to call them right.
 func TestMetaToolListFitsContextBudget(t *testing.T) {
 	cfg := config.Default()
 	cfg.Server.CacheDir = t.TempDir()
@@ -155,8 +157,8 @@ func TestMetaToolListFitsContextBudget(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if len(msg) > 4400 {
-		t.Fatalf("tools/list is %d bytes, over the 4 400-byte budget: %v", len(msg), names)
+	if len(msg) > 3700 {
+		t.Fatalf("tools/list is %d bytes, over the 3 700-byte budget: %v", len(msg), names)
 	}
 	if slices.Contains(names, "run_code") || !slices.Contains(names, "call_tool_chain") {
 		t.Fatalf("default tools: %v", names)

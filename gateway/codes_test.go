@@ -418,6 +418,7 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"PROGRAM_NOT_FOUND":     {by: "gateway/programs_test.go:TestSavedProgramsAsTools"},
 		"PROGRAM_FORBIDDEN":     {by: "gateway/programs_test.go:TestSavedProgramsAsTools"},
 		"PROGRAM_STALE":         {by: "gateway/programs_drift_test.go:TestSavedProgramGoesStaleWhenItsBackendChanges"},
+		"PROGRAM_DEPTH":         {by: "gateway/programcalls_test.go:TestSavedProgramsCallSavedPrograms"},
 		"PROGRAM_INVALID":       {by: "internal/programs/programs_test.go:TestSaveRefusals"},
 		"STORE_UNAVAILABLE":     {by: "internal/programs/programs_test.go:TestStoreDownFailsClosed"},
 		"STATE_QUOTA_EXCEEDED":  {by: "gateway/state_test.go:TestStateQuotaRefused"},

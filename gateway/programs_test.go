@@ -131,7 +131,7 @@ func TestSavedProgramsAsTools(t *testing.T) {
 	if tool == nil {
 		t.Fatalf("alice's other session does not list program_echo_twice: %v", programToolNames(t, alice2))
 	}
-	if !strings.Contains(tool.Description, "Calls local.echo") {
+	if !strings.Contains(tool.Description, "Calls local.echo") || !strings.Contains(tool.Description, "await programs.echo_twice(args)") {
 		t.Errorf("description %q does not say what it calls", tool.Description)
 	}
 	if s, _ := tool.InputSchema.(map[string]any); s["required"] == nil {

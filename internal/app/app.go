@@ -303,9 +303,11 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	vet := &vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout, approveAtSave: cfg.Server.Auth.ApprovalAtSave}
 	a.Programs = programs.New(programs.Options{Store: pstore, Logger: a.logger,
-		Vet:      vetter{engine: a.Engine, policy: a.Policy, timeout: cfg.Sandbox.Timeout},
+		Vet:      vet,
 		OnChange: func() { a.Surface.ProgramsChanged() }})
+	vet.programs = a.Programs // a program may call saved programs: checked with them
 	// Drift: saved programs checked again when a backend's tools change
 	// (publish, Reload); stopped before their store closes.
 	a.drift = a.Programs.Drift(programs.DriftOptions{Catalogue: &driftCatalogue{a: a}})

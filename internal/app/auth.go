@@ -14,7 +14,7 @@ import (
 // in oauth mode a verifier of server.auth.issuer's tokens.
 func authOptions(s config.ServerConfig, logger *slog.Logger) surface.AuthOptions {
 	a := s.Auth
-	out := surface.AuthOptions{Admins: a.Admins}
+	out := surface.AuthOptions{Admins: a.Admins, ApprovalAtSave: a.ApprovalAtSave}
 	switch s.EffectiveMode() {
 	case config.AuthToken:
 		out.Tokens = authn.NewStatic(a.Tokens, s.AuthToken)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/isogate/isogate/config"
+	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/codemode"
 	"github.com/isogate/isogate/internal/kv"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -43,6 +44,12 @@ type vetter struct {
 	engine  *codemode.Engine
 	policy  *pipeline.Policy
 	timeout time.Duration // the check's wait (the compiler may be loading)
+	// approveAtSave asks the saver to approve the plan's tools that need
+	// approval (server.auth.approval_at_save), through ctx's approver.
+	approveAtSave bool
+	// programs are the saved programs a program may call (set once they
+	// exist: they are built with this vetter).
+	programs *programs.Programs
 }
 
 // Vet implements programs.Vetter.
@@ -57,7 +64,11 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
-	rep, plan, err := v.engine.Check(ctx, programs.Wrap(code, nil))
+	lib, err := v.library(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	rep, plan, err := v.engine.CheckWith(ctx, programs.Wrap(code, nil), lib)
 	if err != nil {
 		c := codemode.CodeTypecheckUnavailable
 		switch {
@@ -89,6 +100,50 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 		}
 		out.Partial = plan.Partial
 		out.Plan, _ = json.Marshal(plan)
+		if v.approveAtSave {
+			out.Approved = v.approve(ctx, plan)
+		}
 	}
 	return out, nil
+}
+
+// library is the saved programs code calls, for the saver (ctx's
+// principal), as a run of it would get them: programs.<name> is then
+// typed, and the plan (checked against policy, kept with the version)
+// holds at each call of one the tools it may call. A cycle or a chain too
+// deep refuses the save (PROGRAM_DEPTH), as it would refuse the run.
+func (v vetter) library(ctx context.Context, code string) (*codemode.Library, error) {
+	if v.programs == nil || !strings.Contains(code, "programs") {
+		return nil, nil
+	}
+	deniedTo := v.policy.DeniedTo(ctx)
+	roots, all, err := v.programs.Callees(ctx, programs.Caller{Principal: authn.FromContext(ctx)}, code,
+		func(name string) string { return deniedTo(programs.PolicyBackend, name) })
+	if err != nil {
+		return nil, err
+	}
+	return codemode.LibraryOf(roots, all), nil
+}
+
+// approve asks the saver, through ctx's approver, to approve the plan's
+// tools that need approval for it, and returns those approved (JSON of
+// pipeline.PlanTool); nil when none needs it, or the person declined or
+// could not be asked: the program is saved all the same, and its calls
+// ask as any run's do.
+func (v vetter) approve(ctx context.Context, plan *pipeline.Plan) json.RawMessage {
+	var asks []pipeline.PlanTool
+	for _, t := range plan.Tools {
+		if !t.Unknown && t.DeniedBy == "" && v.policy.ApprovalNeeded(ctx, t.Backend, t.Tool) {
+			asks = append(asks, t)
+		}
+	}
+	a, ok := pipeline.ApproverFrom(ctx).(pipeline.PlanApprover)
+	if len(asks) == 0 || !ok {
+		return nil
+	}
+	if accepted, err := a.ApproveParams(ctx, pipeline.PlanElicitParams(plan, asks)); err != nil || !accepted {
+		return nil
+	}
+	out, _ := json.Marshal(asks)
+	return out
 }

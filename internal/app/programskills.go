@@ -30,6 +30,9 @@ func programSkills(progs *programs.Programs, policy *pipeline.Policy, log *slog.
 		bytes    int
 	)
 	return skills.SourceFunc(func(ctx context.Context, p *authn.Principal) ([]skills.Skill, error) {
+		if p != nil {
+			ctx = authn.WithPrincipal(ctx, p)
+		}
 		caller := programs.Caller{Principal: p}
 		list, err := progs.List(ctx, caller)
 		if err != nil {

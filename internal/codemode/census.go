@@ -112,7 +112,7 @@ func (e *Engine) censusCheck(ctx context.Context, code string, v *view) func(*Re
 			entry.Unchecked = err.Error()
 		} else {
 			entry.Diagnostics = rep.Diagnostics
-			if plan := planOf(v, rep.Plan); plan != nil && e.opts.AdmitPlan != nil {
+			if plan := planOf(v, rep.Plan, nil); plan != nil && e.opts.AdmitPlan != nil {
 				// Without asking anyone (no plan approval): the policy alone.
 				if err := e.opts.AdmitPlan(cctx, plan, false); err != nil {
 					entry.PlanDenied = err.Error()

@@ -248,6 +248,12 @@ type Request struct {
 	// replays it): nil for a run that is not durable. It needs an engine
 	// with Options.Durable.
 	Durable *DurableRun
+	// Programs are the saved programs the code may call as
+	// programs.<name>(args) (library.go); nil: none.
+	Programs *Library
+	// Approved are tools approved for the run before it starts, as a plan
+	// approval approves them (a saved program's approval at save).
+	Approved []pipeline.PlanTool
 }
 
 // Response is the outcome of a request.
@@ -346,6 +352,7 @@ func (e *Engine) Execute(ctx context.Context, req Request) Response {
 	ctx, cancel := context.WithTimeout(ctx, timeout+deadlineGrace)
 	defer cancel()
 	run := pipeline.NewRun(e.opts.MaxToolCalls)
+	run.ApprovePlan(req.Approved)
 	ctx = pipeline.WithRun(ctx, run)
 	if req.OnRun != nil {
 		req.OnRun(run)
@@ -705,8 +712,12 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 	defer end()
 	host := &bridgeHost{engine: e, view: v, console: console, onCall: newCallCounter(req.OnToolCall),
 		tracker: calls, runCtx: runCtx, deadline: deadline, grace: unawaitedGrace(timeout), durable: req.Durable}
+	js, err := withLibrary(prog.js, req.Programs)
+	if err != nil {
+		return v8sandbox.Result{}, nil, "", err
+	}
 	job := v8sandbox.Job{
-		Source:      prog.js,
+		Source:      js,
 		Origin:      origin,
 		Prelude:     v.preludeFor(e.opts.Durable),
 		Functions:   bridgeFunctions,

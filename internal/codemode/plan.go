@@ -13,7 +13,10 @@ import (
 // planOf turns the checker's plan (tool references by their backend's
 // interface in the declarations of v) into the pipeline's, by original
 // backend and tool names.
-func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
+//
+// A call of a saved program (programs.<name>, lib) puts the tools that
+// program may call in its place (Library.addToPlan).
+func planOf(v *view, p *typecheck.Plan, lib *Library) *pipeline.Plan {
 	if p == nil {
 		return nil
 	}
@@ -23,6 +26,10 @@ func planOf(v *view, p *typecheck.Plan) *pipeline.Plan {
 			if c.Tool == "set" || c.Tool == "delete" {
 				out.AddState(c.Tool, c.Line, c.Loop, c.Times)
 			}
+			continue
+		}
+		if c.Backend == programsInterface && !lib.Empty() {
+			lib.addToPlan(out, c)
 			continue
 		}
 		i, err := strconv.Atoi(strings.TrimPrefix(c.Backend, BackendTypePrefix))
@@ -77,6 +84,13 @@ func (e *Engine) admitPlan(ctx context.Context, req Request, v *view, calls *cal
 // running it (isogate check): the diagnostics, and the plan by original
 // names. It waits for the compiler to load.
 func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pipeline.Plan, error) {
+	return e.CheckWith(ctx, code, nil)
+}
+
+// CheckWith is Check of a program that may call the saved programs of lib
+// (programs.<name>(args) typed from their parameters; the plan holds, at
+// each call of one, the tools it may call).
+func (e *Engine) CheckWith(ctx context.Context, code string, lib *Library) (*typecheck.Report, *pipeline.Plan, error) {
 	var c typecheck.Service = typecheck.Shared()
 	if e.opts.Typecheck != nil {
 		c = e.opts.Typecheck
@@ -86,12 +100,12 @@ func (e *Engine) Check(ctx context.Context, code string) (*typecheck.Report, *pi
 	}
 	code = stripFences(code)
 	v := e.view()
-	rep, err := c.Check(ctx, e.checkDeclarations(v), code, exportsMain(code))
+	rep, err := c.Check(ctx, e.checkDeclarations(v), code+lib.checkerDeclarations(), exportsMain(code))
 	if err != nil {
 		return nil, nil, err
 	}
 	rep = withoutDenied(v, rep)
-	return rep, planOf(v, rep.Plan), nil
+	return rep, planOf(v, rep.Plan, lib), nil
 }
 
 // withoutDenied is rep without the diagnostics that call a denied tool

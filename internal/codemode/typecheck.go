@@ -80,7 +80,7 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	// own budget, sandbox.typecheck_timeout, past which the checker ends it.
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	start := time.Now()
-	rep, err := e.opts.Typecheck.Submit(wctx, typecheck.Request{Decls: e.checkDeclarations(v), Program: code,
+	rep, err := e.opts.Typecheck.Submit(wctx, typecheck.Request{Decls: e.checkDeclarations(v), Program: code + req.Programs.checkerDeclarations(),
 		Module: exportsMain(code), Principal: principalKey(ctx), Budget: e.opts.TypecheckTimeout})
 	took := time.Since(start)
 	cancel()
@@ -110,7 +110,7 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 		// A denied tool named by a spelling the checker cannot relate to
 		// it is said as such too (the plan resolves it); no person is asked
 		// about a program refused anyway.
-		plan := planOf(v, rep.Plan)
+		plan := planOf(v, rep.Plan, req.Programs)
 		if refused := e.admitPlan(ctx, req, v, calls, plan, false); refused != nil {
 			return checked(refused, rep, plan)
 		}
@@ -121,7 +121,7 @@ func (e *Engine) checkedV8(ctx context.Context, req Request, v *view, calls *cal
 	}
 	var plan *pipeline.Plan
 	if rep != nil {
-		plan = planOf(v, rep.Plan)
+		plan = planOf(v, rep.Plan, req.Programs)
 		if refused := e.admitPlan(ctx, req, v, calls, plan, true); refused != nil {
 			refused.Notices = append(notices, refused.Notices...)
 			return checked(refused, rep, plan)

@@ -1,8 +1,11 @@
 package programs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +59,42 @@ func (p *Programs) Calls(owner, name string) map[int]CallCount {
 	return out
 }
 
+// Saved programs call saved programs (issue 45): a program's code names
+// the programs it calls as programs.<name>(args) (or programs["name"]);
+// a run gets those the caller may call, and those they name in turn, as
+// async functions (codemode's Library). The names are found in the code's
+// text, so a program reaches only programs its code names; the graph they
+// make must be acyclic and at most MaxDepth deep, or the run is refused
+// with CodeDepth before anything of it runs.
+
+// CodeDepth is the code of a run refused because the saved programs it
+// calls call each other in a cycle or deeper than MaxDepth.
+const CodeDepth v8sandbox.Code = "PROGRAM_DEPTH"
+
+// MaxDepth bounds the chain of saved programs a run may call: the run
+// calls a (1), a calls b (2), … up to MaxDepth.
+const MaxDepth = 4
+
+// callRE finds programs.<name> and programs["name"] (or a version of
+// it, programs["name@3"]) in code.
+var callRE = regexp.MustCompile(`\bprograms\s*(?:\?\.|\.)\s*([a-z][a-z0-9_]*)|\bprograms\s*\[\s*["']([a-z][a-z0-9_]*(?:@[1-9][0-9]*)?)["']\s*\]`)
+
+// Names are the program names (or name@version) code calls as
+// programs.<name>, in order, each once.
+func Names(code string) []string {
+	if !strings.Contains(code, "programs") {
+		return nil
+	}
+	var out []string
+	for _, m := range callRE.FindAllStringSubmatch(code, -1) {
+		name := m[1] + m[2]
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Heads returns every program's head, by owner then name: the operator's
 // view (the console).
 func (p *Programs) Heads(ctx context.Context) ([]*Head, error) {
@@ -89,4 +128,127 @@ func (p *Programs) SetCurrentOf(ctx context.Context, c Caller, owner, name strin
 		h.Current, h.Cur = v.Version, summaryOf(v)
 		return nil
 	})
+}
+
+// Callee is a saved program a run may call, resolved for its caller.
+type Callee struct {
+	// Version is the version the caller runs (nil when DeniedBy is set).
+	Version *Version
+	// Calls are the names of the programs its code calls that the caller
+	// may see (the others are not in the run: calling one fails).
+	Calls []string
+	// DeniedBy is the rule that denies the program to the caller.
+	DeniedBy string
+}
+
+// Callees resolves the saved programs code calls, for c: roots are those
+// it names that exist for c, all every program reachable from them by
+// name. deniedBy says which rule denies a program to c ("" none): a denied
+// program is in all, without its version, and nothing it calls is
+// followed. A name no program of c's has is left out. A store that does
+// not answer fails (STORE_UNAVAILABLE: what the run may call is unknown).
+func (p *Programs) Callees(ctx context.Context, c Caller, code string, deniedBy func(name string) string) (roots []string, all map[string]*Callee, err error) {
+	names := Names(code)
+	if len(names) == 0 {
+		return nil, nil, nil
+	}
+	all = map[string]*Callee{}
+	var resolve func(name string) (*Callee, error)
+	resolve = func(name string) (*Callee, error) {
+		if cl, ok := all[name]; ok {
+			return cl, nil
+		}
+		base, _, _ := strings.Cut(name, "@")
+		if rule := deniedBy(base); rule != "" {
+			cl := &Callee{DeniedBy: rule}
+			all[name] = cl
+			return cl, nil
+		}
+		v, err := p.Resolve(ctx, c, name)
+		if v8sandbox.CodeOf(err) == CodeNotFound {
+			all[name] = nil
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		cl := &Callee{Version: v}
+		all[name] = cl
+		for _, n := range Names(v.Code) {
+			callee, err := resolve(n)
+			if err != nil {
+				return nil, err
+			}
+			if callee != nil {
+				cl.Calls = append(cl.Calls, n)
+			}
+		}
+		return cl, nil
+	}
+	for _, n := range names {
+		cl, err := resolve(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cl != nil {
+			roots = append(roots, n)
+		}
+	}
+	for name, cl := range all {
+		if cl == nil {
+			delete(all, name)
+		}
+	}
+	if err := checkDepth(roots, all); err != nil {
+		return nil, nil, err
+	}
+	return roots, all, nil
+}
+
+// checkDepth refuses a graph of programs with a cycle or a chain longer
+// than MaxDepth, naming it.
+func checkDepth(roots []string, all map[string]*Callee) error {
+	var path []string
+	var walk func(name string) error
+	walk = func(name string) error {
+		if i := slices.Index(path, name); i >= 0 {
+			return v8sandbox.Errorf(CodeDepth, "the saved programs call each other in a cycle (%s): a program may not call itself, directly or through others",
+				strings.Join(append(slices.Clone(path[i:]), name), " → "))
+		}
+		path = append(path, name)
+		defer func() { path = path[:len(path)-1] }()
+		if len(path) > MaxDepth {
+			return v8sandbox.Errorf(CodeDepth, "saved programs call saved programs %d deep (%s), more than %d", len(path), strings.Join(path, " → "), MaxDepth)
+		}
+		for _, n := range all[name].Calls {
+			if err := walk(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range roots {
+		if err := walk(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CallCode is the program a direct call of v with arguments runs: one
+// call of v pinned to its version, programs["name@3"](args), so that the
+// run inlines v as a run naming it does (its code compiled once per
+// version) and its journal says which version ran. The arguments are
+// checked against v's parameters first (INVALID_ARGUMENTS: nothing ran).
+func CallCode(v *Version, arguments json.RawMessage) (string, error) {
+	args, err := checkArguments(v, arguments)
+	if err != nil {
+		return "", err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, args); err != nil { // checked JSON: cannot fail
+		return "", err
+	}
+	ref, _ := json.Marshal(v.Ref())
+	return "return await programs[" + string(ref) + "](" + compact.String() + ")", nil
 }

@@ -132,6 +132,18 @@ type Version struct {
 	Plan    json.RawMessage `json:"plan,omitempty"`
 	SavedBy string          `json:"saved_by"`
 	SavedAt time.Time       `json:"saved_at"`
+	// Approved is the plan approval its saver gave at save, if any
+	// (server.auth.approval_at_save).
+	Approved *Approval `json:"approved,omitempty"`
+}
+
+// Approval is a plan approval given when a version was saved: By (the
+// saver) approved the calls of Tools (a plan's tools, as JSON) for later
+// calls of the version.
+type Approval struct {
+	By    string          `json:"by"`
+	At    time.Time       `json:"at"`
+	Tools json.RawMessage `json:"tools"`
 }
 
 // Ref is "name@version".
@@ -202,6 +214,9 @@ type Vetting struct {
 	Partial bool
 	// Plan is the plan as JSON (kept with the version).
 	Plan json.RawMessage
+	// Approved are the plan's tools a person approved at save, as JSON,
+	// nil when none was asked or approved.
+	Approved json.RawMessage
 }
 
 // Options configure [New].
@@ -225,7 +240,14 @@ type Programs struct {
 	gen   string // the store's generation the index is of
 	index *index // nil: not built yet
 	calls callLog
+	// versions are versions read from the store, by their key: a version
+	// never changes once saved, so a run calling a program reads it once
+	// (at most maxCachedVersions; emptied when full).
+	versions map[string]*Version
 }
+
+// maxCachedVersions bounds the versions kept in memory.
+const maxCachedVersions = 1024
 
 // New returns the saved programs over o.Store.
 func New(o Options) *Programs {
@@ -306,6 +328,9 @@ func (p *Programs) Save(ctx context.Context, c Caller, in SaveInput) (*Version, 
 		SavedBy: owner, SavedAt: time.Now().UTC()}
 	if v.Calls == nil {
 		v.Calls = []string{}
+	}
+	if vet.Approved != nil {
+		v.Approved = &Approval{By: owner, At: v.SavedAt, Tools: vet.Approved}
 	}
 	hk := headKey(owner, in.Name)
 	for range 16 {
@@ -532,7 +557,16 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 	if err := staleErr(l.head, ver); err != nil {
 		return nil, err
 	}
-	raw, err := p.opts.Store.Get(ctx, Namespace, versionKey(l.Owner, name, ver))
+	key := versionKey(l.Owner, name, ver)
+	p.mu.Lock()
+	cached := p.versions[key]
+	p.mu.Unlock()
+	if cached != nil {
+		p.calls.add(l.Owner, name, ver)
+		v := *cached
+		return &v, nil
+	}
+	raw, err := p.opts.Store.Get(ctx, Namespace, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, notFound(ref)
 	}
@@ -544,6 +578,13 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 		return nil, fmt.Errorf("program %s: reading version %d: %w", name, ver, err)
 	}
 	p.calls.add(l.Owner, name, ver)
+	p.mu.Lock()
+	if p.versions == nil || len(p.versions) >= maxCachedVersions {
+		p.versions = map[string]*Version{}
+	}
+	kept := v
+	p.versions[key] = &kept
+	p.mu.Unlock()
 	return &v, nil
 }
 

@@ -30,30 +30,30 @@ func Wrap(code string, args json.RawMessage) string {
 	return "const args = JSON.parse(" + string(lit) + "); " + code
 }
 
-// Source is the program a call of v with arguments runs: arguments are
-// checked against v's parameters first (INVALID_ARGUMENTS: nothing ran).
-func Source(v *Version, arguments json.RawMessage) (string, error) {
+// checkArguments checks a call's arguments against v's parameters and
+// returns them as JSON of an object ({} for none).
+func checkArguments(v *Version, arguments json.RawMessage) (json.RawMessage, error) {
 	if len(arguments) == 0 || string(arguments) == "null" {
 		arguments = json.RawMessage("{}")
 	}
 	var args any
 	if err := json.Unmarshal(arguments, &args); err != nil {
-		return "", v8sandbox.Errorf(CodeInvalidArguments, "%s: arguments are not JSON: %v", v.Ref(), err)
+		return nil, v8sandbox.Errorf(CodeInvalidArguments, "%s: arguments are not JSON: %v", v.Ref(), err)
 	}
 	if _, ok := args.(map[string]any); !ok {
-		return "", v8sandbox.Errorf(CodeInvalidArguments, "%s: arguments are an object", v.Ref())
+		return nil, v8sandbox.Errorf(CodeInvalidArguments, "%s: arguments are an object", v.Ref())
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(v.Params, &s); err != nil {
-		return "", v8sandbox.Errorf(CodeInvalid, "%s: its parameters do not decode: %v", v.Ref(), err)
+		return nil, v8sandbox.Errorf(CodeInvalid, "%s: its parameters do not decode: %v", v.Ref(), err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		return "", v8sandbox.Errorf(CodeInvalid, "%s: its parameters: %v", v.Ref(), err)
+		return nil, v8sandbox.Errorf(CodeInvalid, "%s: its parameters: %v", v.Ref(), err)
 	}
 	if err := rs.Validate(args); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "validating root: ")
-		return "", v8sandbox.Errorf(CodeInvalidArguments, "%s: the arguments do not fit its parameters (nothing ran): %s", v.Ref(), msg)
+		return nil, v8sandbox.Errorf(CodeInvalidArguments, "%s: the arguments do not fit its parameters (nothing ran): %s", v.Ref(), msg)
 	}
-	return Wrap(v.Code, arguments), nil
+	return arguments, nil
 }

@@ -34,6 +34,9 @@ type AuthOptions struct {
 	// Admins see gateway-wide figures in isogate://stats
 	// (server.auth.admins).
 	Admins []string
+	// ApprovalAtSave (server.auth.approval_at_save) lets the plan approval
+	// a saved version got at save stand for its saver's direct calls.
+	ApprovalAtSave bool
 }
 
 // verifier is the token verifier in force, or nil when every caller is let

@@ -53,19 +53,21 @@ func (sf *Surface) programCaller(ctx context.Context) programs.Caller {
 	return programs.Caller{Principal: p, Admin: p == nil || p.Matches(sf.opts.Auth.Admins)}
 }
 
+// The meta-tools' descriptions and schemas are every client's context
+// (gateway TestMetaToolListFitsContextBudget): each word earns its place.
 type saveProgramInput struct {
-	Name        string `json:"name" jsonschema:"lowercase letters, digits and single underscores (e.g. weekly_report); listed as the tool program_<name>"`
-	Description string `json:"description" jsonschema:"what it does and when to use it: the tool's description"`
-	Code        string `json:"code" jsonschema:"the program, as for call_tool_chain; it reads its parameters from args"`
+	Name        string `json:"name" jsonschema:"e.g. weekly_report"`
+	Description string `json:"description"`
+	Code        string `json:"code" jsonschema:"as in call_tool_chain; reads args"`
 	Parameters  any    `json:"parameters,omitempty"`
 }
 
 type programsInput struct {
-	Action  string   `json:"action" jsonschema:"list (default), versions, set_current or publish (admins)"`
+	Action  string   `json:"action,omitempty"`
 	Name    string   `json:"name,omitempty"`
 	Version int      `json:"version,omitempty"`
-	Owner   string   `json:"owner,omitempty" jsonschema:"publish: whose (default: yours)"`
-	To      []string `json:"to,omitempty" jsonschema:"publish: names, group:g, scope:s or *; [] withdraws"`
+	Owner   string   `json:"owner,omitempty"`
+	To      []string `json:"to,omitempty" jsonschema:"names, group:g, scope:s, *; [] withdraws"`
 }
 
 // attachPrograms adds the saved programs' meta-tools to s (not on a
@@ -76,10 +78,10 @@ func (sf *Surface) attachPrograms(s *mcp.Server, expose config.Expose) {
 	}
 	s.AddReceivingMiddleware(sf.programsMiddleware)
 	mcp.AddTool(s, &mcp.Tool{Name: "save_program", InputSchema: saveProgramSchema(),
-		Description: "Save a program that worked as the tool program_<name> (versioned, type-checked, private until published)."},
+		Description: "Save a working program as tool program_NAME (description: when to use it); versioned, private until published."},
 		sf.saveProgram)
-	listTool := &mcp.Tool{Name: "programs",
-		Description: "Your saved programs: list, versions of one, set_current, publish (admins)."}
+	listTool := &mcp.Tool{Name: "programs", InputSchema: programsSchema(),
+		Description: "Saved programs. action: list (default), versions, set_current, publish (admins)."}
 	mcp.AddTool(s, listTool, sf.programsTool)
 	sf.programs.mu.Lock()
 	sf.programs.touch = append(sf.programs.touch, func() { mcp.AddTool(s, listTool, sf.programsTool) })
@@ -110,7 +112,20 @@ func saveProgramSchema() *jsonschema.Schema {
 		panic(err) // a fixed struct
 	}
 	s.Properties["parameters"] = &jsonschema.Schema{Types: []string{"object", "string"},
-		Description: "JSON Schema, or a TypeScript type '{ city: string }'; default: inferred from args reads"}
+		Description: "JSON Schema or TS type; default: from args reads"}
+	s.AdditionalProperties = nil // unknown properties are ignored: bytes every client reads, for nothing
+	return s
+}
+
+// programsSchema is the programs meta-tool's input schema, as small as
+// it stays clear.
+func programsSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[programsInput](nil)
+	if err != nil {
+		panic(err) // a fixed struct
+	}
+	s.Properties["to"].Types, s.Properties["to"].Type = nil, "array"
+	s.AdditionalProperties = nil
 	return s
 }
 
@@ -123,7 +138,10 @@ func programError(err error) *mcp.CallToolResult {
 	return r
 }
 
-func (sf *Surface) saveProgram(ctx context.Context, _ *mcp.CallToolRequest, in saveProgramInput) (*mcp.CallToolResult, any, error) {
+func (sf *Surface) saveProgram(ctx context.Context, req *mcp.CallToolRequest, in saveProgramInput) (*mcp.CallToolResult, any, error) {
+	// With server.auth.approval_at_save the saver may be asked to approve
+	// the program's plan (app's vetter).
+	ctx = pipeline.WithApprover(ctx, pipeline.ElicitApprover{Session: req.Session})
 	var params json.RawMessage
 	if in.Parameters != nil {
 		params, _ = json.Marshal(in.Parameters)
@@ -136,6 +154,9 @@ func (sf *Surface) saveProgram(ctx context.Context, _ *mcp.CallToolRequest, in s
 	text := fmt.Sprintf("saved %s (current); call it as the tool %s", v.Ref(), programs.ToolName(v.Name))
 	if len(v.Calls) > 0 {
 		text += "; it calls " + strings.Join(v.Calls, ", ")
+	}
+	if v.Approved != nil {
+		text += "; its plan was approved for your later calls of " + v.Ref()
 	}
 	res := textResult(text, false)
 	res.StructuredContent = map[string]any{"name": v.Name, "version": v.Version, "tool": programs.ToolName(v.Name),
@@ -218,13 +239,14 @@ func programTool(l programs.Listed) *mcp.Tool {
 	if !l.Own {
 		desc += ", published by " + l.Owner
 	}
-	desc += ")"
+	desc += "; in call_tool_chain: await programs." + l.Name + "(args))"
 	return &mcp.Tool{Name: programs.ToolName(l.Name), Description: desc, InputSchema: l.Params,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(true), OpenWorldHint: jsonschema.Ptr(true)}}
 }
 
 // programsMiddleware lists the caller's programs in tools/list (after the
-// other tools, on the last page) and runs a tools/call of one.
+// other tools, on the last page) and refuses a tools/call of one that
+// programCallsMiddleware could not resolve.
 func (sf *Surface) programsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -258,15 +280,16 @@ func (sf *Surface) programsMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			if _, _, listed := sf.passthrough.origin(call.Params.Name); listed {
 				break // a backend tool passed through under that name
 			}
+			// programCallsMiddleware made every call it could resolve a
+			// call_tool_chain call: this one is refused (again, now, so
+			// that a task asked for carries the refusal).
 			name := strings.TrimPrefix(call.Params.Name, programs.ToolPrefix)
-			code, refused := sf.programCode(ctx, name, call.Params.Arguments)
-			if refused != nil {
+			if _, refused := sf.programCode(ctx, name, call.Params.Arguments); refused != nil {
 				return refused, nil
 			}
-			args, _ := json.Marshal(chainInput{Code: code})
-			params := *call.Params
-			params.Name, params.Arguments = "call_tool_chain", json.RawMessage(args)
-			return next(ctx, method, &mcp.CallToolRequest{Session: call.Session, Params: &params, Extra: call.Extra})
+			if chain := sf.programChainCall(ctx, call); chain != nil { // resolved meanwhile
+				return next(withCalledProgram(ctx, name, call.Params.Arguments), method, chain)
+			}
 		}
 		return next(ctx, method, req)
 	}
@@ -284,7 +307,7 @@ func (sf *Surface) programCode(ctx context.Context, name string, arguments json.
 	if err != nil {
 		return "", programError(err)
 	}
-	code, err := programs.Source(v, arguments)
+	code, err := programs.CallCode(v, arguments)
 	if err != nil {
 		return "", programError(err)
 	}

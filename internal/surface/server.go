@@ -96,7 +96,8 @@ func (sf *Surface) newServer(expose config.Expose) *mcp.Server {
 	s.AddReceivingMiddleware(sf.unknownToolMiddleware(expose)) // the principal is known
 	s.AddReceivingMiddleware(isogateSchemeMiddleware)
 	s.AddReceivingMiddleware(sf.sessionMiddleware)
-	s.AddReceivingMiddleware(sf.tasks.Middleware) // a task's call runs detached from its request (internal/tasks)
+	s.AddReceivingMiddleware(sf.tasks.Middleware)               // a task's call runs detached from its request (internal/tasks)
+	s.AddReceivingMiddleware(sf.programCallsMiddleware(expose)) // a saved program's call is call_tool_chain's, task or not (programcalls.go)
 	s.AddReceivingMiddleware(principalMiddleware)
 	s.AddReceivingMiddleware(sf.tasks.ResultMiddleware) // a disguised tasks/result (taskelicit.go)
 	s.AddReceivingMiddleware(sf.tasks.Listing)
@@ -266,6 +267,16 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 		Owner:         sf.runOwner(ctx, req),
 		Durable:       durableFrom(ctx),
 	}
+	// The saved programs it calls as programs.<name>(args) (programlib.go).
+	lib, err := sf.programLibrary(ctx, in.Code)
+	if err != nil {
+		return programError(err)
+	}
+	creq.Programs = lib
+	if refused := sf.approvePrograms(ctx, lib); refused != nil {
+		return refused
+	}
+	creq.Approved = sf.savedApproval(ctx, lib)
 	// While the program runs, what its backends ask and log reaches this
 	// client on this request, and their progress is the run's.
 	run, token, end := sf.forward.BeginRun(ctx, req.Session, req.Params.GetProgressToken())
