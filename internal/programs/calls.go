@@ -21,7 +21,8 @@ type CallCount struct {
 	Last  time.Time
 }
 
-// callLog counts the calls of each version (each Resolve that found it).
+// callLog counts the calls of each version: each run that calls it
+// (Called), not the reads of checks, approvals or skills.
 type callLog struct {
 	mu sync.Mutex
 	by map[string]map[int]*CallCount // owner + "\x00" + name → version →
@@ -44,6 +45,13 @@ func (l *callLog) add(owner, name string, ver int) {
 	}
 	c.Count++
 	c.Last = time.Now().UTC()
+}
+
+// Called counts a call of v: a run that calls it (directly, as its tool
+// or a task, or from a program). Checks, approvals and skills that read a
+// version are not calls.
+func (p *Programs) Called(v *Version) {
+	p.calls.add(v.Owner, v.Name, v.Version)
 }
 
 // Calls returns the calls of each version of owner's program name on

@@ -562,7 +562,6 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 	cached := p.versions[key]
 	p.mu.Unlock()
 	if cached != nil {
-		p.calls.add(l.Owner, name, ver)
 		v := *cached
 		return &v, nil
 	}
@@ -577,7 +576,6 @@ func (p *Programs) Resolve(ctx context.Context, c Caller, ref string) (*Version,
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("program %s: reading version %d: %w", name, ver, err)
 	}
-	p.calls.add(l.Owner, name, ver)
 	p.mu.Lock()
 	if p.versions == nil || len(p.versions) >= maxCachedVersions {
 		p.versions = map[string]*Version{}

@@ -25,5 +25,10 @@ func (sf *Surface) programLibrary(ctx context.Context, code string) (*codemode.L
 	if err != nil || len(roots) == 0 {
 		return nil, err
 	}
+	for _, r := range roots {
+		if cl := all[r]; cl != nil && cl.Version != nil {
+			sf.programs.programs.Called(cl.Version)
+		}
+	}
 	return codemode.LibraryOf(roots, all), nil
 }
