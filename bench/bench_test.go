@@ -3,11 +3,14 @@ package bench
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // TestMain makes a plain `go test ./...` in bench/ run every benchmark once
@@ -24,8 +27,14 @@ func TestMain(m *testing.M) {
 			flag.Set("test.benchtime", "1x")
 		}
 	}
+	dataHome, err := testutil.DataHome() // the gateways the benchmarks start
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	shared.close()
+	os.RemoveAll(dataHome)
 	os.Exit(code)
 }
 

@@ -58,8 +58,11 @@ type doctorReport struct {
 	NameCollisions []surface.NameCollision `json:"name_collisions"`
 	// Embeddings is search.embeddings' state: "ok" once the tool vectors
 	// are computed, else why not; "" when it is off.
-	Embeddings string   `json:"search_embeddings,omitempty"`
-	Problems   []string `json:"problems"`
+	Embeddings string `json:"search_embeddings,omitempty"`
+	// Store is whether the durable store (saved programs, their state,
+	// skills) answers: "ok", else why not.
+	Store    string   `json:"store"`
+	Problems []string `json:"problems"`
 }
 
 // embeddingsWait bounds doctor's wait for the tool vectors of
@@ -98,6 +101,12 @@ func diagnose(ctx context.Context, g *app.App) doctorReport {
 			r.Problems = append(r.Problems, fmt.Sprintf("typecheck: the checker is %s: %v", tc.State, warmErr))
 		}
 	}
+	if err := g.StoreHealth(ctx); err != nil {
+		r.Store = err.Error()
+		r.Problems = append(r.Problems, "store: "+r.Store+" (saved programs, state and skills fail with STORE_UNAVAILABLE)")
+	} else {
+		r.Store = "ok"
+	}
 	r.Backends = g.Backends.Status()
 	for _, st := range r.Backends {
 		if st.State != backend.StateHealthy {
@@ -133,6 +142,7 @@ func (r doctorReport) print(w io.Writer) {
 	if r.Embeddings != "" {
 		fmt.Fprintln(w, "search embeddings: "+r.Embeddings)
 	}
+	fmt.Fprintln(w, "store: "+r.Store)
 	fmt.Fprintf(w, "backends: %d\n", len(r.Backends))
 	for _, st := range r.Backends {
 		line := fmt.Sprintf("  %-16s %-10s %3d tools", st.Name, st.State, st.ToolCount)

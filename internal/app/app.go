@@ -32,6 +32,7 @@ import (
 	"github.com/isogate/isogate/internal/desk"
 	"github.com/isogate/isogate/internal/embedsearch"
 	"github.com/isogate/isogate/internal/fairshare"
+	"github.com/isogate/isogate/internal/kv"
 	"github.com/isogate/isogate/internal/metrics"
 	"github.com/isogate/isogate/internal/observe"
 	"github.com/isogate/isogate/internal/pipeline"
@@ -103,6 +104,7 @@ type App struct {
 	checks   typecheck.Tally      // code mode's checks, by outcome
 	tcMode   string               // sandbox.typecheck ("" or off: no checker reported)
 	closers  []io.Closer          // stores and the tool cache
+	kv       kv.Store             // the durable store: saved programs, state, skills
 	tracer   *tracing.Tracer      // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
 	cfg      atomic.Pointer[config.Config] // in force: New's, then each Reload's
@@ -313,6 +315,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	a.drift = a.Programs.Drift(programs.DriftOptions{Catalogue: &driftCatalogue{a: a}})
 	a.closers = append(a.closers, a.drift, pstore)
 	a.Metrics.ObservePrograms(a.programCounts)
+	a.kv = pstore
+	a.Metrics.ObserveStore("kv", a.StoreHealth)
 	authOpts := authOptions(cfg.Server, a.logger)
 	a.Surface = surface.New(surface.Parts{
 		Backends: a.Backends, Catalog: a.Catalog, Policy: a.Policy, Calls: a.Calls, Engine: a.Engine,
@@ -322,6 +326,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		Skills:   append([]skills.Source{programSkills(a.Programs, a.Policy, a.logger)}, opts.Skills...),
 		Semantic: a.Semantic,
 		Programs: a.Programs,
+		Store:    a.StoreHealth,
 	}, surface.Options{
 		Version:                      opts.Version,
 		Logger:                       a.logger,

@@ -147,3 +147,17 @@ func (v vetter) approve(ctx context.Context, plan *pipeline.Plan) json.RawMessag
 	out, _ := json.Marshal(asks)
 	return out
 }
+
+// StoreHealth reports whether the durable store (saved programs, their
+// state, skills) answers: nil, or why not (a bbolt file another process
+// holds, a Redis that does not answer), wrapping kv.ErrUnavailable.
+// /readyz, isogate_store_up{store="kv"} and isogate doctor ask it.
+func (a *App) StoreHealth(ctx context.Context) error {
+	if a.kv == nil {
+		return nil
+	}
+	if err := kv.Ping(ctx, a.kv); err != nil {
+		return fmt.Errorf("the durable store (saved programs, state, skills): %w", err)
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/app"
 	"github.com/isogate/isogate/internal/backend"
+	"github.com/isogate/isogate/internal/testutil"
 )
 
 // backendEnv makes the test binary a stdio backend (see TestMain).
@@ -43,7 +45,14 @@ func TestMain(m *testing.M) {
 		_ = s.Run(context.Background(), &mcp.StdioTransport{})
 		return
 	}
-	os.Exit(m.Run())
+	dataHome, err := testutil.DataHome()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dataHome)
+	os.Exit(code)
 }
 
 // hostile makes the payloads and counts what reached its loopback
@@ -484,4 +493,14 @@ func TestConsoleHostileText(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGatewaysGetADataDirOfTheirOwn: the default store.data_dir of the
+// gateways this package starts is in a temporary directory of the tests
+// (TestMain), not the developer's ~/.local/share/isogate, whose saved
+// programs they would list.
+func TestGatewaysGetADataDirOfTheirOwn(t *testing.T) {
+	if dir := config.Default().Store.DataDir; !strings.HasPrefix(dir, filepath.Clean(os.TempDir())+string(filepath.Separator)) {
+		t.Fatalf("the gateways' default store.data_dir is %s, not one of the tests'", dir)
+	}
 }

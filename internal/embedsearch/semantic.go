@@ -48,6 +48,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics records requests, fallbacks and vectors; nil: none.
 	Metrics *metrics.Metrics
+
+	// retrying, when set, is told each wait chosen after a failure (tests).
+	retrying func(time.Duration)
 }
 
 // Tunables of the background computation.
@@ -63,8 +66,10 @@ const (
 	// computation reads the store and tries the lock.
 	pollInterval = 250 * time.Millisecond
 	// firstRetry and lastRetry bound the wait before computing again
-	// after a failure (doubling in between).
-	firstRetry, lastRetry = 2 * time.Second, 5 * time.Minute
+	// after a failure (doubling in between; a catalogue change computes
+	// at once and starts again from firstRetry). lastRetry is short so an
+	// endpoint that comes up after the gateway is used soon.
+	firstRetry, lastRetry = 2 * time.Second, 30 * time.Second
 	// logEvery bounds how often one kind of query failure is logged.
 	logEvery = time.Minute
 )
@@ -72,13 +77,14 @@ const (
 // Semantic ranks the catalogue's tools against queries with embeddings.
 // All methods are safe for concurrent use.
 type Semantic struct {
-	client  *Client
-	cat     *catalog.Catalog
-	store   Store
-	timeout time.Duration
-	batch   int
-	logger  *slog.Logger
-	metrics *metrics.Metrics
+	client   *Client
+	cat      *catalog.Catalog
+	store    Store
+	timeout  time.Duration
+	batch    int
+	logger   *slog.Logger
+	metrics  *metrics.Metrics
+	retrying func(time.Duration)
 
 	cur     atomic.Pointer[vectorSet] // the latest vectors, nil before the first
 	wake    chan struct{}             // a catalogue change to look at (buffered 1)
@@ -96,7 +102,7 @@ type Semantic struct {
 func New(opts Options) *Semantic {
 	d := config.Default().Search.Embeddings
 	s := &Semantic{client: opts.Client, cat: opts.Catalog, store: opts.Store, timeout: opts.QueryTimeout,
-		batch: opts.BatchSize, logger: opts.Logger, metrics: opts.Metrics,
+		batch: opts.BatchSize, logger: opts.Logger, metrics: opts.Metrics, retrying: opts.retrying,
 		wake: make(chan struct{}, 1), changed: make(chan struct{}), logged: map[string]time.Time{}, done: make(chan struct{})}
 	if s.store == nil {
 		s.store = NewMemory()
@@ -191,7 +197,10 @@ func (s *Semantic) run(ctx context.Context) {
 				retry = 0
 				break
 			}
-			retry = min(max(2*retry, firstRetry), lastRetry)
+			retry = nextRetry(retry)
+			if s.retrying != nil {
+				s.retrying(retry)
+			}
 			s.logger.Warn("search embeddings: tool vectors not computed; search ranks by words only until they are",
 				slog.String("kind", kindOf(err)), slog.Any("error", err), slog.Duration("retry_in", retry))
 			t := time.NewTimer(retry)
@@ -200,11 +209,20 @@ func (s *Semantic) run(ctx context.Context) {
 				t.Stop()
 				return
 			case <-s.wake:
+				// The catalogue changed: compute at once, and back off
+				// from the start should that fail too.
 				t.Stop()
+				retry = 0
 			case <-t.C:
 			}
 		}
 	}
+}
+
+// nextRetry is the wait after a failure that followed a wait of prev (0:
+// none): doubling from firstRetry up to lastRetry.
+func nextRetry(prev time.Duration) time.Duration {
+	return min(max(2*prev, firstRetry), lastRetry)
 }
 
 // refresh brings the vectors in line with the catalogue: read from the

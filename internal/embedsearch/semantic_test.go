@@ -492,3 +492,40 @@ func TestAbandonedLockLapses(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogueChangeResetsBackoff: while the endpoint fails, each
+// catalogue change computes at once and the wait after its failure starts
+// again from firstRetry (at startup a few changes in a second had doubled
+// it to over a minute, so an endpoint that came up later was first used a
+// minute on); without changes the wait doubles up to lastRetry (30 s).
+func TestCatalogueChangeResetsBackoff(t *testing.T) {
+	ep := fakeembed.Start(t, fakeembed.Options{Model: testModel})
+	ep.SetMode(t, fakeembed.ModeStatus)
+	waits := make(chan time.Duration, 16)
+	sem := New(Options{Client: &Client{URL: ep.URL, Model: testModel}, Catalog: testCatalog(), BatchSize: 4,
+		Logger: slog.New(slog.DiscardHandler), retrying: func(d time.Duration) { waits <- d }})
+	t.Cleanup(func() { sem.Close() })
+	for i := range 5 {
+		if i > 0 {
+			sem.Changed() // as a backend's tools published at startup do
+		}
+		select {
+		case d := <-waits:
+			if d != firstRetry {
+				t.Fatalf("failure %d after a catalogue change: retry in %v, want %v", i+1, d, firstRetry)
+			}
+		case <-time.After(waitLong):
+			t.Fatalf("failure %d: no retry chosen", i+1)
+		}
+	}
+	var d time.Duration
+	for range 10 {
+		d = nextRetry(d)
+		if d > 30*time.Second {
+			t.Fatalf("backoff grew to %v, beyond 30s", d)
+		}
+	}
+	if d != lastRetry {
+		t.Errorf("backoff settles at %v, want %v", d, lastRetry)
+	}
+}

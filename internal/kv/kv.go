@@ -156,7 +156,18 @@ type Lazy struct {
 	exists func() bool
 	mu     sync.Mutex
 	s      Store
+	// failed is the last open's error and when it came: for
+	// reopenAfter, every use answers it at once instead of waiting for
+	// another open (a bbolt file another process holds costs its whole
+	// open timeout, with mu held).
+	failed   error
+	failedAt time.Time
+	now      func() time.Time // time.Now; tests set it
 }
+
+// reopenAfter is how long a failed open is answered from memory before
+// the store is opened again.
+const reopenAfter = 5 * time.Second
 
 // NewLazy returns a store that calls open on first use. When exists is
 // given and reports false, reads (Get, List) answer as an empty store
@@ -179,14 +190,22 @@ func (l *Lazy) store() (Store, error) {
 	if l.s != nil {
 		return l.s, nil
 	}
+	now := time.Now
+	if l.now != nil {
+		now = l.now
+	}
+	if l.failed != nil && now().Sub(l.failedAt) < reopenAfter {
+		return nil, l.failed
+	}
 	s, err := l.open()
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) {
 			err = fmt.Errorf("%w (%w)", err, ErrUnavailable)
 		}
+		l.failed, l.failedAt = err, now()
 		return nil, err
 	}
-	l.s = s
+	l.s, l.failed = s, nil
 	return s, nil
 }
 

@@ -33,8 +33,11 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 		// Programs are the saved programs, stale ones named (they do
 		// not make the gateway unready: programsReadiness says why).
 		Programs *programsReadiness `json:"programs,omitempty"`
+		// Store is whether the durable store answers (nor does it make
+		// the gateway unready: storeReadiness says why).
+		Store *storeReadiness `json:"store,omitempty"`
 	}{Ready: true, NotReady: []notReady{}, NameCollisions: sf.collisions.list(), Sandbox: sf.sandboxReport(),
-		Programs: sf.programsReadiness(r.Context())}
+		Programs: sf.programsReadiness(r.Context()), Store: sf.storeReadiness(r.Context())}
 	body.Repointed, _ = sf.Repointed()
 	for _, st := range sf.manager.Status() {
 		body.Backends++
@@ -62,6 +65,7 @@ func (sf *Surface) readyz(w http.ResponseWriter, r *http.Request) {
 		if admins := sf.opts.Auth.Admins; len(admins) > 0 && !p.Matches(admins) {
 			body.Sandbox = body.Sandbox.brief()
 			body.Programs = body.Programs.brief()
+			body.Store = body.Store.brief()
 		}
 	}
 	_ = json.NewEncoder(w).Encode(body)

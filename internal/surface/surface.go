@@ -11,6 +11,7 @@
 package surface
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -69,6 +70,10 @@ type Parts struct {
 	Semantic *embedsearch.Semantic
 	// Programs, when set, are the saved programs (programs.go).
 	Programs *programs.Programs
+	// Store says whether the durable store (internal/kv: saved programs,
+	// their state, skills) answers: nil when it does (/readyz,
+	// readyz_store.go); nil func: not reported.
+	Store func(context.Context) error
 }
 
 // sandboxReport is the sandbox's report, nil when there is none.
@@ -197,7 +202,8 @@ type Surface struct {
 	runCode  *runcode.Service
 	store    resultstore.Store
 	runs     *runStore
-	durables tasks.Durables // writes durable runs' journals to Parts.Journals
+	durables tasks.Durables              // writes durable runs' journals to Parts.Journals
+	kvPing   func(context.Context) error // Parts.Store
 	observer *observe.Observer
 	metrics  *metrics.Metrics
 	sandbox  func() SandboxReport  // nil: not reported
@@ -245,7 +251,7 @@ func New(p Parts, opts Options) *Surface {
 		opts: opts, logger: opts.Logger,
 		manager: p.Backends, catalog: p.Catalog, policy: p.Policy, calls: p.Calls,
 		engine: p.Engine, runCode: p.RunCode, store: p.Results, observer: p.Observer, metrics: p.Metrics,
-		sandbox: p.Sandbox, desk: p.Desk, semantic: p.Semantic,
+		sandbox: p.Sandbox, desk: p.Desk, semantic: p.Semantic, kvPing: p.Store,
 		programs:     programSurface{programs: p.Programs},
 		runs:         newRunStore(p.Runs, opts.RecordDir).withOutputs(p.Results),
 		durables:     tasks.Durables{Store: p.Journals, Durability: opts.Durable, Limits: opts.DurableLimits},

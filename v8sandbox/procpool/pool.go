@@ -111,6 +111,8 @@ type Options struct {
 	// startupKey, set for the dedicated worker binary, goes in every init
 	// (workerbinary.go).
 	startupKey []byte
+	// startTimeout overrides workerStartTimeout (tests only).
+	startTimeout time.Duration
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements
@@ -204,6 +206,9 @@ func New(opts Options) (*Pool, error) {
 		logger = slog.Default()
 	}
 	cmd, err := dedicatedWorker(opts.WorkerDir)
+	if err == nil {
+		err = failedBefore(cmd[0])
+	}
 	if err != nil {
 		if !inTestBinary() || opts.WorkerDir != "" {
 			logger.Info("sandbox workers start as this binary: no dedicated worker binary, which starts faster", "component", "procpool", "binary", WorkerBinary, "why", err)
@@ -217,6 +222,7 @@ func New(opts Options) (*Pool, error) {
 		return p, nil
 	}
 	logger.Warn("sandbox workers start as this binary: the dedicated worker binary did not start", "component", "procpool", "binary", cmd[0], "err", err)
+	rememberFailure(cmd[0], err)
 	return newPool(opts)
 }
 

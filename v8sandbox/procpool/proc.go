@@ -247,6 +247,9 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	}
 	pr.send(append(frame, snapshot...)) // the snapshot follows init, raw
 	startLimit := workerStartTimeout
+	if p.opts.startTimeout > 0 {
+		startLimit = p.opts.startTimeout
+	}
 	if p.opts.Checker {
 		startLimit = checkerStartTimeout // it loads the compiler first
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -26,6 +27,10 @@ import (
 //   - If the pool's first workers cannot start from it (a stale build: its
 //     protocol or its scripts differ; not executable), the pool logs why
 //     and starts them from this binary instead.
+//   - Once it failed so (a handshake timeout costs workerStartTimeout),
+//     every later pool of this process starts from this binary at once
+//     rather than waiting for it again: the gateway builds two pools (runs
+//     and run_code), and a hanging binary cost each its timeout.
 //   - The type checker keeps this binary: its compiler's code cache is
 //     keyed to it.
 
@@ -65,4 +70,23 @@ func checkStartupKey(key []byte) error {
 		return nil
 	}
 	return errors.New("this worker binary's V8 startup scripts differ from its parent's: a build of another version")
+}
+
+// failedDedicated holds, by path, why a dedicated worker binary did not
+// start in this process (error values).
+var failedDedicated sync.Map
+
+// rememberFailure records that the dedicated worker binary at path did not
+// start, so later pools do not try it again.
+func rememberFailure(path string, err error) {
+	failedDedicated.Store(path, err)
+}
+
+// failedBefore returns why the dedicated worker binary at path did not
+// start in an earlier pool of this process, or nil.
+func failedBefore(path string) error {
+	if v, ok := failedDedicated.Load(path); ok {
+		return fmt.Errorf("it did not start for an earlier pool of this process: %w", v.(error))
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/isogate/isogate/v8sandbox"
 )
@@ -67,4 +68,42 @@ func runValue(t *testing.T, p *Pool, source string) string {
 		t.Fatalf("run %q: %v", source, err)
 	}
 	return string(res.Value)
+}
+
+// A dedicated worker binary that never answers the handshake costs the
+// first pool its start timeout only: every later pool of the process starts
+// from this binary at once, without spawning the hanging one again (the
+// gateway builds two pools; each waited 20 s for it).
+func TestHangingWorkerBinaryIsTriedOnce(t *testing.T) {
+	dir := t.TempDir()
+	spawned := filepath.Join(dir, "spawned")
+	script := "#!/bin/sh\necho started >> '" + spawned + "'\nexec sleep 3600\n"
+	if err := os.WriteFile(filepath.Join(dir, WorkerBinary), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		var log bytes.Buffer
+		// The timeout only bounds the wait for a script that never answers.
+		p, err := New(Options{WorkerDir: dir, Workers: 1, SlotsPerWorker: 1, Logger: slogTo(&log), startTimeout: time.Second})
+		if err != nil {
+			t.Fatalf("pool %d: %v", i, err)
+		}
+		if got := runValue(t, p, `6 * 7`); got != "42" {
+			t.Errorf("pool %d: %s", i, got)
+		}
+		p.Close()
+		if p.opts.Command[0] == filepath.Join(dir, WorkerBinary) {
+			t.Errorf("pool %d runs the hanging binary", i)
+		}
+		if !strings.Contains(log.String(), "did not") {
+			t.Errorf("pool %d does not say why it starts from this binary:\n%s", i, log.String())
+		}
+	}
+	b, err := os.ReadFile(spawned)
+	if err != nil {
+		t.Fatalf("the hanging binary never started: %v", err)
+	}
+	if n := strings.Count(string(b), "started"); n != 1 {
+		t.Errorf("the hanging binary was started %d times, want once", n)
+	}
 }
