@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,18 +80,21 @@ func TestCodeModeAsksTheClient(t *testing.T) {
 		if got := len(a.asked()); got != 7 {
 			t.Errorf("the client was asked %d times, want 7: %q", got, a.asked())
 		}
-		var sawBackend bool
-		for len(ev.progress) > 0 {
-			p := <-ev.progress
-			if p.ProgressToken != "run-1" {
-				t.Errorf("progress with token %v, want the run's", p.ProgressToken)
+		// The client's SDK hands notifications to their handler apart
+		// from the response: the backend's progress may be delivered
+		// after the result, so wait for it (bounded) rather than drain
+		// what has arrived.
+		deadline := time.After(30 * time.Second)
+		for sawBackend := false; !sawBackend; {
+			select {
+			case p := <-ev.progress:
+				if p.ProgressToken != "run-1" {
+					t.Errorf("progress with token %v, want the run's", p.ProgressToken)
+				}
+				sawBackend = strings.HasPrefix(p.Message, "lb: half")
+			case <-deadline:
+				t.Fatal("the backend's progress did not become the run's")
 			}
-			if strings.HasPrefix(p.Message, "lb: half") {
-				sawBackend = true
-			}
-		}
-		if !sawBackend {
-			t.Error("the backend's progress did not become the run's")
 		}
 		if m := ev.nextLog(t, label); m.Logger != "mb/era" || m.Data != "from mb" {
 			t.Errorf("log message: logger %q data %v, want mb/era from mb", m.Logger, m.Data)
