@@ -52,6 +52,16 @@ type vetter struct {
 	programs *programs.Programs
 }
 
+// vetSource is code as it is checked at save: with the args it reads
+// declared, before the code, or after a module's (its export must start
+// a line, and its entry point reads args only once called).
+func vetSource(code string) string {
+	if codemode.ExportsMain(code) {
+		return code + "\n" + programs.Wrap("", nil)
+	}
+	return programs.Wrap(code, nil)
+}
+
 // Vet implements programs.Vetter.
 func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error) {
 	// Code that does not parse would fail every call: refused here, at its
@@ -59,7 +69,7 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 	if err := codemode.CheckSyntax(code); err != nil {
 		return nil, v8sandbox.Errorf(programs.CodeInvalid, "the program was not saved: its code does not parse: %v", err)
 	}
-	if err := codemode.CheckSyntax(programs.Wrap(code, nil)); err != nil {
+	if err := codemode.CheckSyntax(vetSource(code)); err != nil {
 		return nil, v8sandbox.Errorf(programs.CodeInvalid, "the program was not saved: its code does not parse beside the constant args it is given: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.timeout)
@@ -68,7 +78,7 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 	if err != nil {
 		return nil, err
 	}
-	rep, plan, err := v.engine.CheckWith(ctx, programs.Wrap(code, nil), lib)
+	rep, plan, err := v.engine.CheckWith(ctx, vetSource(code), lib)
 	if err != nil {
 		c := codemode.CodeTypecheckUnavailable
 		switch {

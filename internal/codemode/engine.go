@@ -669,7 +669,7 @@ func (e *Engine) runV8(ctx context.Context, req Request, v *view, calls *callTra
 		if !errors.As(err, &se) {
 			se = v8sandbox.Errorf(v8sandbox.CodeInternal, "%v", err)
 		}
-		msg := describeError(se, prog)
+		msg := describeError(se, prog, req.Programs)
 		if se.Code == v8sandbox.CodeTimeout {
 			msg = fmt.Sprintf("TIMEOUT: execution exceeded %d ms", timeout.Milliseconds())
 			if waiting != "" {
@@ -740,7 +740,7 @@ const durableClockHint = "In a durable run (sandbox.durable) the clock advances 
 	"return the same value until the program's next call or reply, so a busy wait on the clock never ends. Wait by awaiting a tool call instead."
 
 // describeError renders an engine error with the user's line numbers.
-func describeError(se *v8sandbox.Error, prog *program) string {
+func describeError(se *v8sandbox.Error, prog *program, lib *Library) string {
 	var b strings.Builder
 	switch se.Code {
 	case v8sandbox.CodeEval:
@@ -748,9 +748,11 @@ func describeError(se *v8sandbox.Error, prog *program) string {
 		if se.Line > 0 {
 			if l, c, ok := prog.position(se.Line, se.Column); ok {
 				fmt.Fprintf(&b, " (line %d, column %d)", l, c)
+			} else if ref, l, c, ok := lib.locate(prog.js, se.Line, se.Column); ok {
+				fmt.Fprintf(&b, " (saved program %s, line %d, column %d)", ref, l, c)
 			}
 		}
-		if stack := prog.mapStack(se.Stack); strings.Contains(stack, "\n") {
+		if stack := prog.mapStack(se.Stack, lib); strings.Contains(stack, "\n") {
 			if _, frames, ok := strings.Cut(stack, "\n"); ok && strings.TrimSpace(frames) != "" {
 				b.WriteString("\nStack:\n" + frames)
 			}

@@ -162,8 +162,9 @@ func worse(a, b string) string {
 // that returns the run's `programs` (its roots), and one async function
 // per program, whose own `programs` are the programs it names. The
 // programs' code is compiled once per version (compiledPrograms).
-func (l *Library) script() (string, error) {
+func (l *Library) script() (string, []librarySpan, error) {
 	var b strings.Builder
+	var spans []librarySpan
 	names := make([]string, 0, len(l.Programs))
 	for name := range l.Programs {
 		names = append(names, name)
@@ -179,14 +180,27 @@ func (l *Library) script() (string, error) {
 		}
 		fn, err := compiledPrograms.get(p)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		// The program's own code declares what it likes (even a programs of
 		// its own): it runs in a function of its own below this scope.
-		fmt.Fprintf(&b, "async function %s(args = {}) { const programs = %s; return await (%s)(); }\n",
-			programFunc(name), table(p.Calls), fn)
+		head := fmt.Sprintf("async function %s(args = {}) { const programs = %s; return await (", programFunc(name), table(p.Calls))
+		first := strings.Count(b.String(), "\n") + 1
+		spans = append(spans, librarySpan{ref: p.Ref, first: first, last: first + strings.Count(fn.fn, "\n"), column: len(head), pos: fn.pos, lines: fn.lines})
+		b.WriteString(head + fn.fn + ")(); }\n")
 	}
-	return b.String(), nil
+	return b.String(), spans, nil
+}
+
+// librarySpan is where a saved program's function is in the library's
+// script: lines first to last (1-based, in the script), its first line
+// from byte column (0-based) on.
+type librarySpan struct {
+	ref         string
+	first, last int
+	column      int
+	pos         *program
+	lines       int // the saved code's: a position past them is the wrapper's
 }
 
 // programFunc is the script's function of program name (a name, or a
@@ -221,7 +235,7 @@ func withLibrary(js string, lib *Library) (string, error) {
 	if lib.Empty() {
 		return js, nil
 	}
-	s, err := lib.script()
+	s, _, err := lib.script()
 	if err != nil {
 		return "", err
 	}
@@ -238,11 +252,19 @@ const codeProgramInvalid v8sandbox.Code = "PROGRAM_INVALID"
 // once per version).
 type programCache struct {
 	mu sync.Mutex
-	m  map[string]string // name@version + sha256 of the code → the function's expression
+	m  map[string]*compiled // name@version + sha256 of the code → the function
+}
+
+// compiled is a saved program's function expression and how its lines map
+// back to the saved code (pos: its lines are those of pos's js).
+type compiled struct {
+	fn    string
+	pos   *program
+	lines int // the saved code's
 }
 
 // compiledPrograms is the process's cache of compiled saved programs.
-var compiledPrograms = &programCache{m: map[string]string{}}
+var compiledPrograms = &programCache{m: map[string]*compiled{}}
 
 // maxCachedPrograms bounds the cache: past it, it starts again empty.
 const maxCachedPrograms = 1024
@@ -250,7 +272,7 @@ const maxCachedPrograms = 1024
 // get returns p's code as a function expression of no parameters (args
 // is the enclosing function's): its last expression is its value, as in a
 // run, and TypeScript is stripped.
-func (c *programCache) get(p *LibraryProgram) (string, error) {
+func (c *programCache) get(p *LibraryProgram) (*compiled, error) {
 	sum := sha256.Sum256([]byte(p.Code))
 	key := p.Ref + "/" + hex.EncodeToString(sum[:])
 	c.mu.Lock()
@@ -259,23 +281,77 @@ func (c *programCache) get(p *LibraryProgram) (string, error) {
 	if ok {
 		return fn, nil
 	}
-	code := stripFences(p.Code)
-	if exportsMain(code) {
-		return "", v8sandbox.Errorf(codeProgramInvalid, "%s exports its entry point (a module): it cannot be called from a program", p.Ref)
+	fn, err := compileProgram(p.Ref, stripFences(p.Code))
+	if err != nil {
+		return nil, err
 	}
-	body, _, _ := withResultAt(code)
-	res := api.Transform("(async () => {\n"+body+"\n})", api.TransformOptions{
-		Loader: api.LoaderTS, Target: api.ES2022, Charset: api.CharsetUTF8, Sourcefile: p.Ref,
-	})
-	if len(res.Errors) > 0 {
-		return "", v8sandbox.Errorf(codeProgramInvalid, "%s does not compile: %s", p.Ref, compileError(res.Errors, 1, code))
-	}
-	fn = strings.TrimSuffix(strings.TrimSpace(string(res.Code)), ";")
 	c.mu.Lock()
 	if len(c.m) >= maxCachedPrograms {
-		c.m = map[string]string{}
+		c.m = map[string]*compiled{}
 	}
 	c.m[key] = fn
 	c.mu.Unlock()
 	return fn, nil
+}
+
+// compileProgram compiles a saved program's code into a function
+// expression of no parameters. A module (it exports its entry point, as
+// call_tool_chain code may) is compiled as CommonJS inside the function,
+// whose entry point is then called with args (or is the value when it is
+// no function).
+func compileProgram(ref, code string) (*compiled, error) {
+	if exportsMain(code) {
+		res := api.Transform(code, api.TransformOptions{
+			Loader: api.LoaderTS, Target: api.ES2022, Format: api.FormatCommonJS, Charset: api.CharsetUTF8,
+			Sourcemap: api.SourceMapExternal, Sourcefile: origin,
+		})
+		if len(res.Errors) > 0 {
+			return nil, v8sandbox.Errorf(codeProgramInvalid, "%s does not compile: %s", ref, compileError(res.Errors, 0, code))
+		}
+		fn := "(async () => {\nconst module = { exports: {} }; const exports = module.exports;\n" + string(res.Code) +
+			"\nconst m = module.exports; const entry = m.default !== undefined ? m.default : m.main;\n" +
+			"return typeof entry === \"function\" ? await entry(args) : entry;\n})"
+		return &compiled{fn: fn, pos: &program{lineShift: -2, sourceMap: res.Map}, lines: strings.Count(code, "\n") + 1}, nil
+	}
+	body, _, at := withResultAt(code)
+	res := api.Transform("(async () => {\n"+body+"\n})", api.TransformOptions{
+		Loader: api.LoaderTS, Target: api.ES2022, Charset: api.CharsetUTF8,
+		Sourcemap: api.SourceMapExternal, Sourcefile: origin,
+	})
+	if len(res.Errors) > 0 {
+		return nil, v8sandbox.Errorf(codeProgramInvalid, "%s does not compile: %s", ref, compileError(res.Errors, 1, code))
+	}
+	pos := &program{lineShift: 1, sourceMap: res.Map}
+	if at >= 0 {
+		pos.prefixLine = strings.Count(code[:at], "\n") + 1
+		pos.prefixColumn = at - strings.LastIndex(code[:at], "\n")
+	}
+	return &compiled{fn: strings.TrimSuffix(strings.TrimSpace(string(res.Code)), ";"), pos: pos, lines: strings.Count(code, "\n") + 1}, nil
+}
+
+// locate maps a position (1-based line and column) of the script
+// withLibrary made of js and lib to the saved program whose code it is
+// in: its reference and the line and column in its saved code.
+func (l *Library) locate(js string, line, column int) (ref string, ul, uc int, ok bool) {
+	if l.Empty() || line <= 0 {
+		return "", 0, 0, false
+	}
+	_, spans, err := l.script() // compiled once per version: the cache answers
+	if err != nil {
+		return "", 0, 0, false
+	}
+	line -= strings.Count(js, "\n") // the script starts on js's last line
+	for _, sp := range spans {
+		if line < sp.first || line > sp.last {
+			continue
+		}
+		if line == sp.first {
+			column -= sp.column
+		}
+		if ul, uc, ok = sp.pos.position(line-sp.first+1, column); ok && ul <= sp.lines {
+			return sp.ref, ul, uc, true
+		}
+		return "", 0, 0, false
+	}
+	return "", 0, 0, false
 }

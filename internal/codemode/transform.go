@@ -55,6 +55,11 @@ func exportsMain(code string) bool {
 	return strings.Contains(code, "export") && reExportsMain.MatchString(code)
 }
 
+// ExportsMain reports whether code (a call_tool_chain program or a saved
+// program's code) is a module: it exports its entry point itself
+// (export default, or a main).
+func ExportsMain(code string) bool { return exportsMain(stripFences(code)) }
+
 // compile prepares code for a first V8 attempt. Plain JavaScript is only
 // wrapped (top-level await and return work inside an async function), with
 // no esbuild pass; V8 reports whether it parses, and [program.typescript]
@@ -224,9 +229,10 @@ var stackPosition = regexp.MustCompile(regexp.QuoteMeta(origin) + `:(\d+):(\d+)`
 var internalFrame = regexp.MustCompile(`^\s+at (?:.* \()?(?:<embedded>|isogate:prelude\.js):\d+:\d+\)?$`)
 
 // mapStack rewrites "program.js:L:C" positions in a stack trace to the
-// user's lines; frames of the wrapper itself and of the gateway's own
-// scripts are dropped.
-func (p *program) mapStack(stack string) string {
+// user's lines, or to a saved program's own (name@3:L:C) when lib, the
+// run's library, holds them; frames of the wrapper itself and of the
+// gateway's own scripts are dropped.
+func (p *program) mapStack(stack string, lib *Library) string {
 	var out []string
 	for _, line := range strings.Split(stack, "\n") {
 		m := stackPosition.FindStringSubmatchIndex(line)
@@ -238,11 +244,11 @@ func (p *program) mapStack(stack string) string {
 		}
 		l, _ := strconv.Atoi(line[m[2]:m[3]])
 		c, _ := strconv.Atoi(line[m[4]:m[5]])
-		ul, uc, ok := p.position(l, c)
-		if !ok {
-			continue
+		if ul, uc, ok := p.position(l, c); ok {
+			out = append(out, line[:m[0]]+fmt.Sprintf("%s:%d:%d", origin, ul, uc)+line[m[1]:])
+		} else if ref, ul, uc, ok := lib.locate(p.js, l, c); ok { // in a saved program's code
+			out = append(out, line[:m[0]]+fmt.Sprintf("%s:%d:%d", ref, ul, uc)+line[m[1]:])
 		}
-		out = append(out, line[:m[0]]+fmt.Sprintf("%s:%d:%d", origin, ul, uc)+line[m[1]:])
 	}
 	return strings.Join(out, "\n")
 }

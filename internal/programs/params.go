@@ -38,7 +38,7 @@ func Parameters(raw json.RawMessage, code string) (json.RawMessage, string, erro
 		return nil, "", v8sandbox.Errorf(CodeInvalid, "parameters: not a JSON Schema nor a TypeScript signature: %v", err)
 	}
 	if s.Type != "object" {
-		return nil, "", v8sandbox.Errorf(CodeInvalid, `parameters: a JSON Schema of "type": "object" (the program's args), not %q`, s.Type)
+		return nil, "", v8sandbox.Errorf(CodeInvalid, `parameters: a JSON Schema of "type": "object" (the program's args), not %s`, Quote(s.Type))
 	}
 	if _, err := s.Resolve(nil); err != nil {
 		return nil, "", v8sandbox.Errorf(CodeInvalid, "parameters: %v", err)
@@ -104,7 +104,7 @@ func fromSignature(sig string) (*jsonschema.Schema, error) {
 		}
 	}
 	if !strings.HasPrefix(s, "{") || matching(s, 0) != len(s)-1 {
-		return nil, v8sandbox.Errorf(CodeInvalid, "parameters: a TypeScript signature is an object type such as `{ city: string; days?: number }`, got %q", sig)
+		return nil, v8sandbox.Errorf(CodeInvalid, "parameters: a TypeScript signature is an object type such as `{ city: string; days?: number }`, got %s", Quote(sig))
 	}
 	body := s[1 : len(s)-1]
 	props := map[string]*jsonschema.Schema{}
@@ -116,13 +116,13 @@ func fromSignature(sig string) (*jsonschema.Schema, error) {
 		}
 		colon := strings.Index(member, ":")
 		if colon < 0 {
-			return nil, v8sandbox.Errorf(CodeInvalid, "parameters: member %q has no type (name: type)", member)
+			return nil, v8sandbox.Errorf(CodeInvalid, "parameters: member %s has no type (name: type)", Quote(member))
 		}
 		name := strings.TrimSpace(member[:colon])
 		optional := strings.HasSuffix(name, "?")
 		name = strings.Trim(strings.TrimSuffix(name, "?"), `"'`)
 		if name == "" {
-			return nil, v8sandbox.Errorf(CodeInvalid, "parameters: member %q has no name", member)
+			return nil, v8sandbox.Errorf(CodeInvalid, "parameters: member %s has no name", Quote(member))
 		}
 		props[name] = typeSchema(strings.TrimSpace(member[colon+1:]))
 		if !optional {

@@ -279,9 +279,9 @@ func CheckName(name string) error {
 	case name == "":
 		return v8sandbox.Errorf(CodeInvalid, "a program needs a name")
 	case len(name) > MaxNameLen:
-		return v8sandbox.Errorf(CodeInvalid, "name %q is longer than %d characters", name, MaxNameLen)
+		return v8sandbox.Errorf(CodeInvalid, "name %s is %d bytes, at most %d", Quote(name), len(name), MaxNameLen)
 	case !nameRE.MatchString(name) || strings.Contains(name, "__") || strings.HasSuffix(name, "_"):
-		return v8sandbox.Errorf(CodeInvalid, "name %q: use lowercase letters, digits and single underscores, starting with a letter (e.g. refund_order)", name)
+		return v8sandbox.Errorf(CodeInvalid, "name %s: use lowercase letters, digits and single underscores, starting with a letter (e.g. refund_order)", Quote(name))
 	}
 	return nil
 }
@@ -519,7 +519,7 @@ func (p *Programs) Lookup(ctx context.Context, c Caller, name string) (*Listed, 
 }
 
 func notFound(ref string) error {
-	return v8sandbox.Errorf(CodeNotFound, "no saved program %q that you may call (the programs tool lists them)", ref)
+	return v8sandbox.Errorf(CodeNotFound, "no saved program %s that you may call (the programs tool lists them)", Quote(ref))
 }
 
 // splitRef splits "name@3" into its name and version (0: none given).
@@ -530,7 +530,7 @@ func splitRef(ref string) (string, int, error) {
 	}
 	n, err := strconv.Atoi(ver)
 	if err != nil || n < 1 {
-		return "", 0, v8sandbox.Errorf(CodeInvalid, "%q: a version is a number from 1 (name@3)", ref)
+		return "", 0, v8sandbox.Errorf(CodeInvalid, "%s: a version is a number from 1 (name@3)", Quote(ref))
 	}
 	return name, n, nil
 }

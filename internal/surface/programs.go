@@ -100,7 +100,7 @@ func (sf *Surface) programsTool(ctx context.Context, _ *mcp.CallToolRequest, in 
 	case "publish":
 		return sf.publishProgram(ctx, in)
 	}
-	return programError(v8sandbox.Errorf(programs.CodeInvalid, "action %q: list, versions, set_current or publish", in.Action)), nil, nil
+	return programError(v8sandbox.Errorf(programs.CodeInvalid, "action %s: list, versions, set_current or publish", programs.Quote(in.Action))), nil, nil
 }
 
 // saveProgramSchema is save_program's input schema: its parameters are a
