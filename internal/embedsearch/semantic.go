@@ -149,12 +149,29 @@ func (s *Semantic) Ready() bool {
 // WaitReady waits until the vectors of the catalogue as it is now are
 // ready, or ctx ends (with the last computation's failure, if any).
 func (s *Semantic) WaitReady(ctx context.Context) error {
+	return s.wait(ctx, false)
+}
+
+// WaitSettled is [Semantic.WaitReady] that also returns as soon as the
+// latest computation of the vectors has failed, with that failure: whether
+// the endpoint answers, without waiting out the backoff before its retry
+// (isogate doctor).
+func (s *Semantic) WaitSettled(ctx context.Context) error {
+	return s.wait(ctx, true)
+}
+
+// wait waits until the vectors are ready, ctx ends or, with settle, the
+// latest computation has failed.
+func (s *Semantic) wait(ctx context.Context, settle bool) error {
 	for {
 		s.mu.Lock()
 		ch, last := s.changed, s.lastErr
 		s.mu.Unlock()
 		if s.Ready() {
 			return nil
+		}
+		if settle && last != nil {
+			return last
 		}
 		select {
 		case <-ch:

@@ -268,10 +268,7 @@ func (b *Bolt) Update(_ context.Context, ns string, keys []string, fn func(map[s
 				}
 			}
 		}
-		changes, err := fn(cur)
-		if err == nil {
-			err = checkChanges(keys, changes)
-		}
+		changes, err := decide(fn, keys, cur)
 		if err != nil {
 			fnErr = err
 			return err

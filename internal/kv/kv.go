@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -130,21 +131,19 @@ func check(ns string, keys ...string) error {
 	return nil
 }
 
-// checkChanges refuses a change to a key that was not read.
-func checkChanges(keys []string, changes []Change) error {
+// decide asks an update's fn for its changes to cur, the values read of
+// keys, and refuses a change to a key that was not read.
+func decide(fn func(map[string][]byte) ([]Change, error), keys []string, cur map[string][]byte) ([]Change, error) {
+	changes, err := fn(cur)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range changes {
-		found := false
-		for _, k := range keys {
-			if k == c.Key {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return fmt.Errorf("%w: change to key %q that the update did not read", ErrInvalid, c.Key)
+		if !slices.Contains(keys, c.Key) {
+			return nil, fmt.Errorf("%w: change to key %q that the update did not read", ErrInvalid, c.Key)
 		}
 	}
-	return nil
+	return changes, nil
 }
 
 // Lazy is a [Store] opened on its first use (and again after a failed

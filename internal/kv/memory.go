@@ -151,11 +151,8 @@ func (m *Memory) Update(_ context.Context, ns string, keys []string, fn func(map
 			cur[k] = slices.Clone(e.value)
 		}
 	}
-	changes, err := fn(cur)
+	changes, err := decide(fn, keys, cur)
 	if err != nil {
-		return err
-	}
-	if err := checkChanges(keys, changes); err != nil {
 		return err
 	}
 	for _, c := range changes {

@@ -242,10 +242,7 @@ func (r *Redis) Update(ctx context.Context, ns string, keys []string, fn func(ma
 				}
 			}
 		}
-		changes, err := fn(cur)
-		if err == nil {
-			err = checkChanges(keys, changes)
-		}
+		changes, err := decide(fn, keys, cur)
 		if err != nil {
 			fnErr = err
 			return err
