@@ -117,12 +117,11 @@ type Redis struct {
 // written without the key is refused (read as a miss). It does not wait
 // for the server.
 func NewRedis(url string, hmacKey []byte) (*Redis, error) {
-	opt, err := redis.ParseURL(url)
+	client, err := resultstore.NewRedisClient(url, 1)
 	if err != nil {
-		return nil, fmt.Errorf("store.redis_url: %w", err)
+		return nil, err
 	}
-	opt.MaxRetries = 1
-	return &Redis{client: redis.NewClient(opt), key: hmacKey, token: randomToken()}, nil
+	return &Redis{client: client, key: hmacKey, token: randomToken()}, nil
 }
 
 // Get implements [Store]. An entry that does not authenticate is a miss.

@@ -43,15 +43,14 @@ type Redis struct {
 // NewRedis returns a store on the server at o.URL. It does not wait for
 // the server: the first operation does.
 func NewRedis(o RedisOptions) (*Redis, error) {
-	opt, err := redis.ParseURL(o.URL)
+	client, err := resultstore.NewRedisClient(o.URL, 2)
 	if err != nil {
-		return nil, fmt.Errorf("store.redis_url: %w", err)
+		return nil, err
 	}
-	opt.MaxRetries = 2
 	if o.Prefix == "" {
 		o.Prefix = RedisKeyPrefix
 	}
-	return &Redis{client: redis.NewClient(opt), prefix: o.Prefix, key: o.HMACKey}, nil
+	return &Redis{client: client, prefix: o.Prefix, key: o.HMACKey}, nil
 }
 
 func (r *Redis) valueKey(ns, key string) string { return r.prefix + ns + "\x00v:" + key }

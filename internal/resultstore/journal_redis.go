@@ -27,15 +27,14 @@ type RedisJournals struct {
 // NewRedisJournals returns the journal store on the Redis server of o (its
 // URL, Prefix and HMACKey; journals larger than maxBytes are refused).
 func NewRedisJournals(o RedisOptions, maxBytes int) (*RedisJournals, error) {
-	opt, err := redis.ParseURL(o.URL)
+	client, err := NewRedisClient(o.URL, 2)
 	if err != nil {
-		return nil, fmt.Errorf("store.redis_url: %w", err)
+		return nil, err
 	}
-	opt.MaxRetries = 2
 	if o.Prefix == "" {
 		o.Prefix = RedisKeyPrefix
 	}
-	return &RedisJournals{client: redis.NewClient(opt), prefix: o.Prefix, key: o.HMACKey, maxBytes: maxBytes}, nil
+	return &RedisJournals{client: client, prefix: o.Prefix, key: o.HMACKey, maxBytes: maxBytes}, nil
 }
 
 // Close closes the connections to Redis.

@@ -65,18 +65,29 @@ type RedisOptions struct {
 // keys' names; measured by TestRedisBudgetIsWhatItHolds).
 const RedisEntryOverhead = 1280
 
-// NewRedis returns a store on the Redis server at o.URL. It does not wait
-// for the server: the first operation does.
-func NewRedis(o RedisOptions) (*Redis, error) {
-	opt, err := redis.ParseURL(o.URL)
+// NewRedisClient returns a client of the Redis server at url
+// (store.redis_url) that retries a failed command retries times. It does
+// not wait for the server: the first command does.
+func NewRedisClient(url string, retries int) (*redis.Client, error) {
+	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("store.redis_url: %w", err)
 	}
-	opt.MaxRetries = 2
+	opt.MaxRetries = retries
+	return redis.NewClient(opt), nil
+}
+
+// NewRedis returns a store on the Redis server at o.URL. It does not wait
+// for the server: the first operation does.
+func NewRedis(o RedisOptions) (*Redis, error) {
+	client, err := NewRedisClient(o.URL, 2)
+	if err != nil {
+		return nil, err
+	}
 	if o.Prefix == "" {
 		o.Prefix = RedisKeyPrefix
 	}
-	return &Redis{client: redis.NewClient(opt), limits: o.Limits.WithDefaults(), prefix: o.Prefix, key: o.HMACKey,
+	return &Redis{client: client, limits: o.Limits.WithDefaults(), prefix: o.Prefix, key: o.HMACKey,
 		dataOnly: o.CountDataOnly, onFull: o.OnFull}, nil
 }
 

@@ -38,12 +38,11 @@ var _ backend.ToolCache = (*Redis)(nil)
 // without the key (planted by whoever reaches Redis) is refused. It does
 // not wait for the server: the first operation does.
 func NewRedis(url string, hmacKey []byte) (*Redis, error) {
-	opt, err := redis.ParseURL(url)
+	client, err := resultstore.NewRedisClient(url, 1)
 	if err != nil {
-		return nil, fmt.Errorf("store.redis_url: %w", err)
+		return nil, err
 	}
-	opt.MaxRetries = 1
-	return &Redis{client: redis.NewClient(opt), key: hmacKey}, nil
+	return &Redis{client: client, key: hmacKey}, nil
 }
 
 // Get implements [backend.ToolCache].
