@@ -1,7 +1,11 @@
 // Command gen derives the lexicon's synonym table (internal/lexicon/wordnet.gz)
-// from a WordNet 3.0 database (Debian's wordnet-base: /usr/share/wordnet).
+// from a WordNet 3.0 database (Debian's wordnet-base: /usr/share/wordnet),
+// and with -foldoc its computing synonym table (internal/lexicon/foldoc.gz)
+// from the Free On-line Dictionary of Computing (Debian's dict-foldoc; see
+// runFoldoc).
 //
 //	go run ./internal/lexicon/gen -wordnet /usr/share/wordnet -out internal/lexicon/wordnet.gz
+//	go run ./internal/lexicon/gen -foldoc /usr/share/dictd/foldoc.dict.dz -out internal/lexicon/foldoc.gz
 //
 // For every single-word noun and verb of WordNet (but proper nouns), its first senses (WordNet
 // orders them by frequency) and their direct hypernyms are its concepts;
@@ -31,8 +35,15 @@ func main() {
 	dir := flag.String("wordnet", "/usr/share/wordnet", "WordNet database directory (Debian package wordnet-base)")
 	out := flag.String("out", "wordnet.gz", "table to write")
 	senses := flag.Int("senses", lexicon.TableSenses, "senses kept per word, most frequent first")
+	foldoc := flag.String("foldoc", "", "FOLDOC dictd file (Debian package dict-foldoc: /usr/share/dictd/foldoc.dict.dz): write the computing synonym table instead")
 	flag.Parse()
-	if err := run(*dir, *out, *senses); err != nil {
+	var err error
+	if *foldoc != "" {
+		err = runFoldoc(*foldoc, *out)
+	} else {
+		err = run(*dir, *out, *senses)
+	}
+	if err != nil {
 		slog.Error("lexicon table not generated", "err", err)
 		os.Exit(1)
 	}
