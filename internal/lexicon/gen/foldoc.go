@@ -19,8 +19,10 @@ import (
 // blank line and the indented definition; an entry with several headwords
 // says they are one thing ("directory", "directories", "folder";
 // "image", "picture"). Every two single-word headwords of one entry (three
-// letters or more, lower-cased) are linked, keyed by stem ([lexicon.Stem]);
-// forms of one stem are not. Definitions are not read.
+// letters or more, written in lower case: names such as "Zork" and
+// acronyms are left out, as proper nouns are from WordNet) are linked,
+// keyed by stem ([lexicon.Stem]); forms of one stem are not. Definitions
+// are not read.
 //
 // The output is gzip-compressed text, one "stem other other …" line per
 // stem, in sorted order.
@@ -38,8 +40,8 @@ func runFoldoc(path, out string) error {
 	link := func(heads []string) {
 		var stems []string
 		for _, h := range heads {
-			if w := strings.ToLower(h); isWord(w) && !slices.Contains(stems, lexicon.Stem(w)) {
-				stems = append(stems, lexicon.Stem(w))
+			if isWord(h) && !slices.Contains(stems, lexicon.Stem(h)) { // isWord: lower-case letters only
+				stems = append(stems, lexicon.Stem(h))
 			}
 		}
 		for _, a := range stems {
