@@ -20,6 +20,7 @@ const (
 	fieldParamDesc          // top-level parameter descriptions
 	fieldTags               // backend and tool tags
 	fieldBackendDesc        // the backend's description (backends.<name>.description)
+	fieldParamValues        // the string values top-level parameters may take (enum, const)
 	numFields
 )
 
@@ -33,6 +34,10 @@ var fieldWeights = [numFields]float32{
 	// Half a backend name's: it tells twin backends apart without
 	// outweighing what the tools themselves say.
 	fieldBackendDesc: 0.5,
+	// A parameter's allowed values are what the tool can do to its object:
+	// update_issue's state "open, closed", a review's event "APPROVE,
+	// REQUEST_CHANGES", a merge's method "squash".
+	fieldParamValues: 1,
 }
 
 // BM25 parameters (measured on bench/searchbench: bench/RESULTS.md).
@@ -154,6 +159,9 @@ type index struct {
 	// words they stand for ("pr" → "pull request"): [index.buildAbbrevs].
 	clipped  map[int32]int32
 	acronyms map[string][2]int32
+	// nameSurf are each document's name words that say what the tool does
+	// ([nameWords]), as written (lower-cased, not stemmed).
+	nameSurf [][]string
 }
 
 // buildIndex indexes entries (document id = position in entries) for
@@ -179,6 +187,7 @@ func buildIndex(entries []*Entry) *index {
 	tf := map[int32]float32{}
 	otf, htf := map[uint32]float32{}, map[uint32]float32{}
 	ix.backendOf = make([]int32, len(entries))
+	ix.nameSurf = make([][]string, len(entries))
 	for doc, e := range entries {
 		if doc == 0 || e.Backend != entries[doc-1].Backend { // entries are sorted by name
 			ix.backendToks = append(ix.backendToks, e.td.fieldToks[fieldBackend])
@@ -213,6 +222,9 @@ func buildIndex(entries []*Entry) *index {
 					htf[c] += w
 				}
 			}
+		}
+		for _, t := range nameWords(e.td.fieldToks[fieldName], e.td.fieldToks[fieldBackend]) {
+			ix.nameSurf[doc] = append(ix.nameSurf[doc], t.word)
 		}
 		for id, f := range tf {
 			ix.postings[id] = append(ix.postings[id], posting{doc: int32(doc), tf: f})
@@ -470,6 +482,12 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 		for _, d := range touched {
 			scores[d] += word[d]
 			word[d] = 0
+		}
+	}
+	// What the query meets of the tools' names ([index.nameFactor]).
+	for d, s := range scores {
+		if s > 0 {
+			scores[d] = s * ix.nameFactor(int32(d), toks)
 		}
 	}
 	// A query word that names a backend ("github", "slack") says where to
