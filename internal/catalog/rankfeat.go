@@ -30,15 +30,27 @@ func nameWords(name, backend []token) []token {
 	return name[i:]
 }
 
-// nameFactor is what multiplies a document's BM25F score for the query
-// words toks: 1, plus surfaceWeight per query word whose very form is a
-// word of its name.
-func (ix *index) nameFactor(doc int32, toks []token) float64 {
-	f := 1.0
-	for _, t := range toks {
-		if slices.Contains(ix.nameSurf[doc], t.word) {
-			f += surfaceWeight
+// applyNameForms multiplies each matching document's BM25F score by 1 plus
+// surfaceWeight per distinct query word whose very form is a word of its
+// name (see surfaceWeight). count is zeroed scratch, one per document, and
+// is left zeroed.
+func (ix *index) applyNameForms(scores, count []float64, toks []token) {
+	for i, t := range toks {
+		if slices.ContainsFunc(toks[:i], func(u token) bool { return u.word == t.word }) {
+			continue // a form counts once
+		}
+		for _, d := range ix.nameForms[t.word] {
+			if scores[d] > 0 {
+				count[d]++
+			}
 		}
 	}
-	return f
+	for _, t := range toks {
+		for _, d := range ix.nameForms[t.word] {
+			if count[d] > 0 {
+				scores[d] *= 1 + surfaceWeight*count[d]
+				count[d] = 0
+			}
+		}
+	}
 }

@@ -159,9 +159,10 @@ type index struct {
 	// words they stand for ("pr" → "pull request"): [index.buildAbbrevs].
 	clipped  map[int32]int32
 	acronyms map[string][2]int32
-	// nameSurf are each document's name words that say what the tool does
-	// ([nameWords]), as written (lower-cased, not stemmed).
-	nameSurf [][]string
+	// nameForms maps a word as written (lower-cased, not stemmed) to the
+	// documents whose name has it among the words that say what the tool
+	// does ([nameWords]), each document once.
+	nameForms map[string][]int32
 }
 
 // buildIndex indexes entries (document id = position in entries) for
@@ -187,7 +188,7 @@ func buildIndex(entries []*Entry) *index {
 	tf := map[int32]float32{}
 	otf, htf := map[uint32]float32{}, map[uint32]float32{}
 	ix.backendOf = make([]int32, len(entries))
-	ix.nameSurf = make([][]string, len(entries))
+	ix.nameForms = map[string][]int32{}
 	for doc, e := range entries {
 		if doc == 0 || e.Backend != entries[doc-1].Backend { // entries are sorted by name
 			ix.backendToks = append(ix.backendToks, e.td.fieldToks[fieldBackend])
@@ -224,7 +225,9 @@ func buildIndex(entries []*Entry) *index {
 			}
 		}
 		for _, t := range nameWords(e.td.fieldToks[fieldName], e.td.fieldToks[fieldBackend]) {
-			ix.nameSurf[doc] = append(ix.nameSurf[doc], t.word)
+			if ds := ix.nameForms[t.word]; len(ds) == 0 || ds[len(ds)-1] != int32(doc) {
+				ix.nameForms[t.word] = append(ds, int32(doc))
+			}
 		}
 		for id, f := range tf {
 			ix.postings[id] = append(ix.postings[id], posting{doc: int32(doc), tf: f})
@@ -484,12 +487,7 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 			word[d] = 0
 		}
 	}
-	// What the query meets of the tools' names ([index.nameFactor]).
-	for d, s := range scores {
-		if s > 0 {
-			scores[d] = s * ix.nameFactor(int32(d), toks)
-		}
-	}
+	ix.applyNameForms(scores, word, toks)
 	// A query word that names a backend ("github", "slack") says where to
 	// look: that backend's matching tools count double, so that of twin
 	// tools the named server's ranks first.
