@@ -280,10 +280,12 @@ func idf(n, df int) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
-// Search ranks tools against a free-text query with BM25 (k1=1.2, b=0.75)
+// Search ranks tools against a free-text query with BM25F (k1=1.2, b=0.5)
 // over the weighted fields tool name (×3), backend name, title and
 // description, parameter names (×1.5), parameter descriptions (×0.5),
-// tags and the backend's description (×0.5). Query words are tokenized like
+// tags, the backend's description (×0.5) and parameters' allowed values;
+// a query word whose very form is a word of the tool's name multiplies its
+// score by 1+surfaceWeight (see [index.applyNameForms]). Query words are tokenized like
 // the documents (lower-cased, split on punctuation and camelCase, stopwords
 // dropped, stemmed). A query word also matches, at conceptWeight of an
 // exact match, tools whose words share a WordNet concept with it
