@@ -421,6 +421,7 @@ func TestEveryDocumentedCode(t *testing.T) {
 		"PROGRAM_DEPTH":         {by: "gateway/programcalls_test.go:TestSavedProgramsCallSavedPrograms"},
 		"PROGRAM_INVALID":       {by: "internal/programs/programs_test.go:TestSaveRefusals"},
 		"STORE_UNAVAILABLE":     {by: "internal/programs/programs_test.go:TestStoreDownFailsClosed"},
+		"SKILLS_UNAVAILABLE":    {by: "internal/skills/skills_test.go:TestOwnSkillsPerPrincipal"},
 		"STATE_QUOTA_EXCEEDED":  {by: "gateway/state_test.go:TestStateQuotaRefused"},
 		"STATE_INVALID":         {by: "internal/codemode/state_test.go:TestStateInPrograms"},
 		// Last: it closes the gateway's backend manager.

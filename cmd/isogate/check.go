@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,13 +83,7 @@ func runCheck(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []string
 	if err := pipeline.AdmitPlan(ctx, g.Policy, plan, false); errors.As(err, &refused) {
 		out.Denied = refused.Error()
 	}
-	if asJSON, _ := fs.GetBool("json"); asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(out)
-	} else {
-		printCheck(env.stdout, out)
-	}
+	printReport(env, fs, out, printCheck)
 	if out.Certain > 0 || out.Denied != "" || out.Syntax != "" {
 		return checkMistake
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -48,13 +47,7 @@ func runCheckSaved(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []s
 	if out.Stale == nil {
 		out.Stale = []programs.StaleVersion{}
 	}
-	if asJSON, _ := fs.GetBool("json"); asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(out)
-	} else {
-		printSaved(env.stdout, out)
-	}
+	printReport(env, fs, out, printSaved)
 	switch {
 	case len(out.Stale) > 0:
 		return checkMistake

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -35,13 +34,7 @@ func init() {
 			}
 			defer g.Close()
 			r := diagnose(ctx, g)
-			if asJSON, _ := fs.GetBool("json"); asJSON {
-				enc := json.NewEncoder(env.stdout)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(r)
-			} else {
-				r.print(env.stdout)
-			}
+			printReport(env, fs, r, printDoctor)
 			if len(r.Problems) > 0 {
 				return 1
 			}
@@ -127,8 +120,8 @@ func diagnose(ctx context.Context, g *app.App) doctorReport {
 	return r
 }
 
-// print writes the report for a person.
-func (r doctorReport) print(w io.Writer) {
+// printDoctor writes the report for a person.
+func printDoctor(w io.Writer, r doctorReport) {
 	fmt.Fprintf(w, "sandbox: %s isolation, V8 %s, trivial run: %s\n", r.Sandbox.Isolation, r.Sandbox.V8Version, r.SandboxRun)
 	if c := r.Sandbox.Confinement; c != nil {
 		fmt.Fprintf(w, "confinement (%s):\n", c.Mode)

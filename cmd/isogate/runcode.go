@@ -66,10 +66,7 @@ func runCodeCommand(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []
 		return fail("%v", err)
 	}
 	out := runner.Run(ctx, in)
-	enc := json.NewEncoder(env.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	if err := writeJSON(env.stdout, out, false); err != nil {
 		return fail("%v", err)
 	}
 	if !out.OK {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backend"
@@ -104,6 +105,7 @@ type App struct {
 	checks   typecheck.Tally      // code mode's checks, by outcome
 	tcMode   string               // sandbox.typecheck ("" or off: no checker reported)
 	closers  []io.Closer          // stores and the tool cache
+	redis    *redis.Client        // the one client of store.redis_url the stores share; nil: none
 	kv       kv.Store             // the durable store: saved programs, state, skills
 	tracer   *tracing.Tracer      // nil: tracing off
 	specs    atomic.Pointer[[]backend.Spec]
@@ -141,31 +143,33 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 			a.Close()
 		}
 	}()
+	redisClient, err := sharedRedis(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.redis = redisClient
 	// a.Metrics is read at each refusal: the stores come before it.
-	results, err := newStore(cfg, storeResults, cfg.Sandbox.Output.ResultStoreBytes, func() { a.Metrics.StoreRefusal(storeResults) })
+	results, err := newStore(cfg, a.redis, storeResults, cfg.Sandbox.Output.ResultStoreBytes, func() { a.Metrics.StoreRefusal(storeResults) })
 	if err != nil {
 		return nil, err
 	}
-	runs, err := newStore(cfg, storeRuns, cfg.Store.MaxBytes, func() { a.Metrics.StoreRefusal(storeRuns) })
+	runs, err := newStore(cfg, a.redis, storeRuns, cfg.Store.MaxBytes, func() { a.Metrics.StoreRefusal(storeRuns) })
 	if err != nil {
 		return nil, err
 	}
-	journals, err := newJournals(cfg)
+	journals, err := newJournals(cfg, a.redis)
 	if err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, asCloser(results), asCloser(runs), asCloser(journals))
 	var tools backend.ToolCache // nil: files in server.cache_dir, or none
-	if cfg.Store.RedisURL != "" {
-		cache, err := toolcache.NewRedis(cfg.Store.RedisURL, []byte(cfg.Store.HMACKey))
-		if err != nil {
-			return nil, err
-		}
+	if a.redis != nil {
+		cache := toolcache.NewRedisShared(a.redis, []byte(cfg.Store.HMACKey))
 		tools = cache
 		a.closers = append(a.closers, asCloser(cache))
 	}
 	var logins backendauth.TokenStore // nil: token files
-	if redisLogins, err := LoginTokens(cfg); err != nil {
+	if redisLogins, err := loginTokens(cfg, a.redis); err != nil {
 		return nil, err
 	} else if redisLogins != nil {
 		logins = redisLogins
@@ -301,7 +305,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 	if a.Semantic, err = a.newSemantic(cfg); err != nil {
 		return nil, err
 	}
-	pstore, err := programStore(cfg)
+	pstore, err := programStore(cfg, a.redis)
 	if err != nil {
 		return nil, err
 	}
@@ -428,6 +432,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 			if c != nil {
 				_ = c.Close()
 			}
+		}
+		if a.redis != nil { // after every store that uses it
+			_ = a.redis.Close()
 		}
 		select {
 		case <-sandboxDone:

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/codemode"
@@ -22,11 +24,12 @@ import (
 )
 
 // programStore is the store saved programs are kept in: Redis with
-// store.redis_url (every replica sees the same programs), else a bbolt
-// file in store.data_dir, opened (and created) on first use.
-func programStore(cfg *config.Config) (kv.Store, error) {
+// store.redis_url (every replica sees the same programs; through client,
+// the replica's shared one, when it is set), else a bbolt file in
+// store.data_dir, opened (and created) on first use.
+func programStore(cfg *config.Config, client *redis.Client) (kv.Store, error) {
 	if cfg.Store.RedisURL != "" {
-		return kv.NewRedis(kv.RedisOptions{URL: cfg.Store.RedisURL, HMACKey: []byte(cfg.Store.HMACKey)})
+		return kv.NewRedis(kv.RedisOptions{URL: cfg.Store.RedisURL, Client: client, HMACKey: []byte(cfg.Store.HMACKey)})
 	}
 	dir := cfg.Store.DataDir
 	// Until the first save the file need not exist: a gateway that never

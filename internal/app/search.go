@@ -19,10 +19,7 @@ func (a *App) newSemantic(cfg *config.Config) (*embedsearch.Semantic, error) {
 	}
 	var store embedsearch.Store // nil: this process's memory
 	if cfg.Store.RedisURL != "" {
-		r, err := embedsearch.NewRedis(cfg.Store.RedisURL, []byte(cfg.Store.HMACKey))
-		if err != nil {
-			return nil, err
-		}
+		r := embedsearch.NewRedisShared(a.redis, []byte(cfg.Store.HMACKey))
 		a.closers = append(a.closers, r)
 		store = r
 	}

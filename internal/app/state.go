@@ -15,7 +15,7 @@ const storeState = "state"
 // the bbolt file in store.data_dir, opened on first use), bounded by the
 // state.* quotas. The store is closed with the app.
 func (a *App) programState(cfg *config.Config) (*state.State, error) {
-	store, err := programStore(cfg)
+	store, err := programStore(cfg, a.redis)
 	if err != nil {
 		return nil, fmt.Errorf("state store: %w", err)
 	}

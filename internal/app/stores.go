@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/backendauth"
 	"github.com/isogate/isogate/internal/resultstore"
@@ -18,16 +20,32 @@ const (
 	storeRuns    = "runs"
 )
 
+// sharedRedisRetries is how many times the replica's one Redis client
+// retries a failed command (what the stores that guard runs had on their
+// own clients; the tool cache and the search vectors had 1, the logins 3).
+const sharedRedisRetries = 2
+
+// sharedRedis is the replica's one client of store.redis_url, which every
+// Redis store of the replica uses with its own key prefix (one pool of
+// connections, not one per store); nil without store.redis_url. The App
+// closes it once, after every store.
+func sharedRedis(cfg *config.Config) (*redis.Client, error) {
+	if cfg.Store.RedisURL == "" {
+		return nil, nil
+	}
+	return resultstore.NewRedisClient(cfg.Store.RedisURL, sharedRedisRetries)
+}
+
 // newStore returns the store for stored results or run records (kind): on
-// Redis when store.redis_url is set, in memory otherwise, with the TTL of
-// sandbox.output and a byte cap of maxBytes; onFull is called on each
-// STORE_FULL refusal.
-func newStore(cfg *config.Config, kind string, maxBytes int64, onFull func()) (resultstore.Store, error) {
+// Redis (through client, the replica's shared one) when store.redis_url is
+// set, in memory otherwise, with the TTL of sandbox.output and a byte cap
+// of maxBytes; onFull is called on each STORE_FULL refusal.
+func newStore(cfg *config.Config, client *redis.Client, kind string, maxBytes int64, onFull func()) (resultstore.Store, error) {
 	limits := resultstore.Limits{TTL: cfg.Sandbox.Output.ResultTTL, MaxBytes: int(maxBytes)}
 	if cfg.Store.RedisURL == "" {
 		return resultstore.NewMemory(limits, resultstore.WithOnFull(onFull)), nil
 	}
-	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Limits: limits,
+	return resultstore.NewRedis(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Client: client, Limits: limits,
 		Prefix: resultstore.RedisKeyPrefix + kind + ":", HMACKey: []byte(cfg.Store.HMACKey), OnFull: onFull})
 }
 
@@ -54,8 +72,9 @@ func storeBytes(stores map[string]resultstore.Store) map[string]int64 {
 
 // newJournals returns the store of durable runs' journals
 // (sandbox.durable): on Redis when store.redis_url is set (a paused run then
-// resumes on any replica), in memory otherwise; nil with durability off.
-func newJournals(cfg *config.Config) (resultstore.Journals, error) {
+// resumes on any replica; through client, the replica's shared one), in
+// memory otherwise; nil with durability off.
+func newJournals(cfg *config.Config, client *redis.Client) (resultstore.Journals, error) {
 	if cfg.Sandbox.Durable == "off" {
 		return nil, nil
 	}
@@ -64,7 +83,7 @@ func newJournals(cfg *config.Config) (resultstore.Journals, error) {
 		// Room for the journals of the runs that can be paused at once.
 		return resultstore.NewMemoryJournals(s.DurableMaxBytes*s.MaxConcurrent*4, []byte(cfg.Store.HMACKey)), nil
 	}
-	return resultstore.NewRedisJournals(resultstore.RedisOptions{URL: cfg.Store.RedisURL,
+	return resultstore.NewRedisJournals(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Client: client,
 		Prefix: resultstore.RedisKeyPrefix + "journals:", HMACKey: []byte(cfg.Store.HMACKey)}, s.DurableMaxBytes)
 }
 
@@ -82,10 +101,20 @@ func taskOptions(cfg *config.Config, results resultstore.Store) surface.TaskOpti
 
 // LoginTokens is where `isogate login` keeps backends' tokens: Redis,
 // encrypted, with store.redis_url and store.token_key (shared by every
-// replica); nil (each backend's token file) otherwise.
+// replica); nil (each backend's token file) otherwise. The store has a
+// client of its own (the gateway's shares the replica's: loginTokens).
 func LoginTokens(cfg *config.Config) (*backendauth.RedisTokens, error) {
+	return loginTokens(cfg, nil)
+}
+
+// loginTokens is LoginTokens through client when it is set (the replica's
+// shared client).
+func loginTokens(cfg *config.Config, client *redis.Client) (*backendauth.RedisTokens, error) {
 	if cfg.Store.RedisURL == "" || cfg.Store.TokenKey == "" {
 		return nil, nil
+	}
+	if client != nil {
+		return backendauth.NewRedisTokensShared(client, cfg.Store.TokenKey)
 	}
 	return backendauth.NewRedisTokens(cfg.Store.RedisURL, cfg.Store.TokenKey)
 }

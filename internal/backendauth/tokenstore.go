@@ -10,6 +10,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/isogate/isogate/internal/resultstore"
 )
 
 // A TokenStore keeps the tokens `isogate login` obtained for a backend,
@@ -37,19 +39,30 @@ const RedisTokenKeyPrefix = "isogate:oauth:"
 // that does not decrypt under the key, or that was moved to another
 // backend's key, is refused).
 type RedisTokens struct {
-	client *redis.Client
+	client resultstore.StoreClient
 	aead   cipher.AEAD
 }
+
+// redisRetries is how many times a command to Redis is retried (go-redis's
+// default).
+const redisRetries = 3
 
 // NewRedisTokens connects to url (a redis:// or rediss:// URL) and
 // encrypts under secret, which must not be empty.
 func NewRedisTokens(url, secret string) (*RedisTokens, error) {
+	return newRedisTokens(nil, url, secret)
+}
+
+// NewRedisTokensShared keeps logins through client, the replica's one
+// client of store.redis_url shared by all its stores: Close leaves it
+// open (see [resultstore.StoreClient]). secret is as for [NewRedisTokens].
+func NewRedisTokensShared(client *redis.Client, secret string) (*RedisTokens, error) {
+	return newRedisTokens(client, "", secret)
+}
+
+func newRedisTokens(shared *redis.Client, url, secret string) (*RedisTokens, error) {
 	if secret == "" {
 		return nil, errors.New("storing logins in Redis needs store.token_key")
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("store.redis_url: %w", err)
 	}
 	key := sha256.Sum256([]byte("isogate oauth tokens\x00" + secret))
 	block, err := aes.NewCipher(key[:])
@@ -60,10 +73,14 @@ func NewRedisTokens(url, secret string) (*RedisTokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RedisTokens{client: redis.NewClient(opts), aead: aead}, nil
+	client, err := resultstore.ClientFor(shared, url, redisRetries)
+	if err != nil {
+		return nil, err
+	}
+	return &RedisTokens{client: client, aead: aead}, nil
 }
 
-// Close closes the Redis connection.
+// Close closes the Redis connection, unless the client is shared.
 func (r *RedisTokens) Close() error { return r.client.Close() }
 
 func (r *RedisTokens) key(backend string) string { return RedisTokenKeyPrefix + backend }

@@ -285,13 +285,19 @@ func buildTool(t *mcp.Tool) *toolData {
 
 	td.fieldToks[fieldName] = tokenize(t.Name, nil)
 	td.fieldToks[fieldDesc] = tokenize(displayTitle(t)+" "+t.Description, nil)
-	var pn, pd []token
+	var pn, pd, pv []token
 	for _, p := range td.params {
 		pn = tokenize(p.Name, pn)
 		pd = tokenize(p.Description, pd)
+		for _, v := range p.Enum {
+			if s, ok := v.(string); ok {
+				pv = tokenize(s, pv)
+			}
+		}
 	}
 	td.fieldToks[fieldParamName] = pn
 	td.fieldToks[fieldParamDesc] = pd
+	td.fieldToks[fieldParamValues] = pv
 	td.fieldToks[fieldTags] = tokenize(strings.Join(td.tags, " "), nil)
 	return td
 }

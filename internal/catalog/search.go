@@ -20,6 +20,7 @@ const (
 	fieldParamDesc          // top-level parameter descriptions
 	fieldTags               // backend and tool tags
 	fieldBackendDesc        // the backend's description (backends.<name>.description)
+	fieldParamValues        // the string values top-level parameters may take (enum, const)
 	numFields
 )
 
@@ -33,6 +34,10 @@ var fieldWeights = [numFields]float32{
 	// Half a backend name's: it tells twin backends apart without
 	// outweighing what the tools themselves say.
 	fieldBackendDesc: 0.5,
+	// A parameter's allowed values are what the tool can do to its object:
+	// update_issue's state "open, closed", a review's event "APPROVE,
+	// REQUEST_CHANGES", a merge's method "squash".
+	fieldParamValues: 1,
 }
 
 // BM25 parameters (measured on bench/searchbench: bench/RESULTS.md).
@@ -160,6 +165,10 @@ type index struct {
 	// words they stand for ("pr" → "pull request"): [index.buildAbbrevs].
 	clipped  map[int32]int32
 	acronyms map[string][2]int32
+	// nameForms maps a word as written (lower-cased, not stemmed) to the
+	// documents whose name has it among the words that say what the tool
+	// does ([nameWords]), each document once.
+	nameForms map[string][]int32
 }
 
 // buildIndex indexes entries (document id = position in entries) for
@@ -185,6 +194,7 @@ func buildIndex(entries []*Entry) *index {
 	tf := map[int32]float32{}
 	otf, htf := map[uint32]float32{}, map[uint32]float32{}
 	ix.backendOf = make([]int32, len(entries))
+	ix.nameForms = map[string][]int32{}
 	for doc, e := range entries {
 		if doc == 0 || e.Backend != entries[doc-1].Backend { // entries are sorted by name
 			ix.backendToks = append(ix.backendToks, e.td.fieldToks[fieldBackend])
@@ -218,6 +228,11 @@ func buildIndex(entries []*Entry) *index {
 				for _, c := range rel.Hyper {
 					htf[c] += w
 				}
+			}
+		}
+		for _, t := range nameWords(e.td.fieldToks[fieldName], e.td.fieldToks[fieldBackend]) {
+			if ds := ix.nameForms[t.word]; len(ds) == 0 || ds[len(ds)-1] != int32(doc) {
+				ix.nameForms[t.word] = append(ds, int32(doc))
 			}
 		}
 		for id, f := range tf {
@@ -271,10 +286,12 @@ func idf(n, df int) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
-// Search ranks tools against a free-text query with BM25 (k1=1.2, b=0.75)
+// Search ranks tools against a free-text query with BM25F (k1=1.2, b=0.5)
 // over the weighted fields tool name (×3), backend name, title and
 // description, parameter names (×1.5), parameter descriptions (×0.5),
-// tags and the backend's description (×0.5). Query words are tokenized like
+// tags, the backend's description (×0.5) and parameters' allowed values;
+// a query word whose very form is a word of the tool's name multiplies its
+// score by 1+surfaceWeight (see [index.applyNameForms]). Query words are tokenized like
 // the documents (lower-cased, split on punctuation and camelCase, stopwords
 // dropped, stemmed). A query word also matches, at conceptWeight of an
 // exact match, tools whose words share a WordNet concept with it
@@ -486,6 +503,7 @@ func (s *snapshot) rank(query string, opts SearchOptions) ranking {
 			word[d] = 0
 		}
 	}
+	ix.applyNameForms(scores, word, toks)
 	// A query word that names a backend ("github", "slack") says where to
 	// look: that backend's matching tools count double, so that of twin
 	// tools the named server's ranks first.

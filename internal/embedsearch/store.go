@@ -107,7 +107,7 @@ const RedisTTL = 30 * 24 * time.Hour
 
 // Redis is a [Store] on a Redis server, shared by every replica.
 type Redis struct {
-	client *redis.Client
+	client resultstore.StoreClient
 	key    []byte // HMAC key of the entries (store.hmac_key); nil: none
 	token  string // this store's lock token
 }
@@ -117,11 +117,19 @@ type Redis struct {
 // written without the key is refused (read as a miss). It does not wait
 // for the server.
 func NewRedis(url string, hmacKey []byte) (*Redis, error) {
-	client, err := resultstore.NewRedisClient(url, 1)
+	client, err := resultstore.ClientFor(nil, url, 1)
 	if err != nil {
 		return nil, err
 	}
 	return &Redis{client: client, key: hmacKey, token: randomToken()}, nil
+}
+
+// NewRedisShared returns a store on client, the replica's one client of
+// store.redis_url shared by all its stores: Close leaves it open (see
+// [resultstore.StoreClient]). hmacKey is as for [NewRedis].
+func NewRedisShared(client *redis.Client, hmacKey []byte) *Redis {
+	c, _ := resultstore.ClientFor(client, "", 0) // a shared client: no error
+	return &Redis{client: c, key: hmacKey, token: randomToken()}
 }
 
 // Get implements [Store]. An entry that does not authenticate is a miss.
@@ -179,7 +187,7 @@ func (r *Redis) Unlock(ctx context.Context, key string) error {
 	return nil
 }
 
-// Close closes the connections to Redis.
+// Close closes the connections to Redis, unless the client is shared.
 func (r *Redis) Close() error { return r.client.Close() }
 
 func (r *Redis) wrap(err error) error {

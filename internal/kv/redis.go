@@ -26,6 +26,11 @@ type RedisOptions struct {
 	// value planted or moved to another key by anything else that reaches
 	// Redis reads as absent.
 	HMACKey []byte
+	// Client, when set, is the client the store uses instead of one of
+	// its own at URL: the replica's one client of store.redis_url, shared
+	// by all its stores; Close then leaves it open (see
+	// [resultstore.StoreClient]).
+	Client *redis.Client
 }
 
 // Redis is a [Store] on a Redis server, shared by every replica that
@@ -35,7 +40,7 @@ type RedisOptions struct {
 // expired are dropped when a listing meets them). A Redis that cannot be
 // reached fails with [ErrUnavailable]; the client reconnects on its own.
 type Redis struct {
-	client *redis.Client
+	client resultstore.StoreClient
 	prefix string
 	key    []byte
 }
@@ -43,7 +48,7 @@ type Redis struct {
 // NewRedis returns a store on the server at o.URL. It does not wait for
 // the server: the first operation does.
 func NewRedis(o RedisOptions) (*Redis, error) {
-	client, err := resultstore.NewRedisClient(o.URL, 2)
+	client, err := resultstore.ClientFor(o.Client, o.URL, 2)
 	if err != nil {
 		return nil, err
 	}

@@ -18,16 +18,17 @@ import (
 // below make an append fenced by its holder and a claim single use,
 // atomically across replicas.
 type RedisJournals struct {
-	client   *redis.Client
+	client   StoreClient
 	prefix   string
 	key      []byte
 	maxBytes int
 }
 
 // NewRedisJournals returns the journal store on the Redis server of o (its
-// URL, Prefix and HMACKey; journals larger than maxBytes are refused).
+// URL or Client, Prefix and HMACKey; journals larger than maxBytes are
+// refused).
 func NewRedisJournals(o RedisOptions, maxBytes int) (*RedisJournals, error) {
-	client, err := NewRedisClient(o.URL, 2)
+	client, err := ClientFor(o.Client, o.URL, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -37,11 +38,12 @@ func NewRedisJournals(o RedisOptions, maxBytes int) (*RedisJournals, error) {
 	return &RedisJournals{client: client, prefix: o.Prefix, key: o.HMACKey, maxBytes: maxBytes}, nil
 }
 
-// Close closes the connections to Redis.
+// Close closes the connections to Redis (unless RedisOptions.Client
+// made them).
 func (r *RedisJournals) Close() error { return r.client.Close() }
 
 // Client is the Redis client (tests tamper with journals through it).
-func (r *RedisJournals) Client() *redis.Client { return r.client }
+func (r *RedisJournals) Client() *redis.Client { return r.client.Client }
 
 // JournalKey is the Redis key of run id's journal (its hash); its entries
 // are the list [RedisJournals.JournalEntriesKey].

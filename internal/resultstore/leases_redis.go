@@ -26,7 +26,7 @@ type RedisLeases struct {
 // NewRedisLeases returns the lease table on the server, key prefix and
 // HMAC key of r (its own keys: l:<id> and lapse).
 func NewRedisLeases(r *Redis) *RedisLeases {
-	return &RedisLeases{client: r.client, prefix: strings.TrimSuffix(leaseKeyOf(r.prefix, ""), "l:"), key: r.key}
+	return &RedisLeases{client: r.client.Client, prefix: strings.TrimSuffix(leaseKeyOf(r.prefix, ""), "l:"), key: r.key}
 }
 
 // LeaseKey is the Redis key of id's lease (tests tamper with it).

@@ -26,7 +26,7 @@ const RedisKeyPrefix = "{isogate}:"
 // A Redis that cannot be reached makes Put and Get fail with an error
 // naming the store; the client reconnects on its own once Redis is back.
 type Redis struct {
-	client *redis.Client
+	client StoreClient
 	limits Limits
 	prefix string
 	key    []byte // HMAC key of the entries (store.hmac_key); nil: none
@@ -55,6 +55,10 @@ type RedisOptions struct {
 	// OnFull, when set, is called each time the store refuses an entry
 	// with [ErrFull] (a metric counts them).
 	OnFull func()
+	// Client, when set, is the client the store uses instead of one of
+	// its own at URL: the replica's one client of store.redis_url, shared
+	// by all its stores (see [StoreClient]).
+	Client *redis.Client
 }
 
 // RedisEntryOverhead is what a [Redis] store charges each entry beyond its
@@ -77,10 +81,41 @@ func NewRedisClient(url string, retries int) (*redis.Client, error) {
 	return redis.NewClient(opt), nil
 }
 
+// StoreClient is a store's client of Redis: its own, which the store's
+// Close closes, or one shared with the replica's other stores (one pool
+// of connections for them all), which Close leaves open: whoever made it
+// closes it, once, after every store that uses it.
+type StoreClient struct {
+	*redis.Client
+	shared bool
+}
+
+// ClientFor returns shared as a store's client when it is set, else a
+// client of its own at url that retries a failed command retries times
+// ([NewRedisClient]).
+func ClientFor(shared *redis.Client, url string, retries int) (StoreClient, error) {
+	if shared != nil {
+		return StoreClient{Client: shared, shared: true}, nil
+	}
+	c, err := NewRedisClient(url, retries)
+	if err != nil {
+		return StoreClient{}, err
+	}
+	return StoreClient{Client: c}, nil
+}
+
+// Close closes the client unless it is shared.
+func (c StoreClient) Close() error {
+	if c.shared {
+		return nil
+	}
+	return c.Client.Close()
+}
+
 // NewRedis returns a store on the Redis server at o.URL. It does not wait
 // for the server: the first operation does.
 func NewRedis(o RedisOptions) (*Redis, error) {
-	client, err := NewRedisClient(o.URL, 2)
+	client, err := ClientFor(o.Client, o.URL, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +137,8 @@ func (r *Redis) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connections to Redis.
+// Close closes the connections to Redis (unless RedisOptions.Client
+// made them: that client's maker closes it).
 func (r *Redis) Close() error { return r.client.Close() }
 
 // Put implements [Store].

@@ -26,7 +26,7 @@ type RedisTasks struct {
 // NewRedisTasks returns a task store on the same server, key prefix and
 // HMAC key as r.
 func NewRedisTasks(r *Redis) *RedisTasks {
-	return &RedisTasks{client: r.client, prefix: r.prefix, key: r.key}
+	return &RedisTasks{client: r.client.Client, prefix: r.prefix, key: r.key}
 }
 
 func (r *RedisTasks) taskKey(id string) string { return r.prefix + "t:" + id }

@@ -26,7 +26,7 @@ const TTL = 30 * 24 * time.Hour
 
 // Redis is a [backend.ToolCache] on a Redis server.
 type Redis struct {
-	client *redis.Client
+	client resultstore.StoreClient
 	key    []byte // HMAC key of the entries (store.hmac_key); nil: none
 }
 
@@ -38,11 +38,19 @@ var _ backend.ToolCache = (*Redis)(nil)
 // without the key (planted by whoever reaches Redis) is refused. It does
 // not wait for the server: the first operation does.
 func NewRedis(url string, hmacKey []byte) (*Redis, error) {
-	client, err := resultstore.NewRedisClient(url, 1)
+	client, err := resultstore.ClientFor(nil, url, 1)
 	if err != nil {
 		return nil, err
 	}
 	return &Redis{client: client, key: hmacKey}, nil
+}
+
+// NewRedisShared returns a tool cache on client, the replica's one client
+// of store.redis_url shared by all its stores: Close leaves it open (see
+// [resultstore.StoreClient]). hmacKey is as for [NewRedis].
+func NewRedisShared(client *redis.Client, hmacKey []byte) *Redis {
+	c, _ := resultstore.ClientFor(client, "", 0) // a shared client: no error
+	return &Redis{client: c, key: hmacKey}
 }
 
 // Get implements [backend.ToolCache].
@@ -69,7 +77,7 @@ func (r *Redis) Put(ctx context.Context, key string, entry []byte) error {
 	return nil
 }
 
-// Close closes the connections to Redis.
+// Close closes the connections to Redis, unless the client is shared.
 func (r *Redis) Close() error { return r.client.Close() }
 
 func (r *Redis) wrap(err error) error {
