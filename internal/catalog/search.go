@@ -295,8 +295,10 @@ func idf(n, df int) float64 {
 // the documents (lower-cased, split on punctuation and camelCase, stopwords
 // dropped, stemmed). A query word also matches, at conceptWeight of an
 // exact match, tools whose words share a WordNet concept with it
-// (synonyms, hypernyms: [lexicon.Concepts]), counted once per tool by its
-// better reading. A word that matches neither way is corrected to the
+// (synonyms, hypernyms: [lexicon.Concepts]), and at nearWeight tools
+// with a word FOLDOC gives one entry with it ("folder": directory;
+// [lexicon.Near]), counted once per tool by its best reading. A word that
+// matches none of these ways is corrected to the
 // nearest catalogue word (see [SearchResult.Corrections]) and reported in
 // Unmatched if none is close. Words are OR-ed: a tool matching more of them
 // scores higher.
