@@ -71,6 +71,10 @@ type proc struct {
 	snapshotLoaded bool          // it started from the snapshot its init carried
 	cgroup         string        // its pids cgroup, "" if none (pidscgroup_linux.go)
 	cgroupWhy      string        // why it has none
+	stamps         stamps        // the parent's side of its start until ready (startstamps.go)
+	readyAt        stamp         // the ready frame's arrival
+	workerStamps   []stamp       // the worker's side, from its ready frame
+	startPhases    []StartPhase  // its start, both sides, once ready (guarded by pool.mu)
 	stdout, stderr io.ReadCloser
 
 	// Guarded by pool.mu.
@@ -181,6 +185,7 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 		lanes:      lanes,
 	}
 	pr.oomBase, pr.oomOK = oomKills()
+	pr.stamps.add(phaseSpawn, false)
 	reply := make(chan error, 1)
 	select {
 	case p.spawns <- spawnRequest{cmd: cmd, reply: reply}:
@@ -198,6 +203,7 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 		return nil, nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
 	}
 	pr.stdout, pr.stderr = stdout, stderr
+	pr.stamps.add(phaseExeced, false)
 	if p.layers.threads {
 		// Before the handshake, so before any run: until then the worker
 		// runs only its own start-up.
@@ -207,6 +213,7 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 				p.logger.Warn("sandbox worker: no pids cgroup", "pid", cmd.Process.Pid, "err", err)
 			}
 		}
+		pr.stamps.add(phaseCgroup, false)
 	}
 	return pr, cmd, nil
 }
@@ -246,6 +253,7 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 		return nil, err
 	}
 	pr.send(append(frame, snapshot...)) // the snapshot follows init, raw
+	pr.stamps.add(phaseInitSent, false)
 	startLimit := workerStartTimeout
 	if p.opts.startTimeout > 0 {
 		startLimit = p.opts.startTimeout
@@ -258,6 +266,10 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	select {
 	case <-pr.readyCh:
 		p.logger.Debug("sandbox worker started", "slot", slot, "pid", pr.pid, "startup", time.Since(pr.started))
+		phases := timeline(append(pr.stamps.list, pr.readyAt), pr.workerStamps)
+		p.mu.Lock()
+		pr.startPhases = phases
+		p.mu.Unlock()
 		if err := p.checkConfinement(pr); err != nil {
 			pr.kill(killStartup, err.Error())
 			<-pr.exited
@@ -385,6 +397,7 @@ func (pr *proc) dispatch(m *message) error {
 		// Made before the worker was given any run (snapshot.go).
 		p.keepSnapshot(pr, m.Snapshot)
 		pr.snapshotLoaded = m.SnapshotLoaded
+		pr.readyAt, pr.workerStamps = stamp{Phase: phaseReady, Mono: monoNow(), CPU: -1}, m.Stamps
 		close(pr.readyCh)
 	case !ready:
 		return fmt.Errorf("%w: %q frame before ready", errProtocol, m.Type)
