@@ -113,6 +113,8 @@ type Options struct {
 	startupKey []byte
 	// startTimeout overrides workerStartTimeout (tests only).
 	startTimeout time.Duration
+	// beforeCgroup runs before a worker joins its pids cgroup (tests only).
+	beforeCgroup func(*proc)
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements

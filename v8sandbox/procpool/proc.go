@@ -71,6 +71,8 @@ type proc struct {
 	snapshotLoaded bool          // it started from the snapshot its init carried
 	cgroup         string        // its pids cgroup, "" if none (pidscgroup_linux.go)
 	cgroupWhy      string        // why it has none
+	cgroupDone     chan struct{} // closed once cgroup and cgroupWhy are set
+	cgroupAt       stamp         // when it was joined
 	stamps         stamps        // the parent's side of its start until ready (startstamps.go)
 	readyAt        stamp         // the ready frame's arrival
 	workerStamps   []stamp       // the worker's side, from its ready frame
@@ -204,17 +206,30 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 	}
 	pr.stdout, pr.stderr = stdout, stderr
 	pr.stamps.add(phaseExeced, false)
-	if p.layers.threads {
-		// Before the handshake, so before any run: until then the worker
-		// runs only its own start-up.
+	pr.cgroupDone = make(chan struct{})
+	if !p.layers.threads {
+		close(pr.cgroupDone)
+		return pr, cmd, nil
+	}
+	// While the worker starts up, which runs only its own start-up code:
+	// the handshake waits for it before the worker is given any run.
+	// Joining a cgroup waits for the kernel (an RCU grace period on cgroup
+	// v1: milliseconds, more than the rest of the parent's side of a
+	// start), which the worker's start need not wait for.
+	go func() {
+		defer close(pr.cgroupDone)
+		if p.opts.beforeCgroup != nil {
+			p.opts.beforeCgroup(pr)
+		}
+		var err error
 		if pr.cgroup, err = p.cgroups.place(cmd.Process.Pid); err != nil {
 			pr.cgroupWhy = err.Error()
 			if p.cgroups.dir != "" {
 				p.logger.Warn("sandbox worker: no pids cgroup", "pid", cmd.Process.Pid, "err", err)
 			}
 		}
-		pr.stamps.add(phaseCgroup, false)
-	}
+		pr.cgroupAt = stamp{Phase: phaseCgroup, Mono: monoNow(), CPU: -1}
+	}()
 	return pr, cmd, nil
 }
 
@@ -266,7 +281,12 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	select {
 	case <-pr.readyCh:
 		p.logger.Debug("sandbox worker started", "slot", slot, "pid", pr.pid, "startup", time.Since(pr.started))
-		phases := timeline(append(pr.stamps.list, pr.readyAt), pr.workerStamps)
+		<-pr.cgroupDone // in its pids cgroup before any run
+		parent := append(pr.stamps.list, pr.readyAt)
+		if pr.cgroupAt.Mono != 0 {
+			parent = append(parent, pr.cgroupAt)
+		}
+		phases := timeline(parent, pr.workerStamps)
 		p.mu.Lock()
 		pr.startPhases = phases
 		p.mu.Unlock()
@@ -544,6 +564,7 @@ func (pr *proc) reap() {
 	_ = pr.cmd.Wait()
 	close(waited)
 	pr.closeStdin()
+	<-pr.cgroupDone
 	if pr.cgroup != "" {
 		if err := removeCgroup(pr.cgroup); err != nil {
 			p.logger.Warn("sandbox worker: its pids cgroup is left behind", "pid", pr.pid, "err", err)
