@@ -267,7 +267,11 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 		<-pr.exited
 		return nil, err
 	}
-	pr.send(append(frame, snapshot...)) // the snapshot follows init, raw
+	frame = append(frame, snapshot...) // the snapshot follows init, raw
+	if len(frame) > pipeBytes {
+		fitPipe(pr.stdin, len(frame)) // back to pipeBytes once ready
+	}
+	pr.send(frame)
 	pr.stamps.add(phaseInitSent, false)
 	startLimit := workerStartTimeout
 	if p.opts.startTimeout > 0 {
@@ -282,6 +286,9 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	case <-pr.readyCh:
 		p.logger.Debug("sandbox worker started", "slot", slot, "pid", pr.pid, "startup", time.Since(pr.started))
 		<-pr.cgroupDone // in its pids cgroup before any run
+		if len(frame) > pipeBytes {
+			fitPipe(pr.stdin, pipeBytes) // the worker has read its start-up
+		}
 		parent := append(pr.stamps.list, pr.readyAt)
 		if pr.cgroupAt.Mono != 0 {
 			parent = append(parent, pr.cgroupAt)
