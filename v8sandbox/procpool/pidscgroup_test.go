@@ -72,9 +72,13 @@ func TestWorkerStartsWhileItJoinsItsCgroup(t *testing.T) {
 	if !<-readyFirst {
 		t.Fatal("the worker did not start up while the parent held its cgroup move")
 	}
-	p.mu.Lock()
-	pr := p.slots[0].cur
-	p.mu.Unlock()
+	var pr *proc
+	waitState(t, p, workerStartTimeout, "the worker serving", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		pr = p.slots[0].cur
+		return pr != nil
+	})
 	own, _ := os.ReadFile("/proc/" + strconv.Itoa(pr.pid) + "/cgroup")
 	if pr.cgroup == "" || !strings.Contains(string(own), "/"+filepath.Base(pr.cgroup)+"\n") {
 		t.Fatalf("New returned a worker outside its pids cgroup %q (%s): its cgroups are %q", pr.cgroup, pr.cgroupWhy, own)
