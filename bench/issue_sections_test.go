@@ -65,7 +65,7 @@ func TestIssueSectionsRender(t *testing.T) {
 		run  func(context.Context, ReportConfig) (string, error)
 		want []string
 	}{
-		{"principals", principalsSection, []string{"| worker start", "first run, pool at rest, 2 spares", "| 64 |", "÷ 1 principal", "An agent's pace", "p50 ÷ one principal alone", "fair shares, 64 principals", "÷ channel", "×1.00"}},
+		{"principals", principalsSection, []string{"| worker start", "first run, pool at rest, 2 spares", "| 64 |", "÷ 1 principal", "An agent's pace", "p50 ÷ one principal alone", "fair shares, 64 principals", "÷ channel", "×1.00", "worker: V8 platform initialised", "worker CPU once ready"}},
 		{"durable", durableSection, []string{"| off:", "| paused:", "| all, memory store:", "| resume by replay:", "÷ off", "journaling per host call", "×1.00", "Redis"}},
 		{"engine", engineSection, []string{"| thread |", "| process |", "engine trivial ÷ pool", "one call minus direct", "with the snapshot | without", "a fresh isolate each"}},
 		{"typecheck", typecheckSection, []string{"run unchecked", "run checked first", "warm check alone", "÷ unchecked run", "≤ 10.0 ms", "≤ 500 ms", "≤ 80 MB", "once the compiler has loaded", "first 2 checks of the program after its load"}},

@@ -78,6 +78,9 @@ func principalsSection(ctx context.Context, cfg ReportConfig) (string, error) {
 
 	fmt.Fprintf(&b, "\nA worker's start by command (issue 44), the commands taking turns, each after one untimed start that makes the V8 startup snapshot the later workers of that command start from: `procpool.New` of one worker until its ready frame (spawn, confinement, Go and package start-up, V8 from the snapshot, its first isolate and context prepared, handshake), then that worker's first trivial run.\n\n")
 	b.WriteString(workerStartTable(startCases))
+	last := startCases[len(startCases)-1] // the dedicated binary, outside smoke runs
+	fmt.Fprintf(&b, "\nThe start of %s phase by phase, %d samples: each process stamps its phases with CLOCK_MONOTONIC, which both share (`procpool.WorkerStats.Start`), and the worker its own CPU time where it can read it (before its seccomp filter, which refuses the system call). Wall times grow with the machine's load; CPU times do not.\n\n", last.name, len(last.start))
+	b.WriteString(workerPhasesTable(last))
 
 	fmt.Fprintf(&b, "\nThroughput of trivial runs (`1 + 1`) whose principals take turns round-robin, one at a time and 8 at once (the pool's 8 slots), with idle workers off (`sandbox.idle_workers_mb: 0`, the behaviour before them) and at their default; each pool first runs each of its principals once, then the six pools take turns in %d rounds, %s per cell in all. \"Ended\" is the workers ended to serve another principal (each costs a worker start in the background).\n\n", rounds, budget)
 	b.WriteString("| principals | idle workers | one at a time: runs/s | ÷ 1 principal | ended per 1 000 runs | 8 at once: runs/s | ÷ 1 principal | ended per 1 000 runs |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")

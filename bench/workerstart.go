@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,87 @@ type workerCommandCase struct {
 	command []string
 	start   []time.Duration // procpool.New of one worker: until its ready frame
 	first   []time.Duration // that worker's first trivial run
+	// The worker's start phase by phase (procpool.WorkerStats.Start):
+	// when each phase ended and the worker's CPU time by then, and its
+	// CPU time once ready (all its threads, from /proc).
+	phaseOrder []string
+	phaseAt    map[string][]time.Duration
+	phaseCPU   map[string][]time.Duration
+	readyCPU   []time.Duration
+}
+
+// keepPhases records the start of p's one worker.
+func (c *workerCommandCase) keepPhases(p *procpool.Pool) {
+	ws := p.Stats().Workers
+	if len(ws) != 1 {
+		return
+	}
+	if c.phaseAt == nil {
+		c.phaseAt, c.phaseCPU = map[string][]time.Duration{}, map[string][]time.Duration{}
+	}
+	for _, ph := range ws[0].Start {
+		if _, seen := c.phaseAt[ph.Name]; !seen {
+			c.phaseOrder = append(c.phaseOrder, ph.Name)
+		}
+		c.phaseAt[ph.Name] = append(c.phaseAt[ph.Name], ph.At)
+		if ph.CPU >= 0 {
+			c.phaseCPU[ph.Name] = append(c.phaseCPU[ph.Name], ph.CPU)
+		}
+	}
+	if cpu, err := processCPU(ws[0].PID); err == nil {
+		c.readyCPU = append(c.readyCPU, cpu)
+	}
+}
+
+// processCPU is the CPU time of process pid's living threads, from their
+// /proc/<pid>/task/<tid>/schedstat (nanoseconds, unlike /proc/<pid>/stat's
+// clock ticks).
+func processCPU(pid int) (time.Duration, error) {
+	files, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(files) == 0 {
+		return 0, fmt.Errorf("no threads of %d in /proc: %v", pid, err)
+	}
+	var total int64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		fields := strings.Fields(string(b))
+		if len(fields) == 0 {
+			continue
+		}
+		ns, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", f, err)
+		}
+		total += ns
+	}
+	return time.Duration(total), nil
+}
+
+// workerPhasesTable renders the start of c's workers phase by phase: the
+// p50 of when each phase ended, of the step from the phase before, and of
+// the worker's CPU time by then where it could read it.
+func workerPhasesTable(c *workerCommandCase) string {
+	order := slices.Clone(c.phaseOrder)
+	slices.SortStableFunc(order, func(a, b string) int { return int(median(c.phaseAt[a]) - median(c.phaseAt[b])) })
+	var b strings.Builder
+	b.WriteString("| phase (parent or worker) | ended at, p50 | step from the row above | worker CPU by then, p50 |\n|---|---:|---:|---:|\n")
+	var prev time.Duration
+	for _, name := range order {
+		at := median(c.phaseAt[name])
+		cpu := "—"
+		if s := c.phaseCPU[name]; len(s) > 0 {
+			cpu = ms(median(s)) + " ms"
+		}
+		fmt.Fprintf(&b, "| %s | %s ms | %s ms | %s |\n", name, ms(at), ms(at-prev), cpu)
+		prev = at
+	}
+	if len(c.readyCPU) > 0 {
+		fmt.Fprintf(&b, "| worker CPU once ready (all its threads, `/proc/<pid>/task/*/schedstat`) | | | %s ms |\n", ms(median(c.readyCPU)))
+	}
+	return b.String()
 }
 
 // workerStartCases are the worker commands compared: the bench's own (this
@@ -100,6 +183,7 @@ func measureWorkerStarts(ctx context.Context, cases []*workerCommandCase, n int)
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
 		if keep {
+			c.keepPhases(p)
 			c.start = append(c.start, started)
 			c.first = append(c.first, time.Since(t1))
 		}

@@ -2,6 +2,7 @@ package v8sandbox
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -65,5 +66,63 @@ func TestWarmPreparesTheFirstRun(t *testing.T) {
 	}
 	if res, err := p.Run(context.Background(), Job{Source: "1 + 1", AwaitResult: true}, nil); err != nil || string(res.Value) != "2" {
 		t.Fatalf("first run after Warm: %s %v", res.Value, err)
+	}
+}
+
+// A run that comes while the warm worker is finishing the previous one
+// (its outcome being delivered, its next context not yet prepared) waits
+// for it instead of creating an isolate on a cold worker: a principal's
+// back-to-back runs in a sandbox worker process share one isolate (issue
+// 44: the second run of each parked worker's principal built a second
+// isolate, 5–10 ms). Runs that come together still spread: one claim per
+// finishing worker.
+func TestABackToBackRunWaitsForTheWarmIsolate(t *testing.T) {
+	const workers = 4
+	p := NewPool(Options{Workers: workers})
+	defer p.Close()
+	claimed := make(chan struct{}, 1)
+	p.idle.onClaim = func() { claimed <- struct{}{} }
+	run := func() error {
+		res, err := p.Run(context.Background(), Job{Source: "1 + 1", AwaitResult: true}, nil)
+		if err == nil && string(res.Value) != "2" {
+			err = fmt.Errorf("value %s", res.Value)
+		}
+		return err
+	}
+	if err := run(); err != nil { // the warm isolate
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	p.RunThen(context.Background(), Job{Source: "1 + 1", AwaitResult: true}, nil, func(_ Result, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		// The next run comes while this one's worker is still finishing;
+		// this returns once it has claimed the worker, or once it ran
+		// elsewhere.
+		go func() { second <- run() }()
+		select {
+		case <-claimed:
+		case err := <-second:
+			second <- err
+		}
+	})
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for range workers {
+		<-p.idle.ready
+	}
+	p.idle.mu.Lock()
+	for _, w := range p.idle.stack {
+		n += w.isolates
+	}
+	p.idle.mu.Unlock()
+	for range workers {
+		p.idle.ready <- struct{}{}
+	}
+	if n != 1 {
+		t.Fatalf("%d isolates were created, want 1: the back-to-back run built its own", n)
 	}
 }

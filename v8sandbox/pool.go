@@ -115,9 +115,13 @@ func (p *Pool) Run(ctx context.Context, job Job, host Host) (Result, error) {
 // goroutine, before the worker is tidied up for its next run. A caller that
 // forwards the outcome (a worker process writing it to its parent) sends it
 // before the between-runs preparation competes for the CPU with whoever
-// receives it.
+// receives it. deliver must not wait for another run of the pool: that run
+// may be waiting for this worker (idle.go).
 func (p *Pool) RunThen(ctx context.Context, job Job, host Host, deliver func(Result, error)) {
 	o := p.run(ctx, job, host)
+	if o.w != nil {
+		p.idle.finish(o.w) // before the outcome goes out: the next run may come at once
+	}
 	deliver(o.result, o.err)
 	if o.w != nil {
 		p.busy.Add(-1) // the worker counts as busy until its outcome is delivered
@@ -150,6 +154,27 @@ func (p *Pool) run(ctx context.Context, job Job, host Host) outcome {
 		return outcome{response: response{err: WaitError(ctx, "waiting for a free sandbox worker")}}
 	case <-p.quit:
 		return outcome{response: response{err: Errorf(CodeInternal, "sandbox pool is closed")}}
+	}
+	if w.iso == nil {
+		if warm := p.idle.claim(); warm != nil {
+			// A warm worker is finishing its last run: wait for it
+			// rather than create an isolate here (idle.go). Its put
+			// comes without any run of its own, so the wait is short.
+			p.idle.put(w)
+			w = nil
+			select {
+			case <-warm:
+			case <-p.quit:
+			}
+			select {
+			case <-p.idle.ready:
+				w = p.idle.pop()
+			case <-ctx.Done():
+				return outcome{response: response{err: WaitError(ctx, "waiting for a free sandbox worker")}}
+			case <-p.quit:
+				return outcome{response: response{err: Errorf(CodeInternal, "sandbox pool is closed")}}
+			}
+		}
 	}
 	p.busy.Add(1)
 	req := &request{ctx: ctx, job: job, host: host}

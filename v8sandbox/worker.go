@@ -28,6 +28,7 @@ type worker struct {
 	current      *run        // the run in progress, read by host function callbacks
 	scripts      scriptCache // compiled on iso, emptied with it
 	isolates     int         // isolates created so far, for logs
+	finishing    bool        // warm, its run over, not yet put back (idle.go; guarded by idle.mu)
 
 	// warm is a context prepared between runs for a job shaped like last
 	// (same functions and prelude); nil when none is ready.

@@ -27,10 +27,10 @@ func TestKitNamesCoverEveryDeclaration(t *testing.T) {
 			continue
 		}
 		if strings.HasPrefix(line, "const {") {
-			continue // destructuring, read by topLevelObj
+			continue // destructuring, read by destructuredNames
 		}
-		m := topLevelDecl.FindStringSubmatch(line)
-		if m == nil || !seen[m[1]] {
+		m := declaredNames(line)
+		if len(m) != 1 || !seen[m[0]] {
 			t.Errorf("top-level declaration not read: %q", line)
 		}
 	}
@@ -62,6 +62,39 @@ func TestScopeWithAndWithoutTheSnapshotKit(t *testing.T) {
 		}
 		if string(res.Value) != c.want {
 			t.Errorf("%s: %s, want %s", c.name, res.Value, c.want)
+		}
+	}
+}
+
+// declaredNames reads by hand what these regular expressions read (it
+// replaced them to spare each sandbox worker ~1.2 ms of CPU at start).
+func TestDeclaredNamesAsTheExpressions(t *testing.T) {
+	var (
+		topLevelDecl = regexp.MustCompile(`(?m)^(?:const|let|function)\s+([A-Za-z_$][\w$]*)`)
+		topLevelObj  = regexp.MustCompile(`(?ms)^const\s*\{([^}]*)\}\s*=`)
+		objEntry     = regexp.MustCompile(`(?:^|:)\s*([A-Za-z_$][\w$]*)\s*$`)
+	)
+	byExpressions := func(source string) []string {
+		var names []string
+		for _, m := range topLevelDecl.FindAllStringSubmatch(source, -1) {
+			names = append(names, m[1])
+		}
+		for _, m := range topLevelObj.FindAllStringSubmatch(source, -1) {
+			for _, entry := range strings.Split(m[1], ",") {
+				if e := objEntry.FindStringSubmatch(strings.TrimSpace(entry)); e != nil {
+					names = append(names, e[1])
+				}
+			}
+		}
+		return names
+	}
+	for _, source := range []string{Kit, startupKit, kitWarmup,
+		"const a = 1;\nlet $b2 = 2\nfunction c_(x) {}\n  const indented = 3;\nconstant = 4\nconst\td = 5",
+		"const { e, f: g, h:i, ...rest, j = 1, } = o;\nconst{k}=p\nconst { l } ;\nconst { m }\n= q\nfunction* gen() {}\nlet 9x = 1\n",
+		"", "const", "const {", "let x"} {
+		got, want := declaredNames(source), byExpressions(source)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("declaredNames(%.60q) = %q, the expressions read %q", source, got, want)
 		}
 	}
 }

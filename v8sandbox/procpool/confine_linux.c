@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "confine_linux.h"
@@ -69,6 +70,18 @@ struct ll_path_beneath_attr {
 #define PR_CAP_AMBIENT 47
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
 #endif
+
+static long long ns_of(clockid_t clock) {
+	struct timespec ts;
+	if (clock_gettime(clock, &ts) != 0) {
+		return -1;
+	}
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+long long isogate_mono_ns(void) { return ns_of(CLOCK_MONOTONIC); }
+
+long long isogate_cpu_ns(void) { return ns_of(CLOCK_PROCESS_CPUTIME_ID); }
 
 static void note(const char *what, int err) {
 	size_t n = strlen(isogate_confine.errors);
@@ -289,6 +302,7 @@ static void harden(void) {
 // is Go's).
 __attribute__((constructor)) static void isogate_confine_early(int argc, char **argv, char **envp) {
 	(void)envp;
+	long long mono = isogate_mono_ns(), cpu = isogate_cpu_ns();
 	isogate_confine.in_fd = -1;
 	isogate_confine.out_fd = -1;
 	if (argc < 2 || argv == NULL || strcmp(argv[1], ISOGATE_WORKER_COMMAND) != 0) {
@@ -301,6 +315,8 @@ __attribute__((constructor)) static void isogate_confine_early(int argc, char **
 		return;
 	}
 	isogate_confine.worker = 1;
+	isogate_confine.mono_begin = mono;
+	isogate_confine.cpu_begin = cpu;
 	for (int i = 2; i < argc; i++) {
 		if (strncmp(argv[i], "confine=", 8) == 0) {
 			const char *l = argv[i] + 8;
@@ -330,4 +346,6 @@ __attribute__((constructor)) static void isogate_confine_early(int argc, char **
 	if (isogate_confine.want_landlock) {
 		apply_landlock();
 	}
+	isogate_confine.mono_end = isogate_mono_ns();
+	isogate_confine.cpu_end = isogate_cpu_ns();
 }

@@ -62,3 +62,21 @@ func setEntropySource() { C.isogate_set_entropy_source() }
 
 // isWorker reports whether this process started as a sandbox worker.
 func isWorker() bool { return C.isogate_confine.worker != 0 }
+
+// monoNow is CLOCK_MONOTONIC in ns (through the vDSO: allowed under seccomp).
+func monoNow() int64 { return int64(C.isogate_mono_ns()) }
+
+// cpuNow is this process's CPU time in ns; a system call that the seccomp
+// filter refuses: call it only before the filter is installed.
+func cpuNow() int64 { return int64(C.isogate_cpu_ns()) }
+
+// earlyStamps are the constructor's stamps (startstamps.go); none when the
+// process did not start as a worker.
+func earlyStamps() []stamp {
+	r := &C.isogate_confine
+	if r.worker == 0 || r.mono_begin == 0 {
+		return nil
+	}
+	return []stamp{{Phase: phaseConstructor, Mono: int64(r.mono_begin), CPU: int64(r.cpu_begin)},
+		{Phase: phaseConfined, Mono: int64(r.mono_end), CPU: int64(r.cpu_end)}}
+}

@@ -25,7 +25,17 @@ struct isogate_confine_report {
 	int landlock_errno;
 	int landlock_fs, landlock_net, landlock_scoped;
 	char errors[512];
+	/* When the constructor began and ended: CLOCK_MONOTONIC (shared by
+	   every process of the host) and this process's CPU time, in ns
+	   (startstamps.go). */
+	long long mono_begin, mono_end, cpu_begin, cpu_end;
 };
+
+/* CLOCK_MONOTONIC in ns, through the vDSO (no system call: callable under
+   the seccomp filter). */
+long long isogate_mono_ns(void);
+/* This process's CPU time in ns (a system call: before seccomp only). */
+long long isogate_cpu_ns(void);
 
 extern struct isogate_confine_report isogate_confine;
 

@@ -2,6 +2,8 @@
 
 package procpool
 
+import "time"
+
 const (
 	workerID     = 65534
 	workerNoFile = 64
@@ -13,3 +15,11 @@ const (
 func confineWorker(bool) *workerFacts { return nil }
 
 func isWorker() bool { return false }
+
+func monoNow() int64 { return time.Since(processStart).Nanoseconds() }
+
+func cpuNow() int64 { return -1 }
+
+func earlyStamps() []stamp { return nil }
+
+var processStart = time.Now()

@@ -151,8 +151,9 @@
 //     in an ELF constructor, before the Go runtime and V8 start any thread;
 //   - a pids cgroup of its own with pids.max 256, where the host delegates
 //     one (cgroup v1 pids, or v2 with pids in the gateway's
-//     cgroup.subtree_control), joined right after the spawn, before the
-//     handshake, and removed when the worker is reaped
+//     cgroup.subtree_control), joined while the worker starts up (its own
+//     start-up code only), before the handshake ends and so before any
+//     run, and removed when the worker is reaped
 //     (pidscgroup_linux.go): the thread bound where RLIMIT_NPROC cannot be;
 //   - a seccomp allowlist derived from traces of the whole sandbox test
 //     corpus, installed with TSYNC on every thread (seccomp_linux.go):

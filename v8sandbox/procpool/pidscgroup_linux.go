@@ -29,8 +29,9 @@ import (
 //
 // Each worker gets the child isogate-<gateway pid>-w<n> with pids.max set
 // to workerMaxThreads; its pid is written into cgroup.procs right after
-// the spawn, before the handshake, so before it is given any run (until
-// then it runs only its own start-up). The child is removed once the
+// the spawn, while the worker starts up (it runs only its own start-up
+// code until then), and the handshake waits for it, so the worker is in
+// its cgroup before it is given any run. The child is removed once the
 // worker is reaped.
 
 // pidsCgroups is where a pool creates its workers' cgroups.

@@ -113,6 +113,8 @@ type Options struct {
 	startupKey []byte
 	// startTimeout overrides workerStartTimeout (tests only).
 	startTimeout time.Duration
+	// beforeCgroup runs before a worker joins its pids cgroup (tests only).
+	beforeCgroup func(*proc)
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements
@@ -785,6 +787,9 @@ type WorkerStats struct {
 	// Idle is true for a process parked for its principal outside the
 	// slots (idle.go).
 	Idle bool
+	// Start is the process's start, phase by phase, on both sides
+	// (startstamps.go).
+	Start []StartPhase
 }
 
 // Stats returns a snapshot of the worker processes.
@@ -803,7 +808,7 @@ func (p *Pool) Stats() Stats {
 		}
 		st.Workers = append(st.Workers, WorkerStats{Slot: slot, PID: pr.pid, Runs: len(pr.runs),
 			Completed: pr.completed.Load(), Draining: pr.draining, Uptime: time.Since(pr.started),
-			Principal: pr.owner, Bound: pr.bound, Spare: pr.spare, Idle: pr.parked})
+			Principal: pr.owner, Bound: pr.bound, Spare: pr.spare, Idle: pr.parked, Start: pr.startPhases})
 	}
 	p.mu.Unlock()
 	for i := range st.Workers {

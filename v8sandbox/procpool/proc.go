@@ -71,6 +71,12 @@ type proc struct {
 	snapshotLoaded bool          // it started from the snapshot its init carried
 	cgroup         string        // its pids cgroup, "" if none (pidscgroup_linux.go)
 	cgroupWhy      string        // why it has none
+	cgroupDone     chan struct{} // closed once cgroup and cgroupWhy are set
+	cgroupAt       stamp         // when it was joined
+	stamps         stamps        // the parent's side of its start until ready (startstamps.go)
+	readyAt        stamp         // the ready frame's arrival
+	workerStamps   []stamp       // the worker's side, from its ready frame
+	startPhases    []StartPhase  // its start, both sides, once ready (guarded by pool.mu)
 	stdout, stderr io.ReadCloser
 
 	// Guarded by pool.mu.
@@ -181,6 +187,7 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 		lanes:      lanes,
 	}
 	pr.oomBase, pr.oomOK = oomKills()
+	pr.stamps.add(phaseSpawn, false)
 	reply := make(chan error, 1)
 	select {
 	case p.spawns <- spawnRequest{cmd: cmd, reply: reply}:
@@ -198,16 +205,31 @@ func (p *Pool) spawn(slot int, ns nsLevel) (*proc, *exec.Cmd, error) {
 		return nil, nil, fmt.Errorf("starting %q: %w", p.opts.Command, err)
 	}
 	pr.stdout, pr.stderr = stdout, stderr
-	if p.layers.threads {
-		// Before the handshake, so before any run: until then the worker
-		// runs only its own start-up.
+	pr.stamps.add(phaseExeced, false)
+	pr.cgroupDone = make(chan struct{})
+	if !p.layers.threads {
+		close(pr.cgroupDone)
+		return pr, cmd, nil
+	}
+	// While the worker starts up, which runs only its own start-up code:
+	// the handshake waits for it before the worker is given any run.
+	// Joining a cgroup waits for the kernel (an RCU grace period on cgroup
+	// v1: milliseconds, more than the rest of the parent's side of a
+	// start), which the worker's start need not wait for.
+	go func() {
+		defer close(pr.cgroupDone)
+		if p.opts.beforeCgroup != nil {
+			p.opts.beforeCgroup(pr)
+		}
+		var err error
 		if pr.cgroup, err = p.cgroups.place(cmd.Process.Pid); err != nil {
 			pr.cgroupWhy = err.Error()
 			if p.cgroups.dir != "" {
 				p.logger.Warn("sandbox worker: no pids cgroup", "pid", cmd.Process.Pid, "err", err)
 			}
 		}
-	}
+		pr.cgroupAt = stamp{Phase: phaseCgroup, Mono: monoNow(), CPU: -1}
+	}()
 	return pr, cmd, nil
 }
 
@@ -245,7 +267,12 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 		<-pr.exited
 		return nil, err
 	}
-	pr.send(append(frame, snapshot...)) // the snapshot follows init, raw
+	frame = append(frame, snapshot...) // the snapshot follows init, raw
+	if len(frame) > pipeBytes {
+		fitPipe(pr.stdin, len(frame)) // back to pipeBytes once ready
+	}
+	pr.send(frame)
+	pr.stamps.add(phaseInitSent, false)
 	startLimit := workerStartTimeout
 	if p.opts.startTimeout > 0 {
 		startLimit = p.opts.startTimeout
@@ -258,6 +285,18 @@ func (p *Pool) handshake(pr *proc, cmd *exec.Cmd, ns nsLevel) (*proc, error) {
 	select {
 	case <-pr.readyCh:
 		p.logger.Debug("sandbox worker started", "slot", slot, "pid", pr.pid, "startup", time.Since(pr.started))
+		<-pr.cgroupDone // in its pids cgroup before any run
+		if len(frame) > pipeBytes {
+			fitPipe(pr.stdin, pipeBytes) // the worker has read its start-up
+		}
+		parent := append(pr.stamps.list, pr.readyAt)
+		if pr.cgroupAt.Mono != 0 {
+			parent = append(parent, pr.cgroupAt)
+		}
+		phases := timeline(parent, pr.workerStamps)
+		p.mu.Lock()
+		pr.startPhases = phases
+		p.mu.Unlock()
 		if err := p.checkConfinement(pr); err != nil {
 			pr.kill(killStartup, err.Error())
 			<-pr.exited
@@ -385,6 +424,7 @@ func (pr *proc) dispatch(m *message) error {
 		// Made before the worker was given any run (snapshot.go).
 		p.keepSnapshot(pr, m.Snapshot)
 		pr.snapshotLoaded = m.SnapshotLoaded
+		pr.readyAt, pr.workerStamps = stamp{Phase: phaseReady, Mono: monoNow(), CPU: -1}, m.Stamps
 		close(pr.readyCh)
 	case !ready:
 		return fmt.Errorf("%w: %q frame before ready", errProtocol, m.Type)
@@ -531,6 +571,7 @@ func (pr *proc) reap() {
 	_ = pr.cmd.Wait()
 	close(waited)
 	pr.closeStdin()
+	<-pr.cgroupDone
 	if pr.cgroup != "" {
 		if err := removeCgroup(pr.cgroup); err != nil {
 			p.logger.Warn("sandbox worker: its pids cgroup is left behind", "pid", pr.pid, "err", err)

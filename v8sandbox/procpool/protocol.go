@@ -66,6 +66,8 @@ type message struct {
 	// SnapshotLoaded reports that the worker's isolates start from the
 	// snapshot its init carried.
 	SnapshotLoaded bool `json:"snapshot_loaded,omitempty"`
+	// Stamps (ready) are the phases of the worker's start (startstamps.go).
+	Stamps []stamp `json:"stamps,omitempty"`
 
 	// run: PreludeRef names the job's prelude; the job carries its text
 	// only when the worker does not hold it yet (prelude.go).

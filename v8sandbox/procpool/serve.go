@@ -26,12 +26,13 @@ import (
 // A malformed frame ends Serve with an error: the parent is broken and
 // there is nobody to report to.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) error {
-	return serve(ctx, r, w, logger, nil, nil)
+	return serve(ctx, r, w, logger, nil, nil, nil)
 }
 
 // serve is Serve for a worker that reports its confinement (facts) in its
-// ready frame and makes its host calls on lanes when one is free.
-func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, facts *workerFacts, lanes []*lane) error {
+// ready frame and makes its host calls on lanes when one is free; st
+// (nil: none) holds the stamps of its start so far, sent in ready.
+func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, facts *workerFacts, lanes []*lane, st *stamps) error {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -57,6 +58,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 			return fmt.Errorf("reading the startup snapshot: %w", err)
 		}
 	}
+	st.add(phaseInitRead, false)
 
 	s := &server{
 		w:      w,
@@ -78,13 +80,14 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 			Defaults:     v8sandbox.Limits{HeapMB: first.Init.HeapMB},
 			Logger:       logger,
 		})
+		st.add(phaseV8Platform, false)
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer s.shutdown(cancelAll)
 
 	ready := &message{Type: msgReady, Version: protocolVersion, PID: os.Getpid(), Confine: facts}
 	if s.pool != nil {
-		startWarm(first.Init, snapshot, s.pool, ready, logger) // snapshot.go
+		startWarm(first.Init, snapshot, s.pool, ready, logger, st) // snapshot.go
 	}
 	if s.checks != nil {
 		made, loaded := s.checks.CodeCache()
@@ -92,6 +95,10 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger, f
 		if first.Init.KeepCodeCache {
 			ready.CodeCache = made
 		}
+	}
+	if st != nil {
+		st.add(phaseReadySent, false)
+		ready.Stamps = st.list
 	}
 	if err := s.send(ready); err != nil {
 		return fmt.Errorf("sending ready: %w", err)

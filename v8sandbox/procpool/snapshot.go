@@ -67,16 +67,19 @@ func (p *Pool) keepSnapshot(pr *proc, blob []byte) {
 // startWarm is a worker's start-up of V8 before ready: it starts its
 // isolates from the snapshot that followed init (or makes its own), puts the
 // snapshot in ready when init asks for it, and prepares the first isolate.
-func startWarm(init *initConfig, snapshot []byte, pool *v8sandbox.Pool, ready *message, logger *slog.Logger) {
+func startWarm(init *initConfig, snapshot []byte, pool *v8sandbox.Pool, ready *message, logger *slog.Logger, st *stamps) {
 	if len(snapshot) > 0 {
 		err := v8sandbox.UseStartupSnapshot(snapshot)
 		if err != nil {
 			logger.Warn("sandbox worker: making its own V8 startup snapshot", "reason", err)
 		}
 		ready.SnapshotLoaded = err == nil
+		st.add(phaseSnapshot, false)
 	}
 	if init.WantSnapshot {
 		ready.Snapshot = v8sandbox.StartupSnapshot()
+		st.add(phaseSnapshot, false)
 	}
 	pool.Warm()
+	st.add(phaseWarm, false)
 }

@@ -241,3 +241,24 @@ func oomKills() (n int64, ok bool) {
 	}
 	return 0, false
 }
+
+// pipeBytes is a pipe's usual capacity, which a worker's stdin returns to
+// once its start-up is read.
+const pipeBytes = 64 << 10
+
+// fitPipe sets the capacity of the pipe f writes to (or reads from) to at
+// least n bytes, so that n bytes written at once need no reader to make
+// room: the init frame and the 233 KB V8 snapshot went in 64 KB turns,
+// each waiting for a wake-up of the worker and then of the parent (8 ms
+// of a worker's start at load 11). Best effort: the kernel may refuse
+// (fs.pipe-max-size, or a user's pipe pages over fs.pipe-user-pages-soft)
+// and the write then goes in turns as before.
+func fitPipe(f *os.File, n int) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, n)
+	})
+}

@@ -68,6 +68,8 @@ func RunWorkerIfRequested() {
 //   - no core dumps, no new privileges, and an OOM score of 1000 so the
 //     kernel's OOM killer picks a worker before the gateway.
 func WorkerMain(ctx context.Context) int {
+	st := &stamps{list: earlyStamps()} // startstamps.go
+	st.add(phaseGoMain, true)
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// (A worker's constructor has moved the protocol off fd 0 already, after
@@ -85,8 +87,10 @@ func WorkerMain(ctx context.Context) int {
 	// seccomp allowlist, so that the miss is loud; released binaries
 	// answer EPERM (see seccomp_linux.go).
 	lanes := workerLanes() // before seccomp: it sets up their polling
+	st.add(phaseHardened, true)
 	facts := confineWorker(inTestBinary())
-	if err := serve(ctx, in, out, logger, facts, lanes); err != nil {
+	st.add(phaseSeccomp, facts == nil || !facts.Seccomp) // the filter refuses the CPU clock
+	if err := serve(ctx, in, out, logger, facts, lanes, st); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
 		return 1
 	}
