@@ -135,6 +135,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		a.logger = slog.New(consoleDesk.AuditHandler(a.logger.Handler()))
 	}
 	warnShortToken(a.logger, cfg.Server.AuthToken)
+	warnDurableWithoutKey(a.logger, cfg)
 	ok := false
 	defer func() {
 		if !ok {
