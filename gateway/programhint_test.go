@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUnknownProgramHinted: a run that calls a saved program the caller
+// has none of failed with only "ReferenceError: programs is not defined"
+// (found in a tryout: an agent's typo of its own program's name read as
+// if saved programs did not exist). Now the hint names the program and
+// the closest one the caller may call, or lists them, or says there are
+// none; a program the caller's rules deny is never offered. Red without
+// programHints: no hint at all.
+func TestUnknownProgramHinted(t *testing.T) {
+	h := programsGateway(t, t.TempDir(), "")
+	alice := h.connectProgram(t, "alice", nil)
+	if text, isErr, code := callProgramTool(t, alice, "save_program", map[string]any{"name": "echo_twice", "description": "Echoes x twice.", "code": echoTwice, "parameters": "{ x: string }"}); isErr {
+		t.Fatalf("save: %s (%s)", text, code)
+	}
+	for _, c := range []struct{ code, want string }{
+		// Only an unknown name: programs is not defined.
+		{`return await programs.echo_twce({ x: "a" })`, "Hint: You have no saved program `echo_twce` to call; did you mean `programs.echo_twice`?"},
+		// A known one beside it: programs.<unknown> is not a function.
+		{`await programs.echo_twice({ x: "a" }); return await programs.echo_twcie({ x: "a" })`, "Hint: You have no saved program `echo_twcie` to call; did you mean `programs.echo_twice`?"},
+		{`return await programs.zzz_unrelated({})`, "Hint: You have no saved program `zzz_unrelated` to call; yours: echo_twice"},
+	} {
+		text, isErr, code := callProgramTool(t, alice, "call_tool_chain", map[string]any{"code": c.code})
+		if !isErr || code != "EVAL_ERROR" || !strings.Contains(text, c.want) {
+			t.Errorf("%s:\n%s (%s)\nwant %q", c.code, text, code, c.want)
+		}
+	}
+
+	bob := h.connectProgram(t, "bob", nil)
+	text, isErr, _ := callProgramTool(t, bob, "call_tool_chain", map[string]any{"code": `return await programs.echo_twice({ x: "b" })`})
+	if !isErr || !strings.Contains(text, "you may call no saved program yet") || strings.Contains(text, "b!") {
+		t.Errorf("bob names alice's private program:\n%s", text)
+	}
+
+	carol := h.connectProgram(t, "carol", nil)
+	if text, isErr, code := callProgramTool(t, carol, "save_program", map[string]any{"name": "report_x", "description": "d", "code": `return 1`}); isErr {
+		t.Fatalf("carol saves report_x: %s (%s)", text, code)
+	}
+	text, isErr, _ = callProgramTool(t, carol, "call_tool_chain", map[string]any{"code": `return await programs.reprot_x()`})
+	if !isErr || !strings.Contains(text, "no saved program `reprot_x`") || strings.Contains(text, "programs.report_x") {
+		t.Errorf("carol's typo is hinted toward the program her rules deny:\n%s", text)
+	}
+}
