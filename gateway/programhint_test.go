@@ -46,3 +46,19 @@ func TestUnknownProgramHinted(t *testing.T) {
 		t.Errorf("carol's typo is hinted toward the program her rules deny:\n%s", text)
 	}
 }
+
+// TestSaveTooComplexNotRetried: a program whose check exhausts the
+// checker (a literal nested thousands deep) is refused at save with
+// TYPECHECK_TOO_COMPLEX, whose advice is to simplify it, not "try again
+// in a few seconds" (found in a tryout: the same program saved again is
+// refused again; only TYPECHECK_UNAVAILABLE is retryable as is). Red with
+// the vetter's one message for every code.
+func TestSaveTooComplexNotRetried(t *testing.T) {
+	h := programsGateway(t, t.TempDir(), "")
+	alice := h.connectProgram(t, "alice", nil)
+	nested := "return " + strings.Repeat("{a:[1,'x',", 4000) + strings.Repeat("]}", 4000)
+	text, isErr, code := callProgramTool(t, alice, "save_program", map[string]any{"name": "deep", "description": "d", "code": nested})
+	if !isErr || code != "TYPECHECK_TOO_COMPLEX" || strings.Contains(text, "try again") || !strings.Contains(text, "split the program") {
+		t.Fatalf("a program too complex to check: %s (%s)", text, code)
+	}
+}
