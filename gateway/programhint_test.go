@@ -62,3 +62,20 @@ func TestSaveTooComplexNotRetried(t *testing.T) {
 		t.Fatalf("a program too complex to check: %s (%s)", text, code)
 	}
 }
+
+// TestSaveNamesMissingProgram: a program that calls a saved program the
+// saver has none of is saved (it may be saved next), and the answer says
+// so; found in a tryout, where such a save read as fine and every run of
+// it then failed with "programs is not defined". Red without the note.
+func TestSaveNamesMissingProgram(t *testing.T) {
+	h := programsGateway(t, t.TempDir(), "")
+	alice := h.connectProgram(t, "alice", nil)
+	text, isErr, code := callProgramTool(t, alice, "save_program", map[string]any{"name": "outer", "description": "d",
+		"code": `return [await programs.outer_helper({}), await programs.outer()]`})
+	if isErr || !strings.Contains(text, "note: it calls programs.outer_helper, which you have no program of") || strings.Contains(text, "programs.outer,") {
+		t.Fatalf("saving a program that calls one not saved: %s (%s)", text, code)
+	}
+	if text, isErr, code = callProgramTool(t, alice, "save_program", map[string]any{"name": "outer_helper", "description": "d", "code": `return 1`}); isErr || strings.Contains(text, "note:") {
+		t.Fatalf("saving the helper: %s (%s)", text, code)
+	}
+}

@@ -158,10 +158,36 @@ func (sf *Surface) saveProgram(ctx context.Context, req *mcp.CallToolRequest, in
 	if v.Approved != nil {
 		text += "; its plan was approved for your later calls of " + v.Ref()
 	}
+	if missing := sf.missingPrograms(ctx, in.Code); len(missing) > 0 {
+		text += fmt.Sprintf("; note: it calls %s, which you have no program of: its runs fail there until you save one", strings.Join(missing, ", "))
+	}
 	res := textResult(text, false)
 	res.StructuredContent = map[string]any{"name": v.Name, "version": v.Version, "tool": programs.ToolName(v.Name),
 		"calls": v.Calls, "parameters": v.Params}
 	return res, nil, nil
+}
+
+// missingPrograms are the programs.<name> that code calls and the caller
+// has no program of (neither its own nor published to it, and not denied
+// to it): saved all the same (it may be saved next), but said at save.
+func (sf *Surface) missingPrograms(ctx context.Context, code string) []string {
+	names := programs.Names(code)
+	if len(names) == 0 {
+		return nil
+	}
+	deniedTo := sf.policy.DeniedTo(ctx)
+	c := sf.programCaller(ctx)
+	var out []string
+	for _, n := range names {
+		base, _, _ := strings.Cut(n, "@")
+		if deniedTo(programs.PolicyBackend, base) != "" {
+			continue
+		}
+		if _, err := sf.programs.programs.Resolve(ctx, c, n); v8sandbox.CodeOf(err) == programs.CodeNotFound {
+			out = append(out, "programs."+n)
+		}
+	}
+	return out
 }
 
 func (sf *Surface) listPrograms(ctx context.Context, name string) (*mcp.CallToolResult, any, error) {
