@@ -37,7 +37,7 @@ var (
 func hints(code v8sandbox.Code, message string, req Request, v *view, calls *callTracker) []string {
 	var out []string
 	if code == v8sandbox.CodeEval {
-		out = append(programHints(message, req.Programs), evalHints(message, req.Code, v, calls)...)
+		out = append(programHints(message, req), evalHints(message, req.Code, v, calls)...)
 	}
 	if code == v8sandbox.CodeTimeout || code == v8sandbox.CodeCancelled {
 		return out // the run's own deadline: no backend is to blame
@@ -155,8 +155,17 @@ func evalHints(message, src string, v *view, calls *callTracker) []string {
 
 // programHints explains a run that failed on programs.<name> where the
 // caller has no program <name>: then `programs` is not defined (the run
-// names no program the caller has) or has no such function.
-func programHints(message string, lib *Library) []string {
+// names no program the caller has) or has no such function. A detached
+// run (isogate exec) has no saved programs at all.
+func programHints(message string, req Request) []string {
+	lib := req.Programs
+	if req.Detached {
+		if m := reNotDefined.FindStringSubmatch(message); m != nil && m[1] == "programs" {
+			return []string{"`isogate exec` runs a program without saved programs (`programs` is not defined): " +
+				"run their code itself, or call them through the gateway (the tool program_<name>)."}
+		}
+		return nil
+	}
 	var names []string
 	if m := reNotFunction.FindStringSubmatch(message); m != nil && m[1] == "programs" {
 		names = []string{m[2]}
