@@ -409,6 +409,11 @@ func cmpGrace(grace time.Duration) time.Duration {
 // or Shutdown does the work; later calls return its result at once.
 func (a *App) Shutdown(ctx context.Context) error {
 	a.closeOnce.Do(func() {
+		// Before the sandbox and backends close under them: a task that
+		// fails of it is left to another replica, not failed here.
+		if a.Surface != nil {
+			a.Surface.StopTasks()
+		}
 		sandboxDone := make(chan struct{})
 		go func() {
 			defer close(sandboxDone)
