@@ -79,3 +79,27 @@ func TestSaveNamesMissingProgram(t *testing.T) {
 		t.Fatalf("saving the helper: %s (%s)", text, code)
 	}
 }
+
+// TestToolInfoOfSavedProgram: tool_info of a saved program, by the name
+// tools/list shows (program_<name>) or the one programs call
+// (programs.<name>), answers with its description and parameters; it
+// answered "unknown tool …; use search_tools to find tools", and
+// search_tools does not search programs (tryout). Another principal's
+// private program stays unknown to bob.
+func TestToolInfoOfSavedProgram(t *testing.T) {
+	h := programsGateway(t, t.TempDir(), "")
+	alice := h.connectProgram(t, "alice", nil)
+	if text, isErr, code := callProgramTool(t, alice, "save_program", map[string]any{"name": "echo_twice", "description": "Echoes x twice.", "code": echoTwice, "parameters": "{ x: string }"}); isErr {
+		t.Fatalf("save: %s (%s)", text, code)
+	}
+	for _, name := range []string{"program_echo_twice", "programs.echo_twice"} {
+		text, isErr, _ := callProgramTool(t, alice, "tool_info", map[string]any{"tool_name": name})
+		if isErr || !strings.Contains(text, "Echoes x twice.") || !strings.Contains(text, `"x"`) || !strings.Contains(text, "await programs.echo_twice(args)") {
+			t.Errorf("tool_info %s:\n%s", name, text)
+		}
+	}
+	bob := h.connectProgram(t, "bob", nil)
+	if text, isErr, _ := callProgramTool(t, bob, "tool_info", map[string]any{"tool_name": "program_echo_twice"}); !isErr || strings.Contains(text, "Echoes") {
+		t.Errorf("bob's tool_info of alice's private program:\n%s", text)
+	}
+}

@@ -251,6 +251,37 @@ func (sf *Surface) publishProgram(ctx context.Context, in programsInput) (*mcp.C
 	return textResult(fmt.Sprintf("%s@%d is published to %s", in.Name, ver, strings.Join(in.To, ", ")), false), nil, nil
 }
 
+// programInfo answers tool_info for a saved program the caller may call,
+// named as listed (program_<name>) or as programs call it
+// (programs.<name>): the tool's description and its parameters. nil when
+// the name is no such program (or the store did not answer): tool_info
+// then answers as for any unknown name.
+func (sf *Surface) programInfo(ctx context.Context, name string) *mcp.CallToolResult {
+	if sf.programs.programs == nil {
+		return nil
+	}
+	base, ok := strings.CutPrefix(name, programs.ToolPrefix)
+	if !ok {
+		if base, ok = strings.CutPrefix(name, "programs."); !ok {
+			return nil
+		}
+	}
+	if sf.policy.DeniedTo(ctx)(programs.PolicyBackend, base) != "" {
+		return nil
+	}
+	l, err := sf.programs.programs.Lookup(ctx, sf.programCaller(ctx), base)
+	if err != nil || l == nil {
+		return nil
+	}
+	t := programTool(*l)
+	params := string(l.Params)
+	if params == "" {
+		params = "{}"
+	}
+	return textResult(fmt.Sprintf("%s — %s\nParameters (JSON Schema): %s\nCall it as the tool %s, or in call_tool_chain as `await programs.%s(args)`.",
+		t.Name, t.Description, params, t.Name, l.Name), false)
+}
+
 // programTool is the tool a listed program is.
 func programTool(l programs.Listed) *mcp.Tool {
 	desc := l.Description
