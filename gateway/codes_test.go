@@ -313,10 +313,15 @@ func TestEveryDocumentedCode(t *testing.T) {
 		// know is checked where it is made.
 		"UNKNOWN_BACKEND": {by: "internal/pipeline/errors_test.go:TestOneCodeOf"},
 		"BACKEND_STARTING": {run: func(t *testing.T, h *codesHarness) {
-			h.chain(t, h.client(t, "alice", false), "alice", `return await sleeper.anything({})`, "BACKEND_STARTING")
+			alice := h.client(t, "alice", false)
+			h.chain(t, alice, "alice", `return await sleeper.anything({})`, "BACKEND_STARTING")
+			// Direct JSON (tier 1) too: it was EVAL_ERROR (tryout).
+			h.chain(t, alice, "alice", `{"tool": "sleeper.anything", "arguments": {}}`, "BACKEND_STARTING")
 		}},
 		"BACKEND_UNAVAILABLE": {run: func(t *testing.T, h *codesHarness) {
-			h.chain(t, h.client(t, "alice", false), "alice", `return await ghost.anything({})`, "BACKEND_UNAVAILABLE")
+			alice := h.client(t, "alice", false)
+			h.chain(t, alice, "alice", `return await ghost.anything({})`, "BACKEND_UNAVAILABLE")
+			h.chain(t, alice, "alice", `{"tool": "ghost.anything", "arguments": {}}`, "BACKEND_UNAVAILABLE")
 		}},
 		"BACKEND_TIMEOUT": {run: func(t *testing.T, h *codesHarness) {
 			alice := h.client(t, "alice", false)

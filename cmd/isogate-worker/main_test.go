@@ -102,3 +102,32 @@ func TestByHand(t *testing.T) {
 		}
 	}
 }
+
+// A pool of checker workers never tries the dedicated binary (it has no
+// checker): trying it failed, was logged as a dead worker, and was
+// remembered, so that a pool of programs made after it (the gateway makes
+// its checker's pool first when sandbox.typecheck is on) started from the
+// gateway's own binary instead.
+func TestCheckerPoolLeavesDedicatedBinaryAlone(t *testing.T) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	// This test binary registers no checker either: the pool may fail to
+	// start, what matters is which binary it tried and what it left behind.
+	if cp, err := procpool.New(procpool.Options{WorkerDir: dir, Checker: true, Workers: 1, SlotsPerWorker: 1, Logger: logger}); err == nil {
+		cp.Close()
+	}
+	if strings.Contains(logs.String(), "dedicated worker binary did not start") {
+		t.Errorf("the checker pool tried the dedicated binary:\n%s", logs.String())
+	}
+	p, err := procpool.New(procpool.Options{WorkerDir: dir, Workers: 1, SlotsPerWorker: 1, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	want := filepath.Join(dir, procpool.WorkerBinary)
+	for _, w := range p.Stats().Workers {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", w.PID)); err != nil || exe != want {
+			t.Errorf("after a checker pool, worker %d runs %q (%v), want %s", w.PID, exe, err, want)
+		}
+	}
+}

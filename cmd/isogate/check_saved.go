@@ -15,7 +15,8 @@ import (
 
 // savedReport is what `isogate check --saved --json` prints.
 type savedReport struct {
-	// Checked counts the versions checked.
+	// Checked counts the versions judged (stale or not); those in
+	// Undecided are not among them.
 	Checked int `json:"checked"`
 	// Stale are the versions that no longer check, with the diagnostics.
 	Stale []programs.StaleVersion `json:"stale"`
@@ -69,5 +70,5 @@ func printSaved(w io.Writer, r savedReport) {
 	for _, ref := range slices.Sorted(maps.Keys(r.Undecided)) {
 		fmt.Fprintf(w, "not checked: %s: %s\n", ref, r.Undecided[ref])
 	}
-	fmt.Fprintf(w, "%d saved version(s) checked: %d stale, %d not checked\n", r.Checked, len(r.Stale), len(r.Undecided))
+	fmt.Fprintf(w, "%d saved version(s): %d checked, %d stale, %d not checked\n", r.Checked+len(r.Undecided), r.Checked, len(r.Stale), len(r.Undecided))
 }

@@ -76,3 +76,13 @@ func TestExecNoticesAndWholeOutput(t *testing.T) {
 	}
 	noGateway("a backend hint", errOut)
 }
+
+// TestExecSavedProgramHinted: `isogate exec` has no saved programs, and a
+// program calling one says so instead of pointing at the programs tool
+// of a gateway it is not talking to. Red with the gateway's hint.
+func TestExecSavedProgramHinted(t *testing.T) {
+	_, errOut, code := runBinary(t, "", "exec", "--config", writeConfig(t, ""), "--log-level", "error", "-e", `return await programs.weekly({})`)
+	if code != 1 || !strings.Contains(errOut, "`isogate exec` runs a program without saved programs") || strings.Contains(errOut, "the programs tool") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isogate/isogate/internal/resultstore/redistest"
 	"github.com/isogate/isogate/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -471,6 +472,30 @@ func TestMCPServersTypoRefused(t *testing.T) {
 		_, stderr, code := runBinary(t, "", "serve", "--config", path)
 		if code != 2 || !strings.Contains(stderr, `unknown key "mcpServers.memory.enviroment" (did you mean "mcpServers.memory.env"?)`) {
 			t.Errorf("%s: exit %d, stderr:\n%s", filepath.Base(path), code, stderr)
+		}
+	}
+}
+
+// TestDurableAllWithoutHMACKeyWarned: sandbox.durable: all on Redis
+// without store.hmac_key journals every call, yet no replica ever takes a
+// task over (the taker fails it with REPLICA_LOST): found in a tryout with
+// two replicas, where the only sign was the failed task. Such a start is
+// now warned about; with the key, or without Redis, it is not.
+func TestDurableAllWithoutHMACKeyWarned(t *testing.T) {
+	srv := redistest.ForTest(t)
+	const warning = "sandbox.durable: all without store.hmac_key"
+	for _, c := range []struct {
+		extra  string
+		warned bool
+	}{
+		{"  durable: all\nstore:\n  redis_url: " + srv.URL() + "\n", true},
+		{"  durable: all\nstore:\n  redis_url: " + srv.URL() + "\n  hmac_key: tryout-hmac-key-0123456789\n", false},
+		{"  durable: all\n", false},
+		{"store:\n  redis_url: " + srv.URL() + "\n", false},
+	} {
+		_, stderr, _ := runBinary(t, "", "backends", "--config", writeConfig(t, c.extra), "--wait", "1ms")
+		if got := strings.Contains(stderr, warning); got != c.warned {
+			t.Errorf("%q: warned %v, want %v:\n%s", c.extra, got, c.warned, stderr)
 		}
 	}
 }

@@ -137,6 +137,7 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		a.logger = slog.New(consoleDesk.AuditHandler(a.logger.Handler()))
 	}
 	warnShortToken(a.logger, cfg.Server.AuthToken)
+	warnDurableWithoutKey(a.logger, cfg)
 	ok := false
 	defer func() {
 		if !ok {
@@ -412,6 +413,11 @@ func cmpGrace(grace time.Duration) time.Duration {
 // or Shutdown does the work; later calls return its result at once.
 func (a *App) Shutdown(ctx context.Context) error {
 	a.closeOnce.Do(func() {
+		// Before the sandbox and backends close under them: a task that
+		// fails of it is left to another replica, not failed here.
+		if a.Surface != nil {
+			a.Surface.StopTasks()
+		}
 		sandboxDone := make(chan struct{})
 		go func() {
 			defer close(sandboxDone)

@@ -83,14 +83,16 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 	}
 	rep, plan, err := v.engine.CheckWith(ctx, vetSource(code), lib)
 	if err != nil {
-		c := codemode.CodeTypecheckUnavailable
+		// The advice a run refused so gets: only a checker that could not
+		// answer is worth retrying as is.
+		c, advice := codemode.CodeTypecheckUnavailable, "try again in a few seconds"
 		switch {
 		case errors.Is(err, typecheck.ErrTimeout):
-			c = codemode.CodeTypecheckTimeout
+			c, advice = codemode.CodeTypecheckTimeout, "simplify its types (a deeply recursive type, a huge union or literal), or try again if the gateway was busy"
 		case errors.Is(err, typecheck.ErrTooComplex):
-			c = codemode.CodeTypecheckTooComplex
+			c, advice = codemode.CodeTypecheckTooComplex, "checking it exceeded the type checker's memory: simplify its types or split the program"
 		}
-		return nil, v8sandbox.Errorf(c, "the program was not saved: it could not be type-checked (%v); try again in a few seconds", err)
+		return nil, v8sandbox.Errorf(c, "the program was not saved: it could not be type-checked (%v); %s", err, advice)
 	}
 	// A denied tool is said as such first, as a run says it.
 	if err := pipeline.AdmitPlan(ctx, v.policy, plan, false); err != nil {

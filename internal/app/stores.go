@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -85,6 +86,22 @@ func newJournals(cfg *config.Config, client *redis.Client) (resultstore.Journals
 	}
 	return resultstore.NewRedisJournals(resultstore.RedisOptions{URL: cfg.Store.RedisURL, Client: client,
 		Prefix: resultstore.RedisKeyPrefix + "journals:", HMACKey: []byte(cfg.Store.HMACKey)}, s.DurableMaxBytes)
+}
+
+// warnDurableWithoutKey warns that sandbox.durable: all on Redis without
+// store.hmac_key journals every call but never lets another replica take a
+// task over: a journal read from Redis without a key could have been
+// planted, so the taker fails the task with REPLICA_LOST instead of
+// replaying it. The configuration is valid (the journals still serve
+// paused runs on the replica that wrote them), so it is a warning, given
+// once at start, where an operator who asked for takeover looks.
+func warnDurableWithoutKey(logger *slog.Logger, cfg *config.Config) {
+	if cfg.Sandbox.Durable != "all" || cfg.Store.RedisURL == "" || cfg.Store.HMACKey != "" {
+		return
+	}
+	logger.Warn("sandbox.durable: all without store.hmac_key: a task whose replica dies is not taken over by another " +
+		"replica but fails with REPLICA_LOST (a journal read from Redis without a key could have been planted); " +
+		"set store.hmac_key, the same long random secret on every replica")
 }
 
 // taskOptions are server.tasks, with the task state kept beside the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/isogate/isogate/internal/authn"
 	"github.com/isogate/isogate/internal/fairshare"
+	"github.com/isogate/isogate/internal/jsonrpcio"
 )
 
 // call routes one tool call. If the connection turns out to be dead before
@@ -144,6 +145,15 @@ func (b *backend) callError(ctx, tctx context.Context, c *conn, tool string, err
 		return fmt.Errorf("backend %q: tool %q: %w", name, tool, ctx.Err())
 	case errors.Is(tctx.Err(), context.DeadlineExceeded):
 		return timeoutError(name, tool, b.spec.Timeout, context.DeadlineExceeded)
+	case errors.Is(err, jsonrpcio.ErrFrameTooLarge):
+		// The reader stops at a message it will not hold: the connection
+		// is over (marked so now, so that the next call waits for the
+		// restarted backend instead of meeting this one's end).
+		if c.markBroken(err) {
+			poke(b.kick)
+		}
+		return fmt.Errorf("backend %q: tool %q: %w: its answer was larger than %d MiB, the most isogate reads from a stdio backend in one message (ask it for less: a range, a page, a filter)",
+			name, tool, ErrConnectionLost, maxStdioFrame>>20)
 	case c.ctx.Err() != nil:
 		if b.m.isClosed() {
 			return fmt.Errorf("backend %q: tool %q: %w", name, tool, ErrClosed)

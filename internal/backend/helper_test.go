@@ -83,6 +83,12 @@ func helperServe() {
 		})
 		return textResult(string(b)), nil, nil
 	})
+	type hugeIn struct {
+		Bytes int `json:"bytes"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "huge"}, func(_ context.Context, _ *mcp.CallToolRequest, in hugeIn) (*mcp.CallToolResult, any, error) {
+		return textResult(strings.Repeat("h", in.Bytes)), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "spawn"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		exe, err := os.Executable()
 		if err != nil {

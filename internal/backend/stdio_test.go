@@ -21,6 +21,7 @@ import (
 
 	"github.com/isogate/isogate/config"
 	"github.com/isogate/isogate/internal/testutil"
+	"github.com/isogate/isogate/v8sandbox"
 )
 
 // processGone reports whether pid no longer runs. A zombie counts as gone:
@@ -262,4 +263,28 @@ func TestStdioChildDiesWithGateway(t *testing.T) {
 	}
 	_ = gw.Wait()
 	testutil.Eventually(t, 20*time.Second, func() bool { return processGone(pid) }, "the orphaned backend %d to die", pid)
+}
+
+// TestStdioAnswerOverFrameLimit: a stdio backend's answer larger than the
+// frame limit (16 MiB) ends its connection. The call failed with no code
+// ("jsonrpcio: a JSON-RPC message exceeded the frame limit"), which a
+// program reported as its own EVAL_ERROR and a passthrough call without
+// isogate/code (found in a tryout with server-filesystem's read_text_file
+// of a 67 MB file). Now it is BACKEND_CONNECTION_LOST naming the limit,
+// and the next call is served by the restarted backend.
+func TestStdioAnswerOverFrameLimit(t *testing.T) {
+	m := startManager(t, Options{
+		Specs:              []Spec{helperSpec(t, "helper", nil)},
+		RestartBackoffBase: 10 * time.Millisecond,
+		StartWait:          20 * time.Second,
+	})
+	waitHealthy(t, m)
+	_, err := m.CallTool(context.Background(), "helper", "huge", map[string]any{"bytes": maxStdioFrame + 1})
+	if v8sandbox.CodeOf(err) != CodeConnectionLost || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Fatalf("an answer over the frame limit: %v (code %q)", err, v8sandbox.CodeOf(err))
+	}
+	res, err := m.CallTool(context.Background(), "helper", "echo", map[string]any{"text": "after"})
+	if err != nil || resultText(t, res) != "after" {
+		t.Fatalf("the call after it: %v", err)
+	}
 }

@@ -470,6 +470,15 @@ func nameCode(err error) v8sandbox.Code {
 	return v8sandbox.CodeEval
 }
 
+// nameFailure is the text of a fast tier's failure to find a tool: its
+// code first when it has one (TOOL_DENIED), as tier 3's message has it.
+func nameFailure(err error) string {
+	if c := nameCode(err); c != v8sandbox.CodeEval {
+		return "Error: " + string(c) + ": " + err.Error()
+	}
+	return "Error: " + err.Error()
+}
+
 // consoleBuffer keeps the first lines a program logs.
 type consoleBuffer struct {
 	mu       sync.Mutex

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/isogate/isogate/internal/backend"
 	"slices"
 	"sync"
 
@@ -595,11 +596,18 @@ func (d *DurableRun) call(ctx context.Context, seq int, backend, tool string, ar
 	}
 	value, err := live(context.WithValue(ctx, journalCallKey{}, journalCall{d, seq}))
 	err = coded(err)
-	if ctx.Err() == nil { // a call cut short by the run's end has no outcome
+	// A call cut short by the run's end has no outcome, nor has one ended
+	// by this replica's shutdown (its backends closed under it): a replica
+	// that takes the run over finds it started and unanswered.
+	if ctx.Err() == nil && v8sandbox.CodeOf(err) != codeBackendClosed {
 		d.finish(ctx, seq, v8sandbox.Reply(value, err))
 	}
 	return value, err
 }
+
+// codeBackendClosed is the code of a call ended by this replica's
+// shutdown (its backend manager closed).
+const codeBackendClosed = backend.CodeClosed
 
 // replyError turns a journalled reply back into the outcome of a call.
 func replyError(r *v8sandbox.HostReply) (json.RawMessage, error) {

@@ -473,7 +473,7 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 	case fastpath.KindToolInterface:
 		val, err := e.toolInterface(v, plan.InterfaceName, true)
 		if err != nil {
-			return e.failure(TierSimpleCall, nameCode(err), "Error: "+err.Error(), req, v, calls, nil)
+			return e.failure(TierSimpleCall, nameCode(err), nameFailure(err), req, v, calls, nil)
 		}
 		return &Response{Tier: TierSimpleCall, Value: mustCanonical(val)}
 	case fastpath.KindDirect:
@@ -483,14 +483,14 @@ func (e *Engine) fast(ctx context.Context, req Request, v *view, calls *callTrac
 			if b, _, ok := strings.Cut(plan.Name, "."); ok && v.backend(b) != nil && len(v.backend(b).tools) == 0 {
 				if werr := e.waitBackend(ctx, v.backend(b).Name); werr != nil {
 					calls.failed(v.backend(b).Name, werr)
-					return e.failure(TierDirect, v8sandbox.CodeEval, "Error: "+werr.Error(), req, v, calls, nil)
+					return e.failure(TierDirect, rootCode(v8sandbox.CodeEval, v8sandbox.CodeOf(werr)), "Error: "+werr.Error(), req, v, calls, nil)
 				}
 				v = e.view()
 				t, err = e.findTool(v, plan.Name, true)
 			}
 		}
 		if err != nil {
-			return e.failure(TierDirect, nameCode(err), "Error: "+err.Error(), req, v, calls, nil)
+			return e.failure(TierDirect, nameCode(err), nameFailure(err), req, v, calls, nil)
 		}
 		return e.dispatch(ctx, TierDirect, t, plan, req, v, calls, timeout)
 	case fastpath.KindSimpleCall:

@@ -37,7 +37,7 @@ var (
 func hints(code v8sandbox.Code, message string, req Request, v *view, calls *callTracker) []string {
 	var out []string
 	if code == v8sandbox.CodeEval {
-		out = evalHints(message, req.Code, v, calls)
+		out = append(programHints(message, req), evalHints(message, req.Code, v, calls)...)
 	}
 	if code == v8sandbox.CodeTimeout || code == v8sandbox.CodeCancelled {
 		return out // the run's own deadline: no backend is to blame
@@ -149,6 +149,52 @@ func evalHints(message, src string, v *view, calls *callTracker) []string {
 	if strings.Contains(message, "SyntaxError") && reImport.MatchString(src) {
 		out = append(out, "Programs cannot import modules: there is no filesystem, network or package access. "+
 			"Remove the import and call backend tools instead, e.g. `await backend.tool({...})`; __interfaces lists them.")
+	}
+	return out
+}
+
+// programHints explains a run that failed on programs.<name> where the
+// caller has no program <name>: then `programs` is not defined (the run
+// names no program the caller has) or has no such function. A detached
+// run (isogate exec) has no saved programs at all.
+func programHints(message string, req Request) []string {
+	lib := req.Programs
+	if req.Detached {
+		if m := reNotDefined.FindStringSubmatch(message); m != nil && m[1] == "programs" {
+			return []string{"`isogate exec` runs a program without saved programs (`programs` is not defined): " +
+				"run their code itself, or call them through the gateway (the tool program_<name>)."}
+		}
+		return nil
+	}
+	var names []string
+	if m := reNotFunction.FindStringSubmatch(message); m != nil && m[1] == "programs" {
+		names = []string{m[2]}
+	} else if m := reNotDefined.FindStringSubmatch(message); m != nil && m[1] == "programs" {
+		if lib == nil || len(lib.Unknown) == 0 {
+			return []string{"`programs` holds the saved programs you may call, and is defined when the code calls one " +
+				"as programs.<name>(args) (or programs[\"name\"](args)); the programs tool lists them."}
+		}
+		names = lib.Unknown
+	} else {
+		return nil
+	}
+	var callable []string
+	if lib != nil {
+		callable = lib.Callable
+	}
+	var out []string
+	for _, name := range names {
+		h := fmt.Sprintf("You have no saved program `%s` to call", name)
+		base, _, _ := strings.Cut(name, "@")
+		switch s := catalog.Closest(base, callable); {
+		case s != "":
+			h += fmt.Sprintf("; did you mean `programs.%s`? The programs tool lists the programs you may call.", s)
+		case len(callable) > 0:
+			h += fmt.Sprintf("; yours: %s (the programs tool lists them).", listSome(callable))
+		default:
+			h += ": you may call no saved program yet (save_program saves one)."
+		}
+		out = append(out, h)
 	}
 	return out
 }

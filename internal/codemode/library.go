@@ -47,6 +47,11 @@ type Library struct {
 	// Programs are every program of the library, by name: the roots and
 	// the programs they name, transitively.
 	Programs map[string]*LibraryProgram
+	// Unknown are the names the run's code calls as programs.<name> that
+	// the caller has no program of (nothing is defined for them), and
+	// Callable the programs the caller may call: what the hint of a run
+	// that fails on such a name offers instead. Set only with Unknown.
+	Unknown, Callable []string
 }
 
 // LibraryProgram is one saved program of a [Library].

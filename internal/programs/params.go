@@ -43,7 +43,54 @@ func Parameters(raw json.RawMessage, code string) (json.RawMessage, string, erro
 	if _, err := s.Resolve(nil); err != nil {
 		return nil, "", v8sandbox.Errorf(CodeInvalid, "parameters: %v", err)
 	}
+	// Resolve lets any "type" through, and a schema with an unknown one
+	// refuses every call (INVALID_ARGUMENTS, "want \"nonsense\"").
+	var tree any
+	_ = json.Unmarshal(raw, &tree) // it parsed above
+	if bad := unknownType(tree); bad != "" {
+		return nil, "", v8sandbox.Errorf(CodeInvalid, `parameters: "type": %s is not a JSON Schema type (%s)`, Quote(bad), strings.Join(jsonTypes, ", "))
+	}
 	return raw, "", nil
+}
+
+// jsonTypes are the values of a JSON Schema "type".
+var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// dataKeywords hold JSON values, not schemas: a "type" inside them is data.
+var dataKeywords = map[string]bool{"const": true, "enum": true, "default": true, "examples": true}
+
+// unknownType returns the first "type" in a schema's JSON that names no
+// JSON type ("" if none).
+func unknownType(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, c := range v {
+			if dataKeywords[k] {
+				continue
+			}
+			if k == "type" {
+				names, _ := c.([]any)
+				if name, ok := c.(string); ok {
+					names = []any{name}
+				}
+				for _, n := range names {
+					if name, ok := n.(string); ok && !slices.Contains(jsonTypes, name) {
+						return name
+					}
+				}
+			}
+			if bad := unknownType(c); bad != "" {
+				return bad
+			}
+		}
+	case []any:
+		for _, c := range v {
+			if bad := unknownType(c); bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
 }
 
 // objectSchema is the schema of args with props (each a schema object:

@@ -120,8 +120,8 @@ func (p *Programs) Counts(ctx context.Context) (saved, stale int, err error) {
 
 // CheckReport is what a check of every saved version found.
 type CheckReport struct {
-	// Checked counts the versions vetted (not skipped as already checked
-	// against this catalogue).
+	// Checked counts the versions judged, stale or not (neither skipped
+	// as already checked against this catalogue nor undecided).
 	Checked int
 	// Stale are the versions that do not check.
 	Stale []StaleVersion
@@ -186,7 +186,6 @@ func (p *Programs) Check(ctx context.Context, o CheckOptions) (*CheckReport, err
 				standing()
 				continue
 			}
-			rep.Checked++
 			var stale *Staleness
 			if _, err := p.opts.Vet.Vet(ctx, v.Code); err != nil {
 				code := v8sandbox.CodeOf(err)
@@ -199,6 +198,9 @@ func (p *Programs) Check(ctx context.Context, o CheckOptions) (*CheckReport, err
 					Diagnostics: strings.TrimPrefix(strings.TrimPrefix(err.Error(), string(code)+": "), "the program was not saved: ")}
 				rep.Stale = append(rep.Stale, StaleVersion{Owner: v.Owner, Name: v.Name, Version: v.Version, Staleness: stale})
 			}
+			// Judged: counted once, never also as undecided (a checker
+			// that did not answer left it undecided above).
+			rep.Checked++
 			if o.Record {
 				if err := p.mark(ctx, v.Owner, v.Name, v.Version, stale); err != nil {
 					rep.Undecided[ref] = err.Error()

@@ -2,6 +2,7 @@ package surface
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/isogate/isogate/internal/codemode"
@@ -20,9 +21,10 @@ func (sf *Surface) programLibrary(ctx context.Context, code string) (*codemode.L
 		return nil, nil // most runs: nothing to resolve, nothing allocated
 	}
 	deniedTo := sf.policy.DeniedTo(ctx)
-	roots, all, err := sf.programs.programs.Callees(ctx, sf.programCaller(ctx), code,
-		func(name string) string { return deniedTo(programs.PolicyBackend, name) })
-	if err != nil || len(roots) == 0 {
+	denied := func(name string) string { return deniedTo(programs.PolicyBackend, name) }
+	c := sf.programCaller(ctx)
+	roots, all, err := sf.programs.programs.Callees(ctx, c, code, denied)
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range roots {
@@ -30,5 +32,33 @@ func (sf *Surface) programLibrary(ctx context.Context, code string) (*codemode.L
 			sf.programs.programs.Called(cl.Version)
 		}
 	}
-	return codemode.LibraryOf(roots, all), nil
+	lib := codemode.LibraryOf(roots, all)
+	if unknown := unknownPrograms(code, roots); len(unknown) > 0 {
+		// A name the caller has no program of is not defined in the run;
+		// should the run fail on it, its hint names what there is.
+		if lib == nil {
+			lib = &codemode.Library{}
+		}
+		lib.Unknown = unknown
+		if listed, err := sf.programs.programs.List(ctx, c); err == nil {
+			for _, l := range listed {
+				if denied(l.Name) == "" {
+					lib.Callable = append(lib.Callable, l.Name)
+				}
+			}
+		}
+	}
+	return lib, nil
+}
+
+// unknownPrograms are the names code calls as programs.<name> that are not
+// among the roots Callees resolved: the caller has no program of them.
+func unknownPrograms(code string, roots []string) []string {
+	var out []string
+	for _, n := range programs.Names(code) {
+		if !slices.Contains(roots, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

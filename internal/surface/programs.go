@@ -158,10 +158,36 @@ func (sf *Surface) saveProgram(ctx context.Context, req *mcp.CallToolRequest, in
 	if v.Approved != nil {
 		text += "; its plan was approved for your later calls of " + v.Ref()
 	}
+	if missing := sf.missingPrograms(ctx, in.Code); len(missing) > 0 {
+		text += fmt.Sprintf("; note: it calls %s, which you have no program of: its runs fail there until you save one", strings.Join(missing, ", "))
+	}
 	res := textResult(text, false)
 	res.StructuredContent = map[string]any{"name": v.Name, "version": v.Version, "tool": programs.ToolName(v.Name),
 		"calls": v.Calls, "parameters": v.Params}
 	return res, nil, nil
+}
+
+// missingPrograms are the programs.<name> that code calls and the caller
+// has no program of (neither its own nor published to it, and not denied
+// to it): saved all the same (it may be saved next), but said at save.
+func (sf *Surface) missingPrograms(ctx context.Context, code string) []string {
+	names := programs.Names(code)
+	if len(names) == 0 {
+		return nil
+	}
+	deniedTo := sf.policy.DeniedTo(ctx)
+	c := sf.programCaller(ctx)
+	var out []string
+	for _, n := range names {
+		base, _, _ := strings.Cut(n, "@")
+		if deniedTo(programs.PolicyBackend, base) != "" {
+			continue
+		}
+		if _, err := sf.programs.programs.Resolve(ctx, c, n); v8sandbox.CodeOf(err) == programs.CodeNotFound {
+			out = append(out, "programs."+n)
+		}
+	}
+	return out
 }
 
 func (sf *Surface) listPrograms(ctx context.Context, name string) (*mcp.CallToolResult, any, error) {
@@ -223,6 +249,37 @@ func (sf *Surface) publishProgram(ctx context.Context, in programsInput) (*mcp.C
 		return textResult(in.Name+" is no longer published", false), nil, nil
 	}
 	return textResult(fmt.Sprintf("%s@%d is published to %s", in.Name, ver, strings.Join(in.To, ", ")), false), nil, nil
+}
+
+// programInfo answers tool_info for a saved program the caller may call,
+// named as listed (program_<name>) or as programs call it
+// (programs.<name>): the tool's description and its parameters. nil when
+// the name is no such program (or the store did not answer): tool_info
+// then answers as for any unknown name.
+func (sf *Surface) programInfo(ctx context.Context, name string) *mcp.CallToolResult {
+	if sf.programs.programs == nil {
+		return nil
+	}
+	base, ok := strings.CutPrefix(name, programs.ToolPrefix)
+	if !ok {
+		if base, ok = strings.CutPrefix(name, "programs."); !ok {
+			return nil
+		}
+	}
+	if sf.policy.DeniedTo(ctx)(programs.PolicyBackend, base) != "" {
+		return nil
+	}
+	l, err := sf.programs.programs.Lookup(ctx, sf.programCaller(ctx), base)
+	if err != nil || l == nil {
+		return nil
+	}
+	t := programTool(*l)
+	params := string(l.Params)
+	if params == "" {
+		params = "{}"
+	}
+	return textResult(fmt.Sprintf("%s — %s\nParameters (JSON Schema): %s\nCall it as the tool %s, or in call_tool_chain as `await programs.%s(args)`.",
+		t.Name, t.Description, params, t.Name, l.Name), false)
 }
 
 // programTool is the tool a listed program is.

@@ -197,6 +197,11 @@ func (sf *Surface) toolInfo(ctx context.Context, _ *mcp.CallToolRequest, in tool
 	}
 	deniedTo := sf.policy.DeniedTo(ctx) // the caller's own server.auth.rules
 	info, err := sf.catalog.InfoFor(in.ToolName, in.Detail, deniedTo)
+	if _, denied := errors.AsType[*catalog.DeniedError](err); err != nil && !denied {
+		if r := sf.programInfo(ctx, in.ToolName); r != nil {
+			return r, nil, nil
+		}
+	}
 	if err != nil {
 		// Wait only when the name is not found: a starting backend may have it.
 		if _, denied := errors.AsType[*catalog.DeniedError](err); !denied && len(sf.unknownStarting()) > 0 {

@@ -55,6 +55,11 @@ type TaskOptions = tasks.Options
 // by the boundary whose call has not started yet (isogate_task_intents).
 func (sf *Surface) TaskIntents() int { return sf.tasks.Intents() }
 
+// StopTasks tells the surface's tasks that the gateway is shutting down
+// (tasks.Tasks.Stop): a leased task that fails from then on is left to
+// another replica.
+func (sf *Surface) StopTasks() { sf.tasks.Stop() }
+
 // runOwner is the owner of a run of req: a taken-over run's, or the
 // request's.
 func (sf *Surface) runOwner(ctx context.Context, req *mcp.CallToolRequest) string {

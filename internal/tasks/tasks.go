@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -82,7 +83,18 @@ type Tasks struct {
 	running sync.Map    // task id → *runningTask
 	tokens  sync.Map    // progress token → *runningTask
 	hooks   taskHooks   // a test's (tasklife.go)
+	// stopping is set by Stop: this replica is shutting down.
+	stopping atomic.Bool
 }
+
+// Stop tells the tasks that this replica is shutting down (before its
+// backends and sandbox close): a leased task whose run fails from then on
+// keeps no outcome, as the failure is most likely the shutdown's (a
+// backend call ended by BACKEND_CLOSED), and its lease lapses so that
+// another replica takes it over as it would after a crash (by replay with
+// sandbox.durable: all, else REPLICA_LOST). A run that succeeds still
+// keeps its outcome.
+func (g *Tasks) Stop() { g.stopping.Store(true) }
 
 // runningTask is a task this replica runs.
 type runningTask struct {
@@ -466,6 +478,11 @@ func (rt *runningTask) finish(res mcp.Result, err error, cause error) {
 		}
 		out.Error = coded
 		status, message = resultstore.TaskFailed, coded.Message
+	}
+	if status == resultstore.TaskFailed && rt.lease != nil && g.stopping.Load() {
+		log.Info("task left to another replica: this replica is stopping and the task's run failed meanwhile",
+			slog.String("status_message", cut(message, 200)))
+		return
 	}
 	data, _ := json.Marshal(out)
 	id, perr := g.results.Put(ctx, t.Owner, data)

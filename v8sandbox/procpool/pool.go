@@ -198,9 +198,11 @@ type spawnRequest struct {
 // handshake, so a wrong Command fails here rather than on the first run.
 // Without a Command, workers start from the dedicated worker binary next
 // to the executable when there is one that starts (workerbinary.go), else
-// from this binary.
+// from this binary. Checker workers always start from this binary: the
+// dedicated one registers no checker (it would fail its start, and be
+// remembered as failed for the pools of programs too).
 func New(opts Options) (*Pool, error) {
-	if len(opts.Command) > 0 {
+	if len(opts.Command) > 0 || opts.Checker {
 		return newPool(opts)
 	}
 	logger := opts.Logger
