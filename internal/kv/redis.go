@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -221,9 +222,30 @@ func successor(p string) (string, bool) {
 	return string(b), true
 }
 
+// backOff waits a random time before an Update's next try, up to a bound
+// that doubles with each lost try (conflictBackoff, at most 64 times it):
+// writers that keep colliding spread out instead of retrying in step, so
+// that no one loses maxUpdateTries times in a row. It returns early with
+// the context's error.
+func backOff(ctx context.Context, try int) error {
+	bound := conflictBackoff << min(try, 6)
+	t := time.NewTimer(rand.N(bound) + time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// conflictBackoff is the bound of the wait after an Update's first lost try.
+const conflictBackoff = 100 * time.Microsecond
+
 // Update implements [Store]: WATCH the keys, read them, run fn and write
 // its changes in MULTI/EXEC; a concurrent write to a key makes it start
-// again (at most maxUpdateTries times, then [ErrConflict]).
+// again after a random wait (see backOff), at most maxUpdateTries times, then
+// [ErrConflict].
 func (r *Redis) Update(ctx context.Context, ns string, keys []string, fn func(map[string][]byte) ([]Change, error)) error {
 	if err := check(ns, keys...); err != nil {
 		return err
@@ -259,12 +281,15 @@ func (r *Redis) Update(ctx context.Context, ns string, keys []string, fn func(ma
 		})
 		return err
 	}
-	for range maxUpdateTries {
+	for try := range maxUpdateTries {
 		err := r.client.Watch(ctx, txf, vkeys...)
 		switch {
 		case fnErr != nil:
 			return fnErr
 		case errors.Is(err, redis.TxFailedErr):
+			if err := backOff(ctx, try); err != nil {
+				return r.wrap(err)
+			}
 			continue
 		case err != nil:
 			return r.wrap(err)
