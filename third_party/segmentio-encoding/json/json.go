@@ -387,6 +387,18 @@ const (
 	minReadSize   = 4096
 )
 
+// firstBufferSize is the capacity of a Decoder's first buffer: minBufferSize,
+// or the bytes r has left plus one when r tells them and they are fewer
+// (isogate: added).
+func firstBufferSize(r io.Reader) int {
+	if l, ok := r.(interface{ Len() int }); ok {
+		if n := l.Len(); n >= 0 && n < minBufferSize {
+			return n + 1
+		}
+	}
+	return minBufferSize
+}
+
 // readValue reads one JSON value from the buffer and returns its raw bytes. It
 // is optimized for the "one JSON value per line" case.
 func (dec *Decoder) readValue() (v []byte, err error) {
@@ -418,16 +430,21 @@ func (dec *Decoder) readValue() (v []byte, err error) {
 		}
 
 		if dec.buffer == nil {
-			dec.buffer = make([]byte, 0, minBufferSize)
+			// isogate: the first buffer holds what the reader says it has
+			// left (bytes.Reader, strings.Reader, bytes.Buffer) plus one
+			// byte, so that the first read sees the end, instead of 32 KB:
+			// callers decoding one small value over a bytes.Reader (the
+			// go-sdk's Unmarshal) allocated and zeroed 32 KB per value.
+			dec.buffer = make([]byte, 0, firstBufferSize(dec.reader))
 		} else {
 			dec.buffer = dec.buffer[:copy(dec.buffer[:cap(dec.buffer)], dec.remain)]
 			dec.remain = nil
-		}
 
-		if (cap(dec.buffer) - len(dec.buffer)) < minReadSize {
-			buf := make([]byte, len(dec.buffer), 2*cap(dec.buffer))
-			copy(buf, dec.buffer)
-			dec.buffer = buf
+			if (cap(dec.buffer) - len(dec.buffer)) < minReadSize {
+				buf := make([]byte, len(dec.buffer), 2*cap(dec.buffer))
+				copy(buf, dec.buffer)
+				dec.buffer = buf
+			}
 		}
 
 		n, err = io.ReadFull(dec.reader, dec.buffer[len(dec.buffer):cap(dec.buffer)])
