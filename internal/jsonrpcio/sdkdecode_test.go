@@ -34,10 +34,11 @@ func bytesPerCall(t *testing.T, n int, f func() error) uint64 {
 // TestSDKDecodeAllocatesAboutItsInput: the go-sdk decodes every message,
 // request's params and result through a segmentio json.Decoder over a
 // bytes.Reader; segmentio/encoding v0.5.4's Decoder allocated a 32 KB
-// buffer for each (96 % of the bytes a passthrough call allocated). With
+// buffer for each (96 % of the bytes a passthrough call allocated), and
+// read a larger value by doubling its buffer. With
 // third_party/segmentio-encoding (PATCHES.md) its first buffer is the
 // reader's length. Red without the patch: ~66 KB per message (two
-// decodes) and ~33 KB per result.
+// decodes), ~33 KB per small result, 5 times the size of a 1 MB result.
 func TestSDKDecodeAllocatesAboutItsInput(t *testing.T) {
 	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"_meta":{"progressToken":3}}}`)
 	if per := bytesPerCall(t, 200, func() error {
@@ -52,6 +53,16 @@ func TestSDKDecodeAllocatesAboutItsInput(t *testing.T) {
 		return json.Unmarshal(result, &r)
 	}); per > 4096 {
 		t.Errorf("the go-sdk allocated %d bytes per tool result decoded, want under 4 KB", per)
+	}
+	// A 1 MB result: the copy the decoder reads into and the text decoded
+	// from it, each once.
+	text := strings.Repeat("y", 1<<20)
+	large := []byte(`{"content":[{"type":"text","text":"` + text + `"}]}`)
+	if per := bytesPerCall(t, 10, func() error {
+		var r mcp.CallToolResult
+		return json.Unmarshal(large, &r)
+	}); per > uint64(len(large))*5/2 {
+		t.Errorf("the go-sdk allocated %.1f times the size of a 1 MB result decoding it, want at most 2.5", float64(per)/float64(len(large)))
 	}
 }
 

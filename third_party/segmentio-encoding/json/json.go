@@ -387,12 +387,12 @@ const (
 	minReadSize   = 4096
 )
 
-// firstBufferSize is the capacity of a Decoder's first buffer: minBufferSize,
-// or the bytes r has left plus one when r tells them and they are fewer
-// (isogate: added).
+// firstBufferSize is the capacity of a Decoder's first buffer: the bytes r
+// has left plus one when r tells them (r holds them in memory already: the
+// buffer at most doubles that), else minBufferSize (isogate: added).
 func firstBufferSize(r io.Reader) int {
 	if l, ok := r.(interface{ Len() int }); ok {
-		if n := l.Len(); n >= 0 && n < minBufferSize {
+		if n := l.Len(); n >= 0 {
 			return n + 1
 		}
 	}
@@ -433,8 +433,10 @@ func (dec *Decoder) readValue() (v []byte, err error) {
 			// isogate: the first buffer holds what the reader says it has
 			// left (bytes.Reader, strings.Reader, bytes.Buffer) plus one
 			// byte, so that the first read sees the end, instead of 32 KB:
-			// callers decoding one small value over a bytes.Reader (the
-			// go-sdk's Unmarshal) allocated and zeroed 32 KB per value.
+			// callers decoding one value over a bytes.Reader (the go-sdk's
+			// Unmarshal) allocated and zeroed 32 KB per small value, and
+			// read a large one by doubling the buffer and parsing the
+			// partial value again after each read.
 			dec.buffer = make([]byte, 0, firstBufferSize(dec.reader))
 		} else {
 			dec.buffer = dec.buffer[:copy(dec.buffer[:cap(dec.buffer)], dec.remain)]
