@@ -38,7 +38,7 @@ func bytesPerCall(t *testing.T, n int, f func() error) uint64 {
 // read a larger value by doubling its buffer. With
 // third_party/segmentio-encoding (PATCHES.md) its first buffer is the
 // reader's length. Red without the patch: ~66 KB per message (two
-// decodes), ~33 KB per small result, 5 times the size of a 1 MB result.
+// decodes), ~33 KB per small result, 5 times the size of a 256 KB result.
 func TestSDKDecodeAllocatesAboutItsInput(t *testing.T) {
 	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"},"_meta":{"progressToken":3}}}`)
 	if per := bytesPerCall(t, 200, func() error {
@@ -54,15 +54,15 @@ func TestSDKDecodeAllocatesAboutItsInput(t *testing.T) {
 	}); per > 4096 {
 		t.Errorf("the go-sdk allocated %d bytes per tool result decoded, want under 4 KB", per)
 	}
-	// A 1 MB result: the copy the decoder reads into and the text decoded
-	// from it, each once.
-	text := strings.Repeat("y", 1<<20)
+	// A 256 KB result: the copy the decoder reads into and the text
+	// decoded from it, each once.
+	text := strings.Repeat("y", 256<<10)
 	large := []byte(`{"content":[{"type":"text","text":"` + text + `"}]}`)
-	if per := bytesPerCall(t, 10, func() error {
+	if per := bytesPerCall(t, 5, func() error {
 		var r mcp.CallToolResult
 		return json.Unmarshal(large, &r)
 	}); per > uint64(len(large))*5/2 {
-		t.Errorf("the go-sdk allocated %.1f times the size of a 1 MB result decoding it, want at most 2.5", float64(per)/float64(len(large)))
+		t.Errorf("the go-sdk allocated %.1f times the size of a 256 KB result decoding it, want at most 2.5", float64(per)/float64(len(large)))
 	}
 }
 
