@@ -79,3 +79,6 @@ require (
 )
 
 replace github.com/isogate/isogate => ../
+
+// isogate: segmentio/encoding v0.5.4 with one change (../third_party/segmentio-encoding/PATCHES.md).
+replace github.com/segmentio/encoding => ../third_party/segmentio-encoding

@@ -8,7 +8,10 @@ package bench
 // decodes the bytes in place. The SDK decodes every JSON-RPC message
 // (jsonrpc2.DecodeMessage), every request's params and _meta, and every
 // result this way: for a 1 MB tool result, twice. design/mcp.md has the
-// figures.
+// figures. This module builds with isogate's patched segmentio/encoding
+// (bench/go.mod's replace, third_party/segmentio-encoding/PATCHES.md),
+// whose Decoder sizes its buffer from the bytes.Reader: drop the replace to
+// see the published v0.5.4's 32 KB per value again.
 //
 //	go test -run GoSDKUnmarshal -bench GoSDKUnmarshal ./
 

@@ -27,6 +27,7 @@ var layers = []struct {
 	// checkworker) as well as V8 runs and backend calls.
 	{0, []string{"internal/fairshare"}},
 	{0, []string{"internal/textcut", "internal/jsonscan"}}, // leaves, used by v8sandbox too
+	{0, []string{"internal/httpbody"}},                     // a leaf: a request body read into memory
 	{1, []string{"internal/resume", "internal/jssyntax", "internal/jsvalue", "internal/jsvalue/jsvaluetest", "internal/sdklog", "internal/logsite", "internal/stats",
 		"internal/metrics", "internal/tracing", "internal/resultstore/...", "internal/authn",
 		"internal/backendauth", "internal/jsonrpcio"}},

@@ -30,11 +30,13 @@ type commandConn struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
 	terminate time.Duration
+	reaped    func() // called once the child has been waited for (nil: nothing to tell)
 }
 
 // startCommand starts cmd with pipes on its stdin and stdout and returns
-// the connection over them.
-func startCommand(cmd *exec.Cmd, terminate time.Duration) (*commandConn, error) {
+// the connection over them; reaped (if not nil) is called once the child
+// has exited and been waited for.
+func startCommand(cmd *exec.Cmd, terminate time.Duration, reaped func()) (*commandConn, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -46,7 +48,7 @@ func startCommand(cmd *exec.Cmd, terminate time.Duration) (*commandConn, error) 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &commandConn{cmd: cmd, stdin: stdin, terminate: terminate}
+	c := &commandConn{cmd: cmd, stdin: stdin, terminate: terminate, reaped: reaped}
 	c.Conn = jsonrpcio.NewConn(stdout, stdin, maxStdioFrame, c.end)
 	return c, nil
 }
@@ -58,7 +60,13 @@ func (c *commandConn) end() error {
 		return fmt.Errorf("closing stdin: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
+	go func() {
+		err := c.cmd.Wait()
+		if c.reaped != nil {
+			c.reaped()
+		}
+		exited <- err
+	}()
 	wait := func() (error, bool) {
 		t := time.NewTimer(c.terminate)
 		defer t.Stop()

@@ -20,7 +20,7 @@ import (
 // stdin (cat), a large one among them, and reads each back whole and in
 // order; Close then ends the child through its stdin alone.
 func TestCommandConnRoundTrip(t *testing.T) {
-	c, err := startCommand(exec.Command("cat"), 10*time.Second)
+	c, err := startCommand(exec.Command("cat"), 10*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestCommandConnCloseEscalates(t *testing.T) {
 			defer ready.Close()
 			cmd := exec.Command("sh", "-c", tc.script)
 			cmd.Stderr = w
-			c, err := startCommand(cmd, 200*time.Millisecond)
+			c, err := startCommand(cmd, 200*time.Millisecond, nil)
 			w.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -108,5 +108,40 @@ func TestCommandConnCloseEscalates(t *testing.T) {
 				t.Fatalf("blocked read: %v, want EOF", err)
 			}
 		})
+	}
+}
+
+// TestProcGoneOnceReaped: a stdio child counts as gone (no request can
+// reach it) once it has exited and the connection's end has waited for
+// it, not before: while it runs, and while it is dead but not yet waited
+// for (a zombie, as kill(pid, 0) saw it). The handle learns it from the
+// connection, with no system call on every tool call.
+func TestProcGoneOnceReaped(t *testing.T) {
+	cmd := exec.Command("cat")
+	h := &procHandle{cmd: cmd}
+	c, err := startCommand(cmd, 10*time.Second, h.markReaped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.markStarted()
+	if h.gone() {
+		t.Fatal("gone while the child runs")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(context.Background()); err == nil { // its stdout ends: it has exited
+		t.Fatal("read from a killed child")
+	}
+	if h.gone() {
+		t.Fatal("gone before the connection waited for the child")
+	}
+	_ = c.Close()
+	if !h.gone() {
+		t.Fatal("not gone after the connection waited for the child")
+	}
+	var none *procHandle
+	if none.gone() {
+		t.Fatal("a connection without a child process counts as gone")
 	}
 }

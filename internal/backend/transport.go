@@ -2,14 +2,13 @@ package backend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -72,7 +71,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		conn mcp.Connection
 		err  error
 	)
-	spawnOnLockedThread(func() { conn, err = startCommand(t.cmd, t.terminate) })
+	spawnOnLockedThread(func() { conn, err = startCommand(t.cmd, t.terminate, t.proc.markReaped) })
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.cmd.Path, err)
 	}
@@ -88,7 +87,12 @@ type procHandle struct {
 	mu      sync.Mutex
 	started bool
 	killReq bool // SIGKILL requested before the process started
+
+	reaped atomic.Bool // the child has exited and been waited for (commandConn.end)
 }
+
+// markReaped records that the child has exited and been waited for.
+func (h *procHandle) markReaped() { h.reaped.Store(true) }
 
 func (h *procHandle) markStarted() {
 	h.mu.Lock()
@@ -135,11 +139,9 @@ func (h *procHandle) signal(sig os.Signal) {
 }
 
 // gone reports that the child has exited and been reaped: no request
-// written now can reach it.
-func (h *procHandle) gone() bool {
-	pid := h.pid()
-	return pid != 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
+// written now can reach it. It asks no system call (it is asked on every
+// call): the connection's end records the reaping.
+func (h *procHandle) gone() bool { return h != nil && h.reaped.Load() }
 
 // exitStatus describes how the child exited. It must only be called once
 // the connection is done (the SDK has waited for the process by then).

@@ -67,6 +67,12 @@ type InFlight struct {
 	session *mcp.ServerSession
 	token   any // the client's progress token; nil: none asked for
 
+	// f is the Forwarder c is filed with (nil: not filed, nobody to
+	// forward to), gatewayToken the progress token it maps to c ("" for
+	// none); both set by track.
+	f            *Forwarder
+	gatewayToken string
+
 	mu    sync.Mutex // serialises its notifications, and them with the call's end
 	ended bool
 
@@ -86,44 +92,43 @@ type InFlight struct {
 	needed atomic.Pointer[string]
 }
 
-// Begin registers a passthrough call until end is called (when the
+// Begin registers a passthrough call until c.End is called (when the
 // backend has answered, before the result goes back): a client's progress
 // token is replaced by one of the gateway's in call.Meta, and the backend
 // is asked for its log messages during the call (the per-request level of
 // 2026-07-28; older backends ignore the key and were asked once at
-// connection).
-func (f *Forwarder) Begin(ctx context.Context, req *mcp.CallToolRequest, call *pipeline.Call) (c *InFlight, end func()) {
+// connection). call.Meta, when set, is the gateway's own for this call
+// (approvals.forwardClientInput): the keys are added to it in place.
+func (f *Forwarder) Begin(ctx context.Context, req *mcp.CallToolRequest, call *pipeline.Call) (c *InFlight) {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	c = &InFlight{backend: call.Backend, ctx: ctx, session: ss}
-	meta := mcp.Meta{mcp.MetaKeyLogLevel: string(backend.BackendLogLevel)}
-	for k, v := range call.Meta {
-		meta[k] = v
+	if call.Meta == nil {
+		call.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(backend.BackendLogLevel)}
+	} else {
+		call.Meta[mcp.MetaKeyLogLevel] = string(backend.BackendLogLevel)
 	}
 	if ss == nil { // nobody to forward to
-		call.Meta = meta
-		return c, func() {}
+		return c
 	}
 	c.token = req.Params.GetProgressToken()
-	token, end := f.track(c)
-	if token != "" {
-		meta["progressToken"] = token
+	f.track(c)
+	if c.gatewayToken != "" {
+		call.Meta["progressToken"] = c.gatewayToken
 	}
-	call.Meta = meta
-	return c, end
+	return c
 }
 
 // track files c among the calls in flight (under its backend, or runKey)
 // and, when its client asked for progress, maps a fresh gateway progress
-// token to it, until end. end marks c ended: a notification being sent
-// then still goes out first, later ones are dropped.
-func (f *Forwarder) track(c *InFlight) (gatewayToken string, end func()) {
+// token to it (c.gatewayToken), until c.End.
+func (f *Forwarder) track(c *InFlight) {
 	f.mu.Lock()
 	if c.token != nil {
-		gatewayToken = progressToken(f.next.Add(1))
+		c.gatewayToken = progressToken(f.next.Add(1))
 		if f.tokens == nil {
 			f.tokens = map[string]*InFlight{}
 		}
-		f.tokens[gatewayToken] = c
+		f.tokens[c.gatewayToken] = c
 	}
 	if f.calls == nil {
 		f.calls = map[string]map[*InFlight]bool{}
@@ -133,19 +138,26 @@ func (f *Forwarder) track(c *InFlight) (gatewayToken string, end func()) {
 	}
 	f.calls[c.backend][c] = true
 	f.mu.Unlock()
-	return gatewayToken, func() {
+	c.f = f
+}
+
+// End marks c ended and, if it was filed (track), unfiles it: a
+// notification being sent then still goes out first, later ones are
+// dropped. It is called once, when the call or run is over.
+func (c *InFlight) End() {
+	if f := c.f; f != nil {
 		f.mu.Lock()
-		if gatewayToken != "" {
-			delete(f.tokens, gatewayToken)
+		if c.gatewayToken != "" {
+			delete(f.tokens, c.gatewayToken)
 		}
 		// The backend's set stays, empty, for its next call (one per
 		// backend: not worth allocating again on every call).
 		delete(f.calls[c.backend], c)
 		f.mu.Unlock()
-		c.mu.Lock()
-		c.ended = true
-		c.mu.Unlock()
 	}
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
 }
 
 // Progress forwards a backend's notifications/progress to the client whose
@@ -249,19 +261,19 @@ func (f *Forwarder) callOfLocked(ss *mcp.ServerSession, backendName string) *InF
 }
 
 // BeginRun registers a program's run (call_tool_chain, run_code) of ss
-// until end is called: requests and log messages of the client's own
+// until c.End is called: requests and log messages of the client's own
 // backend sessions travel on its request while it runs.
 //
 // With the client's progress token (nil: none), the run gets a gateway
 // token for the backends' progress (backend.WithProgressToken), reported
 // as the run's progress with the client's token.
-func (f *Forwarder) BeginRun(ctx context.Context, ss *mcp.ServerSession, clientToken any) (c *InFlight, gatewayToken string, end func()) {
+func (f *Forwarder) BeginRun(ctx context.Context, ss *mcp.ServerSession, clientToken any) (c *InFlight, gatewayToken string) {
 	if ss == nil {
-		return &InFlight{run: true, ended: true}, "", func() {}
+		return &InFlight{run: true, ended: true}, ""
 	}
 	c = &InFlight{backend: runKey, ctx: ctx, session: ss, token: clientToken, run: true}
-	gatewayToken, end = f.track(c)
-	return c, gatewayToken, end
+	f.track(c)
+	return c, c.gatewayToken
 }
 
 // progressToken is the gateway's nth progress token: numbered and

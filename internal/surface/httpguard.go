@@ -1,7 +1,6 @@
 package surface
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/isogate/isogate/internal/httpbody"
 )
 
 // maxBodyBytes bounds an MCP request body: the go-sdk's own default,
@@ -158,7 +159,7 @@ func readBody(timeout time.Duration, next http.Handler) http.Handler {
 			}
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = httpbody.New(body) // the layers after this one look at it in place
 		next.ServeHTTP(w, r)
 	})
 }

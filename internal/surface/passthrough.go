@@ -314,9 +314,9 @@ func (sf *Surface) passthroughHandler(listedBackend, listedTool string) mcp.Tool
 			approver = sf.desk.Approver(approver, principalName(ctx), "") // the console may answer too
 		}
 		ctx = sf.forward.WithAnswerer(pipeline.WithApprover(ctx, approver), req.Session)
-		flight, end := sf.forward.Begin(ctx, req, call) // progress and logs back to this client
+		flight := sf.forward.Begin(ctx, req, call) // progress and logs back to this client
 		res, err := sf.calls.Call(ctx, call)
-		end()
+		flight.End()
 		if err != nil || res.IsError {
 			if missing := flight.MissingCapability(); missing != nil {
 				return nil, missing

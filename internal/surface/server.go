@@ -284,8 +284,8 @@ func (sf *Surface) executeChain(ctx context.Context, req *mcp.CallToolRequest, i
 	creq.Approved = sf.savedApproval(ctx, lib)
 	// While the program runs, what its backends ask and log reaches this
 	// client on this request, and their progress is the run's.
-	run, token, end := sf.forward.BeginRun(ctx, req.Session, req.Params.GetProgressToken())
-	defer end()
+	run, token := sf.forward.BeginRun(ctx, req.Session, req.Params.GetProgressToken())
+	defer run.End()
 	if token != "" {
 		ctx = backend.WithProgressToken(ctx, token)
 		creq.OnToolCall = func(_ int, tool string) { run.RunProgress("completed " + tool) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isogate/isogate/internal/httpbody"
 	"github.com/isogate/isogate/internal/resultstore"
 )
 
@@ -103,5 +104,31 @@ func TestHTTPPlainCallPassesItsBody(t *testing.T) {
 	post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo__echo","arguments":{},"task":{"ttl":1000}}}`)
 	if !strings.Contains(string(got), taskMetaKey) || strings.Contains(string(got), `"task":`) {
 		t.Errorf("a task-augmented call reached the handler as %s: want its task turned into an intent's token", got)
+	}
+}
+
+// TestHTTPBoundaryReadsNoBodyAgain: the task boundary looks at a body the
+// HTTP guard already read into memory (httpbody) where it lies: a plain
+// call reaches the go-sdk's handler with that same body, unread. (Red
+// before: the boundary read it again into a new buffer and replaced it.)
+func TestHTTPBoundaryReadsNoBodyAgain(t *testing.T) {
+	g := New(Host{
+		HasSession:  func(string) bool { return true },
+		Owner:       func(*http.Request) string { return "o" },
+		TaskSupport: func(string) string { return "" },
+	}, resultstore.NewMemory(resultstore.Limits{}), Options{})
+	const plain = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"hello"}}}`
+	body := httpbody.New([]byte(plain))
+	var seen io.ReadCloser
+	h := g.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Body }))
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Body = body
+	r.Header.Set("Mcp-Session-Id", "s")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if seen != io.ReadCloser(body) {
+		t.Fatalf("the handler got a %T, not the body as read by the guard", seen)
+	}
+	if got := body.Unread(); string(got) != plain {
+		t.Errorf("the body left for the handler: %q, want it whole", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/isogate/isogate/internal/httpbody"
 	"github.com/isogate/isogate/internal/jsonrpcio"
 )
 
@@ -254,13 +254,12 @@ func (g *Tasks) HTTP(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body) // already read, bounded (readBody)
+		body, err := httpbody.Bytes(r) // already read, bounded (the surface's readBody): looked at in place
 		if err != nil {
 			w.Header().Set("Connection", "close") // as the surface's reject
-			http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		msg, err := jsonrpcio.DecodeMessage(body) // the go-sdk's decoder costs a 32 KB buffer per message
 		req, ok := msg.(*jsonrpc.Request)
 		if err != nil || !ok || !req.IsCall() {
@@ -373,7 +372,7 @@ func (g *Tasks) serveIntent(w http.ResponseWriter, r *http.Request, next http.Ha
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = httpbody.New(body)
 	r.ContentLength = int64(len(body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	next.ServeHTTP(w, r)
