@@ -141,19 +141,14 @@ func (p *Pool) run(ctx context.Context, job Job, host Host) outcome {
 	if job.Origin == "" {
 		job.Origin = "main.js"
 	}
-	var w *worker
 	select {
 	case <-p.quit:
 		return outcome{response: response{err: Errorf(CodeInternal, "sandbox pool is closed")}}
 	default:
 	}
-	select {
-	case <-p.idle.ready:
-		w = p.idle.pop()
-	case <-ctx.Done():
-		return outcome{response: response{err: WaitError(ctx, "waiting for a free sandbox worker")}}
-	case <-p.quit:
-		return outcome{response: response{err: Errorf(CodeInternal, "sandbox pool is closed")}}
+	w, err := p.takeIdle(ctx)
+	if err != nil {
+		return outcome{response: response{err: err}}
 	}
 	if w.iso == nil {
 		if warm := p.idle.claim(); warm != nil {
@@ -166,13 +161,8 @@ func (p *Pool) run(ctx context.Context, job Job, host Host) outcome {
 			case <-warm:
 			case <-p.quit:
 			}
-			select {
-			case <-p.idle.ready:
-				w = p.idle.pop()
-			case <-ctx.Done():
-				return outcome{response: response{err: WaitError(ctx, "waiting for a free sandbox worker")}}
-			case <-p.quit:
-				return outcome{response: response{err: Errorf(CodeInternal, "sandbox pool is closed")}}
+			if w, err = p.takeIdle(ctx); err != nil {
+				return outcome{response: response{err: err}}
 			}
 		}
 	}
@@ -180,6 +170,19 @@ func (p *Pool) run(ctx context.Context, job Job, host Host) outcome {
 	req := &request{ctx: ctx, job: job, host: host}
 	resp := serveOffMainThread(func() response { return w.serve(req) })
 	return outcome{response: resp, w: w}
+}
+
+// takeIdle waits for an idle worker thread, until ctx ends or the pool
+// closes.
+func (p *Pool) takeIdle(ctx context.Context) (*worker, error) {
+	select {
+	case <-p.idle.ready:
+		return p.idle.pop(), nil
+	case <-ctx.Done():
+		return nil, WaitError(ctx, "waiting for a free sandbox worker")
+	case <-p.quit:
+		return nil, Errorf(CodeInternal, "sandbox pool is closed")
+	}
 }
 
 // Close waits for the runs in progress, then disposes every isolate. Runs
