@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -200,5 +201,46 @@ func TestMetaToolInputsBounded(t *testing.T) {
 	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "sum"}})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "get-sum") {
 		t.Fatalf("search: %v %+v", err, res)
+	}
+}
+
+// TestReadResultPagesKeepCharactersWhole: read_result with a limit below the
+// size of one character (2-, 3- and 4-byte UTF-8) returns that character
+// whole, never U+FFFD, and each next offset goes on exactly where the page
+// ended: the pages put together are the stored text, byte for byte.
+func TestReadResultPagesKeepCharactersWhole(t *testing.T) {
+	h := newHarness(t, nil)
+	code := `return "é€😀a".repeat(60)`
+	text, isErr := h.chain(t, map[string]any{"code": code, "max_output_size": 200})
+	uri := resultURIRE.FindString(text)
+	if isErr || uri == "" {
+		t.Fatalf("isError %v, no result URI: %s", isErr, text)
+	}
+	full, isErr := readResult(t, h.cs, map[string]any{"uri": uri})
+	if isErr || !strings.HasPrefix(full, "é€😀a") {
+		t.Fatalf("whole read: %v %.40q", isErr, full)
+	}
+	for _, limit := range []int{1, 2, 3} {
+		var got strings.Builder
+		offset := 0
+		for got.Len() < 40 {
+			part, isErr := readResult(t, h.cs, map[string]any{"uri": uri, "offset": offset, "limit": limit})
+			body, trailer, ok := strings.Cut(part, "\n[bytes ")
+			if isErr || !ok {
+				t.Fatalf("limit %d offset %d: %v %q", limit, offset, isErr, part)
+			}
+			if body == "" || !utf8.ValidString(body) || strings.ContainsRune(body, utf8.RuneError) {
+				t.Fatalf("limit %d offset %d: page %q is not whole characters", limit, offset, body)
+			}
+			var start, end, total int
+			if _, err := fmt.Sscanf(trailer, "%d-%d of %d", &start, &end, &total); err != nil || start != offset || end != offset+len(body) {
+				t.Fatalf("limit %d: trailer %q for page %q at offset %d", limit, trailer, body, offset)
+			}
+			got.WriteString(body)
+			offset = end
+		}
+		if !strings.HasPrefix(full, got.String()) {
+			t.Fatalf("limit %d: pages %q are not the stored text %.60q", limit, got.String(), full)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/isogate/isogate/internal/kv"
 	"github.com/isogate/isogate/internal/programs"
 )
 
@@ -40,6 +42,12 @@ func runCheckSaved(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args []s
 	}
 	defer g.Close()
 	rep, err := g.CheckSaved(ctx)
+	if errors.Is(err, kv.ErrHeld) {
+		fmt.Fprintf(env.stderr, "isogate check: the saved programs could not be checked: a running gateway holds the store (%v).\n"+
+			"That gateway checks its saved programs itself whenever its tools change: its /readyz names the stale ones and the console's Programs page shows their diagnostics. "+
+			"Or stop it and run isogate check --saved again (or run it against a copy of the data directory, or a store.redis_url the gateways share).\n", err)
+		return checkUsage
+	}
 	if err != nil {
 		fmt.Fprintln(env.stderr, "isogate check: the saved programs could not be checked:", err)
 		return checkUsage

@@ -112,3 +112,24 @@ func patchConfig(t *testing.T, path, old, new string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckSavedStoreHeld: `isogate check --saved` on a data directory
+// whose bbolt file another process holds (as a running gateway does) says
+// so, and how to check the saved programs then, instead of advising to try
+// again in a few seconds, which cannot help; exit 2 like other store
+// failures.
+func TestCheckSavedStoreHeld(t *testing.T) {
+	data := t.TempDir()
+	saveInto(t, data, savedAs{}, map[string]string{"sum_ok": `return 1`})
+	held, err := kv.OpenBolt(kv.BoltOptions{Dir: data}) // this process holds the file, as a gateway would
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cfg := writeConfig(t, fmt.Sprintf("store:\n  data_dir: %s\n", data))
+	out, errOut, code := runBinary(t, "", "check", "--saved", "--config", cfg, "--log-level", "error", "--wait", "1s")
+	if code != 2 || !strings.Contains(errOut, "STORE_UNAVAILABLE") || !strings.Contains(errOut, "a running gateway holds the store") ||
+		!strings.Contains(errOut, "/readyz") || !strings.Contains(errOut, "stop it") || strings.Contains(errOut, "try again in a few seconds") {
+		t.Fatalf("held store: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}

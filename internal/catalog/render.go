@@ -158,10 +158,24 @@ func (r SearchResult) Text() string {
 	// under hits that answer the query they read as a failure (issue 43).
 	if len(r.Unmatched) > 0 && len(r.Hits) == 0 {
 		b.WriteString("No match for: ")
-		b.WriteString(strings.Join(r.Unmatched, ", "))
+		for i, w := range r.Unmatched {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(escapeWord(w))
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// escapeWord writes a query word the way the header line quotes the query
+// (Go escapes for control characters, quotes and invalid UTF-8), without the
+// surrounding quotes: the word is echoed from the caller and must not put raw
+// control characters into the text.
+func escapeWord(w string) string {
+	q := strconv.Quote(w)
+	return q[1 : len(q)-1]
 }
 
 // Index renders a compact index of every tool, one "backend.tool — summary"

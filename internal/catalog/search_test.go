@@ -337,3 +337,23 @@ func TestRankIsSearchsRanking(t *testing.T) {
 		t.Errorf("Hits = %+v", hits)
 	}
 }
+
+// TestSearchNoMatchEscapesControls: a query of control characters comes back
+// in the "No match for:" line escaped as in the header, never raw.
+func TestSearchNoMatchEscapesControls(t *testing.T) {
+	c := testCatalog()
+	for _, q := range []string{"\u0000\u0001", "\u001b \u007f", "\"\\"} {
+		txt := c.Search(q, SearchOptions{}).Text()
+		for _, r := range txt {
+			if r != '\n' && (r < 0x20 || r == 0x7f) {
+				t.Errorf("query %q: text has raw control %U:\n%q", q, r, txt)
+			}
+		}
+		if !strings.Contains(txt, "No match for: ") {
+			t.Errorf("query %q: no 'No match for' line:\n%q", q, txt)
+		}
+	}
+	if txt := c.Search("\u0000\u0001", SearchOptions{}).Text(); !strings.Contains(txt, `No match for: \x00\x01`) {
+		t.Errorf("escaped form missing:\n%q", txt)
+	}
+}

@@ -2,10 +2,12 @@ package catalog
 
 import (
 	"strings"
-
-	"github.com/isogate/isogate/internal/lexicon"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/isogate/isogate/internal/lexicon"
 )
 
 // token is one indexed or queried word: its stem (the index key) and the
@@ -33,9 +35,10 @@ var stopwords = map[string]bool{
 }
 
 // tokenize splits s into words (runs of letters and digits, further split at
-// camelCase boundaries), lower-cases them, drops stopwords and stems them.
+// camelCase boundaries) after folding it (fold), lower-cases them, drops
+// stopwords and stems them. Queries and tool text go through it alike.
 func tokenize(s string, dst []token) []token {
-	splitWords(s, func(w string) {
+	splitWords(fold(s), func(w string) {
 		w = strings.ToLower(w)
 		if stopwords[w] {
 			return
@@ -43,6 +46,32 @@ func tokenize(s string, dst []token) []token {
 		dst = append(dst, token{stem: lexicon.Stem(w), word: w})
 	})
 	return dst
+}
+
+// fold normalises s for matching: compatibility forms become their plain
+// letters (full-width "ｅｃｈｏ" → "echo", ligatures, superscripts), and
+// accents and other combining marks are removed ("écho" and "e\u0301cho"
+// → "echo"): NFKD, without nonspacing marks (Mn), then NFC. ASCII text,
+// nearly every query and tool, is returned as is without allocating.
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	d := norm.NFKD.String(s)
+	b := make([]byte, 0, len(d))
+	for _, r := range d {
+		if !unicode.Is(unicode.Mn, r) {
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return norm.NFC.String(string(b))
 }
 
 // splitWords calls fn for every word of s. Words are maximal runs of letters

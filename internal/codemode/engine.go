@@ -747,6 +747,7 @@ func describeError(se *v8sandbox.Error, prog *program, lib *Library) string {
 		b.WriteString(se.Message)
 		if se.Line > 0 {
 			if l, c, ok := prog.position(se.Line, se.Column); ok {
+				l, c = prog.referenceAt(se.Message, l, c)
 				fmt.Fprintf(&b, " (line %d, column %d)", l, c)
 			} else if ref, l, c, ok := lib.locate(prog.js, se.Line, se.Column); ok {
 				fmt.Fprintf(&b, " (saved program %s, line %d, column %d)", ref, l, c)

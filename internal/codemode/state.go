@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -30,6 +31,27 @@ const StateGlobal = "state"
 // state store; the same as the store's when it does not answer.
 const CodeStateUnavailable v8sandbox.Code = "STORE_UNAVAILABLE"
 
+// codeStateInvalid is the code of a state call whose arguments JSON cannot
+// carry; the same as the store's for arguments it cannot take
+// (state.CodeInvalid).
+const codeStateInvalid v8sandbox.Code = "STATE_INVALID"
+
+// unserialisableArgs reports why state.js could not serialize a call's
+// arguments, when it sent {unserialisable: why} in their place (a program
+// cannot send that field: state.js builds the arguments from named fields).
+func unserialisableArgs(args json.RawMessage) (string, bool) {
+	if !bytes.Contains(args, []byte(`"unserialisable"`)) {
+		return "", false
+	}
+	var a struct {
+		Why *string `json:"unserialisable"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Why == nil {
+		return "", false
+	}
+	return *a.Why, true
+}
+
 // StateService serves programs' state calls (a *state.State): op is get,
 // set, delete or list, args its arguments as JSON; the principal is the
 // context's.
@@ -46,6 +68,10 @@ func (h *bridgeHost) stateCall(ctx context.Context, op string, args json.RawMess
 	live := func(ctx context.Context) (json.RawMessage, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the run is over: nothing starts any more
+		}
+		if why, ok := unserialisableArgs(args); ok {
+			return nil, &v8sandbox.HostError{Code: codeStateInvalid,
+				Message: fmt.Sprintf("%s: state.%s: %s", codeStateInvalid, op, why)}
 		}
 		if h.engine.opts.State == nil {
 			return nil, &v8sandbox.HostError{Code: CodeStateUnavailable,

@@ -8,13 +8,44 @@
 // not installed then.
 {
   const STATE = "isogate.state";
+  // A part of a call that JSON cannot carry (a BigInt, a cyclic value)
+  // makes the arguments fail to serialize with a TypeError. The call goes
+  // to the host then as {unserialisable: why} instead, and the host
+  // refuses it with STATE_INVALID (state.go), a host error like any other
+  // refusal: nothing is written. The program cannot send that field
+  // itself: the arguments are built here from named fields only.
+  const stringIncludes = uncurry(String.prototype.includes);
+  const partName = (f) => (f === "key" ? "the key" : f === "value" ? "the value" : "the options");
+  const unserialisable = (a, e) => {
+    if (e === null || typeof e !== "object" || e.name !== "TypeError") return null;
+    const fields = objectKeys(a);
+    for (let i = 0; i < fields.length; i++) {
+      try {
+        stringify(a[fields[i]]);
+      } catch (err) {
+        const m = err !== null && typeof err === "object" ? StringCtor(err.message) : StringCtor(err);
+        const why = stringIncludes(m, "BigInt") ? "a BigInt" : stringIncludes(m, "circular") ? "a cyclic structure" : m;
+        const r = objectCreate(null);
+        r.unserialisable = partName(fields[i]) + " cannot be stored as JSON: " + why;
+        return r;
+      }
+    }
+    return null;
+  };
   const stateCall = (op, a) => {
     let p;
+    callSeq++;
+    const send = (args) => (durable ? durableCall(STATE, op, args, callSeq) : call(STATE, op, args, callSeq, null));
     try {
-      callSeq++;
-      p = durable ? durableCall(STATE, op, a, callSeq) : call(STATE, op, a, callSeq, null);
+      p = send(a);
     } catch (e) {
-      p = new PromiseCtor((resolve, reject) => reject(e));
+      try {
+        const why = unserialisable(a, e);
+        if (why === null) throw e;
+        p = send(why);
+      } catch (e2) {
+        p = new PromiseCtor((resolve, reject) => reject(e2));
+      }
     }
     return track(p, "state." + op);
   };

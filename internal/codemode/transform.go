@@ -34,7 +34,8 @@ type program struct {
 	mapOnce   sync.Once
 
 	// body is the user's code (fences stripped), rewritten to return its
-	// last expression when rewritten is set; original is without that.
+	// last expression when rewritten is set; original is without that (the
+	// code positions are reported in, whichever way it was compiled).
 	body, original string
 	rewritten      bool
 	// plain is set when js is body wrapped as is, without esbuild: a
@@ -68,7 +69,11 @@ func ExportsMain(code string) bool { return exportsMain(stripFences(code)) }
 func compile(code string) (*program, error) {
 	code = stripFences(code)
 	if exportsMain(code) {
-		return transform(code, api.FormatCommonJS)
+		p, err := transform(code, api.FormatCommonJS)
+		if err == nil {
+			p.original = code
+		}
+		return p, err
 	}
 	body, rewritten, at := withResultAt(code)
 	p := &program{
@@ -88,10 +93,11 @@ func compile(code string) (*program, error) {
 func (p *program) typescript() (*program, error) {
 	q, err := transform(p.body, api.FormatDefault)
 	if err == nil {
-		q.prefixLine, q.prefixColumn = p.prefixLine, p.prefixColumn
+		q.prefixLine, q.prefixColumn, q.original = p.prefixLine, p.prefixColumn, p.original
 	}
 	if err != nil && p.rewritten {
 		if q2, err2 := transform(p.original, api.FormatDefault); err2 == nil {
+			q2.original = p.original
 			return q2, nil
 		}
 		_, err = transform(p.original, api.FormatDefault)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 
@@ -33,6 +34,8 @@ type Conn struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	oversized *slog.Logger // set by RecoverOversized: skip messages over the limit
 }
 
 // batch gathers the responses to a batch of requests.
@@ -62,6 +65,12 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return m, nil
 	}
 	msgs, isBatch, err := c.r.ReadFrame()
+	for skipped := (*FrameTooLargeError)(nil); c.oversized != nil && errors.As(err, &skipped); {
+		if err := c.refuseOversized(ctx, skipped); err != nil {
+			return nil, err
+		}
+		msgs, isBatch, err = c.r.ReadFrame()
+	}
 	if errors.Is(err, os.ErrClosed) {
 		return nil, io.EOF
 	}

@@ -34,6 +34,10 @@ type Reader struct {
 	frame    []byte            // the value being gathered across reads
 	queue    []jsonrpc.Message // the rest of a batch
 	err      error             // sticky: after an error every Read returns it
+	// skipOversized: a message over maxFrame is read to its end and dropped,
+	// and reported as a *FrameTooLargeError that is not sticky
+	// (Conn.RecoverOversized); else ErrFrameTooLarge ends the stream.
+	skipOversized bool
 }
 
 // NewReader returns a Reader of r refusing messages larger than maxFrame
@@ -73,6 +77,10 @@ func (r *Reader) ReadFrame() (msgs []jsonrpc.Message, batch bool, err error) {
 			return msgs, batch, nil
 		}
 	}
+	var skipped *FrameTooLargeError
+	if errors.As(err, &skipped) {
+		return nil, false, err // dropped whole: the stream goes on at the next message
+	}
 	r.err = err
 	return nil, false, err
 }
@@ -98,6 +106,9 @@ func (r *Reader) next() ([]byte, error) {
 					n = len(chunk)
 				}
 				if len(r.frame)+n > r.maxFrame {
+					if r.skipOversized {
+						return nil, r.skipRest(&s, chunk, end, err)
+					}
 					return nil, ErrFrameTooLarge
 				}
 			}

@@ -70,8 +70,8 @@ var boltFiles = struct {
 }{files: map[string]*boltFile{}}
 
 // OpenBolt opens (creating it on first use) the store in o.Dir. A file
-// that another process holds past o.OpenTimeout, or that cannot be created
-// or read, is an error wrapping [ErrUnavailable].
+// that another process holds past o.OpenTimeout is an error wrapping
+// [ErrHeld]; one that cannot be created or read, [ErrUnavailable].
 func OpenBolt(o BoltOptions) (*Bolt, error) {
 	if o.Dir == "" {
 		return nil, fmt.Errorf("kv: no data directory: %w", ErrInvalid)
@@ -101,7 +101,7 @@ func OpenBolt(o BoltOptions) (*Bolt, error) {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.OpenTimeout})
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("store %s is held by another process (another isogate on this data directory? give each its own store.data_dir, or share store.redis_url): %w", path, ErrUnavailable)
+		return nil, fmt.Errorf("store %s is held by another process (another isogate on this data directory? give each its own store.data_dir, or share store.redis_url): %w", path, ErrHeld)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w (%w)", path, err, ErrUnavailable)

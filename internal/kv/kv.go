@@ -113,6 +113,10 @@ var (
 	// ErrInvalid means a namespace or key is empty or holds a NUL byte, or
 	// a Change names a key its Update did not read.
 	ErrInvalid = errors.New("invalid namespace or key")
+	// ErrHeld means a bbolt file is locked by another process (a running
+	// gateway on the same data directory): waiting a few seconds does not
+	// help while that process runs. It is also ErrUnavailable.
+	ErrHeld = fmt.Errorf("%w: its file is locked by another process", ErrUnavailable)
 )
 
 // maxUpdateTries bounds the optimistic retries of an Update.

@@ -265,13 +265,36 @@ func versionKey(owner, name string, v int) string {
 	return fmt.Sprintf("v/%s/%s/%08d", url.PathEscape(owner), name, v)
 }
 
-// storeErr turns a store failure into a coded error.
+// storeErr turns a store failure into a coded error. A store file another
+// process holds is said as such, without advice to retry soon (it cannot
+// help while that process runs), and the error still wraps kv.ErrHeld so
+// a caller can say what to do instead.
 func storeErr(err error) error {
+	if errors.Is(err, kv.ErrHeld) {
+		return heldError{v8sandbox.Errorf(CodeStoreUnavailable, "the store of saved programs is held by another process (%v)", err), err}
+	}
 	if errors.Is(err, kv.ErrUnavailable) || errors.Is(err, kv.ErrConflict) {
 		return v8sandbox.Errorf(CodeStoreUnavailable, "the store of saved programs did not answer (%v); try again in a few seconds", err)
 	}
 	return err
 }
+
+// heldError is the coded error of a store held by another process: it
+// reads and codes as its *v8sandbox.Error and unwraps to both it and the
+// store's error.
+type heldError struct {
+	coded *v8sandbox.Error
+	cause error
+}
+
+// Error implements the error interface: the coded error's text.
+func (e heldError) Error() string { return e.coded.Error() }
+
+// ErrorCode implements [v8sandbox.Coded].
+func (e heldError) ErrorCode() v8sandbox.Code { return e.coded.Code }
+
+// Unwrap returns the coded error and the store's.
+func (e heldError) Unwrap() []error { return []error{e.coded, e.cause} }
 
 // CheckName validates a program name.
 func CheckName(name string) error {

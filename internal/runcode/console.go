@@ -53,6 +53,9 @@ func (s *session) table() *v8sandbox.Table {
 		return nil, s.deliver(args)
 	})
 	if s.state != nil {
+		t.Sync(stateInvalidFunction, func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			return nil, stateInvalid(args)
+		})
 		for _, f := range stateFunctions {
 			t.Async("state."+f.op, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 				return s.stateCall(ctx, f.op, f.fields, args)

@@ -30,6 +30,12 @@ const (
 	resultFunction = "__runcode.result"
 )
 
+// stateInvalidFunction is the sync host function prelude.js calls when a
+// state.* call's arguments cannot be serialized: it takes the operation
+// and why, and throws STATE_INVALID. Removed from the global object by
+// prelude.js; registered only with run_code.state.
+const stateInvalidFunction = "__runcode.stateInvalid"
+
 // prelude is the trusted script run before the user's code: prelude.js and
 // console.js in the scope of internal/jsvalue's kit, whose captured
 // built-ins and helpers they use, with the kit's result sanitizer (the same

@@ -29,7 +29,40 @@ const regexpTest = uncurry(RegExp.prototype.test);
 const hostConsole = global.__runcode.console;
 const hostCode = global.__runcode.code;
 const hostResult = global.__runcode.result;
+const hostStateInvalid = global.__runcode.stateInvalid;
 delete global.__runcode;
+
+// state.* (run_code.state): a host function's arguments that JSON cannot
+// carry (a BigInt, a cyclic value) make its call throw a TypeError before
+// it reaches the host. Each state function is wrapped: on such a failure
+// the host is told which argument and why instead (stateInvalid), and
+// throws STATE_INVALID, a host error like the store's other refusals.
+if (hostStateInvalid !== undefined && global.state !== null && typeof global.state === "object") {
+  const stringIncludes = uncurry(String.prototype.includes);
+  const argNames = { get: ["the key"], set: ["the key", "the value", "the options"], delete: ["the key"], list: ["the options"] };
+  const wrapState = (op, names, fn) => function (...args) {
+    try {
+      return apply(fn, undefined, args);
+    } catch (e) {
+      if (e === null || typeof e !== "object" || e.name !== "TypeError") throw e;
+      for (let i = 0; i < args.length && i < names.length; i++) {
+        try {
+          stringify(args[i]);
+        } catch (err) {
+          const m = err !== null && typeof err === "object" ? StringCtor(err.message) : StringCtor(err);
+          const why = stringIncludes(m, "BigInt") ? "a BigInt" : stringIncludes(m, "circular") ? "a cyclic structure" : m;
+          return hostStateInvalid(op, names[i] + " cannot be stored as JSON: " + why);
+        }
+      }
+      throw e;
+    }
+  };
+  const ops = objectKeys(argNames);
+  for (let i = 0; i < ops.length; i++) {
+    const fn = global.state[ops[i]];
+    if (typeof fn === "function") global.state[ops[i]] = wrapState(ops[i], argNames[ops[i]], fn);
+  }
+}
 
 // The user's code must be a function body by itself. The source the engine
 // runs wraps it in a function, so code that is not a body on its own, yet

@@ -34,6 +34,16 @@ const stateDescription = "\n\nstate (async, call with await): state.get(key) -> 
 	"state.delete(key) -> whether it was there; state.list({prefix?, after?, limit?}) -> keys. Your own key-value store (JSON values), " +
 	"kept between runs; errors carry e.code (STATE_QUOTA_EXCEEDED, STATE_INVALID, STORE_UNAVAILABLE)."
 
+// stateInvalid is the STATE_INVALID of a state.<op> call whose arguments
+// prelude.js could not serialize; args is [op, why].
+func stateInvalid(args json.RawMessage) error {
+	var a []string
+	if err := json.Unmarshal(args, &a); err != nil || len(a) != 2 {
+		return &v8sandbox.HostError{Code: "STATE_INVALID", Message: "STATE_INVALID: state: arguments that cannot be stored as JSON"}
+	}
+	return &v8sandbox.HostError{Code: "STATE_INVALID", Message: "STATE_INVALID: state." + a[0] + ": " + a[1]}
+}
+
 // stateCall turns a state.<op> call's positional arguments into the
 // object State.Call takes and makes the call.
 func (s *session) stateCall(ctx context.Context, op string, fields []string, raw json.RawMessage) (json.RawMessage, error) {

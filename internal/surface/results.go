@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -95,13 +96,15 @@ func (sf *Surface) readResultTool(ctx context.Context, req *mcp.CallToolRequest,
 
 // rangeOf returns the byte range [start, end) of data that starts at offset
 // and holds at most limit bytes, moved to UTF-8 character boundaries (start
-// forward, end backward, but never to an empty range when data remains).
+// forward, end backward). A page never splits a character: when the first
+// one is longer than limit, the page is that one character (up to
+// utf8.UTFMax bytes), so paging neither stalls nor returns U+FFFD.
 func rangeOf(data []byte, offset, limit int) (start, end int) {
 	rest := textcut.Suffix(data, len(data)-offset)
 	start = len(data) - len(rest)
 	n := len(textcut.Prefix(rest, limit))
-	if n == 0 { // a rune longer than limit: split it rather than stall
-		n = min(len(rest), limit)
+	if n == 0 && len(rest) > 0 {
+		_, n = utf8.DecodeRune(rest)
 	}
 	return start, start + n
 }

@@ -33,7 +33,7 @@ const (
 // (their runs end, busy or waiting on a backend), so that closing the
 // session does not wait for them.
 func (sf *Surface) ServeStdio(ctx context.Context) error {
-	return sf.ServeTransport(ctx, stdioTransport())
+	return sf.ServeTransport(ctx, stdioTransport(sf.logger))
 }
 
 // ServeTransport serves one client connection made over t as stdio's is
