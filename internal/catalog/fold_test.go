@@ -36,3 +36,22 @@ func TestSearchFoldsAccentsAndWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchKeepsOtherScriptsMarks: only Latin, Greek and Cyrillic accents
+// fold away; a Japanese voiced mark (が is not か) and a Devanagari vowel
+// sign (की is not क) tell words apart.
+func TestSearchKeepsOtherScriptsMarks(t *testing.T) {
+	c := New()
+	c.SetBackend("jp", nil, []*mcp.Tool{
+		{Name: "ga", Description: "が tool", InputSchema: obj(nil, map[string]any{})},
+		{Name: "ka", Description: "か tool", InputSchema: obj(nil, map[string]any{})},
+		{Name: "ki", Description: "की tool", InputSchema: obj(nil, map[string]any{})},
+		{Name: "k", Description: "क tool", InputSchema: obj(nil, map[string]any{})},
+	})
+	for query, want := range map[string]string{"が": "jp.ga", "か": "jp.ka", "की": "jp.ki", "क": "jp.k"} {
+		r := c.Search(query, SearchOptions{})
+		if len(r.Hits) != 1 || r.Hits[0].Name != want {
+			t.Errorf("%q: hits %v, want only %s", query, hitNames(r), want)
+		}
+	}
+}

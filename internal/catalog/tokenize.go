@@ -50,8 +50,10 @@ func tokenize(s string, dst []token) []token {
 
 // fold normalises s for matching: compatibility forms become their plain
 // letters (full-width "ｅｃｈｏ" → "echo", ligatures, superscripts), and
-// accents and other combining marks are removed ("écho" and "e\u0301cho"
-// → "echo"): NFKD, without nonspacing marks (Mn), then NFC. ASCII text,
+// the accents of Latin, Greek and Cyrillic letters are removed ("écho" and
+// "e\u0301cho" → "echo"): NFKD, without the Combining Diacritical Marks
+// (U+0300–U+036F), then NFC. Other scripts' combining marks stay: a
+// Japanese voiced mark or an Indic vowel sign changes the word. ASCII text,
 // nearly every query and tool, is returned as is without allocating.
 func fold(s string) string {
 	ascii := true
@@ -67,7 +69,7 @@ func fold(s string) string {
 	d := norm.NFKD.String(s)
 	b := make([]byte, 0, len(d))
 	for _, r := range d {
-		if !unicode.Is(unicode.Mn, r) {
+		if r < 0x300 || r > 0x36f {
 			b = utf8.AppendRune(b, r)
 		}
 	}
@@ -75,14 +77,15 @@ func fold(s string) string {
 }
 
 // splitWords calls fn for every word of s. Words are maximal runs of letters
-// and digits, split at camelCase boundaries: "getTinyImage" → get, Tiny,
+// and digits (with the combining marks that follow them: the vowel signs of
+// Indic scripts are part of their words), split at camelCase boundaries: "getTinyImage" → get, Tiny,
 // Image; "HTTPServer" → HTTP, Server. Separators such as '-', '_' and '.'
 // end a word.
 func splitWords(s string, fn func(string)) {
 	start := -1
 	var prev rune
 	for i, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !(start >= 0 && unicode.IsMark(r)) {
 			if start >= 0 {
 				fn(s[start:i])
 				start = -1
