@@ -66,6 +66,8 @@ var wrongPrograms = []struct{ name, code, hint string }{
 		"line 1, column 46: `bumpp` is not a tool of counter; did you mean `counter.bump`?"},
 	{"wrong literal type", "await counter.bump({id:'w1'});\nawait counter.bump({id: 7})",
 		"line 2, column 21: the value of `id` has the wrong type for counter.bump"},
+	{"misspelt backend", "await counter.bump({id:'m1'});\nawait countr.bump({id:'m2'})",
+		"line 2, column 7: `countr` is not defined: no backend has that name; did you mean `counter`?"},
 }
 
 func typecheckGateway(t *testing.T, mode string) (*mcp.ClientSession, *recorder) {

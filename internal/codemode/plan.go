@@ -109,7 +109,7 @@ func (e *Engine) CheckWith(ctx context.Context, code string, lib *Library) (*typ
 }
 
 // withoutDenied is rep without the diagnostics that call a denied tool
-// unknown: the declarations leave denied tools out (the checker suggests
+// unknown, or a configured backend undefined: the declarations leave denied tools out (the checker suggests
 // only tools the program may call), and the plan names them as denied
 // (planOf), which refuses the program with PLAN_DENIED naming the rule.
 func withoutDenied(v *view, rep *typecheck.Report) *typecheck.Report {
@@ -118,6 +118,12 @@ func withoutDenied(v *view, rep *typecheck.Report) *typecheck.Report {
 	}
 	keep := rep.Diagnostics[:0:0]
 	for _, d := range rep.Diagnostics {
+		if d.Kind == "unknown_backend" && v.backend(d.Name) != nil {
+			// A configured backend the declarations leave out (down,
+			// starting, or every tool denied): the run or the plan says
+			// which, not a misspelling.
+			continue
+		}
 		if d.Kind == "unknown_tool" {
 			if _, denied := v.backend(strings.TrimSuffix(d.Tool, "."+d.Name)).resolve(d.Name); denied != nil {
 				continue

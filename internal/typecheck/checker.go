@@ -273,7 +273,8 @@ type Diagnostic struct {
 	// diagnostic has no position.
 	Line   int `json:"line"`
 	Column int `json:"column"`
-	// Kind is "unknown_tool", "unknown_parameter", "missing_parameter",
+	// Kind is "unknown_tool", "unknown_backend" (an undefined name used as
+	// a backend, spelt like one), "unknown_parameter", "missing_parameter",
 	// "missing_arguments", "wrong_type" for a certain mistake in a tool
 	// call, "" for anything else.
 	Kind string `json:"kind,omitempty"`
@@ -300,6 +301,8 @@ func (d Diagnostic) Hint() string {
 		if d.Suggestion != "" {
 			fmt.Fprintf(&b, "; did you mean `%s`?", d.Suggestion)
 		}
+	case "unknown_backend":
+		fmt.Fprintf(&b, "`%s` is not defined: no backend has that name; did you mean `%s`?", d.Name, d.Suggestion)
 	case "unknown_parameter":
 		fmt.Fprintf(&b, "`%s` is not a parameter of %s", d.Name, d.Tool)
 		switch {

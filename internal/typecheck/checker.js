@@ -107,6 +107,24 @@
     }
     return null;
   };
+  // unknownBackendOf returns the backend an undeclared identifier is a
+  // misspelling of, when it is the object of a method call (`x.t(...)`);
+  // else undefined: an undeclared name elsewhere is left to the compiler's
+  // own message.
+  const unknownBackendOf = (checker, node) => {
+    if (!node || !ts.isIdentifier(node)) return undefined;
+    const access = node.parent;
+    if (!access || !ts.isPropertyAccessExpression(access) || access.expression !== node) return undefined;
+    if (!access.parent || !ts.isCallExpression(access.parent) || access.parent.expression !== access) return undefined;
+    const names = checker.getSymbolsInScope(node, ts.SymbolFlags.Variable)
+      .filter((sym) => {
+        const t = checker.getTypeOfSymbol(sym);
+        const ts_ = t && (t.aliasSymbol || t.symbol);
+        return !!ts_ && typeof ts_.name === "string" && ts_.name.startsWith(BACKEND_PREFIX);
+      })
+      .map((sym) => sym.name);
+    return suggest(node.text, names);
+  };
   const within = (node, outer) => !!outer && node.pos >= outer.pos && node.end <= outer.end;
 
   const isLiteral = (node) => ts.isStringLiteral(node) || ts.isNumericLiteral(node) ||
@@ -171,6 +189,18 @@
     out.line = lc.line;
     out.column = lc.character + 1;
     const node = nodeAt(sf, d.start);
+    const backend = (d.code === 2304 || d.code === 2552) && unknownBackendOf(checker, node);
+    if (backend) {
+      // A name declared nowhere, as the object of a call `x.t(...)` and
+      // spelt like a backend (`everythin.echo(...)`): a ReferenceError
+      // wherever it is reached, as certain as an unknown tool.
+      out.kind = "unknown_backend";
+      out.certain = true;
+      out.name = node.text;
+      out.tool = node.parent.getText();
+      out.suggestion = backend;
+      return out;
+    }
     const call = toolCallOf(checker, node);
     if (!call) return out;
     const tool = call.backend + "." + call.tool;

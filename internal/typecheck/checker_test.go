@@ -48,6 +48,8 @@ var certainCases = []struct {
 	{"missing parameter", "await counter.bump({by: 2})", "missing_parameter", "counter.bump requires the parameter `id`", 1, 20},
 	{"wrong literal type", "await counter.bump({id: 'a', by: '2'})", "wrong_type", "the value of `by` has the wrong type for counter.bump", 1, 30},
 	{"no arguments", "await counter.bump()", "missing_arguments", "counter.bump requires arguments", 1, 15},
+	{"misspelt backend", "await counter.bump({id: 'a'});\nreturn await countr.bump({id: 'b'})", "unknown_backend",
+		"`countr` is not defined: no backend has that name; did you mean `counter`?", 2, 14},
 }
 
 func TestCertainMistakes(t *testing.T) {
@@ -82,6 +84,22 @@ func TestValidDynamicCodeIsClean(t *testing.T) {
 		rep := check(t, p)
 		if len(rep.Diagnostics) != 0 {
 			t.Errorf("%q: %+v", p, rep.Diagnostics)
+		}
+	}
+}
+
+// TestUndeclaredNamesNotLikeABackend: an undeclared name is certain only
+// as the object of a call and spelt like a backend; elsewhere, or far from
+// every backend's name, it stays the compiler's hint.
+func TestUndeclaredNamesNotLikeABackend(t *testing.T) {
+	for _, p := range []string{
+		"return await zzzzzz.bump({id: 'a'})",
+		"return countr + 1",
+		"return countr.bump",
+	} {
+		rep := check(t, p)
+		if len(rep.Diagnostics) == 0 || len(rep.Certain()) != 0 {
+			t.Errorf("%q: diagnostics %+v, want hints only", p, rep.Diagnostics)
 		}
 	}
 }
