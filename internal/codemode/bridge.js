@@ -68,6 +68,19 @@ const takeNote = () => {
   return n;
 };
 let det = null; // the run's start: null until asked, false for a run that is not durable
+// The engine's first statement of every script, before the program's own
+// code, is __isogate_start(durable): a run without a journal is then known
+// to be one without a host call asking (issue 44: in a worker process that
+// call was a round trip on every run that used a tool, the clock or
+// Math.random). Only its first use counts.
+let startTold = false;
+defineProperty(global, "__isogate_start", {
+  value: (isDurable) => {
+    if (startTold) return;
+    startTold = true;
+    if (isDurable === false && det === null) det = false;
+  },
+});
 const started = () => {
   if (det === null) {
     const d = determinism();

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -226,5 +227,66 @@ func TestDurableHaltSendsNothing(t *testing.T) {
 	resp := e.Execute(context.Background(), Request{Code: durableProgram, Durable: d})
 	if !resp.IsError || caller.total() != 1 {
 		t.Fatalf("halted run: %d calls reached the backend (want 1), answer %s", caller.total(), resp.Text)
+	}
+}
+
+// hostNames is a runner recording the host functions its runs call.
+type hostNames struct {
+	v8sandbox.Runner
+	mu    sync.Mutex
+	names []string
+}
+
+func (r *hostNames) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) (v8sandbox.Result, error) {
+	return r.Runner.Run(ctx, job, recordedHost{host, r})
+}
+
+// take returns the names recorded so far and forgets them.
+func (r *hostNames) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := r.names
+	r.names = nil
+	return names
+}
+
+type recordedHost struct {
+	v8sandbox.Host
+	r *hostNames
+}
+
+func (h recordedHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.HostReply {
+	h.r.mu.Lock()
+	h.r.names = append(h.r.names, c.Name)
+	h.r.mu.Unlock()
+	return h.Host.Call(ctx, c)
+}
+
+// TestRunWithoutJournalAsksNoStart: under the durable prelude
+// (sandbox.durable other than off), a run without a journal makes its tool
+// call, reads the clock and Math.random without asking the host for its
+// start (issue 44: in a worker process that question was a round trip per
+// run), while a journalled run still asks (its replays are
+// TestDurableReplayRepeatsNothing's).
+func TestRunWithoutJournalAsksNoStart(t *testing.T) {
+	cat := catalog.New()
+	cat.SetBackend("counter", nil, []*mcp.Tool{{Name: "bump", InputSchema: map[string]any{"type": "object"}}})
+	runner := &hostNames{Runner: sharedPool()}
+	e, err := New(Options{Runner: runner, Catalog: FromCatalog(cat), Caller: &countingCaller{}, Durable: true,
+		Output: output.DefaultOptions(), Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const program = "const r = await counter.bump({});\nreturn [r.n, Date.now() > 0, Math.random() < 1];"
+	resp := e.Execute(context.Background(), Request{Code: program})
+	if resp.IsError || resp.Text == "" {
+		t.Fatalf("run without a journal: %s", resp.Text)
+	}
+	if names := runner.take(); slices.Contains(names, fnDeterminism) || !slices.Contains(names, fnCall) {
+		t.Fatalf("run without a journal called %v; want %s and no %s", names, fnCall, fnDeterminism)
+	}
+	first, _ := runDurable(t, e, NewJournal(durableProgram, 0, 0, ""), DurableLimits{})
+	if names := runner.take(); first.IsError || !slices.Contains(names, fnDeterminism) {
+		t.Fatalf("journalled run called %v (%s); want %s", names, first.Text, fnDeterminism)
 	}
 }

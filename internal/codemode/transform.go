@@ -19,6 +19,18 @@ const mainName = "__isogate_main"
 // (bridge.js).
 const finishName = "__isogate_finish"
 
+// startName is the bridge's hook that a script's first statement calls
+// with whether the run is durable (bridge.js), so that a run that is not
+// asks nothing of the host for its start.
+const startName = "__isogate_start"
+
+// withStart is js preceded, on its first line (the engine's, never the
+// program's: every script's first line is a wrapper's), by the statement
+// telling the bridge whether the run is durable.
+func withStart(js string, durable bool) string {
+	return startName + "(" + strconv.FormatBool(durable) + "); " + js
+}
+
 // origin names the user's program in stack traces.
 const origin = "program.js"
 
