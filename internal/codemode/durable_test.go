@@ -262,13 +262,15 @@ func (h recordedHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.
 	return h.Host.Call(ctx, c)
 }
 
-// TestRunWithoutJournalAsksNoStart: under the durable prelude
-// (sandbox.durable other than off), a run without a journal makes its tool
-// call, reads the clock and Math.random without asking the host for its
+// TestRunStartAskedOnlyWhenNeeded: under the durable prelude
+// (sandbox.durable other than off), a run without a journal, and a
+// journalled run that replays nothing and does not call Math.random, make
+// their tool calls and read the clock without asking the host for their
 // start (issue 44: in a worker process that question was a round trip per
-// run), while a journalled run still asks (its replays are
-// TestDurableReplayRepeatsNothing's).
-func TestRunWithoutJournalAsksNoStart(t *testing.T) {
+// run); a fresh run that calls Math.random asks for its seed, and a
+// replay for its start. The replays themselves are
+// TestDurableReplayRepeatsNothing's.
+func TestRunStartAskedOnlyWhenNeeded(t *testing.T) {
 	cat := catalog.New()
 	cat.SetBackend("counter", nil, []*mcp.Tool{{Name: "bump", InputSchema: map[string]any{"type": "object"}}})
 	runner := &hostNames{Runner: sharedPool()}
@@ -277,16 +279,32 @@ func TestRunWithoutJournalAsksNoStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const program = "const r = await counter.bump({});\nreturn [r.n, Date.now() > 0, Math.random() < 1];"
-	resp := e.Execute(context.Background(), Request{Code: program})
-	if resp.IsError || resp.Text == "" {
-		t.Fatalf("run without a journal: %s", resp.Text)
+	const noRandom = "const r = await counter.bump({});\nreturn [r.n, Date.now() > 0, new Date().getTime() > 0];"
+	for _, c := range []struct {
+		name    string
+		code    string
+		journal bool
+		asks    bool
+	}{
+		{"no journal", noRandom + "\n// Math.random()", false, false},
+		{"no journal, Math.random", "const r = await counter.bump({});\nreturn [r.n, Math.random() < 1];", false, false},
+		{"fresh journal", noRandom, true, false},
+		{"fresh journal, Math.random", durableProgram, true, true},
+	} {
+		var resp Response
+		if c.journal {
+			resp, _ = runDurable(t, e, NewJournal(c.code, 0, 0, ""), DurableLimits{})
+		} else {
+			resp = e.Execute(context.Background(), Request{Code: c.code})
+		}
+		names := runner.take()
+		if resp.IsError || !slices.Contains(names, fnCall) || slices.Contains(names, fnDeterminism) != c.asks {
+			t.Errorf("%s: called %v (%s); want %s, and %s: %v", c.name, names, resp.Text, fnCall, fnDeterminism, c.asks)
+		}
 	}
-	if names := runner.take(); slices.Contains(names, fnDeterminism) || !slices.Contains(names, fnCall) {
-		t.Fatalf("run without a journal called %v; want %s and no %s", names, fnCall, fnDeterminism)
-	}
-	first, _ := runDurable(t, e, NewJournal(durableProgram, 0, 0, ""), DurableLimits{})
-	if names := runner.take(); first.IsError || !slices.Contains(names, fnDeterminism) {
-		t.Fatalf("journalled run called %v (%s); want %s", names, first.Text, fnDeterminism)
+	_, j := runDurable(t, e, NewJournal(durableProgram, 0, 0, ""), DurableLimits{})
+	runner.take()
+	if replay, _ := runDurable(t, e, j, DurableLimits{}); replay.IsError || !slices.Contains(runner.take(), fnDeterminism) {
+		t.Errorf("a replay did not ask for its start (%s)", replay.Text)
 	}
 }
