@@ -68,6 +68,29 @@ const takeNote = () => {
   return n;
 };
 let det = null; // the run's start: null until asked, false for a run that is not durable
+// The engine's first statement of every script, before the program's own
+// code, is __isogate_start(how): false for a run without a journal, "fresh"
+// for a journalled run that replays nothing (no call, no clock value: its
+// start is the journal's seed alone, asked of the host only when
+// Math.random needs it), true for a replay, which asks for its start on
+// first use. Issue 44: in a worker process that question was a round trip
+// on every run that used a tool, the clock or Math.random. Only its first
+// use counts.
+let startTold = false;
+defineProperty(global, "__isogate_start", {
+  value: (how) => {
+    if (startTold) return;
+    startTold = true;
+    if (det !== null) return;
+    if (how === false) det = false;
+    if (how === "fresh") {
+      det = objectCreate(null);
+      det.seed = null; // asked when first needed
+      det.clock = newArray();
+      det.order = newArray();
+    }
+  },
+});
 const started = () => {
   if (det === null) {
     const d = determinism();
@@ -90,11 +113,17 @@ if (durable) {
       st.i = 0;
       st.at = -1; // the epoch of st.t
       st.t = 0;
-      const seed = st.live ? [1, 2, 3, 4] : d.seed;
-      st.a = seed[0] >>> 0; st.b = seed[1] >>> 0; st.c = seed[2] >>> 0; st.d = seed[3] >>> 0;
-      for (let i = 0; i < 12; i++) next(); // mix the seed
+      st.seeded = false;
+      if (st.live || d.seed !== null) seed(st.live ? [1, 2, 3, 4] : d.seed);
     }
     return st;
+  };
+  // seed starts the generator; a fresh run's seed is asked of the host
+  // when Math.random first needs it (see __isogate_start).
+  const seed = (s) => {
+    st.a = s[0] >>> 0; st.b = s[1] >>> 0; st.c = s[2] >>> 0; st.d = s[3] >>> 0;
+    st.seeded = true;
+    for (let i = 0; i < 12; i++) next(); // mix the seed
   };
   // sfc32: small, fast, and the same on every replica.
   const next = () => {
@@ -124,6 +153,7 @@ if (durable) {
   const random = function random() {
     const s = start();
     if (s.live) return realRandom();
+    if (!s.seeded) seed(determinism().seed);
     return next() / 4294967296;
   };
   const DurableDate = function Date(...args) {

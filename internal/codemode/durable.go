@@ -303,6 +303,14 @@ func (d *DurableRun) determinism() json.RawMessage {
 	}{d.j.Seed, clock, order})
 }
 
+// fresh reports whether the run replays nothing, no call and no clock
+// value: its start (determinism) is then the journal's seed alone.
+func (d *DurableRun) fresh() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.replay == 0 && d.clock == 0
+}
+
 // diverged is the error of a replay whose program did not make call seq,
 // the journal's next event, once every reply the journal lists before it
 // was delivered (bridge.js saw it).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -226,5 +227,84 @@ func TestDurableHaltSendsNothing(t *testing.T) {
 	resp := e.Execute(context.Background(), Request{Code: durableProgram, Durable: d})
 	if !resp.IsError || caller.total() != 1 {
 		t.Fatalf("halted run: %d calls reached the backend (want 1), answer %s", caller.total(), resp.Text)
+	}
+}
+
+// hostNames is a runner recording the host functions its runs call.
+type hostNames struct {
+	v8sandbox.Runner
+	mu    sync.Mutex
+	names []string
+}
+
+func (r *hostNames) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) (v8sandbox.Result, error) {
+	return r.Runner.Run(ctx, job, recordedHost{host, r})
+}
+
+// take returns the names recorded so far and forgets them.
+func (r *hostNames) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := r.names
+	r.names = nil
+	return names
+}
+
+type recordedHost struct {
+	v8sandbox.Host
+	r *hostNames
+}
+
+func (h recordedHost) Call(ctx context.Context, c v8sandbox.HostCall) v8sandbox.HostReply {
+	h.r.mu.Lock()
+	h.r.names = append(h.r.names, c.Name)
+	h.r.mu.Unlock()
+	return h.Host.Call(ctx, c)
+}
+
+// TestRunStartAskedOnlyWhenNeeded: under the durable prelude
+// (sandbox.durable other than off), a run without a journal, and a
+// journalled run that replays nothing and does not call Math.random, make
+// their tool calls and read the clock without asking the host for their
+// start (issue 44: in a worker process that question was a round trip per
+// run); a fresh run that calls Math.random asks for its seed, and a
+// replay for its start. The replays themselves are
+// TestDurableReplayRepeatsNothing's.
+func TestRunStartAskedOnlyWhenNeeded(t *testing.T) {
+	cat := catalog.New()
+	cat.SetBackend("counter", nil, []*mcp.Tool{{Name: "bump", InputSchema: map[string]any{"type": "object"}}})
+	runner := &hostNames{Runner: sharedPool()}
+	e, err := New(Options{Runner: runner, Catalog: FromCatalog(cat), Caller: &countingCaller{}, Durable: true,
+		Output: output.DefaultOptions(), Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const noRandom = "const r = await counter.bump({});\nreturn [r.n, Date.now() > 0, new Date().getTime() > 0];"
+	for _, c := range []struct {
+		name    string
+		code    string
+		journal bool
+		asks    bool
+	}{
+		{"no journal", noRandom + "\n// Math.random()", false, false},
+		{"no journal, Math.random", "const r = await counter.bump({});\nreturn [r.n, Math.random() < 1];", false, false},
+		{"fresh journal", noRandom, true, false},
+		{"fresh journal, Math.random", durableProgram, true, true},
+	} {
+		var resp Response
+		if c.journal {
+			resp, _ = runDurable(t, e, NewJournal(c.code, 0, 0, ""), DurableLimits{})
+		} else {
+			resp = e.Execute(context.Background(), Request{Code: c.code})
+		}
+		names := runner.take()
+		if resp.IsError || !slices.Contains(names, fnCall) || slices.Contains(names, fnDeterminism) != c.asks {
+			t.Errorf("%s: called %v (%s); want %s, and %s: %v", c.name, names, resp.Text, fnCall, fnDeterminism, c.asks)
+		}
+	}
+	_, j := runDurable(t, e, NewJournal(durableProgram, 0, 0, ""), DurableLimits{})
+	runner.take()
+	if replay, _ := runDurable(t, e, j, DurableLimits{}); replay.IsError || !slices.Contains(runner.take(), fnDeterminism) {
+		t.Errorf("a replay did not ask for its start (%s)", replay.Text)
 	}
 }

@@ -716,6 +716,7 @@ func (e *Engine) runProgram(ctx context.Context, prog *program, v *view, calls *
 	if err != nil {
 		return v8sandbox.Result{}, nil, "", err
 	}
+	js = withStart(js, req.Durable)
 	job := v8sandbox.Job{
 		Source:      js,
 		Origin:      origin,

@@ -19,6 +19,27 @@ const mainName = "__isogate_main"
 // (bridge.js).
 const finishName = "__isogate_finish"
 
+// startName is the bridge's hook that a script's first statement calls
+// with what the run's start is (bridge.js), so that a run without a
+// journal, or one that replays nothing, asks nothing of the host for it.
+const startName = "__isogate_start"
+
+// withStart is js preceded, on its first line (the engine's, never the
+// program's: every script's first line is a wrapper's), by the statement
+// telling the bridge the start of run d (nil: no journal). Its text is one
+// of three constants: the worker's script cache still finds a program run
+// again.
+func withStart(js string, d *DurableRun) string {
+	how := "true" // a replay: asked of the host on first use
+	switch {
+	case d == nil:
+		how = "false"
+	case d.fresh():
+		how = `"fresh"`
+	}
+	return startName + "(" + how + "); " + js
+}
+
 // origin names the user's program in stack traces.
 const origin = "program.js"
 

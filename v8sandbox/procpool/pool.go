@@ -115,6 +115,8 @@ type Options struct {
 	startTimeout time.Duration
 	// beforeCgroup runs before a worker joins its pids cgroup (tests only).
 	beforeCgroup func(*proc)
+	// beforeTaken runs before a run's taken frame is written (tests only).
+	beforeTaken func()
 }
 
 // Pool runs jobs in supervised sandbox worker processes. It implements
@@ -377,11 +379,11 @@ func (p *Pool) Run(ctx context.Context, job v8sandbox.Job, host v8sandbox.Host) 
 	for {
 		select {
 		case o := <-r.done:
-			// The worker prepares its next context only now: preparing
-			// while this result is on its way would compete with this
-			// goroutine's wake-up for the CPU (a 2-core machine showed
-			// ~1 ms on a trivial run's return).
-			pr.send(takenFrame(r.id))
+			// The worker prepares its next context only once it has the
+			// taken frame: preparing while this result is on its way would
+			// compete with this goroutine's wake-up for the CPU (a 2-core
+			// machine showed ~1 ms on a trivial run's return).
+			pr.sendTaken(r.id)
 			// Host calls share the caller's context, so a cancellation can
 			// reach the script as a thrown error before the cancel frame
 			// does: the stop reason wins, as in process.

@@ -453,3 +453,36 @@ func TestClose(t *testing.T) {
 	}
 	p.Close() // idempotent
 }
+
+// TestRunReturnsBeforeItsTakenFrame: a caller gets its result without
+// writing the taken frame itself (issue 44: that write woke the worker on
+// the caller's CPU, where it prepared its next context before the caller
+// ran again). The frame still reaches the worker: its only slot serves the
+// next run once it is released.
+func TestRunReturnsBeforeItsTakenFrame(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	p := newTestPool(t, Options{Workers: 1, SlotsPerWorker: 1, beforeTaken: func() { <-release }})
+	job := v8sandbox.Job{Source: "1 + 1", AwaitResult: true}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Run(context.Background(), job, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		unblock()
+		t.Fatal("Run waited for its taken frame to be written")
+	}
+	unblock()
+	res, err := p.Run(context.Background(), job, nil)
+	if err != nil || string(res.Value) != "2" {
+		t.Fatalf("next run on the only slot: %s, %v", res.Value, err)
+	}
+}
