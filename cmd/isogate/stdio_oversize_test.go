@@ -3,17 +3,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeStdioOversizedMessage: over stdio, a client message beyond the
@@ -24,50 +16,9 @@ import (
 // cleanly. Before, the first such message ended the process with no
 // answer.
 func TestServeStdioOversizedMessage(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "isogate.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server:\n  cache_dir: %s\n  log_level: warn\n", filepath.Join(dir, "cache"))), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary, "serve", "--config", cfg)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-		}
-	}()
-	lines := bufio.NewReaderSize(stdout, 1<<20)
-	send := func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
-			t.Fatalf("writing to the gateway: %v (stderr: %s)", err, stderr.String())
-		}
-	}
-	next := func() string {
-		t.Helper()
-		for {
-			line, err := lines.ReadString('\n')
-			if err != nil {
-				t.Fatalf("reading the gateway's stdout: %v (stderr: %.2000s)", err, stderr.String())
-			}
-			if !strings.Contains(line, `"method":"notifications/`) {
-				return strings.TrimSpace(line)
-			}
-		}
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if got := next(); !strings.Contains(got, `"id":1`) {
-		t.Fatalf("initialize: %s", got)
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	g := startRawStdio(t, "warn", false)
+	send, next := g.send, g.next
+	g.initialize("2025-06-18")
 
 	pad := strings.Repeat("z", 17<<20) // over 16 MiB
 	// A request: answered with an error for its id, naming the limit.
@@ -95,16 +46,8 @@ func TestServeStdioOversizedMessage(t *testing.T) {
 	if got := next(); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Fatalf("ping after an oversized notification and batch: %.300s", got)
 	}
-	stdin.Close()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("isogate serve after stdin closed: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("isogate serve still running 30 s after its stdin closed")
-	}
-	if log := stderr.String(); strings.Count(log, "exceeds the 16 MiB limit") < 2 {
+	g.closeAndWait()
+	if log := g.stderr.String(); strings.Count(log, "exceeds the 16 MiB limit") < 2 {
 		t.Fatalf("the dropped messages are not in the log:\n%.3000s", log)
 	}
 }
