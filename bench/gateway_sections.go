@@ -344,3 +344,14 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 	}
 }
+
+// buildSDKProxy builds the bare go-sdk proxy (./cmd/sdkproxy of this
+// module) into dir.
+func buildSDKProxy(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "sdkproxy")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/sdkproxy")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building sdkproxy: %v: %s", err, out)
+	}
+	return bin, nil
+}

@@ -43,7 +43,7 @@ func register(c *command) { commands[c.name] = c }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopProfile := startCPUProfile(os.Args[1:], os.Stderr)
+	stopProfile := startProfiles(os.Args[1:], os.Stderr)
 	code := runCLI(ctx, &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
 	stopProfile()
 	stop()
