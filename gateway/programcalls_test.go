@@ -15,9 +15,12 @@ import (
 // carol's rules deny programs.report_*, so her own report_x fails with
 // TOOL_DENIED inside a run and runs nothing; programs that call each
 // other in a cycle, or a chain deeper than 4, are refused with
-// PROGRAM_DEPTH before anything runs (a chain of 4 runs). Red without the
-// library passed to the engine (programs is not defined) and without the
-// depth check (the cycle ran until the run's end).
+// PROGRAM_DEPTH before anything runs (a chain of 4 runs); a save that
+// would close a cycle (a program calling itself, or one that calls it) or
+// make a chain of 5 is refused with PROGRAM_DEPTH. Red without the
+// library passed to the engine (programs is not defined), without the
+// depth check (the cycle ran until the run's end), and with the saved
+// program's own name left out of the save's check (all three saved).
 func TestSavedProgramsCallSavedPrograms(t *testing.T) {
 	h := programsGateway(t, t.TempDir(), "")
 	alice := h.connectProgram(t, "alice", nil)
@@ -53,8 +56,24 @@ func TestSavedProgramsCallSavedPrograms(t *testing.T) {
 		t.Fatalf("carol calls a program her rules deny: %s", text)
 	}
 
+	// A save that would close a cycle is refused: the program calling
+	// itself, or a program that calls it.
+	refused := func(name, code, want string) {
+		t.Helper()
+		if text, isErr, got := callProgramTool(t, alice, "save_program", map[string]any{"name": name, "description": "d", "code": code}); !isErr || got != "PROGRAM_DEPTH" || !strings.Contains(text, want) {
+			t.Fatalf("saving %s: %s (%s), want PROGRAM_DEPTH naming %s", name, text, got, want)
+		}
+	}
+	refused("selfie", `return await programs.selfie()`, "selfie → selfie")
 	save("alice", map[string]any{"name": "ping", "description": "d", "code": `return await programs.pong()`})
+	refused("pong", `await local.echo({ x: "pong" }); return await programs.ping()`, "pong → ping → pong")
+	// A run can still meet one (an older version made current again), and
+	// is refused before anything runs.
+	save("alice", map[string]any{"name": "ping", "description": "d", "code": `return 1`})
 	save("alice", map[string]any{"name": "pong", "description": "d", "code": `await local.echo({ x: "pong" }); return await programs.ping()`})
+	if text, isErr, code = callProgramTool(t, alice, "programs", map[string]any{"action": "set_current", "name": "ping", "version": 1}); isErr {
+		t.Fatalf("set_current ping@1: %s (%s)", text, code)
+	}
 	if text, isErr, code = callProgramTool(t, alice, "call_tool_chain", map[string]any{"code": `return await programs.ping()`}); !isErr || code != "PROGRAM_DEPTH" ||
 		!strings.Contains(text, "ping → pong → ping") {
 		t.Fatalf("a cycle: %s (%s)", text, code)
@@ -66,6 +85,7 @@ func TestSavedProgramsCallSavedPrograms(t *testing.T) {
 	if text, isErr, code = callProgramTool(t, alice, "call_tool_chain", map[string]any{"code": `return await programs.d1()`}); !isErr || code != "PROGRAM_DEPTH" {
 		t.Fatalf("a chain of 5: %s (%s)", text, code)
 	}
+	refused("d1", "return 1 + await programs.d2()", "5 deep (d1 → d2 → d3 → d4 → d5)")
 	if text, isErr, code = callProgramTool(t, alice, "call_tool_chain", map[string]any{"code": `return await programs.d2()`}); isErr || text != "4" {
 		t.Fatalf("a chain of 4: %s (%s)", text, code)
 	}

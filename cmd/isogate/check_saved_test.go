@@ -18,7 +18,7 @@ import (
 // tools of each program's plan.
 type savedAs struct{ calls map[string][]string }
 
-func (s savedAs) Vet(_ context.Context, code string) (*programs.Vetting, error) {
+func (s savedAs) Vet(_ context.Context, _, code string) (*programs.Vetting, error) {
 	return &programs.Vetting{Calls: s.calls[code]}, nil
 }
 

@@ -66,7 +66,7 @@ func vetSource(code string) string {
 }
 
 // Vet implements programs.Vetter.
-func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error) {
+func (v vetter) Vet(ctx context.Context, name, code string) (*programs.Vetting, error) {
 	// Code that does not parse would fail every call: refused here, at its
 	// own line and column, then as it runs (after the args line).
 	if err := codemode.CheckSyntax(code); err != nil {
@@ -77,7 +77,7 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.timeout)
 	defer cancel()
-	lib, err := v.library(ctx, code)
+	lib, err := v.library(ctx, name, code)
 	if err != nil {
 		return nil, err
 	}
@@ -122,17 +122,18 @@ func (v vetter) Vet(ctx context.Context, code string) (*programs.Vetting, error)
 	return out, nil
 }
 
-// library is the saved programs code calls, for the saver (ctx's
-// principal), as a run of it would get them: programs.<name> is then
-// typed, and the plan (checked against policy, kept with the version)
-// holds at each call of one the tools it may call. A cycle or a chain too
-// deep refuses the save (PROGRAM_DEPTH), as it would refuse the run.
-func (v vetter) library(ctx context.Context, code string) (*codemode.Library, error) {
+// library is the saved programs code (program name's) calls, for the
+// saver (ctx's principal), as a run of it would get them: programs.<name>
+// is then typed, and the plan (checked against policy, kept with the
+// version) holds at each call of one the tools it may call. A cycle (name
+// calling itself, directly or through others) or a chain too deep refuses
+// the save (PROGRAM_DEPTH), as it would refuse the run.
+func (v vetter) library(ctx context.Context, name, code string) (*codemode.Library, error) {
 	if v.programs == nil || !strings.Contains(code, "programs") {
 		return nil, nil
 	}
 	deniedTo := v.policy.DeniedTo(ctx)
-	roots, all, err := v.programs.Callees(ctx, programs.Caller{Principal: authn.FromContext(ctx)}, code,
+	roots, all, err := v.programs.CalleesAs(ctx, programs.Caller{Principal: authn.FromContext(ctx)}, name, code,
 		func(name string) string { return deniedTo(programs.PolicyBackend, name) })
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 
 type acceptAll struct{}
 
-func (acceptAll) Vet(context.Context, string) (*programs.Vetting, error) {
+func (acceptAll) Vet(context.Context, string, string) (*programs.Vetting, error) {
 	return &programs.Vetting{Calls: []string{}}, nil
 }
 

@@ -156,11 +156,32 @@ type Callee struct {
 // followed. A name no program of c's has is left out. A store that does
 // not answer fails (STORE_UNAVAILABLE: what the run may call is unknown).
 func (p *Programs) Callees(ctx context.Context, c Caller, code string, deniedBy func(name string) string) (roots []string, all map[string]*Callee, err error) {
+	return p.callees(ctx, c, "", code, deniedBy)
+}
+
+// CalleesAs is Callees for code about to be saved as program self's
+// current version: self resolves to code wherever the graph names it, and
+// the graph is checked from self, as a run calling it will be. So code
+// that calls self, or calls a program that calls self, is refused as the
+// cycle it would be, and a chain under self deeper than MaxDepth as too
+// deep (CodeDepth). Self is not in all unless code reaches it.
+func (p *Programs) CalleesAs(ctx context.Context, c Caller, self, code string, deniedBy func(name string) string) (roots []string, all map[string]*Callee, err error) {
+	return p.callees(ctx, c, self, code, deniedBy)
+}
+
+// callees resolves code's callees, code being program self's (none when
+// self is "").
+func (p *Programs) callees(ctx context.Context, c Caller, self, code string, deniedBy func(name string) string) (roots []string, all map[string]*Callee, err error) {
 	names := Names(code)
 	if len(names) == 0 {
 		return nil, nil, nil
 	}
 	all = map[string]*Callee{}
+	var own *Callee // self's, with code
+	if self != "" {
+		own = &Callee{Version: &Version{Name: self, Code: code}}
+		all[self] = own
+	}
 	var resolve func(name string) (*Callee, error)
 	resolve = func(name string) (*Callee, error) {
 		if cl, ok := all[name]; ok {
@@ -207,10 +228,28 @@ func (p *Programs) Callees(ctx context.Context, c Caller, code string, deniedBy 
 			delete(all, name)
 		}
 	}
-	if err := checkDepth(roots, all); err != nil {
+	from := roots
+	if own != nil {
+		own.Calls, from = roots, []string{self}
+	}
+	if err := checkDepth(from, all); err != nil {
 		return nil, nil, err
 	}
+	if own != nil && !reaches(roots, all, self) {
+		delete(all, self)
+	}
 	return roots, all, nil
+}
+
+// reaches reports whether name is among roots or the programs they call.
+// (Only a graph checkDepth accepted: acyclic.)
+func reaches(roots []string, all map[string]*Callee, name string) bool {
+	for _, r := range roots {
+		if r == name || (all[r] != nil && reaches(all[r].Calls, all, name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkDepth refuses a graph of programs with a cycle or a chain longer

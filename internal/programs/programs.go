@@ -200,11 +200,15 @@ type Listed struct {
 
 // Vetter checks a program before it is saved.
 type Vetter interface {
-	// Vet type-checks code against the catalogue as sandbox.typecheck:
-	// strict would and applies the caller's policy (in ctx) to its plan,
-	// without running it or asking anyone. A refusal is an error with a
-	// code (v8sandbox.CodeOf), its message the diagnostics.
-	Vet(ctx context.Context, code string) (*Vetting, error)
+	// Vet type-checks code, as program name's current version, against
+	// the catalogue as sandbox.typecheck: strict would and applies the
+	// caller's policy (in ctx) to its plan, without running it or asking
+	// anyone. The saved programs it calls are resolved with name's code
+	// being code (Programs.CalleesAs), so a call of name from code, or
+	// from a program code reaches, is the cycle it will be. A refusal is
+	// an error with a code (v8sandbox.CodeOf), its message the
+	// diagnostics.
+	Vet(ctx context.Context, name, code string) (*Vetting, error)
 }
 
 // Vetting is what vetting found of an accepted program.
@@ -341,7 +345,7 @@ func (p *Programs) Save(ctx context.Context, c Caller, in SaveInput) (*Version, 
 	if err != nil {
 		return nil, err
 	}
-	vet, err := p.opts.Vet.Vet(ctx, in.Code)
+	vet, err := p.opts.Vet.Vet(ctx, in.Name, in.Code)
 	if err != nil {
 		return nil, err
 	}

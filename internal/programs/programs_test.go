@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 // policy). It names the tools the code mentions as backend.tool(.
 type planOf struct{}
 
-func (planOf) Vet(_ context.Context, code string) (*programs.Vetting, error) {
+func (planOf) Vet(_ context.Context, _, code string) (*programs.Vetting, error) {
 	var calls []string
 	for _, f := range strings.Fields(code) {
 		if i := strings.Index(f, "("); i > 0 && strings.Count(f[:i], ".") == 1 && !strings.HasPrefix(f, "args") {
@@ -205,7 +205,7 @@ func TestSaveRefusals(t *testing.T) {
 
 type refuse struct{ err error }
 
-func (r refuse) Vet(context.Context, string) (*programs.Vetting, error) { return nil, r.err }
+func (r refuse) Vet(context.Context, string, string) (*programs.Vetting, error) { return nil, r.err }
 
 func TestParameters(t *testing.T) {
 	cases := []struct{ params, code, want string }{

@@ -187,7 +187,7 @@ func (p *Programs) Check(ctx context.Context, o CheckOptions) (*CheckReport, err
 				continue
 			}
 			var stale *Staleness
-			if _, err := p.opts.Vet.Vet(ctx, v.Code); err != nil {
+			if _, err := p.opts.Vet.Vet(ctx, v.Name, v.Code); err != nil {
 				code := v8sandbox.CodeOf(err)
 				if !slices.Contains(verdicts, code) {
 					rep.Undecided[ref] = err.Error()

@@ -49,8 +49,8 @@ func (s *toolSet) Settled(b string) bool {
 	return !s.unsettled[b]
 }
 
-func (s *toolSet) Vet(ctx context.Context, code string) (*programs.Vetting, error) {
-	v, _ := planOf{}.Vet(ctx, code)
+func (s *toolSet) Vet(ctx context.Context, name, code string) (*programs.Vetting, error) {
+	v, _ := planOf{}.Vet(ctx, name, code)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.vetted++
