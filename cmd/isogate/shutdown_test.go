@@ -60,7 +60,9 @@ sandbox:
 	url := "http://" + addr + "/mcp"
 	testutil.Eventually(t, 20*time.Second, func() bool { return healthy(addr) }, "isogate on %s to answer", addr)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	// No reconnecting: the call ends when the gateway does (the SDK
+	// retries 5 times over ~15 s).
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
