@@ -274,3 +274,80 @@ func TestSIGHUPRotatesTheAuthToken(t *testing.T) {
 		t.Errorf("%d restart warnings, want the first reload's only:\n%s", n, s.log())
 	}
 }
+
+// TestSIGHUPAppliesPrincipalRules: a reload applies server.auth.rules to
+// a running gateway, for the sessions already open: alice's rule that now
+// denies everything.echo refuses her next call with TOOL_DENIED naming the
+// rule, bob's calls go on, and a reload without the rule lets alice call
+// again; the log says the rules were applied, not that they wait for a
+// restart. Red with server.auth.rules among the keys that need a restart
+// (alice's echo still ran after the reload).
+func TestSIGHUPAppliesPrincipalRules(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "isogate.yaml")
+	const aliceToken, bobToken = "alice-token-0123456789", "bob-token-0123456789ab"
+	write := func(rules string) {
+		cfg := fmt.Sprintf(`server:
+  cache_dir: %s
+  auth:
+    mode: token
+    tokens:
+      alice: { token: %s }
+      bob: { token: %s }
+%sbackends:
+  everything:
+    command: node
+    args: [%q, stdio]
+sandbox:
+  isolation: thread
+  trusted_code: true
+`, filepath.Join(dir, "cache"), aliceToken, bobToken, rules, everythingServer(t))
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+	s := serveWithConfig(t, path)
+	reload := func(n int) {
+		t.Helper()
+		if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the reload", func() bool { return strings.Count(s.log(), "configuration reloaded") == n })
+	}
+	sessions := map[string]*mcp.ClientSession{}
+	for name, token := range map[string]string{"alice": aliceToken, "bob": bobToken} {
+		cs, err := connectHTTP(t, s.url, token)
+		if err != nil {
+			t.Fatalf("%s connects: %v", name, err)
+		}
+		sessions[name] = cs
+	}
+	echo := func(who string) (string, bool) {
+		t.Helper()
+		return callText(t, sessions[who], "call_tool_chain", map[string]any{"code": `return await everything.echo({message: "hi"})`, "timeout": 30000})
+	}
+	for _, who := range []string{"alice", "bob"} {
+		if text, isErr := echo(who); isErr || !strings.Contains(text, "hi") {
+			t.Fatalf("%s's echo before any rule: %s", who, text)
+		}
+	}
+
+	write("    rules:\n      alice-no-echo:\n        principals: [alice]\n        deny: [\"everything.echo\"]\n")
+	reload(1)
+	if text, isErr := echo("alice"); !isErr || !strings.Contains(text, "TOOL_DENIED") || !strings.Contains(text, "server.auth.rules.alice-no-echo") {
+		t.Errorf("alice's echo after the reload that denies it: %s", text)
+	}
+	if text, isErr := echo("bob"); isErr || !strings.Contains(text, "hi") {
+		t.Errorf("bob's echo after the reload: %s", text)
+	}
+	if !s.logged("applied=[server.auth.rules]") || s.logged("take effect only after a restart") {
+		t.Errorf("the reload does not say it applied server.auth.rules:\n%s", s.log())
+	}
+
+	write("")
+	reload(2)
+	if text, isErr := echo("alice"); isErr || !strings.Contains(text, "hi") {
+		t.Errorf("alice's echo once the rule is gone: %s", text)
+	}
+}

@@ -485,6 +485,9 @@ func (a *App) Reload(cfg *config.Config) (ReloadResult, error) {
 			cfg.Server.AuthToken = a.cfg.Load().Server.AuthToken // what is in force
 		}
 	}
+	if slices.Contains(out.Applied, authRulesKey) {
+		a.Policy.SetPrincipalRules(cfg.Server.Auth.Rules)
+	}
 	specs := specsOf(cfg, a.opts.ExtraSpecs)
 	a.specs.Store(&specs)
 	a.Policy.Replace(pipeline.NewPolicy(policyOf(specs)))

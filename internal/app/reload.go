@@ -17,7 +17,7 @@ import (
 type ReloadResult struct {
 	backend.UpdateResult
 	// Applied are the changed keys in force now ("backends.<name>" for a
-	// backend's settings, "server.auth_token").
+	// backend's settings, "server.auth_token", "server.auth.rules").
 	Applied []string
 	// NeedRestart are the changed keys a reload does not apply.
 	NeedRestart []string
@@ -29,14 +29,19 @@ type ReloadResult struct {
 	Repointed []surface.Repoint
 }
 
-// authTokenKey is the one server key a reload applies.
-const authTokenKey = "server.auth_token"
+// The server keys a reload applies: the token, and the principals' rules
+// (a rule that denies a tool holds from the next call on, in every
+// session and in runs under way: each call is decided when it is made).
+const (
+	authTokenKey = "server.auth_token"
+	authRulesKey = "server.auth.rules"
+)
 
-// classify splits changed keys into those a reload applies (the backends
-// and server.auth_token) and those that need a restart.
+// classify splits changed keys into those a reload applies (the backends,
+// server.auth_token and server.auth.rules) and those that need a restart.
 func classify(keys []string) (applied, restart []string) {
 	for _, k := range keys {
-		if k == authTokenKey || k == "backends" || strings.HasPrefix(k, "backends.") {
+		if k == authTokenKey || k == authRulesKey || k == "backends" || strings.HasPrefix(k, "backends.") {
 			applied = append(applied, k)
 		} else {
 			restart = append(restart, k)
