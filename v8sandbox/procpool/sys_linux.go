@@ -275,8 +275,10 @@ func fitPipe(f *os.File, n int) {
 // "Cheaper context preparation"). With 250 µs of slack the kernel may
 // coalesce each poll with the worker's other wake-ups. The price: a
 // worker's timers (a run's deadline, the 2 ms re-termination, the 10 ms
-// heap poll) may fire up to this much later; nothing on a run's path waits
-// on a timer (frames and lanes wake on their descriptors).
+// heap poll) may fire up to this much later, and so may sysmon's handing
+// of a P held by a long cgo call to waiting goroutines when both Ps are
+// busy; nothing on a run's path waits on a timer (frames and lanes wake
+// on their descriptors).
 const workerTimerSlack = 250 * time.Microsecond
 
 // setWorkerTimerSlack sets the calling thread's timer slack to
