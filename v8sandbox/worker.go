@@ -25,10 +25,11 @@ type worker struct {
 	runs         int
 	syncFn       *v8.FunctionTemplate
 	asyncFn      *v8.FunctionTemplate
-	current      *run        // the run in progress, read by host function callbacks
-	scripts      scriptCache // compiled on iso, emptied with it
-	isolates     int         // isolates created so far, for logs
-	finishing    bool        // warm, its run over, not yet put back (idle.go; guarded by idle.mu)
+	current      *run            // the run in progress, read by host function callbacks
+	scripts      scriptCache     // compiled on iso, emptied with it
+	prelude      compiledPrelude // compiled on iso, emptied with it
+	isolates     int             // isolates created so far, for logs
+	finishing    bool            // warm, its run over, not yet put back (idle.go; guarded by idle.mu)
 
 	// warm is a context prepared between runs for a job shaped like last
 	// (same functions and prelude); nil when none is ready.
@@ -150,6 +151,7 @@ func (w *worker) disposeIsolate() {
 	w.heap.free()
 	w.iso, w.syncFn, w.asyncFn = nil, nil, nil
 	w.scripts = scriptCache{}
+	w.prelude = compiledPrelude{}
 }
 
 func (w *worker) callSync(info *v8.FunctionCallbackInfo) *v8.Value {

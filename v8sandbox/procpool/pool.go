@@ -702,7 +702,10 @@ func (p *Pool) spawner() {
 	defer p.helpersDone.Done()
 	runtime.LockOSThread()
 	// Never unlocked: when this goroutine ends (after Close stopped every
-	// worker) its thread exits with it.
+	// worker) its thread exits with it. Its workers inherit its timer slack.
+	if err := setWorkerTimerSlack(); err != nil {
+		p.logger.Warn("sandbox workers keep the default timer slack", "err", err)
+	}
 	for {
 		select {
 		case req := <-p.spawns:

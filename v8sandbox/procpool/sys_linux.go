@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -261,4 +262,31 @@ func fitPipe(f *os.File, n int) {
 	_ = rc.Control(func(fd uintptr) {
 		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, n)
 	})
+}
+
+// workerTimerSlack is the timer slack of every worker process's threads.
+//
+// Go's sysmon thread sleeps deeply while a process is idle; the first
+// system or cgo call after that wakes it, and it then polls every 20 µs
+// (nanosleep) for as long as any of the process's Ps is busy. With the
+// kernel's default slack (50 µs) a tier-3 run and the preparation of the
+// next context cost a worker ~22 such wake-ups, each a context switch and
+// ~20 µs of CPU: a fifth of its CPU per run (issue 44, bench/RESULTS.md
+// "Cheaper context preparation"). With 250 µs of slack the kernel may
+// coalesce each poll with the worker's other wake-ups. The price: a
+// worker's timers (a run's deadline, the 2 ms re-termination, the 10 ms
+// heap poll) may fire up to this much later, and so may sysmon's handing
+// of a P held by a long cgo call to waiting goroutines when both Ps are
+// busy; nothing on a run's path waits on a timer (frames and lanes wake
+// on their descriptors).
+const workerTimerSlack = 250 * time.Microsecond
+
+// setWorkerTimerSlack sets the calling thread's timer slack to
+// workerTimerSlack. The spawner's thread, which forks every worker, calls
+// it: a child's threads start with their creator's slack, and execve keeps
+// it, so every thread of a worker has it from its first instruction (the
+// Go runtime starts sysmon before any of the worker's own code could set
+// it). The gateway's other threads keep theirs.
+func setWorkerTimerSlack() error {
+	return unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(workerTimerSlack.Nanoseconds()), 0, 0, 0)
 }
