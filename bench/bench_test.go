@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	shared.close()
+	RemoveBuilds()
 	os.RemoveAll(dataHome)
 	os.Exit(code)
 }

@@ -908,12 +908,7 @@ func contextSection(ctx context.Context, cfg ReportConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "isogate-context-bin-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	bin, err := buildIsogate(ctx, root, dir)
+	bin, err := buildIsogate(ctx, root)
 	if err != nil {
 		return "", err
 	}

@@ -29,7 +29,7 @@ func TestContextBenchmark(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := buildIsogate(ctx, root, t.TempDir())
+	bin, err := buildIsogate(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func benchEchoStdio(b *testing.B, floors bool) {
 	dir := b.TempDir()
 	bin := os.Getenv("ISOGATE_BENCH_BIN") // a prebuilt isogate (e.g. an older build to compare; it is started with server.expose: both)
 	if bin == "" {
-		if bin, err = buildIsogate(ctx, root, dir); err != nil {
+		if bin, err = buildIsogate(ctx, root); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -157,7 +157,7 @@ func endToEndSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := buildIsogate(ctx, root, dir)
+	bin, err := buildIsogate(ctx, root)
 	if err != nil {
 		return "", err
 	}
@@ -249,17 +249,6 @@ func serverEverything(root string) (string, error) {
 		return "", errors.New("server-everything is not installed (run `make deps`)")
 	}
 	return path, nil
-}
-
-// buildIsogate builds ./cmd/isogate into dir.
-func buildIsogate(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "isogate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/isogate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building isogate: %v: %s", err, out)
-	}
-	return bin, nil
 }
 
 // startIsogate serves call_tool_chain over stdio with server-everything as

@@ -22,9 +22,14 @@ var gojaBootstrapJS string
 // about ten thousand frames.
 const GojaMaxCallStack = 10_000
 
-// gojaBootstrap is compiled once: a *goja.Program is shareable between
-// runtimes.
-var gojaBootstrap = goja.MustCompile("bench:goja_bootstrap.js", gojaBootstrapJS, true)
+// gojaBootstrap is compiled once, on first use: a *goja.Program is
+// shareable between runtimes. Not at package initialisation: every sandbox
+// worker this binary starts (`bench.test sandbox-worker`) initialises the
+// package and never runs goja (the compile cost 156 ms of each worker's
+// start under -race).
+var gojaBootstrap = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("bench:goja_bootstrap.js", gojaBootstrapJS, true)
+})
 
 // gojaPrograms caches compiled workload scripts. V8 keeps a compilation
 // cache per isolate, so repeated runs of one source skip most parsing; this
@@ -75,7 +80,7 @@ type gojaHelpers struct {
 // name and its arguments as a JSON string, and unwrapping the JSON envelope
 // the host returns. Exactly one of hostSync and hostAsync is non-nil.
 func installBridge(vm *goja.Runtime, w *Workload, hostSync, hostAsync func(goja.FunctionCall) goja.Value) (*gojaHelpers, error) {
-	fnValue, err := vm.RunProgram(gojaBootstrap)
+	fnValue, err := vm.RunProgram(gojaBootstrap())
 	if err != nil {
 		return nil, fmt.Errorf("goja bootstrap: %w", err)
 	}

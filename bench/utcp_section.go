@@ -201,7 +201,7 @@ func utcpSection(ctx context.Context, cfg ReportConfig) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := buildIsogate(ctx, root, dir)
+	bin, err := buildIsogate(ctx, root)
 	if err != nil {
 		return "", err
 	}

@@ -20,12 +20,6 @@ const (
 	WorkloadAgentChain = "agent-chain"
 )
 
-func init() {
-	for _, w := range builtinWorkloads() {
-		RegisterWorkload(w)
-	}
-}
-
 // WorkloadByName returns the registered workload called name, or nil.
 func WorkloadByName(name string) *Workload {
 	for _, w := range Workloads() {

@@ -15,6 +15,9 @@ func TestCheckerEscapeDrill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cmd/isogate with the escapedrill tag")
 	}
+	// Parallel with TestRunnerSuite, not with TestEscapeDrill: the two
+	// drills' targets share a path (the file to create).
+	t.Parallel()
 	bin := buildIsogate(t, "escapedrill")
 	targets, accepted := drillTargets(t)
 	outcomes, conf := runDrill(t, bin, Options{Confinement: ConfinementStrict, Checker: true}, targets)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -20,10 +21,33 @@ import (
 	"github.com/isogate/isogate/v8sandbox"
 )
 
-// buildIsogate builds cmd/isogate with the given build tags.
+// builtIsogates are the cmd/isogate binaries buildIsogate made, by build
+// tags, in one directory TestMain removes: TestEscapeDrill and
+// TestCheckerEscapeDrill share one build (each link of cmd/isogate took
+// seconds of the package's test time).
+var builtIsogates struct {
+	sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+// buildIsogate builds cmd/isogate with the given build tags, once per tags
+// in the test binary's life.
 func buildIsogate(t *testing.T, tags string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "isogate")
+	builtIsogates.Lock()
+	defer builtIsogates.Unlock()
+	if bin, ok := builtIsogates.bins[tags]; ok {
+		return bin
+	}
+	if builtIsogates.dir == "" {
+		dir, err := os.MkdirTemp("", "procpool-isogate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		builtIsogates.dir, builtIsogates.bins = dir, map[string]string{}
+	}
+	bin := filepath.Join(builtIsogates.dir, fmt.Sprintf("isogate-%d", len(builtIsogates.bins)))
 	build := exec.Command("go", "build", "-tags", tags, "-o", bin, "github.com/isogate/isogate/cmd/isogate")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building isogate (tags %q): %v\n%s", tags, err, out)
@@ -36,7 +60,15 @@ func buildIsogate(t *testing.T, tags string) string {
 			t.Fatal(err)
 		}
 	}
+	builtIsogates.bins[tags] = bin
 	return bin
+}
+
+// removeBuiltIsogates removes what buildIsogate built (TestMain, at the end).
+func removeBuiltIsogates() {
+	if builtIsogates.dir != "" {
+		os.RemoveAll(builtIsogates.dir)
+	}
 }
 
 // drillConfig is one confinement the drill runs under.

@@ -45,7 +45,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	RunWorkerIfRequested()
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltIsogates()
+	os.Exit(code)
 }
 
 // brokenWorkerHook makes a worker misbehave on demand: a job whose source

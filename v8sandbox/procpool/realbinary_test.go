@@ -20,6 +20,7 @@ func TestRealBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cmd/isogate")
 	}
+	t.Parallel() // with TestRunnerSuite (see there)
 	bin := filepath.Join(t.TempDir(), "isogate")
 	build := exec.Command("go", "build", "-o", bin, "github.com/isogate/isogate/cmd/isogate")
 	if out, err := build.CombinedOutput(); err != nil {

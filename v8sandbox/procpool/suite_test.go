@@ -14,6 +14,10 @@ import (
 // so every test here runs fully confined) wherever the host has every
 // layer; elsewhere under best-effort, saying why.
 func TestRunnerSuite(t *testing.T) {
+	// Parallel with TestCheckerEscapeDrill and TestRealBinary, which wait
+	// mostly on the linker: the package's longest tests, and nothing
+	// process-wide is shared (each starts pools of its own).
+	t.Parallel()
 	mode := ConfinementStrict
 	if lacks := hostLacks(); lacks != "" {
 		t.Logf("this host cannot confine workers fully (%s): the suite runs under best-effort", lacks)

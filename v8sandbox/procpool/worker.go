@@ -42,7 +42,7 @@ func inTestBinary() bool { return flag.Lookup("test.v") != nil }
 // "worker" would run the test suite again instead.
 func RunWorkerIfRequested() {
 	if len(os.Args) > 1 && os.Args[1] == WorkerCommand {
-		os.Exit(WorkerMain(context.Background()))
+		exitWorker(WorkerMain(context.Background()))
 	}
 	workerDispatch.Store(true)
 }

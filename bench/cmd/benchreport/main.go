@@ -122,6 +122,7 @@ func run() int {
 	}
 
 	var buf bytes.Buffer
+	defer bench.RemoveBuilds()
 	if err := bench.WriteReport(ctx, cfg, &buf); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		return 1
