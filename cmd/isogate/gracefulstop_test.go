@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/isogate/isogate/internal/resultstore/redistest"
 )
@@ -37,30 +35,15 @@ return "steps " + out.join(",");`
 		{"off", "failed", "REPLICA_LOST", map[string]int{"step-1": 1, "step-2": 1, "wait": 1, "step-3": 0, "step-4": 0}},
 	} {
 		t.Run("durable "+tc.durable, func(t *testing.T) {
-			env := []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),
-				"ISOGATE_STORE__HMAC_KEY=takeover-hmac-key-0123456789", "ISOGATE_STORE__LEASE_TTL=2s",
-				"ISOGATE_SANDBOX__DURABLE=" + tc.durable,
-				"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
+			env := takeoverEnv(srv.URL(), takeoverHMACKey, tc.durable, alice)
 			backend := newCountingBackend(t, "wait")
 			cfg := takeoverConfig(t, backend.url)
 			urlA, procA := startHTTPProcess(t, cfg, env...)
 			urlB, _ := startHTTPProcess(t, cfg, env...)
 			task := createTask(t, urlA, alice, code)
-			select {
-			case <-backend.arrived:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the held call never reached the backend")
-			}
-			if err := procA.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			_ = procA.Wait()
-			close(backend.release)
-
-			raw, rerr := rawRPC(t, urlB, alice, "tasks/result", map[string]any{"taskId": task.TaskID})
-			raw2, _ := rawRPC(t, urlB, alice, "tasks/get", map[string]any{"taskId": task.TaskID})
-			var st taskState
-			_ = json.Unmarshal(raw2, &st)
+			backend.waitHeld(t)
+			backend.endWhileHeld(t, procA, syscall.SIGTERM)
+			raw, rerr, st := askTask(t, urlB, alice, task.TaskID)
 			if st.Status != tc.status || !strings.Contains(string(raw), tc.want) || strings.Contains(string(raw), "BACKEND_CLOSED") {
 				t.Errorf("after a graceful stop: status %q (%s), result %s %+v; want %s with %q", st.Status, st.StatusMessage, raw, rerr, tc.status, tc.want)
 			}

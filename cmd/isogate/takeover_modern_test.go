@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,10 +25,7 @@ import (
 func TestModernTaskSurvivesItsReplica(t *testing.T) {
 	srv := redistest.ForTest(t)
 	const alice = "alice-takeover-token"
-	env := []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),
-		"ISOGATE_STORE__HMAC_KEY=takeover-hmac-key-0123456789", "ISOGATE_STORE__LEASE_TTL=2s",
-		"ISOGATE_SANDBOX__DURABLE=all",
-		"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
+	env := takeoverEnv(srv.URL(), takeoverHMACKey, "all", alice)
 	for _, tc := range []struct {
 		name, hold, code, wantStatus, want string
 		counts                             map[string]int
@@ -56,16 +54,8 @@ return "steps " + out.join(",");`, "completed", "CALL_INDETERMINATE",
 			if rerr != nil || json.Unmarshal(raw, &created) != nil || created.ResultType != "task" {
 				t.Fatalf("CreateTaskResult: %+v %s", rerr, raw)
 			}
-			select {
-			case <-backend.arrived:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the held call never reached the backend")
-			}
-			if err := procA.Process.Kill(); err != nil { // SIGKILL: no goodbye
-				t.Fatal(err)
-			}
-			_ = procA.Wait()
-			close(backend.release)
+			backend.waitHeld(t)
+			backend.endWhileHeld(t, procA, syscall.SIGKILL)
 
 			var done modernTask
 			for deadline := time.Now().Add(60 * time.Second); ; {

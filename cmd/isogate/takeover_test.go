@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -151,7 +152,7 @@ func TestTaskSurvivesItsReplica(t *testing.T) {
 	srv := redistest.ForTest(t)
 	const alice = "alice-takeover-token"
 	env := func(durable string) []string {
-		key := "takeover-hmac-key-0123456789"
+		key := takeoverHMACKey
 		var extra []string
 		switch durable {
 		case "all, no key":
@@ -159,10 +160,7 @@ func TestTaskSurvivesItsReplica(t *testing.T) {
 		case "all, bound 2 calls":
 			durable, extra = "all", []string{"ISOGATE_SANDBOX__DURABLE_MAX_CALLS=2"}
 		}
-		return append(extra, "ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL="+srv.URL(),
-			"ISOGATE_STORE__HMAC_KEY="+key, "ISOGATE_STORE__LEASE_TTL=2s",
-			"ISOGATE_SANDBOX__DURABLE="+durable,
-			"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN="+alice)
+		return append(extra, takeoverEnv(srv.URL(), key, durable, alice)...)
 	}
 	const betweenSteps = `const out = [];
 for (let i = 1; i <= 2; i++) out.push(await counter.step({n: i}));
@@ -210,11 +208,7 @@ return "steps " + out.join(",");`, "failed", "CALL_INDETERMINATE",
 			urlB, _ := startHTTPProcess(t, cfg, env(tc.durable)...)
 
 			task := createTask(t, urlA, alice, tc.code)
-			select {
-			case <-backend.arrived:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the held call never reached the backend")
-			}
+			backend.waitHeld(t)
 			if tc.tamper {
 				key := "{isogate}:journals:j:" + task.TaskID + ":e"
 				entries, err := rdb.LRange(context.Background(), key, 0, -1).Result()
@@ -230,16 +224,8 @@ return "steps " + out.join(",");`, "failed", "CALL_INDETERMINATE",
 					t.Fatalf("no result to rewrite in the task's journal %s: %v %q", key, err, entries)
 				}
 			}
-			if err := procA.Process.Kill(); err != nil { // SIGKILL: no goodbye
-				t.Fatal(err)
-			}
-			_ = procA.Wait()
-			close(backend.release)
-
-			raw, rerr := rawRPC(t, urlB, alice, "tasks/result", map[string]any{"taskId": task.TaskID})
-			raw2, _ := rawRPC(t, urlB, alice, "tasks/get", map[string]any{"taskId": task.TaskID})
-			var st taskState
-			_ = json.Unmarshal(raw2, &st)
+			backend.endWhileHeld(t, procA, syscall.SIGKILL)
+			raw, rerr, st := askTask(t, urlB, alice, task.TaskID)
 			t.Logf("tasks/result through B: %s %+v; status %+v", raw, rerr, st)
 			if st.Status != tc.wantStatus {
 				t.Errorf("task status %q (%s), want %q", st.Status, st.StatusMessage, tc.wantStatus)
@@ -267,10 +253,7 @@ return "steps " + out.join(",");`, "failed", "CALL_INDETERMINATE",
 func TestPausedReplicaIsFencedOff(t *testing.T) {
 	srv := redistest.ForTest(t)
 	const alice = "alice-takeover-token"
-	env := []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + srv.URL(),
-		"ISOGATE_STORE__HMAC_KEY=takeover-hmac-key-0123456789", "ISOGATE_STORE__LEASE_TTL=2s",
-		"ISOGATE_SANDBOX__DURABLE=all",
-		"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
+	env := takeoverEnv(srv.URL(), takeoverHMACKey, "all", alice)
 	backend := newCountingBackend(t, "wait")
 	cfg := takeoverConfig(t, backend.url)
 	urlA, procA, logsA := startHTTPLogged(t, cfg, env...)
@@ -301,4 +284,49 @@ return "steps " + out.join(",");`)
 		t.Errorf("tasks/result through A after it thawed: %+v %s", rerr, raw)
 	}
 	backend.wantCounts(t, map[string]int{"step-1": 1, "step-2": 1, "wait": 2, "step-3": 1, "step-4": 1})
+}
+
+// takeoverEnv is the environment of the takeover tests' replicas:
+// stateless, sharing redisURL with hmacKey ("" none), leases of 2 s,
+// sandbox.durable as given, and token auth with alice's token.
+func takeoverEnv(redisURL, hmacKey, durable, alice string) []string {
+	return []string{"ISOGATE_SERVER__STATELESS=true", "ISOGATE_STORE__REDIS_URL=" + redisURL,
+		"ISOGATE_STORE__HMAC_KEY=" + hmacKey, "ISOGATE_STORE__LEASE_TTL=2s",
+		"ISOGATE_SANDBOX__DURABLE=" + durable,
+		"ISOGATE_SERVER__AUTH__MODE=token", "ISOGATE_SERVER__AUTH__TOKENS__ALICE__TOKEN=" + alice}
+}
+
+// takeoverHMACKey is the takeover tests' store.hmac_key.
+const takeoverHMACKey = "takeover-hmac-key-0123456789"
+
+// waitHeld waits until the backend holds the call it was told to hold.
+func (b *countingBackend) waitHeld(t *testing.T) {
+	t.Helper()
+	select {
+	case <-b.arrived:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the held call never reached the backend")
+	}
+}
+
+// endWhileHeld ends replica a with sig (SIGKILL: it dies, no goodbye;
+// SIGTERM: it stops gracefully) while the backend holds a call of its,
+// waits for it to exit, then lets the held call return.
+func (b *countingBackend) endWhileHeld(t *testing.T, a *exec.Cmd, sig os.Signal) {
+	t.Helper()
+	if err := a.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Wait()
+	close(b.release)
+}
+
+// askTask asks replica url for a task's result and its state.
+func askTask(t *testing.T, url, token, taskID string) (json.RawMessage, *rpcError, taskState) {
+	t.Helper()
+	raw, rerr := rawRPC(t, url, token, "tasks/result", map[string]any{"taskId": taskID})
+	got, _ := rawRPC(t, url, token, "tasks/get", map[string]any{"taskId": taskID})
+	var st taskState
+	_ = json.Unmarshal(got, &st)
+	return raw, rerr, st
 }
