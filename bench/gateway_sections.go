@@ -338,9 +338,8 @@ func fmtDur(d time.Duration) string {
 // module) into dir.
 func buildSDKProxy(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "sdkproxy")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/sdkproxy")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building sdkproxy: %v: %s", err, out)
+	if err := goBuild(ctx, "", "./cmd/sdkproxy", bin); err != nil {
+		return "", err
 	}
 	return bin, nil
 }

@@ -35,13 +35,22 @@ func buildIsogate(ctx context.Context, root string) (string, error) {
 		isogateBuilds.dir, isogateBuilds.bins = dir, map[string]string{}
 	}
 	bin := filepath.Join(isogateBuilds.dir, fmt.Sprintf("isogate-%d", len(isogateBuilds.bins)))
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/isogate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building isogate: %v: %s", err, out)
+	if err := goBuild(ctx, root, "./cmd/isogate", bin); err != nil {
+		return "", err
 	}
 	isogateBuilds.bins[root] = bin
 	return bin, nil
+}
+
+// goBuild builds the command pkg of the module in dir ("" the working
+// directory) into out; a failure carries the compiler's output.
+func goBuild(ctx context.Context, dir, pkg, out string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	build.Dir = dir
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %w: %s", pkg, err, b)
+	}
+	return nil
 }
 
 // RemoveBuilds removes the isogate binaries the report built; a later

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,10 +107,8 @@ func isogateBinary(ctx context.Context, cfg ReportConfig) (string, error) {
 	}
 	out := filepath.Join(os.TempDir(), "isogate-sessions-bench")
 	cfg.progress("sessions: building %s/cmd/isogate", root)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/isogate")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("sessions: building isogate: %w: %s", err, b)
+	if err := goBuild(ctx, root, "./cmd/isogate", out); err != nil {
+		return "", fmt.Errorf("sessions: %w", err)
 	}
 	return out, nil
 }

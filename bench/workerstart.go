@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -155,10 +154,8 @@ func builtBinary(ctx context.Context, cfg ReportConfig, env, name string) (strin
 	}
 	out := filepath.Join(os.TempDir(), name+"-bench")
 	cfg.progress("building %s/cmd/%s", root, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/"+name)
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %w: %s", name, err, b)
+	if err := goBuild(ctx, root, "./cmd/"+name, out); err != nil {
+		return "", err
 	}
 	return out, nil
 }
