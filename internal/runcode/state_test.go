@@ -15,14 +15,7 @@ import (
 // the tool is then neither read-only nor idempotent, and says so. Without
 // it there is no state global.
 func TestStateInRunCode(t *testing.T) {
-	st, err := state.New(state.Options{Store: kv.NewMemory(), MaxKeys: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(Options{Runner: testPool(), State: st})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := withState(t, state.Options{MaxKeys: 2})
 	alice := authn.WithPrincipal(context.Background(), &authn.Principal{Name: "alice"})
 	bob := authn.WithPrincipal(context.Background(), &authn.Principal{Name: "bob"})
 	result := func(ctx context.Context, code string) string {
@@ -58,4 +51,20 @@ return codes;`
 	if got := compact(t, string(run(t, `return typeof state`).Result)); got != `"undefined"` {
 		t.Fatalf("without run_code.state: typeof state is %s", got)
 	}
+}
+
+// withState is run_code on the test pool with programs' state kept in
+// memory under opts (its Store set here).
+func withState(t *testing.T, opts state.Options) *Service {
+	t.Helper()
+	opts.Store = kv.NewMemory()
+	st, err := state.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Options{Runner: testPool(), State: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/isogate/isogate/internal/authn"
-	"github.com/isogate/isogate/internal/kv"
 	"github.com/isogate/isogate/internal/state"
 )
 
@@ -13,14 +12,7 @@ import (
 // value JSON cannot carry (a BigInt, a cyclic value) is STATE_INVALID
 // naming why, not a TypeError; nothing is written.
 func TestStateSetUnserialisableInRunCode(t *testing.T) {
-	st, err := state.New(state.Options{Store: kv.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(Options{Runner: testPool(), State: st})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := withState(t, state.Options{})
 	alice := authn.WithPrincipal(context.Background(), &authn.Principal{Name: "alice"})
 	code := `const out = [];
 const o = {}; o.self = o;
